@@ -1,0 +1,295 @@
+// Package ir is the resolved fleet: defaults applied, references resolved, and every AWS
+// name derived exactly once. Every backend and every rule reads only this.
+// Slices are sorted by name so that output never depends on map order.
+package ir
+
+import (
+	"time"
+
+	"github.com/fleetc/fleetc/spec"
+)
+
+// Fleet is the whole resolved fleet.
+type Fleet struct {
+	Name      string
+	Region    string
+	Tags      []Tag
+	Bus       Bus
+	Worker    Worker
+	State     State
+	Events    []*Event
+	Models    []*Model
+	Agents    []*Agent
+	Workflows []*Workflow
+	Traffic   *Traffic
+
+	// TargetDLQ receives events EventBridge could not deliver to any class queue.
+	// It is one standard queue per fleet: rule-target DLQs may not be FIFO (E008).
+	TargetDLQ Queue
+	// SchemaRegistry is the EventBridge Schema Registry holding every event contract.
+	SchemaRegistry string
+
+	// Index locates spec paths in the source file; nil for fleets built in code.
+	Index *spec.Index
+}
+
+// Tag is one resource tag.
+type Tag struct{ Key, Value string }
+
+// Bus is the fleet's EventBridge bus.
+type Bus struct {
+	Name       string
+	Model      string // classic | v2
+	MaxEntries int    // PutEvents entries per request: 10 classic, 100 v2
+	Archive    *Archive
+	Path       string
+}
+
+// Archive keeps the bus's events for replay.
+type Archive struct {
+	Name      string
+	Retention time.Duration // 0 keeps events indefinitely
+	Path      string
+}
+
+// Worker is the fleet-worker image and the namespace of eks classes.
+type Worker struct {
+	Image     string
+	Namespace string
+}
+
+// State names the state-plane stores.
+type State struct {
+	IdempotencyTable string
+	JobsTable        string // "" when no class is an async tool
+	ClaimCheckBucket string
+	ClaimCheckExpiry time.Duration
+}
+
+// Event is one event contract.
+type Event struct {
+	DetailType  string
+	Version     int
+	Source      string
+	Description string
+	Detail      map[string]any // JSON Schema of the detail, as written
+	SchemaName  string         // name in the schema registry
+	Path        string
+	Consumers   []*Agent
+	Producers   []*Agent
+}
+
+// Model is a routing policy.
+type Model struct {
+	Name            string
+	Targets         []string
+	Fallbacks       []*Model
+	Retries         int
+	SDKRetries      int
+	Timeout         time.Duration
+	AllowedFails    int
+	Cooldown        time.Duration
+	MaxInFlight     int // 0: uncapped
+	TokensPerMinute int // 0: unknown
+	Path            string
+}
+
+// Agent is one resolved agent class.
+type Agent struct {
+	Name           string
+	Description    string
+	Path           string
+	Runtime        string // lambda | eks | agentcore
+	Consumes       *Consumes
+	Emits          []*Event
+	FIFO           bool
+	GroupBy        string
+	HighThroughput bool
+	StepP95        time.Duration
+	StepMax        time.Duration
+	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
+	Deadline       time.Duration // run deadline; 0 when none
+	Model          *Model
+	Handler        Handler
+	SideEffects    string // idempotent | non_idempotent
+	Idempotency    Idempotency
+	Scaling        Scaling
+	ClaimCheckOver int64
+	MaxPayload     int64 // 0: not declared
+	Tool           *Tool
+	Queue          Queue
+	DLQ            Queue
+	Delivery       Delivery
+	Rule           *Rule // nil when no event is consumed (workflow-only classes)
+	RoleName       string
+	Image          string
+	Lambda         *Lambda
+	AgentCore      *AgentCore
+	K8s            *K8s
+	ConfigPath     string // runtime/<class>.json
+	Workflows      []*Workflow
+}
+
+// Consumes is the consumed event and the detail values matched.
+type Consumes struct {
+	Event *Event
+	Match []Match
+}
+
+// Match is one detail field of an event pattern.
+type Match struct {
+	Field  string
+	Values []any
+}
+
+// Handler is how the worker runs a step.
+type Handler struct {
+	Kind      string // exec | http | llm
+	Command   []string
+	URL       string
+	System    string
+	Tools     []string
+	MaxTokens int
+}
+
+// Idempotency is the class's work-key policy.
+type Idempotency struct {
+	Window time.Duration
+	Key    []string // detail fields; empty means the event id
+	Path   string
+}
+
+// Scaling bounds a class's workers.
+type Scaling struct {
+	Min, Max        int
+	PerReplica      int // concurrent steps per worker
+	Cooldown        time.Duration
+	Activation      int
+	ScaleOnInFlight bool
+	Path            string
+}
+
+// Tool marks an agent-facing tool class.
+type Tool struct {
+	Async           bool
+	StatusPollAfter time.Duration
+}
+
+// Queue is an SQS queue.
+type Queue struct {
+	Name        string
+	FIFO        bool
+	Retention   time.Duration
+	Visibility  time.Duration
+	LongPoll    time.Duration
+	Delay       time.Duration
+	MaxReceives int // redrive maxReceiveCount; 0 for DLQs
+	Path        string
+}
+
+// Delivery is an EventBridge target RetryPolicy.
+type Delivery struct {
+	Attempts       int
+	MaxAge         time.Duration
+	MaxAgeExplicit bool // written in the spec (E009 asks for it on v2 buses)
+	Path           string
+}
+
+// Rule routes the consumed event to the class queue.
+type Rule struct {
+	Name     string
+	TargetID string
+	Pattern  map[string]any
+}
+
+// Lambda is the function and event source mapping of a lambda class.
+type Lambda struct {
+	FunctionName   string
+	Timeout        time.Duration
+	BatchSize      int
+	BatchingWindow time.Duration
+	Memory         int
+	Path           string
+}
+
+// AgentCore is the AgentCore runtime of an agentcore class.
+type AgentCore struct {
+	RuntimeName string
+	Session     time.Duration
+	Instances   bool
+	Path        string
+}
+
+// K8s names the Kubernetes objects of an eks class.
+type K8s struct {
+	Namespace      string
+	Deployment     string
+	ServiceAccount string
+}
+
+// Workflow is one state machine.
+type Workflow struct {
+	Name             string
+	Description      string
+	Path             string
+	Type             string // standard | express
+	StateMachineName string
+	RoleName         string
+	LogGroup         string
+	Steps            []*Step
+	Agents           []*Agent // every class the workflow dispatches to, sorted
+}
+
+// Step is one state of a workflow: an agent task, or a fan-out of agent tasks.
+type Step struct {
+	Name      string
+	Path      string
+	Agent     *Agent
+	Timeout   time.Duration
+	Heartbeat time.Duration // 0: none
+	Retries   int
+	FanOut    *FanOut
+}
+
+// FanOut is a Distributed Map over Items.
+type FanOut struct {
+	Items                   string
+	MaxConcurrency          int
+	ToleratedFailurePercent float64
+	ExecutionType           string // STANDARD | EXPRESS
+	BatchInputBytes         int64
+}
+
+// Traffic is what the fleet is sized for.
+type Traffic struct {
+	ConversationsPerMinute  float64
+	StepsPerConversation    float64
+	StepDuration            time.Duration
+	ConcurrentConversations int
+	Path                    string
+}
+
+// StepsPerSecond is the fleet-wide step arrival rate.
+func (t *Traffic) StepsPerSecond() float64 {
+	return t.ConversationsPerMinute * t.StepsPerConversation / 60
+}
+
+// Agent returns the named class or nil.
+func (f *Fleet) Agent(name string) *Agent {
+	for _, a := range f.Agents {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// Event returns the named event or nil.
+func (f *Fleet) Event(detailType string) *Event {
+	for _, e := range f.Events {
+		if e.DetailType == detailType {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package spec
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Index maps JSON pointers of a loaded spec to source ranges, so anything that
+// knows where a value lives in the document can say where it is in the file.
+type Index struct {
+	file   string
+	lines  []int // byte offset of each line start
+	keys   map[string]diag.Range
+	values map[string]diag.Range
+}
+
+func newIndex(file string, src []byte) *Index {
+	idx := &Index{file: file, lines: []int{0}, keys: map[string]diag.Range{}, values: map[string]diag.Range{}}
+	for i, b := range src {
+		if b == '\n' {
+			idx.lines = append(idx.lines, i+1)
+		}
+	}
+	return idx
+}
+
+// Filename is the file the index describes.
+func (x *Index) Filename() string { return x.file }
+
+func (x *Index) rangeAt(line, col, width int) *diag.Range {
+	if line < 1 {
+		line = 1
+	}
+	if col < 1 {
+		col = 1
+	}
+	off := 0
+	if line-1 < len(x.lines) {
+		off = x.lines[line-1] + col - 1
+	}
+	if width < 1 {
+		width = 1
+	}
+	return &diag.Range{Filename: x.file,
+		Start: diag.Pos{Line: line, Column: col, Byte: off},
+		End:   diag.Pos{Line: line, Column: col + width, Byte: off + width}}
+}
+
+func (x *Index) setKey(path string, n *yaml.Node) {
+	x.keys[path] = *x.rangeAt(n.Line, n.Column, len(n.Value))
+}
+
+func (x *Index) setValue(path string, n *yaml.Node) {
+	if _, ok := x.values[path]; ok {
+		return // an alias resolves to its anchor; keep the use site
+	}
+	w := 0
+	if n.Kind == yaml.ScalarNode && !strings.Contains(n.Value, "\n") {
+		w = len(n.Value)
+	}
+	x.values[path] = *x.rangeAt(n.Line, n.Column, w)
+}
+
+// Value returns the range of the value at path, or of its nearest ancestor that exists
+// in the file (a defaulted value has no position of its own).
+func (x *Index) Value(path string) *diag.Range {
+	return x.lookup(path, x.values)
+}
+
+// Key returns the range of the key naming path, falling back like Value.
+func (x *Index) Key(path string) *diag.Range {
+	if r, ok := x.keys[path]; ok {
+		return &r
+	}
+	return x.lookup(path, x.values)
+}
+
+func (x *Index) lookup(path string, m map[string]diag.Range) *diag.Range {
+	for {
+		if r, ok := m[path]; ok {
+			return &r
+		}
+		if path == "" {
+			return x.rangeAt(1, 1, 0)
+		}
+		i := strings.LastIndexByte(path, '/')
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// Has reports whether path was written in the file.
+func (x *Index) Has(path string) bool {
+	_, ok := x.values[path]
+	return ok
+}
+
+// Locate sets the Subject of every diagnostic that has a Path but no Subject.
+// Diagnostics about a whole named thing point at its key; others at the value.
+func (x *Index) Locate(ds diag.Diagnostics) {
+	for _, d := range ds {
+		if d.Subject != nil {
+			continue
+		}
+		if r, ok := x.values[d.Path]; ok {
+			d.Subject = &r
+			if k, ok := x.keys[d.Path]; ok && !isScalarRange(r) {
+				d.Subject = &k
+			}
+			continue
+		}
+		d.Subject = x.Key(d.Path)
+	}
+}
+
+func isScalarRange(r diag.Range) bool { return r.End.Column-r.Start.Column > 1 || r.End.Line != r.Start.Line }

@@ -1,0 +1,330 @@
+package spec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Limits that keep a hostile file from exhausting memory or time.
+const (
+	maxFileBytes = 4 << 20 // a fleet.yaml is a few KiB; 4 MiB is generous
+	maxNodes     = 200_000 // after alias expansion (billion laughs)
+	maxDepth     = 64
+)
+
+// File is a loaded fleet.yaml: the typed spec plus where each value came from.
+type File struct {
+	Name  string
+	Src   []byte
+	Fleet *Fleet
+	Index *Index
+}
+
+// LoadFile reads and loads path. Read failures are diagnostics too.
+func LoadFile(path string) (*File, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		ds.Errorf("P009", "", "cannot read %s: %v", path, unwrapPathError(err))
+	case fi.IsDir():
+		d := ds.Errorf("P009", "", "%s is a directory, not a fleet.yaml file", path)
+		d.Detail = "Pass the spec file itself, e.g. " + strings.TrimSuffix(path, "/") + "/fleet.yaml."
+	case fi.Size() > maxFileBytes:
+		ds.Errorf("P009", "", "%s is %d bytes; fleet specs are limited to %d bytes", path, fi.Size(), maxFileBytes)
+	}
+	if ds != nil {
+		ds[0].Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}, End: diag.Pos{Line: 1, Column: 1}}
+		return nil, ds
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		ds.Errorf("P009", "", "cannot read %s: %v", path, unwrapPathError(err)).Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}}
+		return nil, ds
+	}
+	return Load(path, src)
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Load parses src as fleet.yaml. It never panics; every problem is a positioned diagnostic.
+// The returned File is nil when the document could not be decoded at all.
+func Load(name string, src []byte) (*File, diag.Diagnostics) {
+	f := &File{Name: name, Src: src, Index: newIndex(name, src)}
+	var ds diag.Diagnostics
+	at := func(d *diag.Diagnostic, line, col int) {
+		d.Subject = f.Index.rangeAt(line, col, 0)
+	}
+	if len(src) > maxFileBytes {
+		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), maxFileBytes), 1, 1)
+		return nil, ds
+	}
+	if !utf8.Valid(src) {
+		line, col := firstInvalidUTF8(src)
+		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
+		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
+		at(d, line, col)
+		return nil, ds
+	}
+	if len(bytes.TrimSpace(stripComments(src))) == 0 {
+		d := ds.Errorf("P009", "", "the file is empty")
+		d.Detail = "A fleet spec starts with `version: 1`; see examples/minimal/fleet.yaml."
+		at(d, 1, 1)
+		return nil, ds
+	}
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&doc); err != nil {
+		line, msg := yamlError(err)
+		d := ds.Errorf("P001", "", "YAML syntax error: %s", msg)
+		if strings.Contains(msg, "tab") || bytes.Contains(src, []byte("\t")) && strings.Contains(msg, "cannot start any token") {
+			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
+		}
+		at(d, line, 1)
+		return nil, ds
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		line := 1
+		if err == nil {
+			line = extra.Line
+		} else {
+			line, _ = yamlError(err)
+		}
+		at(ds.Errorf("P001", "", "the file holds more than one YAML document; a fleet spec is exactly one"), line, 1)
+		return nil, ds
+	}
+
+	c := converter{idx: f.Index}
+	value := c.convert(doc.Content[0], "", 0)
+	ds = append(ds, c.diags...)
+	if ds.HasErrors() {
+		return nil, ds.Sorted()
+	}
+	ds = append(ds, validateSchema(value, f.Index)...)
+	if ds.HasErrors() {
+		return nil, ds.Sorted()
+	}
+	raw, err := json.Marshal(value)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		f.Fleet = new(Fleet)
+		err = dec.Decode(f.Fleet)
+	}
+	if err != nil {
+		// The schema should have caught this; say so rather than pretend.
+		d := ds.Errorf("P003", "", "spec does not decode: %v", err)
+		d.Detail = "This is a fleetc bug: the schema accepted a document the Go types refuse. Please report it with the spec."
+		at(d, 1, 1)
+		return nil, ds
+	}
+	return f, ds.Sorted()
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+func yamlError(err error) (int, string) {
+	msg := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, m[2]
+	}
+	return 1, strings.TrimPrefix(msg, "yaml: ")
+}
+
+func firstInvalidUTF8(src []byte) (line, col int) {
+	line, col = 1, 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return line, col
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i += size
+	}
+	return line, col
+}
+
+func stripComments(src []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(src, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 || t[0] == '#' || string(t) == "---" {
+			continue
+		}
+		out = append(out, t...)
+	}
+	return out
+}
+
+// converter turns a yaml.Node tree into plain JSON values (map[string]any, []any, string,
+// json.Number, bool, nil), recording positions and refusing what JSON cannot say.
+type converter struct {
+	idx   *Index
+	diags diag.Diagnostics
+	nodes int
+}
+
+func (c *converter) errorAt(n *yaml.Node, path, code, format string, args ...any) *diag.Diagnostic {
+	d := c.diags.Errorf(code, path, format, args...)
+	d.Subject = c.idx.rangeAt(n.Line, n.Column, len(n.Value))
+	return d
+}
+
+func (c *converter) convert(n *yaml.Node, path string, depth int) any {
+	c.nodes++
+	if c.nodes > maxNodes || depth > maxDepth {
+		if c.nodes == maxNodes+1 || depth == maxDepth+1 {
+			d := c.errorAt(n, path, "P001", "the document is too large or too deeply nested (over %d values or %d levels)", maxNodes, maxDepth)
+			d.Detail = "Anchors and aliases that expand exponentially (a \"billion laughs\") are refused; write the values out."
+		}
+		return nil
+	}
+	c.idx.setValue(path, n)
+	switch n.Kind {
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil
+		}
+		return c.convert(n.Alias, path, depth+1)
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return c.convert(n.Content[0], path, depth)
+	case yaml.MappingNode:
+		obj := make(map[string]any, len(n.Content)/2)
+		seen := map[string]*yaml.Node{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode && k.Alias != nil {
+				k = k.Alias
+			}
+			if k.Kind != yaml.ScalarNode {
+				c.errorAt(k, path, "P003", "mapping keys must be plain strings")
+				continue
+			}
+			if k.Tag == "!!merge" {
+				d := c.errorAt(k, path, "P002", "merge keys (<<) are not supported")
+				d.Detail = "Write the fields out; fleetc keeps each value's position, which merges would blur."
+				continue
+			}
+			child := path + "/" + escapePointer(k.Value)
+			if prev, dup := seen[k.Value]; dup {
+				d := c.errorAt(k, child, "P006", "duplicate key %q (first defined at line %d)", k.Value, prev.Line)
+				d.Detail = "YAML keeps only one of them; remove or rename the other."
+				continue
+			}
+			seen[k.Value] = k
+			c.idx.setKey(child, k)
+			obj[k.Value] = c.convert(v, child, depth+1)
+		}
+		return obj
+	case yaml.SequenceNode:
+		arr := make([]any, 0, len(n.Content))
+		for i, item := range n.Content {
+			arr = append(arr, c.convert(item, path+"/"+strconv.Itoa(i), depth+1))
+		}
+		return arr
+	case yaml.ScalarNode:
+		return c.scalar(n, path)
+	}
+	return nil
+}
+
+func (c *converter) scalar(n *yaml.Node, path string) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			c.errorAt(n, path, "P003", "%q is not a boolean", n.Value)
+			return nil
+		}
+		return b
+	case "!!int":
+		s := strings.ReplaceAll(n.Value, "_", "")
+		bi, ok := new(big.Int).SetString(s, 0)
+		if !ok {
+			c.errorAt(n, path, "P003", "%q is not an integer", n.Value)
+			return nil
+		}
+		if bi.BitLen() > 53 {
+			c.errorAt(n, path, "P003", "%s is too large a number (limit ±2^53)", n.Value)
+			return nil
+		}
+		return json.Number(bi.String())
+	case "!!float":
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1<<53 {
+			c.errorAt(n, path, "P003", "%q is not a finite number fleetc can use", n.Value)
+			return nil
+		}
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	case "!!str", "!!binary", "!!timestamp":
+		return n.Value
+	default:
+		d := c.errorAt(n, path, "P003", "unsupported YAML tag %s", n.Tag)
+		d.Detail = "fleet.yaml uses plain YAML values only: strings, numbers, booleans, lists and maps."
+		return nil
+	}
+}
+
+func escapePointer(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// Pointer builds a JSON pointer from path segments, escaping each.
+func Pointer(segs ...string) string {
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(s))
+	}
+	return b.String()
+}
+
+func describe(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "map"
+	}
+	return fmt.Sprintf("%T", v)
+}

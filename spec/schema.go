@@ -1,0 +1,334 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fleetc/fleetc/schemas"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+const schemaURL = "https://fleetc.dev/schemas/fleet.schema.json"
+
+var (
+	schemaOnce sync.Once
+	schemaDoc  map[string]any // the raw schema, for did-you-mean and field lists
+	compiled   *jsonschema.Schema
+	schemaErr  error
+)
+
+// Schema returns the compiled fleet.yaml JSON Schema and its raw document.
+func Schema() (*jsonschema.Schema, map[string]any, error) {
+	schemaOnce.Do(func() {
+		raw, err := fs.ReadFile(schemas.FS, "fleet.schema.json")
+		if err != nil {
+			schemaErr = err
+			return
+		}
+		if schemaErr = json.Unmarshal(raw, &schemaDoc); schemaErr != nil {
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft7
+		c.AssertFormat = true
+		c.Formats["duration"] = func(v any) bool {
+			s, ok := v.(string)
+			if !ok {
+				return true
+			}
+			_, err := ParseDuration(s)
+			return err == nil
+		}
+		c.Formats["size"] = func(v any) bool {
+			s, ok := v.(string)
+			if !ok {
+				return true
+			}
+			_, err := ParseSize(s)
+			return err == nil
+		}
+		if schemaErr = c.AddResource(schemaURL, strings.NewReader(string(raw))); schemaErr != nil {
+			return
+		}
+		compiled, schemaErr = c.Compile(schemaURL)
+	})
+	return compiled, schemaDoc, schemaErr
+}
+
+func validateSchema(value any, idx *Index) diag.Diagnostics {
+	var ds diag.Diagnostics
+	sch, doc, err := Schema()
+	if err != nil {
+		d := ds.Errorf("P000", "", "internal error: the embedded fleet schema does not compile: %v", err)
+		d.Subject = idx.rangeAt(1, 1, 0)
+		return ds
+	}
+	err = sch.Validate(value)
+	var ve *jsonschema.ValidationError
+	if err == nil || !errors.As(err, &ve) {
+		return nil
+	}
+	for _, leaf := range leaves(ve) {
+		ds = append(ds, schemaDiag(leaf, value, doc, idx)...)
+	}
+	return ds
+}
+
+func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	if len(ve.Causes) == 0 {
+		return []*jsonschema.ValidationError{ve}
+	}
+	var out []*jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		out = append(out, leaves(c)...)
+	}
+	return out
+}
+
+var quotedRE = regexp.MustCompile(`'([^']*)'`)
+
+// schemaDiag turns one schema failure into diagnostics that speak fleet.yaml, not JSON Schema.
+func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index) diag.Diagnostics {
+	var ds diag.Diagnostics
+	path := ve.InstanceLocation
+	kw := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
+	node := schemaNode(doc, ve.AbsoluteKeywordLocation)
+	field := fieldName(path)
+	located := func(d *diag.Diagnostic, r *diag.Range) { d.Subject = r }
+
+	if strings.Contains(ve.KeywordLocation, "/propertyNames/") {
+		name := strings.ReplaceAll(strings.ReplaceAll(path[strings.LastIndexByte(path, '/')+1:], "~1", "/"), "~0", "~")
+		parent := where(path[:strings.LastIndexByte(path, '/')])
+		d := ds.Errorf("P007", path, "%q is not a valid name in %s: %s", name, parent, ve.Message)
+		d.Detail = "Names become part of AWS resource names: lower-case letters, digits and hyphens, starting with a letter."
+		located(d, idx.Key(path))
+		return ds
+	}
+	switch kw {
+	case "additionalProperties":
+		parent := schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))
+		known := propertyNames(parent)
+		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
+			name := m[1]
+			p := path + "/" + escapePointer(name)
+			d := ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
+			if s := suggest(name, known); s != "" {
+				d.Summary += fmt.Sprintf("; did you mean %q?", s)
+			}
+			d.Detail = "Known fields here: " + strings.Join(known, ", ") + "."
+			located(d, idx.Key(p))
+		}
+	case "required":
+		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
+			d := ds.Errorf("P008", path, "missing required field %q in %s", m[1], where(path))
+			d.Detail = describeField(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation)), m[1])
+			located(d, idx.Key(path))
+		}
+	case "type":
+		want, _ := node["type"]
+		d := ds.Errorf("P003", path, "%s must be %s, not %s", field, typeWords(want), describe(lookup(root, path)))
+		d.Detail = strings.TrimSpace(fmt.Sprint(node["description"]))
+		if node["description"] == nil {
+			d.Detail = ""
+		}
+		located(d, idx.Value(path))
+	case "format", "pattern":
+		v := lookup(root, path)
+		s, _ := v.(string)
+		var d *diag.Diagnostic
+		switch node["format"] {
+		case "duration":
+			_, err := ParseDuration(s)
+			d = ds.Errorf("P004", path, "bad duration for %s: %v", field, err)
+		case "size":
+			_, err := ParseSize(s)
+			d = ds.Errorf("P004", path, "bad size for %s: %v", field, err)
+		default:
+			d = ds.Errorf("P007", path, "%q is not a valid %s: it must match %v", s, field, node["pattern"])
+			if desc, ok := node["description"].(string); ok {
+				d.Detail = desc
+			}
+		}
+		located(d, idx.Value(path))
+	case "enum", "const":
+		var allowed []string
+		if e, ok := node["enum"].([]any); ok {
+			for _, a := range e {
+				allowed = append(allowed, fmt.Sprint(a))
+			}
+		} else {
+			allowed = []string{fmt.Sprint(node["const"])}
+		}
+		got := fmt.Sprint(lookup(root, path))
+		d := ds.Errorf("P008", path, "%s must be one of %s, not %q", field, strings.Join(allowed, ", "), got)
+		if s := suggest(got, allowed); s != "" {
+			d.Summary += fmt.Sprintf("; did you mean %q?", s)
+		}
+		if desc, ok := node["description"].(string); ok {
+			d.Detail = desc
+		}
+		located(d, idx.Value(path))
+	case "minProperties", "maxProperties":
+		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
+		if names := propertyNames(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))); len(names) > 0 && node["maxProperties"] != nil {
+			d.Summary = fmt.Sprintf("%s needs exactly one of %s", where(path), strings.Join(names, ", "))
+		}
+		located(d, idx.Key(path))
+	default:
+		d := ds.Errorf("P008", path, "%s: %s", field, ve.Message)
+		if desc, ok := node["description"].(string); ok {
+			d.Detail = desc
+		}
+		located(d, idx.Value(path))
+	}
+	return ds
+}
+
+// schemaNode resolves "…#/definitions/agent/properties/step" in the raw schema; for a
+// keyword location it returns the schema object that holds the keyword.
+func schemaNode(doc map[string]any, loc string) map[string]any {
+	frag := loc
+	if i := strings.IndexByte(loc, '#'); i >= 0 {
+		frag = loc[i+1:]
+	}
+	var cur any = doc
+	segs := strings.Split(strings.TrimPrefix(frag, "/"), "/")
+	for i, seg := range segs {
+		if seg == "" {
+			continue
+		}
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		next, ok := m[strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")]
+		if !ok {
+			return nil
+		}
+		if _, isMap := next.(map[string]any); !isMap && i == len(segs)-1 {
+			return m // a keyword's value: return the schema holding it
+		}
+		cur = next
+	}
+	m, _ := cur.(map[string]any)
+	return m
+}
+
+func parentLoc(loc string) string { return loc[:strings.LastIndexByte(loc, '/')] }
+
+func propertyNames(node map[string]any) []string {
+	props, _ := node["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func describeField(node map[string]any, name string) string {
+	props, _ := node["properties"].(map[string]any)
+	p, _ := props[name].(map[string]any)
+	if desc, ok := p["description"].(string); ok {
+		return fmt.Sprintf("%s: %s", name, desc)
+	}
+	return ""
+}
+
+func lookup(root any, path string) any {
+	cur := root
+	for _, seg := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		if seg == "" {
+			continue
+		}
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[seg]
+		case []any:
+			var i int
+			if _, err := fmt.Sscan(seg, &i); err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+func fieldName(path string) string {
+	if path == "" {
+		return "the spec"
+	}
+	return strings.TrimPrefix(strings.ReplaceAll(path, "/", "."), ".")
+}
+
+func where(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return fieldName(path)
+}
+
+func typeWords(t any) string {
+	words := map[string]string{"object": "a map", "array": "a list", "string": "a string", "integer": "a whole number", "number": "a number", "boolean": "true or false", "null": "null"}
+	switch v := t.(type) {
+	case string:
+		return words[v]
+	case []any:
+		var parts []string
+		for _, x := range v {
+			parts = append(parts, words[fmt.Sprint(x)])
+		}
+		return strings.Join(parts, " or ")
+	}
+	return fmt.Sprint(t)
+}
+
+// suggest returns the candidate closest to name when it is close enough to be a typo.
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := levenshtein(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= 2 || (bestD <= 3 && len(name) > 6) {
+		return best
+	}
+	return ""
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur := make([]int, len(rb)+1)
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(rb)]
+}
+
+// Suggest exposes the did-you-mean matcher to reference checks in later stages.
+func Suggest(name string, candidates []string) string { return suggest(name, candidates) }

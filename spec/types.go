@@ -1,0 +1,225 @@
+// Package spec is the fleet.yaml language: its Go types, and a loader that keeps every
+// value's source position so diagnostics can point at it.
+package spec
+
+// Fleet is one fleet.yaml document, version 1.
+type Fleet struct {
+	Version   int                  `json:"version"`
+	Fleet     string               `json:"fleet"`
+	Region    string               `json:"region"`
+	Tags      map[string]string    `json:"tags,omitempty"`
+	Bus       Bus                  `json:"bus"`
+	Worker    *Worker              `json:"worker,omitempty"`
+	State     *State               `json:"state,omitempty"`
+	Defaults  *Defaults            `json:"defaults,omitempty"`
+	Events    map[string]*Event    `json:"events"`
+	Models    map[string]*Model    `json:"models,omitempty"`
+	Agents    map[string]*Agent    `json:"agents"`
+	Workflows map[string]*Workflow `json:"workflows,omitempty"`
+	Traffic   *Traffic             `json:"traffic,omitempty"`
+}
+
+// Bus is the fleet's EventBridge bus.
+type Bus struct {
+	Name    string   `json:"name"`
+	Model   string   `json:"model,omitempty"` // classic | v2
+	Archive *Archive `json:"archive,omitempty"`
+}
+
+// Archive keeps events for replay.
+type Archive struct {
+	Retention *Duration `json:"retention,omitempty"` // absent: kept indefinitely
+}
+
+// Worker is where the fleet-worker binary comes from and where its pods run.
+type Worker struct {
+	Image     string `json:"image,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// State overrides the names of the state-plane stores.
+type State struct {
+	IdempotencyTable string `json:"idempotency_table,omitempty"`
+	JobsTable        string `json:"jobs_table,omitempty"`
+	ClaimCheckBucket string `json:"claim_check_bucket,omitempty"`
+	ClaimCheckExpiry *Duration `json:"claim_check_expiry,omitempty"`
+}
+
+// Defaults are inherited by every agent class unless it says otherwise.
+type Defaults struct {
+	Queue       *Queue       `json:"queue,omitempty"`
+	Delivery    *Delivery    `json:"delivery,omitempty"`
+	Idempotency *Idempotency `json:"idempotency,omitempty"`
+}
+
+// Queue tunes a class's SQS queue and its dead-letter queue.
+type Queue struct {
+	Retention    *Duration `json:"retention,omitempty"`
+	Visibility   *Duration `json:"visibility,omitempty"`
+	LongPoll     *Duration `json:"long_poll,omitempty"`
+	Delay        *Duration `json:"delay,omitempty"`
+	MaxReceives  *int      `json:"max_receives,omitempty"`
+	DLQRetention *Duration `json:"dlq_retention,omitempty"`
+}
+
+// Delivery is the EventBridge rule target's RetryPolicy.
+type Delivery struct {
+	Attempts *int      `json:"attempts,omitempty"`
+	MaxAge   *Duration `json:"max_age,omitempty"`
+}
+
+// Idempotency says how long work keys are remembered and which detail fields make the key.
+type Idempotency struct {
+	Window *Duration `json:"window,omitempty"`
+	Key    []string  `json:"key,omitempty"`
+}
+
+// Event is a contract between agents; Detail is the JSON Schema of the event's detail.
+type Event struct {
+	Version     int            `json:"version"`
+	Source      string         `json:"source"`
+	Description string         `json:"description,omitempty"`
+	Detail      map[string]any `json:"detail"`
+}
+
+// Model is a routing policy: workers ask a policy, never a model id.
+type Model struct {
+	Targets         []string  `json:"targets"`
+	Fallbacks       []string  `json:"fallbacks,omitempty"`
+	Retries         *int      `json:"retries,omitempty"`
+	SDKRetries      *int      `json:"sdk_retries,omitempty"`
+	Timeout         *Duration `json:"timeout,omitempty"`
+	AllowedFails    *int      `json:"allowed_fails,omitempty"`
+	Cooldown        *Duration `json:"cooldown,omitempty"`
+	MaxInFlight     *int      `json:"max_in_flight,omitempty"`
+	TokensPerMinute *int      `json:"tokens_per_minute,omitempty"`
+}
+
+// Agent is one agent class: a queue, its workers and their contract.
+type Agent struct {
+	Description string       `json:"description,omitempty"`
+	Runtime     string       `json:"runtime"` // lambda | eks | agentcore
+	Consumes    *Consumes    `json:"consumes,omitempty"`
+	Emits       []string     `json:"emits,omitempty"`
+	Ordering    *Ordering    `json:"ordering,omitempty"`
+	Step        Step         `json:"step"`
+	Model       string       `json:"model,omitempty"`
+	Handler     Handler      `json:"handler"`
+	SideEffects string       `json:"side_effects,omitempty"` // idempotent | non_idempotent
+	Idempotency *Idempotency `json:"idempotency,omitempty"`
+	Scaling     *Scaling     `json:"scaling,omitempty"`
+	Payload     *Payload     `json:"payload,omitempty"`
+	Tool        *Tool        `json:"tool,omitempty"`
+	Queue       *Queue       `json:"queue,omitempty"`
+	Delivery    *Delivery    `json:"delivery,omitempty"`
+	Lambda      *Lambda      `json:"lambda,omitempty"`
+	AgentCore   *AgentCore   `json:"agentcore,omitempty"`
+	Image       string       `json:"image,omitempty"`
+}
+
+// Consumes names the event a class works on and the detail values it matches.
+type Consumes struct {
+	Event string           `json:"event"`
+	Match map[string][]any `json:"match,omitempty"`
+}
+
+// Ordering chooses a FIFO lane per group key instead of a standard queue.
+type Ordering struct {
+	FIFO           bool   `json:"fifo"`
+	GroupBy        string `json:"group_by,omitempty"`
+	HighThroughput bool   `json:"high_throughput,omitempty"`
+}
+
+// Step is how long one unit of work takes.
+type Step struct {
+	P95       Duration  `json:"p95"`
+	Max       Duration  `json:"max"`
+	Heartbeat *Duration `json:"heartbeat,omitempty"`
+	Deadline  *Duration `json:"deadline,omitempty"`
+}
+
+// Handler is the code that does a step: exactly one of Exec, HTTP, LLM.
+type Handler struct {
+	Exec []string `json:"exec,omitempty"`
+	HTTP string   `json:"http,omitempty"`
+	LLM  *LLM     `json:"llm,omitempty"`
+}
+
+// LLM is a model-driven handler run by the worker's router.
+type LLM struct {
+	System    string   `json:"system"`
+	Tools     []string `json:"tools,omitempty"`
+	MaxTokens int      `json:"max_tokens,omitempty"`
+}
+
+// Scaling bounds the class's worker count (KEDA for eks, reserved concurrency for lambda).
+type Scaling struct {
+	Min        int       `json:"min"`
+	Max        int       `json:"max"`
+	PerReplica int       `json:"per_replica,omitempty"`
+	Cooldown   *Duration `json:"cooldown,omitempty"`
+	Activation *int      `json:"activation,omitempty"`
+	InFlight   *bool     `json:"scale_on_in_flight,omitempty"`
+}
+
+// Payload sizes a class's messages.
+type Payload struct {
+	ClaimCheckOver *Size `json:"claim_check_over,omitempty"`
+	Max            *Size `json:"max,omitempty"`
+}
+
+// Tool marks a class as a tool behind an agent; async tools follow start + status.
+type Tool struct {
+	Async           bool      `json:"async"`
+	StatusPollAfter *Duration `json:"status_poll_after,omitempty"`
+}
+
+// Lambda tunes the SQS event source mapping of a lambda class.
+type Lambda struct {
+	BatchSize      *int      `json:"batch_size,omitempty"`
+	BatchingWindow *Duration `json:"batching_window,omitempty"`
+	Memory         *int      `json:"memory,omitempty"`
+}
+
+// AgentCore tunes an AgentCore runtime class.
+type AgentCore struct {
+	Session   *Duration `json:"session,omitempty"`
+	Instances bool      `json:"instances,omitempty"`
+}
+
+// Workflow is a Step Functions state machine over agent steps.
+type Workflow struct {
+	Type        string          `json:"type,omitempty"` // standard | express
+	Description string          `json:"description,omitempty"`
+	Steps       []*WorkflowStep `json:"steps"`
+}
+
+// WorkflowStep is an agent step (a task-token callback) or a fan-out.
+type WorkflowStep struct {
+	Name      string    `json:"name,omitempty"`
+	Agent     string    `json:"agent,omitempty"`
+	Timeout   *Duration `json:"timeout,omitempty"`
+	Heartbeat *Duration `json:"heartbeat,omitempty"`
+	Retries   *int      `json:"retries,omitempty"`
+	FanOut    *FanOut   `json:"fan_out,omitempty"`
+}
+
+// FanOut runs one agent step per item as a Distributed Map.
+type FanOut struct {
+	Items                   string    `json:"items"`
+	Agent                   string    `json:"agent"`
+	MaxConcurrency          int       `json:"max_concurrency,omitempty"`
+	ToleratedFailurePercent *float64  `json:"tolerated_failure_percent,omitempty"`
+	ExecutionType           string    `json:"execution_type,omitempty"` // STANDARD | EXPRESS
+	Timeout                 *Duration `json:"timeout,omitempty"`
+	Heartbeat               *Duration `json:"heartbeat,omitempty"`
+	BatchInputBytes         *Size     `json:"batch_input,omitempty"`
+}
+
+// Traffic is what the fleet is sized for; quota rules read it.
+type Traffic struct {
+	ConversationsPerMinute  float64   `json:"conversations_per_minute"`
+	StepsPerConversation    float64   `json:"steps_per_conversation"`
+	StepDuration            *Duration `json:"step_duration,omitempty"`
+	ConcurrentConversations *int      `json:"concurrent_conversations,omitempty"`
+}
