@@ -119,4 +119,6 @@ func (x *Index) Locate(ds diag.Diagnostics) {
 	}
 }
 
-func isScalarRange(r diag.Range) bool { return r.End.Column-r.Start.Column > 1 || r.End.Line != r.Start.Line }
+func isScalarRange(r diag.Range) bool {
+	return r.End.Column-r.Start.Column > 1 || r.End.Line != r.Start.Line
+}

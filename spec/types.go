@@ -39,9 +39,9 @@ type Worker struct {
 
 // State overrides the names of the state-plane stores.
 type State struct {
-	IdempotencyTable string `json:"idempotency_table,omitempty"`
-	JobsTable        string `json:"jobs_table,omitempty"`
-	ClaimCheckBucket string `json:"claim_check_bucket,omitempty"`
+	IdempotencyTable string    `json:"idempotency_table,omitempty"`
+	JobsTable        string    `json:"jobs_table,omitempty"`
+	ClaimCheckBucket string    `json:"claim_check_bucket,omitempty"`
 	ClaimCheckExpiry *Duration `json:"claim_check_expiry,omitempty"`
 }
 

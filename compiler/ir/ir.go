@@ -4,6 +4,7 @@
 package ir
 
 import (
+	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/spec"
@@ -292,4 +293,10 @@ func (f *Fleet) Event(detailType string) *Event {
 		}
 	}
 	return nil
+}
+
+// QueueURLVar is the templatefile() variable through which Terraform hands a class's queue
+// URL to the state machine definitions (statemachines/*.asl.json hold "${queue_url_<class>}").
+func QueueURLVar(a *Agent) string {
+	return "queue_url_" + strings.ReplaceAll(a.Name, "-", "_")
 }
