@@ -15,10 +15,12 @@ type Index struct {
 	lines  []int // byte offset of each line start
 	keys   map[string]diag.Range
 	values map[string]diag.Range
+	// containers marks paths whose value is a map or a list.
+	containers map[string]bool
 }
 
 func newIndex(file string, src []byte) *Index {
-	idx := &Index{file: file, lines: []int{0}, keys: map[string]diag.Range{}, values: map[string]diag.Range{}}
+	idx := &Index{file: file, lines: []int{0}, keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
 	for i, b := range src {
 		if b == '\n' {
 			idx.lines = append(idx.lines, i+1)
@@ -57,6 +59,7 @@ func (x *Index) setValue(path string, n *yaml.Node) {
 	if _, ok := x.values[path]; ok {
 		return // an alias resolves to its anchor; keep the use site
 	}
+	x.containers[path] = n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode
 	w := 0
 	if n.Kind == yaml.ScalarNode && !strings.Contains(n.Value, "\n") {
 		w = len(n.Value)
@@ -102,23 +105,28 @@ func (x *Index) Has(path string) bool {
 }
 
 // Locate sets the Subject of every diagnostic that has a Path but no Subject.
-// Diagnostics about a whole named thing point at its key; others at the value.
 func (x *Index) Locate(ds diag.Diagnostics) {
 	for _, d := range ds {
-		if d.Subject != nil {
-			continue
+		if d.Subject == nil {
+			d.Subject = x.Subject(d.Path)
 		}
-		if r, ok := x.values[d.Path]; ok {
-			d.Subject = &r
-			if k, ok := x.keys[d.Path]; ok && !isScalarRange(r) {
-				d.Subject = &k
-			}
-			continue
-		}
-		d.Subject = x.Key(d.Path)
 	}
 }
 
-func isScalarRange(r diag.Range) bool {
-	return r.End.Column-r.Start.Column > 1 || r.End.Line != r.Start.Line
+// Subject is the tightest range for a diagnostic about path: the value itself for a
+// scalar, the key that names it for a map or list (the value's own position would be
+// the line below), the nearest written ancestor for a defaulted value.
+func (x *Index) Subject(path string) *diag.Range {
+	for {
+		if r, ok := x.values[path]; ok {
+			if k, isKey := x.keys[path]; isKey && x.containers[path] {
+				return &k
+			}
+			return &r
+		}
+		if path == "" {
+			return x.rangeAt(1, 1, 0)
+		}
+		path = path[:max(strings.LastIndexByte(path, '/'), 0)]
+	}
 }

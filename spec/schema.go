@@ -167,10 +167,17 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 		} else {
 			allowed = []string{fmt.Sprint(node["const"])}
 		}
-		got := fmt.Sprint(lookup(root, path))
-		d := ds.Errorf("P008", path, "%s must be one of %s, not %q", field, strings.Join(allowed, ", "), got)
-		if s := suggest(got, allowed); s != "" {
-			d.Summary += fmt.Sprintf("; did you mean %q?", s)
+		v := lookup(root, path)
+		var d *diag.Diagnostic
+		if len(allowed) == 1 {
+			d = ds.Errorf("P008", path, "%s must be %s, not %v", field, allowed[0], v)
+		} else {
+			d = ds.Errorf("P008", path, "%s must be one of %s, not %q", field, strings.Join(allowed, ", "), fmt.Sprint(v))
+		}
+		if got, ok := v.(string); ok {
+			if s := suggest(got, allowed); s != "" {
+				d.Summary += fmt.Sprintf("; did you mean %q?", s)
+			}
 		}
 		if desc, ok := node["description"].(string); ok {
 			d.Detail = desc

@@ -375,7 +375,7 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 		LogGroup: "/aws/vendedlogs/states/" + f.Name + "-" + name,
 	}
 	seen := map[string]bool{}
-	names := map[string]string{}
+	names := map[string]int{}
 	for i, ss := range sw.Steps {
 		sp := fmt.Sprintf("%s/steps/%d", p, i)
 		st := &Step{Path: sp, Name: ss.Name}
@@ -410,10 +410,10 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 			st.Name = stateName(a.Name, st.FanOut != nil)
 		}
 		if prev, dup := names[st.Name]; dup {
-			d := l.ds.Errorf("P006", sp, "duplicate state name %q (also %s)", st.Name, prev)
+			d := l.ds.Errorf("P006", sp, "duplicate state name %q (also step %d)", st.Name, prev+1)
 			d.Detail = "Give each step a distinct `name:`; state names must be unique in a state machine."
 		}
-		names[st.Name] = sp
+		names[st.Name] = i
 		st.Timeout = dur(timeout, defaultTaskTimeout(a))
 		st.Heartbeat = dur(heartbeat, 0)
 		st.Retries = intOr(ss.Retries, 0)
