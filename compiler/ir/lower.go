@@ -19,7 +19,7 @@ const (
 	DefaultRetention    = 4 * 24 * time.Hour
 	DefaultDLQRetention = 14 * 24 * time.Hour
 	DefaultLongPoll     = 20 * time.Second
-	DefaultMaxReceives  = 4
+	DefaultMaxReceives  = 3
 	DefaultAttempts     = 24
 	DefaultMaxAge       = time.Hour
 	DefaultClaimCheck   = 200 * 1024

@@ -202,7 +202,7 @@ func TestResearchFleetEKS(t *testing.T) {
 		t.Errorf("step = %v", got)
 	}
 	idem := m["idempotency"].(map[string]any)
-	if idem["table"] != "research-idempotency" || idem["window_seconds"] != json.Number("518400") || len(idem["key"].([]any)) != 0 {
+	if idem["table"] != "research-idempotency" || idem["window_seconds"] != json.Number("691200") || len(idem["key"].([]any)) != 0 {
 		t.Errorf("idempotency = %v", idem)
 	}
 	if cc := m["claim_check"].(map[string]any); cc["bucket"] != "research-claimcheck-us-east-1" || cc["threshold_bytes"] != json.Number("204800") {
@@ -291,8 +291,8 @@ func TestLambdaClass(t *testing.T) {
 	}
 	f := lower(t, "../../examples/minimal/fleet.yaml")
 	c, _ := Build(f, f.Agent("greeter"))
-	// 30 s step → 30 s function timeout → 180 s visibility; max_receives defaults to 4.
-	if c.Queue.VisibilityTimeoutSeconds != 180 || c.Retry.MaxAttempts != 4 || c.Queue.MaxReceives != 4 {
+	// 30 s step → 30 s function timeout → 180 s visibility; max_receives defaults to 3 (more warns: Q005).
+	if c.Queue.VisibilityTimeoutSeconds != 180 || c.Retry.MaxAttempts != 3 || c.Queue.MaxReceives != 3 {
 		t.Errorf("greeter queue = %+v retry = %+v", c.Queue, c.Retry)
 	}
 	if c.Events.Emits == nil || len(c.Events.Emits) != 0 {

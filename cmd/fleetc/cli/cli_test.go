@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+const research = "../../../examples/research-fleet/fleet.yaml"
+
+func TestValidateExamples(t *testing.T) {
+	paths, _ := filepath.Glob("../../../examples/*/fleet.yaml")
+	if len(paths) < 3 {
+		t.Fatalf("examples missing: %v", paths)
+	}
+	code, out, errs := run(t, append([]string{"validate"}, paths...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+func TestValidateBadSpecText(t *testing.T) {
+	code, out, _ := run(t, "validate", "../../../compiler/ir/testdata/bad/undefined-model.yaml")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, out)
+	}
+	want := `../../../compiler/ir/testdata/bad/undefined-model.yaml:23:12: P005: undefined model policy "fastest"; did you mean "fast"?`
+	if !strings.Contains(out, want) {
+		t.Errorf("missing %q in\n%s", want, out)
+	}
+	// The source line and a caret under the offending value.
+	if !strings.Contains(out, "    model: fastest\n") || !regexp.MustCompile(`\|\s{12}\^{7}\n`).MatchString(out) {
+		t.Errorf("no snippet with caret:\n%s", out)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		code  int
+		valid bool
+	}{
+		{research, 0, true},
+		{"../../../compiler/ir/testdata/bad/tab-indent.yaml", 1, false},
+	} {
+		code, out, _ := run(t, "validate", "--format", "json", tc.file)
+		if code != tc.code {
+			t.Errorf("%s: exit %d", tc.file, code)
+		}
+		var rep struct {
+			FormatVersion string            `json:"format_version"`
+			Valid         bool              `json:"valid"`
+			Diagnostics   []json.RawMessage `json:"diagnostics"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", tc.file, err, out)
+		}
+		if rep.FormatVersion != "1.0" || rep.Valid != tc.valid || rep.Diagnostics == nil {
+			t.Errorf("%s: %+v", tc.file, rep)
+		}
+		if !strings.Contains(out, `"diagnostics": [`) {
+			t.Errorf("diagnostics must always be an array:\n%s", out)
+		}
+	}
+}
+
+func TestValidateGitHubActions(t *testing.T) {
+	code, out, _ := run(t, "validate", "--format=github-actions", "../../../compiler/ir/testdata/bad/unknown-bus-field.yaml")
+	if code != 1 || !strings.HasPrefix(out, "::error file=../../../compiler/ir/testdata/bad/unknown-bus-field.yaml,line=6,col=3,") || !strings.Contains(out, "title=P002::") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestStrictFailsOnWarnings(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := os.ReadFile(research)
+	// Remove the cross-group fallback of the last policy: M001 warns.
+	spec := strings.Replace(string(src), "    fallbacks: [sonnet-overflow]\n", "", 1)
+	p := filepath.Join(dir, "fleet.yaml")
+	os.WriteFile(p, []byte(spec), 0o644)
+	if code, out, _ := run(t, "validate", p); code != 0 || !strings.Contains(out, "warning") {
+		t.Fatalf("without --strict: exit %d\n%s", code, out)
+	}
+	if code, _, _ := run(t, "validate", "--strict", p); code != 1 {
+		t.Fatalf("--strict: exit %d, want 1", code)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"nope"}, {"validate"}, {"validate", "--format", "xml", research}, {"build"}, {"explain"}, {"explain", "Z999"}} {
+		if code, _, _ := run(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestRulesAndExplain(t *testing.T) {
+	code, out, _ := run(t, "rules")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	ids := regexp.MustCompile(`(?m)^([A-Z]\d{3}) `).FindAllStringSubmatch(out, -1)
+	if len(ids) < 50 {
+		t.Fatalf("only %d rules listed:\n%s", len(ids), out)
+	}
+	for _, m := range ids {
+		code, text, _ := run(t, "explain", m[1])
+		if code != 0 || len(text) < 80 || !strings.HasPrefix(text, m[1]+": ") {
+			t.Errorf("explain %s: exit %d, %q", m[1], code, text)
+		}
+	}
+	if _, _, errs := run(t, "explain", "Q01"); !strings.Contains(errs, "did you mean") {
+		t.Errorf("no suggestion: %s", errs)
+	}
+}
+
+func TestBuildAndCheck(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, stdout, errs := run(t, "build", research, "-o", out); code != 0 {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, errs)
+	}
+	for _, p := range []string{"terraform", "statemachines", "k8s", "schemas", "runtime"} {
+		if fi, err := os.Stat(filepath.Join(out, p)); err != nil || !fi.IsDir() {
+			t.Errorf("%s missing: %v", p, err)
+		}
+	}
+	if code, stdout, _ := run(t, "build", "--check", research, "-o", out); code != 0 {
+		t.Fatalf("fresh output reported stale:\n%s", stdout)
+	}
+	// Drift: an edited file and an extra file are both reported.
+	cfg := filepath.Join(out, "runtime", "researcher.json")
+	os.WriteFile(cfg, []byte("{}\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "stray.txt"), []byte("x"), 0o644)
+	code, stdout, _ := run(t, "build", "--check", research, "-o", out)
+	if code != 1 || !strings.Contains(stdout, "changed: "+out+"/runtime/researcher.json") || !strings.Contains(stdout, "removed: "+out+"/stray.txt") {
+		t.Fatalf("exit %d:\n%s", code, stdout)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != "{}\n" {
+		t.Error("--check wrote to the output directory")
+	}
+	// A rebuild replaces the directory exactly.
+	if code, _, _ := run(t, "build", research, "-o", out); code != 0 {
+		t.Fatal(code)
+	}
+	if _, err := os.Stat(filepath.Join(out, "stray.txt")); !os.IsNotExist(err) {
+		t.Error("stale file survived a rebuild")
+	}
+}
+
+func TestBuildBadSpecWritesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, _, errs := run(t, "build", "../../../compiler/ir/testdata/bad/undefined-event.yaml", "-o", out)
+	if code != 1 || !strings.Contains(errs, "P005") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("output directory created for an invalid spec")
+	}
+}

@@ -1,0 +1,442 @@
+// Package asl generates one Amazon States Language definition per workflow:
+// statemachines/<workflow>.asl.json.
+//
+// Each agent step is an SQS "sendMessage.waitForTaskToken" Task. The message body is the shape
+// the worker expects (runtime-config contract, "Step Functions task"):
+//
+//	{"TaskToken": ..., "execution_id": ..., "state": ..., "trace_id": ..., "detail": <state input>}
+//
+// detail is the whole state input, so a claim-check reference (payload_ref: {type, bucket, key})
+// placed in the workflow input travels inside detail untouched, and so do earlier results.
+//
+// Data convention: a step's result (the worker's SendTaskSuccess output, i.e. the handler result)
+// lands at ResultPath "$.steps.<StateName>", so the input (trace_id, payload_ref, group key) stays
+// intact for later steps and every later step sees every earlier result. A fan-out's result is
+// the array of its items' results at the same place.
+//
+// The files are Terraform templates: QueueUrl holds "${queue_url_<class>}" (ir.QueueURLVar) and
+// Terraform fills it with templatefile(). Strings that come from the spec are escaped for
+// templatefile ("${" → "$${", "%{" → "%%{") so they cannot be read as template syntax.
+package asl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Resource is the optimized SQS integration with the callback pattern.
+const Resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+
+// Errors the optimized SQS integration raises when SendMessage itself fails: service errors
+// (throttling "Request is throttled", 5xx) and client-side failures (connection, I/O).
+const (
+	ErrSQSService = "SQS.AmazonSQSException"
+	ErrSQSClient  = "SQS.SdkClientException"
+)
+
+// Retry shape of SendMessage failures: exponential backoff with full jitter, capped, so a
+// throttled queue is not hammered in lockstep by every parked execution.
+const (
+	sqsRetryInterval = 1
+	sqsRetryAttempts = 5
+	sqsRetryMaxDelay = 30
+	backoffRate      = 2
+	// timeoutRetryInterval is short: the timed-out attempt already waited TimeoutSeconds.
+	timeoutRetryInterval = 1
+)
+
+// maxBatchBytes is ItemBatcher's MaxInputBytesPerBatch ceiling (256 KiB).
+const maxBatchBytes = 262144
+
+// Path is the artifact path of a workflow's definition.
+func Path(w *ir.Workflow) string { return "statemachines/" + w.Name + ".asl.json" }
+
+// Generate returns one definition per workflow that can be expressed. A workflow that cannot
+// (express with callback steps, EXPRESS fan-out children, heartbeat ≥ timeout, ...) gets error
+// diagnostics and no file: the backend never writes a definition AWS would refuse.
+func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
+	var files []artifact.File
+	var ds diag.Diagnostics
+	for _, w := range f.Workflows {
+		def, wds := build(w)
+		ds = append(ds, wds...)
+		if wds.HasErrors() {
+			continue
+		}
+		b, err := encode(def)
+		if err != nil {
+			ds.Errorf("S000", w.Path, "workflow %q: cannot encode its state machine: %v", w.Name, err)
+			continue
+		}
+		files = append(files, artifact.File{Path: Path(w), Bytes: b})
+	}
+	if f.Index != nil {
+		f.Index.Locate(ds)
+	}
+	return files, ds.Sorted()
+}
+
+// definition is a state machine (or a Distributed Map's item processor without ProcessorConfig).
+type definition struct {
+	Comment       string `json:"Comment,omitempty"`
+	QueryLanguage string `json:"QueryLanguage"`
+	StartAt       string `json:"StartAt"`
+	States        states `json:"States"`
+}
+
+type itemProcessor struct {
+	ProcessorConfig processorConfig `json:"ProcessorConfig"`
+	StartAt         string          `json:"StartAt"`
+	States          states          `json:"States"`
+}
+
+type processorConfig struct {
+	Mode          string `json:"Mode"`
+	ExecutionType string `json:"ExecutionType"`
+}
+
+// state is every field fleetc emits for Task, Map and Fail states, in review order.
+type state struct {
+	Type                       string            `json:"Type"`
+	Comment                    string            `json:"Comment,omitempty"`
+	Resource                   string            `json:"Resource,omitempty"`
+	Parameters                 *sendParams       `json:"Parameters,omitempty"`
+	ItemsPath                  string            `json:"ItemsPath,omitempty"`
+	ItemSelector               map[string]string `json:"ItemSelector,omitempty"`
+	ItemBatcher                *itemBatcher      `json:"ItemBatcher,omitempty"`
+	MaxConcurrency             *int              `json:"MaxConcurrency,omitempty"`
+	ToleratedFailurePercentage *int              `json:"ToleratedFailurePercentage,omitempty"`
+	Label                      string            `json:"Label,omitempty"`
+	ItemProcessor              *itemProcessor    `json:"ItemProcessor,omitempty"`
+	TimeoutSeconds             int64             `json:"TimeoutSeconds,omitempty"`
+	HeartbeatSeconds           int64             `json:"HeartbeatSeconds,omitempty"`
+	ResultPath                 string            `json:"ResultPath,omitempty"`
+	Retry                      []retrier         `json:"Retry,omitempty"`
+	Catch                      []catcher         `json:"Catch,omitempty"`
+	Error                      string            `json:"Error,omitempty"`
+	ErrorPath                  string            `json:"ErrorPath,omitempty"`
+	Cause                      string            `json:"Cause,omitempty"`
+	CausePath                  string            `json:"CausePath,omitempty"`
+	Next                       string            `json:"Next,omitempty"`
+	End                        bool              `json:"End,omitempty"`
+}
+
+// sendParams are the SendMessage parameters; MessageGroupId only on FIFO queues.
+type sendParams struct {
+	QueueURL       string      `json:"QueueUrl"`
+	MessageBody    messageBody `json:"MessageBody"`
+	MessageGroupID string      `json:"MessageGroupId.$,omitempty"`
+}
+
+// messageBody is the worker's "Step Functions task" message shape.
+type messageBody struct {
+	TaskToken   string `json:"TaskToken.$"`
+	ExecutionID string `json:"execution_id.$"`
+	State       string `json:"state.$"`
+	TraceID     string `json:"trace_id.$"`
+	Detail      string `json:"detail.$"`
+}
+
+type itemBatcher struct {
+	MaxInputBytesPerBatch int64             `json:"MaxInputBytesPerBatch"`
+	BatchInput            map[string]string `json:"BatchInput,omitempty"`
+}
+
+type retrier struct {
+	ErrorEquals     []string `json:"ErrorEquals"`
+	IntervalSeconds int      `json:"IntervalSeconds"`
+	MaxAttempts     int      `json:"MaxAttempts"`
+	BackoffRate     float64  `json:"BackoffRate"`
+	MaxDelaySeconds int      `json:"MaxDelaySeconds,omitempty"`
+	JitterStrategy  string   `json:"JitterStrategy,omitempty"`
+}
+
+type catcher struct {
+	ErrorEquals []string `json:"ErrorEquals"`
+	ResultPath  string   `json:"ResultPath"`
+	Next        string   `json:"Next"`
+}
+
+// namedState keeps States in flow order (a Go map would sort them alphabetically).
+type namedState struct {
+	Name  string
+	State *state
+}
+
+type states []namedState
+
+func (ss states) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshal(s.Name)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(s.State)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// marshal is json.Marshal without HTML escaping (descriptions may hold < > &).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// encode renders a definition with 2-space indentation and a trailing newline.
+func encode(def *definition) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(def); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// tmpl escapes spec-provided text for Terraform's templatefile().
+func tmpl(s string) string {
+	return strings.NewReplacer("${", "$${", "%{", "%%{").Replace(s)
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// field is the JSONPath of a field of base: dot notation when it is an identifier, else brackets.
+func field(base, name string) string {
+	if identRE.MatchString(name) {
+		return base + "." + name
+	}
+	return base + "['" + strings.ReplaceAll(name, "'", `\'`) + "']"
+}
+
+// groupPath is the MessageGroupId of a FIFO class: the group_by field, or without one the
+// execution name, so that each run keeps its own order.
+func groupPath(a *ir.Agent, root string) string {
+	if a.GroupBy == "" {
+		return "$$.Execution.Name"
+	}
+	return field(root, a.GroupBy)
+}
+
+// names hands out state names that are unique in the whole state machine (Map children included).
+type names map[string]bool
+
+func (n names) take(base string) string {
+	name := base
+	for i := 2; n[name]; i++ {
+		name = base + strconv.Itoa(i)
+	}
+	n[name] = true
+	return name
+}
+
+// build lowers one workflow to a definition, or explains why it cannot.
+func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	if w.Type == "express" && len(w.Steps) > 0 {
+		d := ds.Errorf("S009", w.Path, "express workflow %q has agent steps; Express workflows cannot wait for a task token", w.Name)
+		d.Detail = "Express workflows support only request-response integrations (no .waitForTaskToken, no .sync), and every agent step is a task-token callback. Use `type: standard`."
+		return nil, ds
+	}
+	if len(w.Steps) == 0 {
+		ds.Errorf("P008", w.Path, "workflow %q has no steps", w.Name)
+		return nil, ds
+	}
+	for _, st := range w.Steps {
+		checkStep(st, &ds)
+	}
+	if ds.HasErrors() {
+		return nil, ds
+	}
+
+	used := names{}
+	for _, st := range w.Steps {
+		used[st.Name] = true
+	}
+	labels := names{}
+	comment := w.Description
+	if comment == "" {
+		comment = "Workflow " + w.Name + " (generated by fleetc)."
+	}
+	def := &definition{Comment: tmpl(comment), QueryLanguage: "JSONPath", StartAt: w.Steps[0].Name}
+	var fails states
+	for i, st := range w.Steps {
+		failName := used.take(st.Name + "Failed")
+		var s *state
+		if st.FanOut != nil {
+			s = fanOutState(st, used.take(st.Name+"Item"), labels, &ds)
+		} else {
+			s = taskState(st, "$")
+			s.Comment = tmpl(fmt.Sprintf("Agent step: send to the %s queue (%s) with a task token and wait for the worker's SendTaskSuccess.", st.Agent.Name, st.Agent.Queue.Name))
+		}
+		s.ResultPath = field("$.steps", st.Name)
+		s.Catch = []catcher{{ErrorEquals: []string{"States.ALL"}, ResultPath: "$.error", Next: failName}}
+		if i+1 < len(w.Steps) {
+			s.Next = w.Steps[i+1].Name
+		} else {
+			s.End = true
+		}
+		def.States = append(def.States, namedState{st.Name, s})
+		fails = append(fails, namedState{failName, &state{
+			Type:      "Fail",
+			Comment:   tmpl(fmt.Sprintf("%s failed after its retries; the error and cause are the step's own.", st.Name)),
+			ErrorPath: "$.error.Error",
+			CausePath: "$.error.Cause",
+		}})
+	}
+	def.States = append(def.States, fails...)
+	return def, ds
+}
+
+// checkStep reports step settings that would make the definition invalid.
+func checkStep(st *ir.Step, ds *diag.Diagnostics) {
+	p := st.Path
+	if st.FanOut != nil {
+		p += "/fan_out"
+	}
+	timeout, heartbeat := ir.Seconds(st.Timeout), ir.Seconds(st.Heartbeat)
+	if timeout <= 0 {
+		d := ds.Errorf("S002", p+"/timeout", "step %q has no positive timeout", st.Name)
+		d.Detail = "A task-token task without TimeoutSeconds parks the execution forever when its worker dies."
+	}
+	if heartbeat > 0 && heartbeat >= timeout {
+		d := ds.Errorf("S003", p+"/heartbeat", "step %q: heartbeat %ds is not below its timeout %ds", st.Name, heartbeat, timeout)
+		d.Detail = "HeartbeatSeconds must be smaller than TimeoutSeconds; lower the heartbeat or raise the timeout."
+	}
+	if fo := st.FanOut; fo != nil {
+		if fo.ExecutionType != "STANDARD" {
+			d := ds.Errorf("S009", p+"/execution_type", "fan-out %q runs %s child executions, which cannot wait for a task token", st.Name, fo.ExecutionType)
+			d.Detail = "Each item is an agent step (.waitForTaskToken); Express child workflows support only request-response integrations. Use `execution_type: STANDARD`."
+		}
+		if fo.ToleratedFailurePercent < 0 || fo.ToleratedFailurePercent > 100 {
+			ds.Errorf("S010", p+"/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% is outside 0-100", st.Name, fo.ToleratedFailurePercent)
+		}
+		if fo.BatchInputBytes < 0 || fo.BatchInputBytes > maxBatchBytes {
+			ds.Errorf("S010", p+"/batch_input", "fan-out %q: batch input %d bytes is outside 0-%d", st.Name, fo.BatchInputBytes, maxBatchBytes)
+		}
+		if fo.MaxConcurrency < 0 {
+			ds.Errorf("S006", p+"/max_concurrency", "fan-out %q: max concurrency %d is negative", st.Name, fo.MaxConcurrency)
+		}
+		if !strings.HasPrefix(fo.Items, "$") {
+			ds.Errorf("S010", p+"/items", "fan-out %q: items %q is not a JSONPath", st.Name, fo.Items)
+		}
+	}
+}
+
+// taskState is the SQS callback task of st; root is where trace_id and the group key live.
+func taskState(st *ir.Step, root string) *state {
+	a := st.Agent
+	params := &sendParams{
+		QueueURL: "${" + ir.QueueURLVar(a) + "}",
+		MessageBody: messageBody{
+			TaskToken:   "$$.Task.Token",
+			ExecutionID: "$$.Execution.Id",
+			State:       "$$.State.Name",
+			TraceID:     field(root, "trace_id"),
+			Detail:      "$",
+		},
+	}
+	if a.FIFO {
+		// Content-based deduplication is on for the queue; each dispatch carries a fresh token,
+		// so a retry is never deduplicated away.
+		params.MessageGroupID = groupPath(a, root)
+	}
+	s := &state{
+		Type:             "Task",
+		Resource:         Resource,
+		Parameters:       params,
+		TimeoutSeconds:   ir.Seconds(st.Timeout),
+		HeartbeatSeconds: ir.Seconds(st.Heartbeat),
+	}
+	if st.Retries > 0 {
+		// A timed-out token is dead: the retry dispatches fresh work with a new token.
+		s.Retry = append(s.Retry, retrier{
+			ErrorEquals:     []string{"States.Timeout", "States.HeartbeatTimeout"},
+			IntervalSeconds: timeoutRetryInterval, MaxAttempts: st.Retries, BackoffRate: backoffRate,
+			JitterStrategy: "FULL",
+		})
+	}
+	s.Retry = append(s.Retry, retrier{
+		ErrorEquals:     []string{ErrSQSService, ErrSQSClient},
+		IntervalSeconds: sqsRetryInterval, MaxAttempts: sqsRetryAttempts, BackoffRate: backoffRate,
+		MaxDelaySeconds: sqsRetryMaxDelay, JitterStrategy: "FULL",
+	})
+	return s
+}
+
+// fanOutState is a Distributed Map whose every item is one agent step in a STANDARD child
+// execution. Items carry trace_id and, on FIFO classes, the group key next to the item.
+func fanOutState(st *ir.Step, child string, labels names, ds *diag.Diagnostics) *state {
+	fo, a := st.FanOut, st.Agent
+	carry := map[string]string{"trace_id.$": "$.trace_id"}
+	if a.FIFO && a.GroupBy != "" {
+		carry[a.GroupBy+".$"] = field("$", a.GroupBy)
+	}
+	item := map[string]string{"item.$": "$$.Map.Item.Value", "index.$": "$$.Map.Item.Index"}
+	root := "$"
+	var batcher *itemBatcher
+	if fo.BatchInputBytes > 0 {
+		// Batched children receive {"Items": [...], "BatchInput": {...}}.
+		batcher = &itemBatcher{MaxInputBytesPerBatch: fo.BatchInputBytes, BatchInput: carry}
+		root = "$.BatchInput"
+	} else {
+		for k, v := range carry {
+			item[k] = v
+		}
+	}
+	task := taskState(st, root)
+	task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
+	task.End = true
+
+	conc := fo.MaxConcurrency
+	tol := int(math.Floor(fo.ToleratedFailurePercent))
+	if float64(tol) != fo.ToleratedFailurePercent {
+		d := ds.Warnf("S010", st.Path+"/fan_out/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% rounded down to %d%%", st.Name, fo.ToleratedFailurePercent, tol)
+		d.Detail = "ToleratedFailurePercentage is emitted as a whole percentage; write an integer to silence this."
+	}
+	label := st.Name
+	if len(label) > 40 {
+		label = label[:36]
+	}
+	return &state{
+		Type:                       "Map",
+		Comment:                    tmpl(fmt.Sprintf("Fan-out: one %s agent step per item of %s, as STANDARD child executions of a Distributed Map.", a.Name, fo.Items)),
+		ItemsPath:                  tmpl(fo.Items),
+		ItemSelector:               item,
+		ItemBatcher:                batcher,
+		MaxConcurrency:             &conc,
+		ToleratedFailurePercentage: &tol,
+		Label:                      labels.take(label),
+		ItemProcessor: &itemProcessor{
+			ProcessorConfig: processorConfig{Mode: "DISTRIBUTED", ExecutionType: fo.ExecutionType},
+			StartAt:         child,
+			States:          states{{child, task}},
+		},
+	}
+}

@@ -1,0 +1,166 @@
+package check
+
+import (
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*/fail.want from the current rules")
+
+// rulesMD lists every check of /work/shared/design/rules.md: the catalog must implement each.
+var rulesMD = strings.Fields(`
+Q001 Q002 Q003 Q004 Q005 Q006 Q007 Q008 Q009 Q010 Q011
+E001 E002 E003 E004 E005 E006 E007 E008 E009 E010 E011 E012 E013 E014
+S001 S002 S003 S004 S005 S006 S007 S008 S009 S010
+W001 W002 W003 W004 W005 W006
+M001 M002 M003 M004 M005
+I001 I002 T001`)
+
+// alsoFires names the other errors a fixture cannot avoid. Every fleetc agent step is a
+// task-token callback, so an express workflow over budget (S001) is also an express
+// workflow with agent steps (S009).
+var alsoFires = map[string][]string{"S001": {"S009"}}
+
+func TestCatalog(t *testing.T) {
+	rules := Rules()
+	if len(rules) != len(rulesMD) {
+		t.Errorf("catalog has %d rules, rules.md %d", len(rules), len(rulesMD))
+	}
+	idRE := regexp.MustCompile(`^[QESWMIT][0-9]{3}$`)
+	categories := map[string]bool{"queues": true, "bus": true, "workflows": true, "workers": true, "models": true, "idempotency": true}
+	for i, r := range rules {
+		if i > 0 && rules[i-1].ID >= r.ID {
+			t.Errorf("Rules() not sorted or duplicate: %s then %s", rules[i-1].ID, r.ID)
+		}
+		if !idRE.MatchString(r.ID) || !categories[r.Category] || r.Check == nil {
+			t.Errorf("%s: bad ID, category %q or nil Check", r.ID, r.Category)
+		}
+		if r.Summary == "" || strings.Contains(r.Summary, "\n") {
+			t.Errorf("%s: summary must be one line: %q", r.ID, r.Summary)
+		}
+		if n := strings.Count(strings.TrimSpace(r.Explain), "\n") + 1; n < 5 || n > 12 {
+			t.Errorf("%s: explanation is %d lines; keep it 5–12", r.ID, n)
+		}
+		if !strings.Contains(r.Explain, "Fix:") {
+			t.Errorf("%s: explanation does not say how to fix it", r.ID)
+		}
+		got, ok := Lookup(strings.ToLower(r.ID))
+		if !ok || got.ID != r.ID {
+			t.Errorf("Lookup(%q) = %v, %v", strings.ToLower(r.ID), got.ID, ok)
+		}
+	}
+	for _, id := range rulesMD {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("rules.md check %s is not implemented", id)
+		}
+	}
+	if _, ok := Lookup("X999"); ok {
+		t.Error("Lookup found a rule that does not exist")
+	}
+}
+
+// TestEveryRuleHasFixture: each rule has testdata/<ID>/ with fail.yaml, fail.want and
+// pass.yaml, or (rules fleet.yaml cannot violate) a README.md and an IR-level test.
+func TestEveryRuleHasFixture(t *testing.T) {
+	for _, r := range Rules() {
+		dir := filepath.Join("testdata", r.ID)
+		if _, ok := irFixtures[r.ID]; ok {
+			if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+				t.Errorf("%s: IR-level fixture needs %s/README.md saying why: %v", r.ID, dir, err)
+			}
+			continue
+		}
+		for _, name := range []string{"fail.yaml", "fail.want", "pass.yaml"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("%s: missing fixture: %v", r.ID, err)
+			}
+		}
+	}
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, ok := Lookup(e.Name()); !ok || !e.IsDir() {
+			t.Errorf("testdata/%s is not a rule's fixture directory", e.Name())
+		}
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	for _, r := range Rules() {
+		if _, ok := irFixtures[r.ID]; ok {
+			continue
+		}
+		t.Run(r.ID, func(t *testing.T) {
+			failName := r.ID + "/fail.yaml"
+			ds := load(t, failName, mustRead(t, filepath.Join("testdata", failName)))
+			var lines []string
+			fired := false
+			for _, d := range ds {
+				lines = append(lines, d.String())
+				if d.Code == r.ID {
+					fired = true
+					if d.Detail == "" {
+						t.Errorf("%v: no detail (how to fix)", d)
+					}
+					if d.Severity == diag.Error && r.Severity == diag.Warning {
+						t.Errorf("%v: error from a warning rule", d)
+					}
+				} else if d.Severity == diag.Error && !contains(alsoFires[r.ID], d.Code) {
+					t.Errorf("fail.yaml triggers another error: %v", d)
+				}
+			}
+			if !fired {
+				t.Errorf("fail.yaml does not trigger %s", r.ID)
+			}
+			got := strings.Join(lines, "\n") + "\n"
+			var again []string
+			for _, d := range load(t, failName, mustRead(t, filepath.Join("testdata", failName))) {
+				again = append(again, d.String())
+			}
+			if strings.Join(again, "\n")+"\n" != got {
+				t.Errorf("two runs over fail.yaml disagree:\n%s\n---\n%s", got, strings.Join(again, "\n"))
+			}
+			wantPath := filepath.Join("testdata", r.ID, "fail.want")
+			if *update {
+				if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(wantPath)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("fail.want mismatch (-want +got); run go test ./compiler/check -update and read the diff:\n%s", diff)
+			}
+
+			passName := r.ID + "/pass.yaml"
+			for _, d := range load(t, passName, mustRead(t, filepath.Join("testdata", passName))) {
+				if d.Code == r.ID || d.Severity == diag.Error {
+					t.Errorf("pass.yaml: %s %v", d.Severity, d)
+				}
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

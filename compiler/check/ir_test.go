@@ -1,0 +1,217 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// irFixtures test the rules that fleet.yaml cannot violate by construction (ir.Lower makes
+// one target per rule, literal patterns, and one standard delivery DLQ per fleet). Each
+// lowers a valid fleet, asserts the rule is silent, then breaks the IR the way a future
+// lowering or a hand-built IR could and asserts the rule fires.
+var irFixtures = map[string]func(t *testing.T){
+	"E001": func(t *testing.T) {
+		f := lowerSrc(t, fleetWith(6))
+		expectNone(t, f, "E001")
+		for _, a := range f.Agents {
+			a.Rule.Name = "fx-shared" // six classes behind one rule: six targets
+		}
+		expectOnly(t, f, "E001", "rule fx-shared has 6 targets (a000, a001, a002, a003, a004, a005); EventBridge allows 5 per rule")
+	},
+	"E004": func(t *testing.T) {
+		f := lowerSrc(t, fleetWith(31))
+		wild := func(n int) {
+			for i, a := range f.Agents {
+				if i < n {
+					a.Rule.Pattern["detail"] = map[string]any{"kind": []any{map[string]any{"wildcard": "a*"}}}
+				}
+			}
+		}
+		wild(30)
+		expectNone(t, f, "E004")
+		wild(31)
+		expectOnly(t, f, "E004", "bus fx has 31 rules with wildcards; EventBridge allows 30 (not adjustable)")
+	},
+	"E007": func(t *testing.T) {
+		f := lowerSrc(t, fleetWith(1))
+		expectNone(t, f, "E007")
+		f.TargetDLQ = ir.Queue{}
+		expectOnly(t, f, "E007", "rule fx-a000's target has no dead-letter queue: events that exhaust retries are dropped")
+	},
+	"E008": func(t *testing.T) {
+		f := lowerSrc(t, fleetWith(1))
+		expectNone(t, f, "E008")
+		f.TargetDLQ.Name += ".fifo"
+		f.TargetDLQ.FIFO = true
+		expectOnly(t, f, "E008", "target dead-letter queue fx-delivery-dlq.fifo is FIFO; EventBridge accepts only standard queues as rule-target DLQs")
+	},
+}
+
+func TestIRFixtures(t *testing.T) {
+	for id, fn := range irFixtures {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("IR fixture for unknown rule %s", id)
+			continue
+		}
+		t.Run(id, fn)
+	}
+}
+
+// Parts of YAML-reachable rules that only a hand-built IR can break.
+
+func TestE010BatchLimit(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	expectNone(t, f, "E010")
+	f.Bus.MaxEntries = 11
+	expectOnly(t, f, "E010", "PutEvents batches of 11 entries on a classic bus; EventBridge allows 1–10")
+	f.Bus.Model, f.Bus.MaxEntries = "v2", 100
+	expectNone(t, f, "E010")
+}
+
+func TestS010ExecutionType(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1)+"\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000 }\n")
+	expectNone(t, f, "S010")
+	f.Workflows[0].Steps[0].FanOut.ExecutionType = ""
+	expectOnly(t, f, "S010", `fan-out A000FanOut has ExecutionType ""; a DISTRIBUTED ItemProcessor needs STANDARD or EXPRESS`)
+}
+
+// TestRunSurvivesSparseIR: a hand-built IR with nothing filled in must not crash the catalog.
+func TestRunSurvivesSparseIR(t *testing.T) {
+	if ds := Run(nil); ds != nil {
+		t.Errorf("Run(nil) = %v", ds)
+	}
+	f := &ir.Fleet{
+		Agents:    []*ir.Agent{{Name: "x", Runtime: "lambda"}, {Name: "y", Runtime: "agentcore"}, {Name: "z", Runtime: "eks", FIFO: true}},
+		Models:    []*ir.Model{{Name: "m"}},
+		Workflows: []*ir.Workflow{{Name: "w", Steps: []*ir.Step{{Name: "s"}, {Name: "t", FanOut: &ir.FanOut{}}}}},
+		Events:    []*ir.Event{{DetailType: "e"}},
+		Traffic:   &ir.Traffic{ConversationsPerMinute: 60, StepsPerConversation: 1},
+	}
+	for _, d := range Run(f) {
+		if strings.Contains(d.Summary, "internal error") {
+			t.Errorf("rule crashed on a sparse IR: %v", d)
+		}
+	}
+}
+
+// TestRunDeduplicatesInheritedValues: a bad default inherited by two classes is one finding.
+func TestRunDeduplicatesInheritedValues(t *testing.T) {
+	src := strings.Replace(fleetWith(2), "defaults:\n  queue: { max_receives: 3 }", "defaults:\n  queue: { max_receives: 3, delay: 20m }", 1)
+	f := lowerSrc(t, src)
+	var got []string
+	for _, d := range Run(f) {
+		if d.Code == "Q011" {
+			got = append(got, d.Path)
+		}
+	}
+	if len(got) != 1 || got[0] != "/defaults/queue/delay" {
+		t.Errorf("Q011 findings at %v, want one at /defaults/queue/delay", got)
+	}
+}
+
+// TestRegionNumbers pins the seeds' regional quotas.
+func TestRegionNumbers(t *testing.T) {
+	cases := []struct {
+		region                string
+		putEvents, fifoHT, cb float64
+		rules, sessions       int
+	}{
+		{"us-east-1", 10000, 70000, 500, 300, 5000},
+		{"eu-west-1", 10000, 70000, 500, 300, 5000},
+		{"us-east-2", 2400, 2400, 300, 300, 2500},
+		{"eu-south-2", 2400, 2400, 300, 300, 2500},
+		{"ap-southeast-2", 400, 2400, 300, 300, 2500},
+		{"af-south-1", 400, 2400, 300, 100, 2500},
+		{"eu-south-1", 400, 2400, 300, 100, 2500},
+	}
+	for _, c := range cases {
+		cb, _ := callbackRefill(c.region)
+		got := fmt.Sprint(putEventsRPS(c.region), fifoHighThroughputTPS(c.region), cb, rulesPerBus(c.region), agentCoreSessions(c.region))
+		want := fmt.Sprint(c.putEvents, c.fifoHT, c.cb, c.rules, c.sessions)
+		if got != want {
+			t.Errorf("%s: got %s, want %s", c.region, got, want)
+		}
+	}
+}
+
+func TestNum(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 62.5: "62.5", 11250: "11,250", 1048576: "1,048,576", 120000.04: "120,000", -1500: "-1,500"} {
+		if got := num(in); got != want {
+			t.Errorf("num(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// fleetWith is a valid fleet of n lambda classes, each consuming task.requested.
+func fleetWith(n int) string {
+	var b strings.Builder
+	b.WriteString(`version: 1
+fleet: fx
+region: us-east-1
+bus: { name: fx }
+defaults:
+  queue: { max_receives: 3 }
+events:
+  task.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, kind]
+      properties:
+        trace_id: { type: string }
+        kind: { type: string }
+agents:
+`)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  a%03d:\n    runtime: lambda\n    consumes: { event: task.requested, match: { kind: [a%03d] } }\n    step: { p95: 2s, max: 30s }\n    handler: { exec: [/app/a] }\n", i, i)
+	}
+	return b.String()
+}
+
+func lowerSrc(t *testing.T, src string) *ir.Fleet {
+	t.Helper()
+	file, ds := spec.Load("ir.yaml", []byte(src))
+	if ds.HasErrors() {
+		t.Fatalf("does not load:\n%v", ds)
+	}
+	f, lds := ir.Lower(file)
+	if lds.HasErrors() {
+		t.Fatalf("does not lower:\n%v", lds)
+	}
+	return f
+}
+
+func findings(f *ir.Fleet, id string) []*diag.Diagnostic {
+	var out []*diag.Diagnostic
+	for _, d := range Run(f) {
+		if d.Code == id {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func expectNone(t *testing.T, f *ir.Fleet, id string) {
+	t.Helper()
+	for _, d := range findings(f, id) {
+		t.Errorf("unexpected %s: %s", id, d.Summary)
+	}
+}
+
+func expectOnly(t *testing.T, f *ir.Fleet, id, summary string) {
+	t.Helper()
+	ds := findings(f, id)
+	if len(ds) != 1 || ds[0].Summary != summary || ds[0].Detail == "" || ds[0].Path == "" {
+		var got []string
+		for _, d := range ds {
+			got = append(got, fmt.Sprintf("%s @%s", d.Summary, d.Path))
+		}
+		t.Errorf("%s findings:\n  %s\nwant exactly:\n  %s", id, strings.Join(got, "\n  "), summary)
+	}
+}

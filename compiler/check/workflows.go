@@ -1,0 +1,355 @@
+package check
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+var workflowRules = []Rule{
+	{
+		ID: "S001", Category: "workflows", Severity: diag.Error,
+		Summary: "express workflow: Σ(step p95 × retry safety) ≤ 300 s, and no LLM step",
+		Explain: `Express workflows stop at 5 minutes (300 s). A 12-step chain at 30 s per step is 360 s:
+over the ceiling before a single tool call misbehaves. The math that bites is
+chain_steps × p95_step_latency × retry_safety against 300 s, not the average case.
+Formula: Σ over steps of step.p95 × (1 + retries) ≤ 300 s.
+Anything with a model call inside (a model policy or an llm handler) belongs on Standard,
+where the 1-year execution ceiling and per-transition persistence exist for it.
+Fix: set the workflow's type: standard.`,
+		Check: checkExpressBudget,
+	},
+	{
+		ID: "S002", Category: "workflows", Severity: diag.Error,
+		Summary: "every waitForTaskToken task has TimeoutSeconds",
+		Explain: `A .waitForTaskToken task waits for SendTaskSuccess up to the one-year service quota. If
+the worker holding the token dies, the execution stays parked: TimeoutSeconds is what
+fails the state so a retry can dispatch fresh work with a new token.
+fleetc defaults the timeout to 2 × step.max + visibility; writing timeout: 0s removes it.
+Fix: set the step's timeout (e.g. 1h), or leave it to fleetc's default.`,
+		Check: checkTaskTimeout,
+	},
+	{
+		ID: "S003", Category: "workflows", Severity: diag.Error,
+		Summary: "HeartbeatSeconds < TimeoutSeconds and above the step's longest model call",
+		Explain: `A missed heartbeat fails the task with States.Timeout even though the worker is alive.
+The worker cannot heartbeat from inside a model call that does not support cancellation,
+so the heartbeat window must exceed the longest model call of the step: the largest
+timeout in the class's model policy and its fallbacks. A heartbeat at or above
+TimeoutSeconds is meaningless (the seed's task: TimeoutSeconds 3600, HeartbeatSeconds 900).
+Formula: longest model timeout < heartbeat < timeout.
+Fix: raise the step's heartbeat above the model timeout and keep it below the timeout.`,
+		Check: checkTaskHeartbeat,
+	},
+	{
+		ID: "S004", Category: "workflows", Severity: diag.Error,
+		Summary: "workflow payloads may exceed 256 KiB without claim-check",
+		Explain: `Step Functions caps every state's input and output at 256 KiB (262,144 bytes); a task
+output above it fails the execution. A class dispatched by a workflow returns its result
+through SendTaskSuccess, so its largest inline payload, min(payload.max,
+payload.claim_check_over), must fit. Claim-check (S3 object, reference in state) is the
+only way to move large intermediate results between states.
+Fix: set payload.claim_check_over to 256KiB or less (fleetc's default is 200KiB).`,
+		Check: checkStatePayload,
+	},
+	{
+		ID: "S005", Category: "workflows", Severity: diag.Error,
+		Summary: "estimated history events per execution ≤ 25,000",
+		Explain: `A Standard execution's history holds at most 25,000 events; past it the execution fails.
+Estimate: 2 (execution started/ended) + Σ over steps of 6 events per attempt (state
+entered, scheduled, started, submitted, succeeded/failed, exited) × (1 + retries).
+Distributed Map children run as separate executions with their own histories.
+Fix: split the workflow (start a child execution per phase), or lower step retries.`,
+		Check: checkHistory,
+	},
+	{
+		ID: "S006", Category: "workflows", Severity: diag.Error,
+		Summary: "fan-out max concurrency ≤ 10,000; open Map Runs (concurrent conversations) ≤ 1,000",
+		Explain: `A Distributed Map drives up to 10,000 concurrent child executions per Map Run, and an
+account holds 1,000 open Map Runs; neither is adjustable. A fan-out per conversation opens
+a Map Run per conversation, so 1,000 concurrent conversations exhaust the account cap.
+Formula: traffic.concurrent_conversations ≤ 1,000 when a workflow fans out.
+Fix: lower fan_out.max_concurrency; queue the fan-outs or share Map Runs across
+conversations before you reach 1,000.`,
+		Check: checkMapLimits,
+	},
+	{
+		ID: "S007", Category: "workflows", Severity: diag.Error,
+		Summary: "projected SendTaskSuccess/Failure/Heartbeat within 500/s (big-3) or 300/s",
+		Explain: `SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat each have a token bucket of
+3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
+Formula: callbacks/s = Σ over workflow classes of class steps/s; heartbeats/s = in-flight
+steps of those classes (steps/s × duration) ÷ the step's heartbeat. The seed's fleet
+calls back 125/s: 4× headroom.
+Fix: batch callbacks per execution, shard across accounts, or request a quota increase.`,
+		Check: checkCallbackRate,
+	},
+	{
+		ID: "S008", Category: "workflows", Severity: diag.Error,
+		Summary: "projected transitions ≤ 5,000/s (Standard); StartExecution ≤ 6,000/s (Express)",
+		Explain: `Standard workflows get 5,000 state transitions/s in the big-3 regions (the seed quotes no
+other region; fleetc uses 5,000 everywhere as an upper bound); Express gets 6,000
+StartExecution/s per region.
+Formula: executions/s = conversations_per_minute ÷ 60 (each conversation runs the
+workflow once); transitions/s = executions/s × (1 + Σ steps × (1 + retries)).
+Distributed Map children are not counted (their item count is not in the spec).
+Fix: request a quota increase, or move high-rate choreography off the state machine.`,
+		Check: checkSFNRates,
+	},
+	{
+		ID: "S009", Category: "workflows", Severity: diag.Error,
+		Summary: "express workflows support no .waitForTaskToken: no agent steps",
+		Explain: `Express workflows support only the request-response integration pattern: no
+.waitForTaskToken and no .sync. Every fleetc agent step is a task-token callback (send to
+the class queue, wait for SendTaskSuccess), so an express workflow cannot dispatch one;
+the same holds for fan-out children run as EXPRESS executions.
+Fix: set the workflow's type: standard, and fan_out.execution_type: STANDARD.`,
+		Check: checkExpressCallbacks,
+	},
+	{
+		ID: "S010", Category: "workflows", Severity: diag.Error,
+		Summary: "fan-out: DISTRIBUTED with an ExecutionType, batch input ≤ 262,144 bytes, tolerance 0–100 %",
+		Explain: `A Distributed Map's ItemProcessor needs ProcessorConfig Mode DISTRIBUTED with an
+ExecutionType (STANDARD or EXPRESS). Its ItemBatcher BatchInput is capped at 256 KiB
+(262,144 bytes), like every state payload, and ToleratedFailurePercentage takes 0–100.
+Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB, and
+tolerated_failure_percent within 0–100.`,
+		Check: checkFanOut,
+	},
+}
+
+// stepPath is the path of a step field, inside fan_out for fan-out steps.
+func stepPath(st *ir.Step, field string) string {
+	if st.FanOut != nil {
+		return st.Path + "/fan_out/" + field
+	}
+	return st.Path + "/" + field
+}
+
+func checkExpressBudget(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		if w.Type != "express" {
+			continue
+		}
+		var sum time.Duration
+		for _, st := range w.Steps {
+			if st.Agent == nil {
+				continue
+			}
+			sum += st.Agent.StepP95 * time.Duration(1+st.Retries)
+			if usesModel(st.Agent) {
+				r.Add(stepPath(st, "agent"),
+					fmt.Sprintf("express workflow %s runs model-calling class %s; LLM steps belong on Standard", w.Name, st.Agent.Name),
+					"Set the workflow's type: standard.")
+			}
+		}
+		if sum > expressMax {
+			r.Add(at(f, w.Path+"/type", w.Path),
+				fmt.Sprintf("express workflow %s needs Σ(p95 × (1 + retries)) = %s (%s), over the 300 s Express ceiling", w.Name, dur(sum), secs(sum)),
+				"Set type: standard (1-year executions) or shorten the chain.")
+		}
+	}
+}
+
+func checkTaskTimeout(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.Agent != nil && st.Timeout <= 0 {
+				r.Add(stepPath(st, "timeout"),
+					fmt.Sprintf("workflow %s step %s waits for a task token with no TimeoutSeconds: a dead worker parks the execution for up to a year", w.Name, st.Name),
+					"Set the step's timeout (e.g. 1h), or omit it for fleetc's default (2 × step.max + visibility).")
+			}
+		}
+	}
+}
+
+func checkTaskHeartbeat(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.Heartbeat <= 0 || st.Agent == nil {
+				continue
+			}
+			path := stepPath(st, "heartbeat")
+			if st.Timeout > 0 && st.Heartbeat >= st.Timeout {
+				r.Add(path,
+					fmt.Sprintf("step %s: heartbeat %s is not below its timeout %s", st.Name, dur(st.Heartbeat), dur(st.Timeout)),
+					"Set the heartbeat below the timeout (the seed: 900 s heartbeat, 3,600 s timeout).")
+			}
+			if call, m := longestModelCall(st.Agent); m != nil && st.Heartbeat <= call {
+				r.Add(path,
+					fmt.Sprintf("step %s: heartbeat %s is not above the longest model call (%s, policy %s); a live worker misses it", st.Name, dur(st.Heartbeat), dur(call), m.Name),
+					fmt.Sprintf("Raise the heartbeat above %s, or lower the model policy's timeout.", dur(call)))
+			}
+		}
+	}
+}
+
+func checkStatePayload(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if len(a.Workflows) == 0 {
+			continue
+		}
+		if n := inline(a); n > sfnMaxPayload {
+			r.Add(at(f, a.Path+"/payload/claim_check_over", a.Path+"/payload/max", a.Path+"/payload"),
+				fmt.Sprintf("class %s (workflow %s): payloads up to %s travel inline, above Step Functions' 256 KiB (262,144 bytes) state limit", a.Name, a.Workflows[0].Name, bytesOf(n)),
+				"Set payload.claim_check_over to 256KiB or less (200KiB is fleetc's default).")
+		}
+	}
+}
+
+// historyEvents estimates a Standard execution's history length.
+func historyEvents(w *ir.Workflow) int {
+	n := 2
+	for _, st := range w.Steps {
+		n += 6 * (1 + st.Retries)
+	}
+	return n
+}
+
+func checkHistory(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		if w.Type == "express" {
+			continue // Express has no history cap
+		}
+		if n := historyEvents(w); n > sfnMaxHistory {
+			r.Add(at(f, w.Path+"/steps", w.Path),
+				fmt.Sprintf("workflow %s: an estimated %s history events per execution exceed Standard's 25,000 cap (%d steps)", w.Name, inum(n), len(w.Steps)),
+				"Split the workflow into child executions, or lower step retries.")
+		}
+	}
+}
+
+func checkMapLimits(f *ir.Fleet, r *Reporter) {
+	fansOut := false
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.FanOut == nil {
+				continue
+			}
+			fansOut = true
+			if st.FanOut.MaxConcurrency > mapMaxConcurrency {
+				r.Add(stepPath(st, "max_concurrency"),
+					fmt.Sprintf("fan-out %s: max_concurrency %s exceeds Distributed Map's 10,000 child executions per Map Run", st.Name, inum(st.FanOut.MaxConcurrency)),
+					"Set fan_out.max_concurrency to 10,000 or less (not adjustable).")
+			}
+		}
+	}
+	if fansOut && f.Traffic != nil && f.Traffic.ConcurrentConversations > openMapRuns {
+		r.Add(at(f, "/traffic/concurrent_conversations", "/traffic"),
+			fmt.Sprintf("%s concurrent conversations each open a Map Run; an account allows 1,000 open Map Runs", inum(f.Traffic.ConcurrentConversations)),
+			"Queue the fan-outs or share Map Runs across conversations (the cap is not adjustable).")
+	}
+}
+
+func checkCallbackRate(f *ir.Fleet, r *Reporter) {
+	per := classStepsPerSec(f)
+	if per == 0 {
+		return
+	}
+	refill, _ := callbackRefill(f.Region)
+	var callbacks, heartbeats float64
+	for _, a := range f.Agents {
+		if len(a.Workflows) == 0 {
+			continue
+		}
+		callbacks += per
+		var hb time.Duration
+		for _, w := range a.Workflows {
+			for _, st := range w.Steps {
+				if st.Agent == a && st.Heartbeat > 0 && (hb == 0 || st.Heartbeat < hb) {
+					hb = st.Heartbeat
+				}
+			}
+		}
+		if hb > 0 {
+			heartbeats += inFlight(f, a) / hb.Seconds()
+		}
+	}
+	path := at(f, "/traffic/conversations_per_minute", "/traffic")
+	if callbacks > refill {
+		r.Add(path,
+			fmt.Sprintf("projected %s SendTaskSuccess/s exceeds the %s/s refill in %s", num(callbacks), num(refill), f.Region),
+			"Batch callbacks per execution, shard state machines across accounts, or request a quota increase.")
+	}
+	if heartbeats > refill {
+		r.Add(path,
+			fmt.Sprintf("projected %s SendTaskHeartbeat/s exceeds the %s/s refill in %s", num(heartbeats), num(refill), f.Region),
+			"Lengthen step heartbeats (above the longest model call) or request a quota increase.")
+	}
+}
+
+func checkSFNRates(f *ir.Fleet, r *Reporter) {
+	if f.Traffic == nil || f.Traffic.ConversationsPerMinute == 0 {
+		return
+	}
+	execs := f.Traffic.ConversationsPerMinute / 60
+	path := at(f, "/traffic/conversations_per_minute", "/traffic")
+	for _, w := range f.Workflows {
+		if w.Type == "express" {
+			if execs > expressStartPerSec {
+				r.Add(path,
+					fmt.Sprintf("express workflow %s: projected %s StartExecution/s exceeds 6,000/s", w.Name, num(execs)),
+					"Request a quota increase or start executions in batches.")
+			}
+			continue
+		}
+		per := 1
+		for _, st := range w.Steps {
+			per += 1 + st.Retries
+		}
+		if tr := execs * float64(per); tr > transitionsPerSec {
+			r.Add(path,
+				fmt.Sprintf("workflow %s: projected %s state transitions/s (%s executions/s × %d) exceeds 5,000/s", w.Name, num(tr), num(execs), per),
+				"Request a quota increase, or move high-rate choreography to EventBridge and queues.")
+		}
+	}
+}
+
+func checkExpressCallbacks(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.Agent == nil {
+				continue
+			}
+			if w.Type == "express" {
+				r.Add(stepPath(st, "agent"),
+					fmt.Sprintf("express workflow %s dispatches class %s with .waitForTaskToken, which Express does not support", w.Name, st.Agent.Name),
+					"Set the workflow's type: standard.")
+				continue
+			}
+			if st.FanOut != nil && st.FanOut.ExecutionType == "EXPRESS" {
+				r.Add(stepPath(st, "execution_type"),
+					fmt.Sprintf("fan-out %s runs EXPRESS child executions, which cannot wait for class %s's task token", st.Name, st.Agent.Name),
+					"Set fan_out.execution_type: STANDARD.")
+			}
+		}
+	}
+}
+
+func checkFanOut(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			fo := st.FanOut
+			if fo == nil {
+				continue
+			}
+			if fo.ExecutionType != "STANDARD" && fo.ExecutionType != "EXPRESS" {
+				r.Add(stepPath(st, "execution_type"),
+					fmt.Sprintf("fan-out %s has ExecutionType %q; a DISTRIBUTED ItemProcessor needs STANDARD or EXPRESS", st.Name, fo.ExecutionType),
+					"Set fan_out.execution_type: STANDARD.")
+			}
+			if fo.BatchInputBytes > sfnMaxPayload {
+				r.Add(stepPath(st, "batch_input"),
+					fmt.Sprintf("fan-out %s: batch_input %s exceeds the 262,144-byte BatchInput limit", st.Name, bytesOf(fo.BatchInputBytes)),
+					"Set fan_out.batch_input to 256KiB or less.")
+			}
+			if p := fo.ToleratedFailurePercent; p < 0 || p > 100 {
+				r.Add(stepPath(st, "tolerated_failure_percent"),
+					fmt.Sprintf("fan-out %s: tolerated_failure_percent %s is outside 0–100", st.Name, num(p)),
+					"Set fan_out.tolerated_failure_percent between 0 and 100.")
+			}
+		}
+	}
+}

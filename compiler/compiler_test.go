@@ -1,0 +1,199 @@
+package compiler_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/artifact"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden from the examples (and delete stale files); read the diff before committing")
+
+func examples(t testing.TB) []string {
+	paths, err := filepath.Glob("../examples/*/fleet.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	return paths
+}
+
+func build(t testing.TB, name string, src []byte) *artifact.Set {
+	t.Helper()
+	_, fleet, ds := compiler.LoadBytes(name, src)
+	if fleet == nil || ds.HasErrors() {
+		t.Fatalf("%s does not validate:\n%v", name, ds)
+	}
+	set, gds := compiler.Generate(fleet)
+	if gds.HasErrors() {
+		t.Fatalf("%s does not generate:\n%v", name, gds)
+	}
+	return set
+}
+
+func buildFile(t testing.TB, path string) *artifact.Set {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return build(t, path, src)
+}
+
+// TestGolden compares each example's full output with testdata/golden/<example>/, in both
+// directions: a missing file and an extra file are both failures.
+func TestGolden(t *testing.T) {
+	for _, path := range examples(t) {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
+			got := buildFile(t, path)
+			dir := filepath.Join("testdata", "golden", name)
+			if *update {
+				if err := artifact.WriteDir(dir, got); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := artifact.ReadDir(dir)
+			if err != nil {
+				t.Fatalf("%v (run go test ./compiler -update)", err)
+			}
+			for _, c := range artifact.Diff(want, got) {
+				t.Errorf("%s: %s (run go test ./compiler -update and review the diff)", c.Path, c.Kind)
+			}
+		})
+	}
+}
+
+// TestKindsOfArtifacts: every example yields the artifact kinds its spec calls for.
+func TestKindsOfArtifacts(t *testing.T) {
+	set := buildFile(t, "../examples/research-fleet/fleet.yaml")
+	for _, prefix := range []string{"terraform/", "statemachines/conversation.asl.json", "k8s/researcher/", "k8s/coder/", "schemas/agent.step.requested.json", "runtime/researcher.json", "runtime/coder.json"} {
+		found := false
+		for _, p := range set.Paths() {
+			if strings.HasPrefix(p, prefix) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no artifact under %s", prefix)
+		}
+	}
+}
+
+// TestDeterministic: two builds, and a build of the same spec with every map written in
+// reverse order, give identical bytes.
+func TestDeterministic(t *testing.T) {
+	for _, path := range examples(t) {
+		src, _ := os.ReadFile(path)
+		a, b := build(t, path, src), build(t, path, src)
+		if d := artifact.Diff(a, b); len(d) > 0 {
+			t.Fatalf("%s: two builds differ: %v", path, d)
+		}
+		reordered := reverseMaps(t, src)
+		if bytes.Equal(reordered, src) {
+			t.Fatalf("%s: reordering changed nothing", path)
+		}
+		c := build(t, path, reordered)
+		if d := artifact.Diff(a, c); len(d) > 0 {
+			t.Errorf("%s: map order leaks into output: %v", path, d)
+		}
+	}
+}
+
+// reverseMaps re-emits a YAML document with the keys of every mapping reversed.
+func reverseMaps(t testing.TB, src []byte) []byte {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			var pairs [][2]*yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				pairs = append(pairs, [2]*yaml.Node{n.Content[i], n.Content[i+1]})
+			}
+			n.Content = n.Content[:0]
+			for i := len(pairs) - 1; i >= 0; i-- {
+				n.Content = append(n.Content, pairs[i][0], pairs[i][1])
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&doc)
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// bigFleet writes a spec with n agent classes: one in four consumes its own event (a bus
+// holds at most 300 rules), the rest are dispatched by workflows of ten steps each.
+func bigFleet(n int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\n")
+	b.WriteString("models:\n  fast:\n    targets: [bedrock/us.anthropic.claude-haiku-4-5]\n    fallbacks: [slow]\n    max_in_flight: 100000\n  slow:\n    targets: [bedrock/us.anthropic.claude-sonnet-4-5]\n    max_in_flight: 100000\n")
+	b.WriteString("events:\n")
+	for i := 0; i < n; i += 4 {
+		fmt.Fprintf(&b, "  task.c%04d:\n    version: 1\n    source: big.app\n    detail: { type: object, required: [trace_id], properties: { trace_id: { type: string } } }\n", i)
+	}
+	b.WriteString("agents:\n")
+	for i := 0; i < n; i++ {
+		rt := []string{"eks", "lambda"}[i%2]
+		fmt.Fprintf(&b, "  c%04d:\n    runtime: %s\n    step: { p95: 20s, max: 2m }\n    model: fast\n    handler: { exec: [/app/run] }\n    scaling: { min: 1, max: 10, per_replica: 4 }\n", i, rt)
+		if i%4 == 0 {
+			fmt.Fprintf(&b, "    consumes: { event: task.c%04d }\n", i)
+		}
+	}
+	b.WriteString("workflows:\n")
+	for w := 0; w*10 < n; w++ {
+		fmt.Fprintf(&b, "  w%03d:\n    steps:\n", w)
+		for i := w * 10; i < min(n, w*10+10); i++ {
+			fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 10m, heartbeat: 5m }\n", i)
+		}
+	}
+	return []byte(b.String())
+}
+
+func BenchmarkValidateResearch(b *testing.B) {
+	src, _ := os.ReadFile("../examples/research-fleet/fleet.yaml")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, fleet, ds := compiler.LoadBytes("fleet.yaml", src); fleet == nil || ds.HasErrors() {
+			b.Fatal(ds)
+		}
+	}
+}
+
+func BenchmarkBuildResearch(b *testing.B) {
+	src, _ := os.ReadFile("../examples/research-fleet/fleet.yaml")
+	b.ReportAllocs()
+	for b.Loop() {
+		build(b, "fleet.yaml", src)
+	}
+}
+
+func BenchmarkBuild1000Classes(b *testing.B) {
+	src := bigFleet(1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		build(b, "big.yaml", src)
+	}
+}
+
+func TestBigFleetBuilds(t *testing.T) {
+	set := build(t, "big.yaml", bigFleet(50))
+	if n := len(set.Paths()); n < 100 {
+		t.Fatalf("50 classes gave only %d files", n)
+	}
+}

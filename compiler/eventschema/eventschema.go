@@ -1,0 +1,539 @@
+// Package eventschema generates, per event contract, the JSON Schema the EventBridge Schema
+// Registry stores (type JSONSchemaDraft4) and an example event that validates against it:
+//
+//	schemas/<detail-type>.json           the full EventBridge envelope, detail = the contract
+//	schemas/examples/<detail-type>.json  a deterministic example event
+//
+// The registry takes draft-04 only, so the detail schema (written in whatever draft the user
+// knows) is translated: const → enum, numeric exclusiveMinimum/Maximum → the draft-04 boolean
+// form, $defs → definitions (hoisted to the document root, refs rewritten), prefixItems →
+// items, dependentRequired/dependentSchemas → dependencies; annotations draft-04 lacks
+// (examples, $comment, readOnly, ...) and formats it does not define are dropped. Keywords
+// with no draft-04 equivalent (if/then/else, contains, propertyNames, unevaluated*) are
+// errors (E015) at the offending keyword. Nothing non-standard (no x- extensions) is written:
+// the registry gets plain draft-04.
+//
+// Every schema is compiled against the draft-04 metaschema and every example validated
+// against its schema before they are returned, so an invalid artifact is a diagnostic, never
+// a file.
+package eventschema
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Draft04 is the $schema of every generated schema.
+const Draft04 = "http://json-schema.org/draft-04/schema#"
+
+// Code is the diagnostic code of detail schemas that cannot be expressed in draft-04.
+const Code = "E015"
+
+// Fixed envelope values of the example events: same bytes every run.
+const (
+	ExampleID      = "00000000-0000-4000-8000-000000000000"
+	ExampleTime    = "2026-01-01T00:00:00Z"
+	ExampleAccount = "123456789012"
+)
+
+// SchemaPath and ExamplePath are the artifact paths of an event's schema and example.
+func SchemaPath(e *ir.Event) string  { return "schemas/" + e.DetailType + ".json" }
+func ExamplePath(e *ir.Event) string { return "schemas/examples/" + e.DetailType + ".json" }
+
+// Generate returns a schema and an example per event. An event whose detail schema cannot be
+// translated gets error diagnostics and no files; one whose example cannot be generated
+// keeps its schema and gets a warning.
+func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
+	var files []artifact.File
+	var ds diag.Diagnostics
+	for _, e := range f.Events {
+		files = append(files, event(f, e, &ds)...)
+	}
+	if f.Index != nil {
+		f.Index.Locate(ds)
+	}
+	return files, ds.Sorted()
+}
+
+func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
+	detail, err := normalize(e.Detail)
+	if err != nil {
+		ds.Errorf(Code, e.Path+"/detail", "event %s: detail schema is not JSON: %v", e.DetailType, err)
+		return nil
+	}
+	var eds diag.Diagnostics
+	out := (&translator{base: e.Path + "/detail", ds: &eds}).document(detail)
+	// The example generator honors formats draft-04 does not know (uuid, date, ...).
+	hints := (&translator{base: e.Path + "/detail", ds: new(diag.Diagnostics), keepFormats: true}).document(detail)
+	*ds = append(*ds, eds...)
+	if eds.HasErrors() {
+		return nil
+	}
+	schema := envelope(e, out)
+	sb, err := encode(schema)
+	if err == nil {
+		_, err = compile(sb)
+	}
+	if err != nil {
+		d := ds.Errorf(Code, e.Path+"/detail", "event %s: the translated schema is not valid draft-04: %v", e.DetailType, err)
+		d.Detail = "This is most likely a $ref fleetc could not rewrite; point refs at #/definitions/... or #/$defs/...."
+		return nil
+	}
+	files := []artifact.File{{Path: SchemaPath(e), Bytes: sb}}
+
+	hintDoc := envelope(e, hints)
+	g := &generator{root: hintDoc}
+	example := map[string]any{
+		"version":     "0",
+		"id":          ExampleID,
+		"detail-type": e.DetailType,
+		"source":      e.Source,
+		"account":     ExampleAccount,
+		"time":        ExampleTime,
+		"region":      f.Region,
+		"resources":   []any{},
+		"detail":      g.value(hintDoc["properties"].(map[string]any)["detail"], "detail", 0),
+	}
+	eb, err := encode(example)
+	if err == nil {
+		err = validate(sb, eb)
+	}
+	if err != nil {
+		d := ds.Warnf(Code, e.Path+"/detail", "event %s: no example event could be generated: %v", e.DetailType, err)
+		d.Detail = "The schema is still generated; patterns or combinators fleetc cannot satisfy keep it from inventing a valid example."
+		return files
+	}
+	return append(files, artifact.File{Path: ExamplePath(e), Bytes: eb})
+}
+
+// envelope wraps a translated detail schema in the EventBridge event envelope.
+func envelope(e *ir.Event, t translated) map[string]any {
+	desc := e.Description
+	if desc == "" {
+		desc = fmt.Sprintf("%s events from %s.", e.DetailType, e.Source)
+	}
+	desc += fmt.Sprintf(" Contract version %d.", e.Version)
+	str := func() map[string]any { return map[string]any{"type": "string"} }
+	doc := map[string]any{
+		"$schema":     Draft04,
+		"title":       e.DetailType,
+		"description": desc,
+		"type":        "object",
+		"required":    []any{"version", "id", "detail-type", "source", "account", "time", "region", "resources", "detail"},
+		"properties": map[string]any{
+			"version":     str(),
+			"id":          map[string]any{"type": "string", "minLength": json.Number("1")},
+			"detail-type": map[string]any{"type": "string", "enum": []any{e.DetailType}},
+			"source":      map[string]any{"type": "string", "enum": []any{e.Source}},
+			"account":     map[string]any{"type": "string", "pattern": "^[0-9]{12}$"},
+			"time":        map[string]any{"type": "string", "format": "date-time"},
+			"region":      str(),
+			"resources":   map[string]any{"type": "array", "items": str()},
+			"detail":      t.schema,
+		},
+	}
+	if len(t.defs) > 0 {
+		doc["definitions"] = t.defs
+	}
+	return doc
+}
+
+// normalize deep-copies a schema through JSON so numbers are exact json.Numbers and every
+// object is a map[string]any, whatever the loader produced.
+func normalize(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	err = dec.Decode(&out)
+	return out, err
+}
+
+// encode renders a document: sorted keys, 2-space indent, trailing newline, no HTML escaping.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+const docURL = "mem:///event.json"
+
+// compile checks a schema against the draft-04 metaschema, offline.
+func compile(schema []byte) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft4
+	c.AssertFormat = true
+	c.LoadURL = func(u string) (io.ReadCloser, error) {
+		return nil, fmt.Errorf("remote $ref %q refused", u)
+	}
+	if err := c.AddResource(docURL, bytes.NewReader(schema)); err != nil {
+		return nil, err
+	}
+	return c.Compile(docURL)
+}
+
+func validate(schema, instance []byte) error {
+	sch, err := compile(schema)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(instance))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	return sch.Validate(v)
+}
+
+// translated is a draft-04 detail schema plus the definitions hoisted out of it.
+type translated struct {
+	schema any
+	defs   map[string]any
+}
+
+type translator struct {
+	base        string // spec path of the detail schema, for diagnostics
+	ds          *diag.Diagnostics
+	keepFormats bool
+	defs        map[string]any
+}
+
+// draft04Formats are the formats draft-04 defines.
+var draft04Formats = map[string]bool{"date-time": true, "email": true, "hostname": true, "ipv4": true, "ipv6": true, "uri": true}
+
+// Keywords copied as they are: draft-04 validation keywords and annotations.
+var plainKeywords = map[string]bool{
+	"type": true, "enum": true, "minimum": true, "maximum": true, "multipleOf": true,
+	"minLength": true, "maxLength": true, "pattern": true, "minItems": true, "maxItems": true,
+	"uniqueItems": true, "minProperties": true, "maxProperties": true,
+	"title": true, "description": true, "default": true,
+}
+
+// Annotations newer drafts added; draft-04 has no place for them and they assert nothing.
+var droppedKeywords = map[string]bool{
+	"examples": true, "$comment": true, "readOnly": true, "writeOnly": true, "deprecated": true,
+	"contentMediaType": true, "contentEncoding": true, "contentSchema": true,
+}
+
+// Assertions with no draft-04 equivalent.
+var refusedKeywords = map[string]string{
+	"if": "conditional subschemas", "then": "conditional subschemas", "else": "conditional subschemas",
+	"contains": "array containment", "minContains": "array containment", "maxContains": "array containment",
+	"propertyNames":         "property-name schemas",
+	"unevaluatedProperties": "unevaluated-property tracking", "unevaluatedItems": "unevaluated-item tracking",
+	"$anchor": "anchors", "$dynamicRef": "dynamic references", "$dynamicAnchor": "dynamic references",
+	"$recursiveRef": "recursive references", "$recursiveAnchor": "recursive references", "$vocabulary": "vocabularies",
+}
+
+func (t *translator) errorf(ptr, format string, args ...any) *diag.Diagnostic {
+	return t.ds.Errorf(Code, t.base+ptr, format, args...)
+}
+
+// document translates the root of a detail schema, hoisting its definitions.
+func (t *translator) document(v any) translated {
+	t.defs = map[string]any{}
+	if m, ok := v.(map[string]any); ok {
+		for _, kw := range []string{"definitions", "$defs"} {
+			defs, ok := m[kw].(map[string]any)
+			if !ok {
+				if _, present := m[kw]; present {
+					t.errorf("/"+kw, "%s must be an object of schemas", kw)
+				}
+				continue
+			}
+			for _, name := range sortedKeys(defs) {
+				if _, dup := t.defs[name]; dup {
+					t.errorf("/"+kw+"/"+escape(name), "definition %q is declared under both $defs and definitions", name)
+					continue
+				}
+				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+escape(name))
+			}
+		}
+		rest := map[string]any{}
+		for k, val := range m {
+			switch k {
+			case "definitions", "$defs", "$schema", "$id", "id":
+			default:
+				rest[k] = val
+			}
+		}
+		v = rest
+	}
+	return translated{schema: t.schema(v, ""), defs: t.defs}
+}
+
+// schema translates one subschema at ptr (a JSON pointer inside the detail schema).
+func (t *translator) schema(v any, ptr string) any {
+	switch s := v.(type) {
+	case bool: // draft-06+ boolean schemas
+		if s {
+			return map[string]any{}
+		}
+		return map[string]any{"not": map[string]any{}}
+	case map[string]any:
+		return t.object(s, ptr)
+	default:
+		t.errorf(ptr, "a schema must be an object or a boolean, not %s", kind(v))
+		return map[string]any{}
+	}
+}
+
+func (t *translator) object(m map[string]any, ptr string) map[string]any {
+	out := map[string]any{}
+	_, tuple := m["prefixItems"]
+	for _, k := range sortedKeys(m) {
+		v, at := m[k], ptr+"/"+escape(k)
+		switch {
+		case plainKeywords[k]:
+			out[k] = v
+		case droppedKeywords[k]:
+		case refusedKeywords[k] != "":
+			d := t.errorf(at, "%q (%s) cannot be expressed in JSON Schema draft-04", k, refusedKeywords[k])
+			d.Detail = "The EventBridge Schema Registry takes draft-04 only. Restate the constraint with draft-04 keywords (anyOf/oneOf/not, enum, dependencies) or drop it."
+		case k == "required":
+			if arr, ok := v.([]any); ok && len(arr) == 0 {
+				continue // draft-04 requires at least one entry
+			}
+			out[k] = v
+		case k == "format":
+			if f, _ := v.(string); draft04Formats[f] || t.keepFormats {
+				out[k] = v
+			}
+		case k == "const":
+			out["enum"] = []any{v}
+		case k == "exclusiveMinimum" || k == "exclusiveMaximum":
+			if b, ok := v.(bool); ok {
+				out[k] = b // already the draft-04 form
+			}
+		case k == "$ref":
+			if r, ok := t.ref(v, at); ok {
+				out[k] = r
+			}
+		case k == "$defs" || k == "definitions":
+			out["definitions"] = t.schemaMap(v, at)
+		case k == "properties" || k == "patternProperties":
+			out[k] = t.schemaMap(v, at)
+		case k == "not" || k == "additionalProperties" || k == "additionalItems":
+			if b, ok := v.(bool); ok && k != "not" {
+				out[k] = b
+			} else {
+				out[k] = t.schema(v, at)
+			}
+		case k == "allOf" || k == "anyOf" || k == "oneOf":
+			out[k] = t.schemaList(v, at)
+		case k == "prefixItems":
+			out["items"] = t.schemaList(v, at)
+		case k == "items":
+			switch {
+			case tuple: // 2020-12: items after prefixItems
+				if b, ok := v.(bool); ok {
+					out["additionalItems"] = b
+				} else {
+					out["additionalItems"] = t.schema(v, at)
+				}
+			case isList(v):
+				out[k] = t.schemaList(v, at)
+			default:
+				out[k] = t.schema(v, at)
+			}
+		case k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas":
+			deps, _ := out["dependencies"].(map[string]any)
+			if deps == nil {
+				deps = map[string]any{}
+			}
+			src, ok := v.(map[string]any)
+			if !ok {
+				t.errorf(at, "%s must be an object", k)
+				continue
+			}
+			for _, name := range sortedKeys(src) {
+				if isList(src[name]) {
+					deps[name] = src[name]
+				} else {
+					deps[name] = t.schema(src[name], at+"/"+escape(name))
+				}
+			}
+			out["dependencies"] = deps
+		case k == "$id" || k == "id" || k == "$schema":
+			t.errorf(at, "%q inside a detail schema is not supported", k)
+		default:
+			d := t.ds.Warnf(Code, t.base+at, "unknown JSON Schema keyword %q dropped", k)
+			d.Detail = "The registry schema keeps standard draft-04 keywords only. Check the spelling, or remove it."
+		}
+	}
+	if c, ok := m["const"]; ok {
+		if e, ok := m["enum"].([]any); ok {
+			if !contains(e, c) {
+				t.errorf(ptr+"/const", "const %v is not one of enum %v; no value can match", c, e)
+			}
+			out["enum"] = []any{c}
+		}
+	}
+	t.exclusive(m, out, "exclusiveMinimum", "minimum", ptr, 1)
+	t.exclusive(m, out, "exclusiveMaximum", "maximum", ptr, -1)
+	// In draft-04 a $ref replaces its whole schema; newer drafts apply the siblings too.
+	if r, ok := out["$ref"]; ok && len(out) > 1 {
+		rest := map[string]any{}
+		for k, v := range out {
+			if k != "$ref" {
+				rest[k] = v
+			}
+		}
+		out = map[string]any{"allOf": []any{map[string]any{"$ref": r}, rest}}
+	}
+	return out
+}
+
+// exclusive turns a numeric exclusive bound (draft-06+) into minimum/maximum plus the
+// draft-04 boolean, keeping whichever of the two bounds is stricter. dir is +1 for lower bounds.
+func (t *translator) exclusive(in, out map[string]any, kw, bound, ptr string, dir int) {
+	n, ok := in[kw].(json.Number)
+	if !ok {
+		if _, isBool := in[kw].(bool); !isBool && in[kw] != nil {
+			t.errorf(ptr+"/"+kw, "%s must be a number", kw)
+		}
+		return
+	}
+	ex, ok := rat(n)
+	if !ok {
+		t.errorf(ptr+"/"+kw, "%s %s is not a number", kw, n)
+		return
+	}
+	if b, ok := in[bound].(json.Number); ok {
+		if inc, ok := rat(b); ok && inc.Cmp(ex)*dir > 0 {
+			delete(out, kw) // the inclusive bound is stricter
+			return
+		}
+	}
+	out[bound] = n
+	out[kw] = true
+}
+
+// ref rewrites a $ref for the envelope: root definitions live at #/definitions, the detail
+// schema itself at #/properties/detail.
+func (t *translator) ref(v any, at string) (string, bool) {
+	r, ok := v.(string)
+	if !ok {
+		t.errorf(at, "$ref must be a string")
+		return "", false
+	}
+	if !strings.HasPrefix(r, "#") {
+		d := t.errorf(at, "$ref %q points outside the schema", r)
+		d.Detail = "Registry schemas are standalone: move the referenced schema under $defs and use #/$defs/<name>."
+		return "", false
+	}
+	frag := r[1:]
+	if frag == "" {
+		return "#/properties/detail", true
+	}
+	if !strings.HasPrefix(frag, "/") {
+		t.errorf(at, "$ref %q uses an anchor; use a JSON pointer such as #/$defs/<name>", r)
+		return "", false
+	}
+	segs := strings.Split(frag[1:], "/")
+	for i, s := range segs {
+		switch s {
+		case "$defs":
+			segs[i] = "definitions"
+		case "prefixItems":
+			segs[i] = "items"
+		case "dependentSchemas":
+			segs[i] = "dependencies"
+		}
+	}
+	if segs[0] == "definitions" {
+		return "#/" + strings.Join(segs, "/"), true
+	}
+	return "#/properties/detail/" + strings.Join(segs, "/"), true
+}
+
+func (t *translator) schemaMap(v any, at string) map[string]any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		t.errorf(at, "must be an object of schemas, not %s", kind(v))
+		return map[string]any{}
+	}
+	out := map[string]any{}
+	for _, k := range sortedKeys(m) {
+		out[k] = t.schema(m[k], at+"/"+escape(k))
+	}
+	return out
+}
+
+func (t *translator) schemaList(v any, at string) []any {
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		t.errorf(at, "must be a non-empty array of schemas")
+		return []any{map[string]any{}}
+	}
+	out := make([]any, len(arr))
+	for i, s := range arr {
+		out[i] = t.schema(s, fmt.Sprintf("%s/%d", at, i))
+	}
+	return out
+}
+
+func rat(n json.Number) (*big.Rat, bool) {
+	return new(big.Rat).SetString(n.String())
+}
+
+func isList(v any) bool { _, ok := v.([]any); return ok }
+
+func contains(list []any, v any) bool {
+	vb, _ := json.Marshal(v)
+	for _, e := range list {
+		if eb, _ := json.Marshal(e); bytes.Equal(eb, vb) {
+			return true
+		}
+	}
+	return false
+}
+
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case json.Number, float64, int:
+		return "a number"
+	case []any:
+		return "an array"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// escape encodes a JSON pointer segment.
+func escape(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,522 @@
+package terraform
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/ir"
+)
+
+// Alarm and runtime constants, each with the reason it has this value.
+const (
+	// stallWindow is the seed's stall canary: zero completions while messages wait, for 10 minutes.
+	stallWindow = 10 * time.Minute
+	// ageAlarmFloor: SQS publishes metrics once a minute; a tighter threshold only measures jitter.
+	ageAlarmFloor = time.Minute
+	// logRetentionDays keeps worker and state machine logs a month.
+	logRetentionDays = 30
+	// lambdaMaxConcurrency is the ESM scaling_config ceiling (2..1000).
+	lambdaMaxConcurrency = 1000
+	// agentCoreDefaultLifetime is AgentCore's own default maxLifetime (8 h microVM lifecycle).
+	agentCoreDefaultLifetime = 8 * time.Hour
+	// agentCoreIdleTimeout is AgentCore's default idle stop (15 min).
+	agentCoreIdleTimeout = 15 * time.Minute
+)
+
+func (g *gen) agent(a *ir.Agent) {
+	fl := g.file("agent_" + a.Name + ".tf")
+	n := local(a.Name)
+	g.queues(fl, a, n)
+	if a.Rule != nil {
+		g.routing(fl, a, n)
+	}
+	g.alarms(fl, a, n)
+	g.workerRole(fl, a, n)
+	switch {
+	case a.Lambda != nil:
+		g.lambda(fl, a, n)
+	case a.AgentCore != nil:
+		g.agentCore(fl, a, n)
+	case a.K8s != nil:
+		fl.root().comment(
+			fmt.Sprintf("eks: the workers run as Deployment %s/%s (k8s/%s/), scaled by KEDA on the queue;", a.K8s.Namespace, a.K8s.Deployment, a.Name),
+			fmt.Sprintf("bind ServiceAccount %s to aws_iam_role.%s_worker with an EKS Pod Identity association.", a.K8s.ServiceAccount, n))
+	}
+}
+
+// queues emits the class queue, its DLQ and the DLQ's redrive allow policy.
+func (g *gen) queues(fl *file, a *ir.Agent, n string) {
+	q, d := a.Queue, a.DLQ
+	g.claim("aws_sqs_queue", n+"_dlq", d.Path)
+	dl := fl.resource("aws_sqs_queue", n+"_dlq", "Dead letters of "+a.Name+"; retention outlives the source queue so triage never races expiry.")
+	dl.set("name", str(d.Name))
+	if d.FIFO {
+		// The worker dead-letters by SendMessage too; content-based dedup spares it a dedup id.
+		dl.set("fifo_queue", boolean(true))
+		dl.set("content_based_deduplication", boolean(true))
+	}
+	dl.set("message_retention_seconds", seconds(d.Retention))
+	dl.set("visibility_timeout_seconds", seconds(d.Visibility))
+	dl.set("sqs_managed_sse_enabled", boolean(true))
+
+	g.claim("aws_sqs_queue", n, q.Path)
+	qr := fl.resource("aws_sqs_queue", n)
+	qr.set("name", str(q.Name))
+	if q.FIFO {
+		qr.set("fifo_queue", boolean(true))
+		qr.set("content_based_deduplication", boolean(true))
+		if a.HighThroughput {
+			qr.set("deduplication_scope", str("messageGroup"))
+			qr.set("fifo_throughput_limit", str("perMessageGroupId"))
+		}
+	}
+	qr.set("message_retention_seconds", seconds(q.Retention))
+	qr.set("visibility_timeout_seconds", seconds(q.Visibility))
+	qr.set("receive_wait_time_seconds", seconds(q.LongPoll))
+	qr.set("delay_seconds", seconds(q.Delay))
+	qr.set("sqs_managed_sse_enabled", boolean(true))
+	qr.set("redrive_policy", call("jsonencode", object(
+		kv{"deadLetterTargetArn", ref("aws_sqs_queue", n+"_dlq", "arn")},
+		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
+	)))
+
+	// A separate resource, not the DLQ's own attribute: the queue references the DLQ, so the
+	// DLQ naming the queue inline would be a cycle. (kumo omits RedriveAllowPolicy from
+	// GetQueueAttributes, so applying this to the emulator waits forever; AWS is fine.)
+	g.claim("aws_sqs_queue_redrive_allow_policy", n+"_dlq", d.Path)
+	ra := fl.resource("aws_sqs_queue_redrive_allow_policy", n+"_dlq", "Only "+q.Name+" may dead-letter into "+d.Name+".")
+	ra.set("queue_url", ref("aws_sqs_queue", n+"_dlq", "url"))
+	ra.set("redrive_allow_policy", call("jsonencode", object(
+		kv{"redrivePermission", str("byQueue")},
+		kv{"sourceQueueArns", list(ref("aws_sqs_queue", n, "arn"))},
+	)))
+}
+
+// routing emits the rule, its target and the queue policy that lets the rule deliver. A FIFO
+// class gets an ingress hop: an EventBridge rule target can only stamp a static
+// MessageGroupId on a FIFO queue (SqsParameters.MessageGroupId is a constant), which would
+// serialise the whole class behind one group. So the rule delivers to a standard ingress
+// queue and an EventBridge Pipe moves each event into the FIFO queue with
+// MessageGroupId = $.body.detail.<group_by> (Pipes evaluate dynamic paths on parsed SQS bodies).
+func (g *gen) routing(fl *file, a *ir.Agent, n string) {
+	rule := a.Rule
+	pattern, err := value(rule.Pattern)
+	if err != nil {
+		g.ds.Errorf("TF004", a.Path+"/consumes", "event pattern of %s cannot be rendered: %v", a.Name, err)
+		return
+	}
+	g.claim("aws_cloudwatch_event_rule", n, a.Path)
+	r := fl.resource("aws_cloudwatch_event_rule", n)
+	r.set("name", str(rule.Name))
+	r.set("description", str(fmt.Sprintf("Routes %s to the %s queue.", a.Consumes.Event.DetailType, a.Name)))
+	r.set("event_bus_name", ref("aws_cloudwatch_event_bus", "fleet", "name"))
+	r.set("event_pattern", call("jsonencode", pattern))
+
+	target := n
+	if a.FIFO {
+		target = n + "_ingress"
+		g.ingress(fl, a, n)
+	}
+
+	g.claim("aws_cloudwatch_event_target", n, a.Delivery.Path)
+	t := fl.resource("aws_cloudwatch_event_target", n,
+		"Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.")
+	t.set("rule", ref("aws_cloudwatch_event_rule", n, "name"))
+	t.set("event_bus_name", ref("aws_cloudwatch_event_bus", "fleet", "name"))
+	t.set("target_id", str(rule.TargetID))
+	t.set("arn", ref("aws_sqs_queue", target, "arn"))
+	rp := t.nested("retry_policy")
+	rp.set("maximum_retry_attempts", num(int64(a.Delivery.Attempts)))
+	rp.set("maximum_event_age_in_seconds", seconds(a.Delivery.MaxAge))
+	t.nested("dead_letter_config").set("arn", ref("aws_sqs_queue", "delivery_dlq", "arn"))
+
+	doc := g.policyDoc(fl, target+"_queue", a.Path, []stmt{{
+		sid: "RuleDelivery", actions: []string{"sqs:SendMessage"},
+		resources:  []tokens{ref("aws_sqs_queue", target, "arn")},
+		principal:  &principal{"Service", []string{"events.amazonaws.com"}},
+		conditions: []condition{{"ArnEquals", "aws:SourceArn", []tokens{ref("aws_cloudwatch_event_rule", n, "arn")}}},
+	}}, "Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.")
+	g.claim("aws_sqs_queue_policy", target, a.Path)
+	p := fl.resource("aws_sqs_queue_policy", target)
+	p.set("queue_url", ref("aws_sqs_queue", target, "url"))
+	p.set("policy", doc)
+
+	g.claim("aws_cloudwatch_metric_alarm", n+"_dlq_delivery_failed", a.Path)
+	al := fl.resource("aws_cloudwatch_metric_alarm", n+"_dlq_delivery_failed")
+	al.set("alarm_name", str(rule.Name+"-dlq-delivery-failed"))
+	al.set("alarm_description", str("EventBridge could not dead-letter events of rule "+rule.Name+": they are being dropped. Check the delivery DLQ policy."))
+	al.set("namespace", str("AWS/Events"))
+	al.set("metric_name", str("InvocationsFailedToBeSentToDLQ"))
+	al.set("dimensions", object(kv{"EventBusName", str(g.f.Bus.Name)}, kv{"RuleName", str(rule.Name)}))
+	al.set("statistic", str("Sum"))
+	al.set("period", num(60))
+	al.set("evaluation_periods", num(1))
+	al.set("comparison_operator", str("GreaterThanThreshold"))
+	al.set("threshold", num(0))
+	al.set("treat_missing_data", str("notBreaching"))
+}
+
+// ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
+func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
+	q := a.Queue
+	name := a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name IR already bounds
+	g.claim("aws_sqs_queue", n+"_ingress", q.Path)
+	r := fl.resource("aws_sqs_queue", n+"_ingress",
+		"A rule target can stamp only one static MessageGroupId on a FIFO queue, which would serialise",
+		"the whole class: the rule delivers to this standard queue, and the pipe below sets the group per event.")
+	r.set("name", str(name))
+	r.set("message_retention_seconds", seconds(q.Retention))
+	r.set("visibility_timeout_seconds", num(60))
+	r.set("receive_wait_time_seconds", seconds(ir.DefaultLongPoll))
+	r.set("sqs_managed_sse_enabled", boolean(true))
+	r.set("redrive_policy", call("jsonencode", object(
+		kv{"deadLetterTargetArn", ref("aws_sqs_queue", "delivery_dlq", "arn")},
+		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
+	)))
+
+	roleName := g.f.Name + "-" + a.Name + "-pipe" // shorter than the worker role name IR bounds to 64
+	g.role(fl, n+"_pipe", roleName, a.Path,
+		serviceTrust("pipes.amazonaws.com", true, "sts:AssumeRole"),
+		[]stmt{
+			{sid: "ReadIngress", actions: []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"},
+				resources: []tokens{ref("aws_sqs_queue", n+"_ingress", "arn")}},
+			{sid: "SendToClassQueue", actions: []string{"sqs:SendMessage"},
+				resources: []tokens{ref("aws_sqs_queue", n, "arn")}},
+		})
+
+	group := str(a.Name)
+	if a.GroupBy != "" {
+		group = str("$.body.detail." + a.GroupBy)
+	}
+	g.claim("aws_pipes_pipe", n, a.Path)
+	p := fl.resource("aws_pipes_pipe", n,
+		"Per-group FIFO lanes: the group is read from each event, and the EventBridge event id",
+		"deduplicates redeliveries within SQS's 5-minute window.")
+	p.set("name", str(a.Rule.Name))
+	p.set("role_arn", ref("aws_iam_role", n+"_pipe", "arn"))
+	p.set("source", ref("aws_sqs_queue", n+"_ingress", "arn"))
+	p.set("target", ref("aws_sqs_queue", n, "arn"))
+	sp := p.nested("source_parameters").nested("sqs_queue_parameters")
+	sp.set("batch_size", num(10))
+	sp.set("maximum_batching_window_in_seconds", num(0))
+	tp := p.nested("target_parameters")
+	tp.set("input_template", str("<$.body>"))
+	sq := tp.nested("sqs_queue_parameters")
+	sq.set("message_group_id", group)
+	sq.set("message_deduplication_id", str("$.body.id"))
+	p.set("depends_on", list(ref("aws_iam_role_policy", n+"_pipe")))
+}
+
+// alarms emits the queue age, DLQ depth and stall canary alarms.
+func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
+	q := a.Queue
+	// A healthy message is gone within one worst-case step plus a queue wait of two typical
+	// steps; older than that, workers are not keeping pace (the seed's leading indicator).
+	ageThreshold := a.StepMax + 2*a.StepP95
+	if ageThreshold < ageAlarmFloor {
+		ageThreshold = ageAlarmFloor
+	}
+	g.claim("aws_cloudwatch_metric_alarm", n+"_age", a.Path)
+	age := fl.resource("aws_cloudwatch_metric_alarm", n+"_age")
+	age.set("alarm_name", str(q.Name+"-age"))
+	age.set("alarm_description", str(fmt.Sprintf(
+		"Oldest %s message is older than step max + 2 x step p95 (%ds) for 5 minutes: workers are not keeping pace.",
+		a.Name, ir.Seconds(ageThreshold))))
+	age.set("namespace", str("AWS/SQS"))
+	age.set("metric_name", str("ApproximateAgeOfOldestMessage"))
+	age.set("dimensions", queueDims(q))
+	age.set("statistic", str("Maximum"))
+	age.set("period", num(60))
+	age.set("evaluation_periods", num(5))
+	age.set("datapoints_to_alarm", num(5))
+	age.set("comparison_operator", str("GreaterThanThreshold"))
+	age.set("threshold", seconds(ageThreshold))
+	age.set("treat_missing_data", str("notBreaching"))
+
+	g.depthAlarm(fl, n+"_dlq", a.DLQ.Name, a.DLQ.Path,
+		fmt.Sprintf("%s dead-lettered a message after %d receives. Triage, fix, then redrive with StartMessageMoveTask.", a.Name, q.MaxReceives))
+
+	// Stall canary. The window is the seed's 10 minutes, stretched to one worst-case step when
+	// a single step may legitimately run longer (no completion is then not yet a stall).
+	window := stallWindow
+	if a.StepMax > window {
+		window = a.StepMax
+	}
+	periods := (window + time.Minute - 1) / time.Minute
+	g.claim("aws_cloudwatch_metric_alarm", n+"_stalled", a.Path)
+	st := fl.resource("aws_cloudwatch_metric_alarm", n+"_stalled")
+	st.set("alarm_name", str(q.Name+"-stalled"))
+	st.set("alarm_description", str(fmt.Sprintf(
+		"Stall canary: %s deleted no message for %d minutes while messages were waiting.", a.Name, periods)))
+	st.set("comparison_operator", str("GreaterThanOrEqualToThreshold"))
+	st.set("threshold", num(1))
+	st.set("evaluation_periods", num(int64(periods)))
+	st.set("datapoints_to_alarm", num(int64(periods)))
+	st.set("treat_missing_data", str("notBreaching"))
+	metric := func(id, name, stat string) {
+		mq := st.nested("metric_query")
+		mq.set("id", str(id))
+		m := mq.nested("metric")
+		m.set("namespace", str("AWS/SQS"))
+		m.set("metric_name", str(name))
+		m.set("dimensions", queueDims(q))
+		m.set("period", num(60))
+		m.set("stat", str(stat))
+	}
+	metric("visible", "ApproximateNumberOfMessagesVisible", "Maximum")
+	metric("deleted", "NumberOfMessagesDeleted", "Sum")
+	e := st.nested("metric_query")
+	e.set("id", str("stalled"))
+	e.set("expression", str("IF(visible > 0 AND deleted == 0, 1, 0)"))
+	e.set("label", str("waiting messages and zero completions"))
+	e.set("return_data", boolean(true))
+}
+
+// workerRole emits the class's worker role: exactly the calls fleet-worker makes, on exactly
+// this class's resources.
+func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
+	st := []stmt{
+		{sid: "ConsumeClassQueue", actions: []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"},
+			resources: []tokens{ref("aws_sqs_queue", n, "arn")}},
+		{sid: "DeadLetterOwnMessages", actions: []string{"sqs:SendMessage", "sqs:GetQueueUrl"},
+			resources: []tokens{ref("aws_sqs_queue", n+"_dlq", "arn")}},
+		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
+			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
+		{sid: "ClaimCheckPayloads", actions: []string{"s3:GetObject", "s3:PutObject"},
+			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/*"))}},
+	}
+	if len(a.Emits) > 0 {
+		// Only the events the class declares: a worker cannot impersonate another producer.
+		st = append(st, stmt{sid: "PublishCompletionEvents", actions: []string{"events:PutEvents"},
+			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
+			conditions: emitConditions(a.Emits)})
+	}
+	if len(a.Workflows) > 0 {
+		var sms []tokens
+		for _, w := range a.Workflows {
+			sms = append(sms, ref("aws_sfn_state_machine", local(w.Name), "arn"))
+		}
+		st = append(st, stmt{sid: "TaskTokenCallbacks", actions: []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
+			resources: sms})
+	}
+	if a.Model != nil {
+		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
+		if res := g.modelResources(a.Model); len(res) > 0 {
+			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
+				resources: res})
+		}
+	}
+	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
+		st = append(st, stmt{sid: "JobStatus", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
+			resources: []tokens{ref("aws_dynamodb_table", "jobs", "arn")}})
+	}
+
+	var trust []stmt
+	switch {
+	case a.Lambda != nil:
+		trust = serviceTrust("lambda.amazonaws.com", false, "sts:AssumeRole")
+		// AWSLambdaBasicExecutionRole, narrowed to the function's own log group.
+		st = append(st, stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
+			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
+	case a.AgentCore != nil:
+		trust = serviceTrust("bedrock-agentcore.amazonaws.com", true, "sts:AssumeRole")
+		if repo := ecrRepository(a.Image); repo != "" {
+			st = append(st,
+				stmt{sid: "PullWorkerImage", actions: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"}, resources: []tokens{str(repo)}},
+				stmt{sid: "AuthenticateToECR", actions: []string{"ecr:GetAuthorizationToken"}, resources: []tokens{str("*")}})
+		}
+		st = append(st, stmt{sid: "WriteRuntimeLogs", actions: []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
+			resources: []tokens{tmpl(lit("arn:"), interp(partition), lit(":logs:"+g.f.Region+":"), interp(accountID),
+				lit(":log-group:/aws/bedrock-agentcore/runtimes/*"))}})
+	default:
+		// EKS Pod Identity assumes the role with session tags.
+		trust = serviceTrust("pods.eks.amazonaws.com", false, "sts:AssumeRole", "sts:TagSession")
+	}
+	g.role(fl, n+"_worker", a.RoleName, a.Path, trust, st, "fleet-worker role of "+a.Name+" ("+a.Runtime+").")
+}
+
+// workerEnv is the environment every non-EKS worker gets: its runtime config (minified, as
+// Lambda caps all variables at 4 KB) and the queue URLs, which spares a GetQueueUrl call.
+func workerEnv(a *ir.Agent, n string, extra ...kv) tokens {
+	attrs := []kv{
+		{"FLEET_CONFIG_JSON", call("jsonencode", call("jsondecode", call("file", pathModule("../"+a.ConfigPath))))},
+		{"FLEET_DLQ_URL", ref("aws_sqs_queue", n+"_dlq", "url")},
+	}
+	attrs = append(attrs, extra...)
+	attrs = append(attrs, kv{"FLEET_QUEUE_URL", ref("aws_sqs_queue", n, "url")})
+	return object(attrs...)
+}
+
+func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
+	l := a.Lambda
+	if ecrRepository(a.Image) == "" {
+		d := g.ds.Warnf("TF005", a.Path, "lambda class %s uses image %q, which is not in Amazon ECR", a.Name, a.Image)
+		d.Detail = "Lambda pulls container images only from ECR; push fleet-worker there and set worker.image or the class image."
+	}
+	if l.Timeout > a.Queue.Visibility {
+		d := g.ds.Errorf("TF006", a.Queue.Path, "%s: queue visibility %ds is shorter than the function timeout %ds", a.Name, ir.Seconds(a.Queue.Visibility), ir.Seconds(l.Timeout))
+		d.Detail = "Lambda refuses an SQS event source whose visibility timeout is below the function timeout; AWS advises six times the timeout."
+	}
+	g.claim("aws_cloudwatch_log_group", n, l.Path)
+	lg := fl.resource("aws_cloudwatch_log_group", n)
+	lg.set("name", str("/aws/lambda/"+l.FunctionName))
+	lg.set("retention_in_days", num(logRetentionDays))
+
+	g.claim("aws_lambda_function", n, l.Path)
+	fn := fl.resource("aws_lambda_function", n)
+	fn.set("function_name", str(l.FunctionName))
+	if a.Description != "" {
+		fn.set("description", str(a.Description))
+	}
+	fn.set("role", ref("aws_iam_role", n+"_worker", "arn"))
+	fn.set("package_type", str("Image"))
+	fn.set("image_uri", str(a.Image))
+	fn.set("timeout", seconds(l.Timeout))
+	fn.set("memory_size", num(int64(l.Memory)))
+	fn.nested("image_config").set("command", strs("--mode", "lambda"))
+	fn.nested("environment").set("variables", workerEnv(a, n))
+	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n+"_worker")))
+
+	g.claim("aws_lambda_event_source_mapping", n, l.Path)
+	esm := fl.resource("aws_lambda_event_source_mapping", n,
+		"Partial batch responses: only failed messages return to the queue, not the whole batch.")
+	esm.set("event_source_arn", ref("aws_sqs_queue", n, "arn"))
+	esm.set("function_name", ref("aws_lambda_function", n, "arn"))
+	esm.set("batch_size", num(int64(l.BatchSize)))
+	esm.set("maximum_batching_window_in_seconds", seconds(l.BatchingWindow))
+	esm.set("function_response_types", strs("ReportBatchItemFailures"))
+	if mx := a.Scaling.Max; mx >= 2 {
+		if mx > lambdaMaxConcurrency {
+			mx = lambdaMaxConcurrency
+		}
+		esm.nested("scaling_config").set("maximum_concurrency", num(int64(mx)))
+	}
+}
+
+func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
+	ac := a.AgentCore
+	if ecrRepository(a.Image) == "" {
+		d := g.ds.Warnf("TF005", a.Path, "agentcore class %s uses image %q, which is not in Amazon ECR", a.Name, a.Image)
+		d.Detail = "AgentCore Runtime runs container images from ECR only; push fleet-worker there and set the class image."
+	}
+	if ac.Instances {
+		d := g.ds.Warnf("TF007", ac.Path+"/instances", "%s: AgentCore runtime instances have no Terraform resource yet; a microVM runtime (8 h sessions) is generated", a.Name)
+		d.Detail = "Track hashicorp/terraform-provider-aws#49352; until then create the instance outside Terraform."
+	}
+	g.claim("aws_bedrockagentcore_agent_runtime", n, ac.Path)
+	r := fl.resource("aws_bedrockagentcore_agent_runtime", n)
+	r.set("agent_runtime_name", str(ac.RuntimeName))
+	if a.Description != "" {
+		r.set("description", str(a.Description))
+	}
+	r.set("role_arn", ref("aws_iam_role", n+"_worker", "arn"))
+	// The container's command cannot be set on AgentCore; FLEET_MODE selects --mode agentcore.
+	r.set("environment_variables", workerEnv(a, n, kv{"FLEET_MODE", str("agentcore")}))
+	if life := ac.Session; life > 0 && life != agentCoreDefaultLifetime {
+		if life > agentCoreDefaultLifetime {
+			life = agentCoreDefaultLifetime
+		}
+		r.set("lifecycle_configuration", list(object(
+			kv{"idle_runtime_session_timeout", seconds(agentCoreIdleTimeout)},
+			kv{"max_lifetime", seconds(life)},
+		)))
+	}
+	r.nested("agent_runtime_artifact").nested("container_configuration").set("container_uri", str(a.Image))
+	r.nested("network_configuration").set("network_mode", str("PUBLIC"))
+	r.nested("protocol_configuration").set("server_protocol", str("HTTP"))
+	r.set("depends_on", list(ref("aws_iam_role_policy", n+"_worker")))
+}
+
+func (g *gen) hasEKS() bool {
+	for _, a := range g.f.Agents {
+		if a.K8s != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// kedaScaler emits the managed policy the KEDA operator needs: its ScaledObjects authenticate
+// with podIdentity provider aws, i.e. the operator's own role, which reads queue attributes
+// (ApproximateNumberOfMessages[NotVisible]) of every eks class queue and nothing else.
+func (g *gen) kedaScaler() {
+	if !g.hasEKS() {
+		return
+	}
+	fl := g.file("keda.tf")
+	var queues []tokens
+	for _, a := range g.f.Agents {
+		if a.K8s != nil {
+			queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
+		}
+	}
+	doc := g.policyDoc(fl, "keda_scaler", "/agents", []stmt{{
+		sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues,
+	}})
+	g.claim("aws_iam_policy", "keda_scaler", "/agents")
+	p := fl.resource("aws_iam_policy", "keda_scaler",
+		"Attach to the KEDA operator's IAM role (output keda_scaler_policy_arn); the worker roles stay the workers' own.")
+	p.set("name", str(g.f.Name+"-keda-scaler"))
+	p.set("description", str("Queue depth reads for the KEDA aws-sqs-queue scalers of fleet "+g.f.Name+"."))
+	p.set("policy", doc)
+}
+
+// emitConditions limits PutEvents to the sources and detail-types of the given events.
+func emitConditions(events []*ir.Event) []condition {
+	sources, types := map[string]bool{}, map[string]bool{}
+	for _, e := range events {
+		sources[e.Source] = true
+		types[e.DetailType] = true
+	}
+	vals := func(m map[string]bool) []tokens {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		out := make([]tokens, len(keys))
+		for i, k := range keys {
+			out[i] = str(k)
+		}
+		return out
+	}
+	return []condition{
+		{"StringEquals", "events:detail-type", vals(types)},
+		{"StringEquals", "events:source", vals(sources)},
+	}
+}
+
+// tools emits the two narrow policies of the async start/status tool pattern, for the
+// agent runtime that calls the tools (never the worker's role): start may create a job and
+// publish its request event; status may only read a job.
+func (g *gen) tools() {
+	if g.f.State.JobsTable == "" {
+		return
+	}
+	fl := g.file("tools.tf")
+	var requests []*ir.Event
+	for _, a := range g.f.Agents {
+		if a.Tool != nil && a.Tool.Async && a.Consumes != nil {
+			requests = append(requests, a.Consumes.Event)
+		}
+	}
+	jobs := []tokens{ref("aws_dynamodb_table", "jobs", "arn")}
+	start := []stmt{{sid: "CreateJob", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, resources: jobs}}
+	if len(requests) > 0 {
+		start = append(start, stmt{sid: "RequestJob", actions: []string{"events:PutEvents"},
+			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
+			conditions: emitConditions(requests)})
+	}
+	policy := func(name, suffix, desc string, st []stmt) {
+		doc := g.policyDoc(fl, name, "/state/jobs_table", st)
+		g.claim("aws_iam_policy", name, "/state/jobs_table")
+		p := fl.resource("aws_iam_policy", name)
+		p.set("name", str(g.f.Name+"-"+suffix))
+		p.set("description", str(desc))
+		p.set("policy", doc)
+	}
+	policy("tool_start", "tool-start", "Async tools, start_*: create a job (conditional put) and publish its request event.", start)
+	policy("tool_status", "tool-status", "Async tools, get_*_status: read one job; nothing else.",
+		[]stmt{{sid: "ReadJob", actions: []string{"dynamodb:GetItem"}, resources: jobs}})
+}

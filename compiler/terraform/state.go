@@ -1,0 +1,88 @@
+package terraform
+
+import (
+	"time"
+)
+
+// state emits the state plane: the idempotency table, the async-tool jobs table and the
+// claim-check bucket.
+func (g *gen) state() {
+	st := g.f.State
+	fl := g.file("state.tf")
+
+	g.claim("aws_dynamodb_table", "idempotency", "/state")
+	t := fl.resource("aws_dynamodb_table", "idempotency",
+		"pk = work key, sk = class; conditional puts claim a step, expires_at (TTL) ends the window.")
+	t.set("name", str(st.IdempotencyTable))
+	t.set("billing_mode", str("PAY_PER_REQUEST"))
+	t.set("hash_key", str("pk"))
+	t.set("range_key", str("sk"))
+	for _, k := range []string{"pk", "sk"} {
+		at := t.nested("attribute")
+		at.set("name", str(k))
+		at.set("type", str("S"))
+	}
+	tableHardening(t, true)
+
+	if st.JobsTable != "" {
+		g.claim("aws_dynamodb_table", "jobs", "/state/jobs_table")
+		j := fl.resource("aws_dynamodb_table", "jobs",
+			"Async tool jobs: JOB#<id> items and IDEM#<key> pointers; gsi1 finds a job by its idempotency key.")
+		j.set("name", str(st.JobsTable))
+		j.set("billing_mode", str("PAY_PER_REQUEST"))
+		j.set("hash_key", str("pk"))
+		for _, k := range []string{"pk", "gsi1pk"} {
+			at := j.nested("attribute")
+			at.set("name", str(k))
+			at.set("type", str("S"))
+		}
+		gsi := j.nested("global_secondary_index")
+		// hash_key, not key_schema: key_schema is newer than the 5.100 floor of the constraint.
+		gsi.set("name", str("gsi1"))
+		gsi.set("hash_key", str("gsi1pk"))
+		gsi.set("projection_type", str("ALL"))
+		tableHardening(j, false)
+	}
+
+	g.claim("aws_s3_bucket", "claimcheck", "/state")
+	b := fl.resource("aws_s3_bucket", "claimcheck",
+		"Claim-check payloads: anything over a class's threshold travels as an S3 reference.")
+	b.set("bucket", str(st.ClaimCheckBucket))
+
+	g.claim("aws_s3_bucket_public_access_block", "claimcheck", "/state")
+	pab := fl.resource("aws_s3_bucket_public_access_block", "claimcheck")
+	pab.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+	for _, k := range []string{"block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"} {
+		pab.set(k, boolean(true))
+	}
+
+	g.claim("aws_s3_bucket_server_side_encryption_configuration", "claimcheck", "/state")
+	sse := fl.resource("aws_s3_bucket_server_side_encryption_configuration", "claimcheck")
+	sse.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+	sse.nested("rule").nested("apply_server_side_encryption_by_default").set("sse_algorithm", str("AES256"))
+
+	days := int64((st.ClaimCheckExpiry + 24*time.Hour - 1) / (24 * time.Hour))
+	if days < 1 {
+		days = 1
+	}
+	g.claim("aws_s3_bucket_lifecycle_configuration", "claimcheck", "/state")
+	lc := fl.resource("aws_s3_bucket_lifecycle_configuration", "claimcheck",
+		"Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).")
+	lc.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+	rule := lc.nested("rule")
+	rule.set("id", str("expire-claim-checks"))
+	rule.set("status", str("Enabled"))
+	rule.nested("filter") // empty filter = every object; required by the 5.x/6.x schema
+	rule.nested("expiration").set("days", num(days))
+}
+
+// tableHardening adds point-in-time recovery, encryption at rest and (optionally) the TTL.
+func tableHardening(t block, ttl bool) {
+	if ttl {
+		tt := t.nested("ttl")
+		tt.set("attribute_name", str("expires_at"))
+		tt.set("enabled", boolean(true))
+	}
+	t.nested("point_in_time_recovery").set("enabled", boolean(true))
+	t.nested("server_side_encryption").set("enabled", boolean(true))
+}

@@ -1,0 +1,229 @@
+// Package terraform generates the fleet's Terraform configuration (terraform/*.tf) from the IR:
+// the bus and its rules, the per-class queues, alarms, IAM roles and runtimes, the state
+// plane, the Step Functions state machines and the schema registry.
+//
+// The output is plain resources (no modules), one file per concern and one per agent class,
+// built with hclwrite and formatted with hclwrite.Format so that `terraform fmt -check`
+// passes byte for byte. It reads sibling artifacts through path.module:
+// ../statemachines/<wf>.asl.json (templatefile), ../schemas/<detail-type>.json and
+// ../runtime/<class>.json.
+package terraform
+
+import (
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Provider version constraints. 5.100 is the oldest release whose schema fleetc is checked
+// against (terraform validate with the mirrored 5.100.0 build); every attribute emitted also
+// exists in the 6.x schema. aws_bedrockagentcore_agent_runtime first shipped in 6.18.0
+// (provider milestone v6.18.0), so a fleet with an agentcore class needs 6.x.
+const (
+	ConstraintDefault   = ">= 5.100, < 7.0"
+	ConstraintAgentCore = ">= 6.18, < 7.0"
+)
+
+// Dir is where the configuration lives under the output root.
+const Dir = "terraform"
+
+// Generate renders the fleet's Terraform configuration.
+func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
+	g := &gen{f: f, names: map[string]string{}}
+	if f == nil {
+		g.ds.Errorf("TF000", "", "no fleet to generate")
+		return nil, g.ds
+	}
+	g.versions()
+	g.bus()
+	g.state()
+	for _, a := range f.Agents {
+		g.agent(a)
+	}
+	g.kedaScaler()
+	g.tools()
+	g.workflows()
+	g.schemas()
+	g.outputs()
+
+	out := make([]artifact.File, 0, len(g.files))
+	for _, fl := range g.files {
+		if fl.n == 0 {
+			continue
+		}
+		out = append(out, artifact.File{Path: Dir + "/" + fl.name, Bytes: fl.bytes()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	if f.Index != nil {
+		f.Index.Locate(g.ds)
+	}
+	return out, g.ds.Sorted()
+}
+
+type gen struct {
+	f     *ir.Fleet
+	ds    diag.Diagnostics
+	files []*file
+	names map[string]string // "type.local" -> spec path that claimed it
+}
+
+func (g *gen) file(name string) *file {
+	fl := newFile(name)
+	g.files = append(g.files, fl)
+	return fl
+}
+
+// claim records a resource/data address and reports a collision: two spec names that map to
+// one Terraform local name (researcher-dlq's queue vs researcher's DLQ, a.b vs a-b events).
+func (g *gen) claim(kind, name, path string) string {
+	key := kind + "." + name
+	if prev, ok := g.names[key]; ok {
+		d := g.ds.Errorf("TF002", path, "Terraform address %s is generated twice (also for %s)", key, prev)
+		d.Detail = "Two spec names map to the same Terraform local name ('-' and '.' become '_', and suffixes like _dlq are added); rename one."
+		return name
+	}
+	g.names[key] = path
+	return name
+}
+
+// usesAgentCore reports whether any class runs on AgentCore.
+func (g *gen) usesAgentCore() bool {
+	for _, a := range g.f.Agents {
+		if a.AgentCore != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Constraint is the aws provider version constraint the fleet's configuration needs.
+func Constraint(f *ir.Fleet) string {
+	g := &gen{f: f}
+	if g.usesAgentCore() {
+		return ConstraintAgentCore
+	}
+	return ConstraintDefault
+}
+
+// Common expressions.
+var (
+	accountID = ref("data", "aws_caller_identity", "current", "account_id")
+	partition = ref("data", "aws_partition", "current", "partition")
+)
+
+func (g *gen) versions() {
+	fl := g.file("versions.tf")
+	tf := fl.top("terraform", nil)
+	tf.set("required_version", str(">= 1.5"))
+	rp := tf.nested("required_providers")
+	rp.set("aws", object(kv{"source", str("hashicorp/aws")}, kv{"version", str(Constraint(g.f))}))
+	if g.usesAgentCore() {
+		tf.comment("aws_bedrockagentcore_agent_runtime needs provider 6.18 or later.")
+	}
+
+	p := fl.top("provider", []string{"aws"})
+	p.set("region", str(g.f.Region))
+	tags := map[string]string{}
+	for _, t := range g.f.Tags {
+		tags[t.Key] = t.Value
+	}
+	tags["fleet"] = g.f.Name
+	tags["managed_by"] = "fleetc"
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := make([]kv, len(keys))
+	for i, k := range keys {
+		attrs[i] = kv{k, str(tags[k])}
+	}
+	p.nested("default_tags").set("tags", object(attrs...))
+
+	fl.data("aws_caller_identity", "current")
+	fl.data("aws_partition", "current")
+}
+
+func (g *gen) outputs() {
+	fl := g.file("outputs.tf")
+	out := func(name, desc string, v tokens) {
+		o := fl.top("output", []string{name})
+		o.set("description", str(desc))
+		o.set("value", v)
+	}
+	out("bus_name", "EventBridge bus the fleet publishes to.", ref("aws_cloudwatch_event_bus", "fleet", "name"))
+	out("bus_arn", "EventBridge bus ARN.", ref("aws_cloudwatch_event_bus", "fleet", "arn"))
+	out("delivery_dlq_url", "Queue of events EventBridge could not deliver to a class queue.", ref("aws_sqs_queue", "delivery_dlq", "url"))
+
+	byClass := func(attr func(a *ir.Agent) tokens) tokens {
+		var kvs []kv
+		for _, a := range g.f.Agents {
+			if t := attr(a); t != nil {
+				kvs = append(kvs, kv{a.Name, t})
+			}
+		}
+		return object(kvs...)
+	}
+	out("queue_urls", "Work queue URL per agent class.", byClass(func(a *ir.Agent) tokens { return ref("aws_sqs_queue", local(a.Name), "url") }))
+	out("dlq_urls", "Dead-letter queue URL per agent class.", byClass(func(a *ir.Agent) tokens { return ref("aws_sqs_queue", local(a.Name)+"_dlq", "url") }))
+	out("worker_role_arns", "IAM role ARN per agent class (EKS Pod Identity, Lambda execution or AgentCore runtime role).",
+		byClass(func(a *ir.Agent) tokens { return ref("aws_iam_role", local(a.Name)+"_worker", "arn") }))
+	out("lambda_function_names", "Function name per lambda class.", byClass(func(a *ir.Agent) tokens {
+		if a.Lambda == nil {
+			return nil
+		}
+		return ref("aws_lambda_function", local(a.Name), "function_name")
+	}))
+	out("agentcore_runtime_arns", "AgentCore runtime ARN per agentcore class.", byClass(func(a *ir.Agent) tokens {
+		if a.AgentCore == nil {
+			return nil
+		}
+		return ref("aws_bedrockagentcore_agent_runtime", local(a.Name), "agent_runtime_arn")
+	}))
+	var sms []kv
+	for _, w := range g.f.Workflows {
+		sms = append(sms, kv{w.Name, ref("aws_sfn_state_machine", local(w.Name), "arn")})
+	}
+	out("state_machine_arns", "State machine ARN per workflow.", object(sms...))
+	if g.hasEKS() {
+		out("keda_scaler_policy_arn", "Attach to the KEDA operator's role: its aws-sqs-queue scalers read the eks classes' queue depth with the operator identity.",
+			ref("aws_iam_policy", "keda_scaler", "arn"))
+	}
+	out("idempotency_table", "DynamoDB idempotency table.", ref("aws_dynamodb_table", "idempotency", "name"))
+	if g.f.State.JobsTable != "" {
+		out("jobs_table", "DynamoDB table of async tool jobs.", ref("aws_dynamodb_table", "jobs", "name"))
+		out("tool_start_policy_arn", "Attach to the agent runtime that calls the async start_* tools.", ref("aws_iam_policy", "tool_start", "arn"))
+		out("tool_status_policy_arn", "Attach to the agent runtime that calls the get_*_status tools.", ref("aws_iam_policy", "tool_status", "arn"))
+	}
+	out("claim_check_bucket", "S3 bucket for claim-check payloads.", ref("aws_s3_bucket", "claimcheck", "bucket"))
+	if len(g.f.Events) > 0 {
+		out("schema_registry", "EventBridge Schema Registry holding the event contracts.", ref("aws_schemas_registry", "fleet", "name"))
+	}
+}
+
+// seconds is d rounded up to whole seconds, as a number.
+func seconds(d time.Duration) tokens { return num(ir.Seconds(d)) }
+
+// pathModule is "${path.module}/<rel>".
+func pathModule(rel string) tokens {
+	return tmpl(interp(ref("path", "module")), lit("/"+rel))
+}
+
+func sortedStrings(ss []string) []string {
+	out := append([]string(nil), ss...)
+	sort.Strings(out)
+	return out
+}
+
+func hasPrefixAny(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

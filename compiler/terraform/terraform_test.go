@@ -1,0 +1,628 @@
+package terraform
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/asl"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/runtimeconfig"
+	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/spec"
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+)
+
+var examples = []string{"research-fleet", "async-tools", "minimal"}
+
+func lower(t *testing.T, path string) *ir.Fleet {
+	t.Helper()
+	file, ds := spec.LoadFile(path)
+	if ds.HasErrors() {
+		t.Fatalf("load %s: %v", path, ds)
+	}
+	f, ds := ir.Lower(file)
+	if ds.HasErrors() {
+		t.Fatalf("lower %s: %v", path, ds)
+	}
+	return f
+}
+
+func example(t *testing.T, name string) *ir.Fleet {
+	return lower(t, "../../examples/"+name+"/fleet.yaml")
+}
+
+func generate(t *testing.T, f *ir.Fleet) []artifact.File {
+	t.Helper()
+	files, ds := Generate(f)
+	if ds.HasErrors() {
+		t.Fatalf("Generate: %v", ds)
+	}
+	return files
+}
+
+// writeOut writes the Terraform files plus the sibling artifacts they read (state machines
+// and runtime configs from their backends, placeholder draft-04 schemas) under a temp root.
+func writeOut(t *testing.T, f *ir.Fleet) string {
+	t.Helper()
+	root := t.TempDir()
+	all := generate(t, f)
+	for _, gen := range []func(*ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }){
+		func(f *ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }) {
+			fs, ds := asl.Generate(f)
+			return fs, ds
+		},
+		func(f *ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }) {
+			fs, ds := runtimeconfig.Generate(f)
+			return fs, ds
+		},
+	} {
+		fs, ds := gen(f)
+		if ds.HasErrors() {
+			t.Fatalf("sibling backend: %v", ds)
+		}
+		all = append(all, fs...)
+	}
+	for _, e := range f.Events {
+		all = append(all, artifact.File{Path: "schemas/" + e.DetailType + ".json", Bytes: []byte(`{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}` + "\n")})
+	}
+	for _, fl := range all {
+		p := filepath.Join(root, filepath.FromSlash(fl.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, fl.Bytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func checkFmtAndSchema(t *testing.T, dir string) {
+	t.Helper()
+	if err := verify.TerraformFmt(dir); err != nil {
+		verify.SkipIfMissing(t, err)
+		t.Errorf("terraform fmt: %v", err)
+	}
+	for _, err := range verify.CheckTerraformAgainstSchema(dir, "") {
+		verify.SkipIfMissing(t, err)
+		t.Errorf("provider 6.x schema: %v", err)
+	}
+}
+
+func TestExamplesValidate(t *testing.T) {
+	for _, name := range examples {
+		t.Run(name, func(t *testing.T) {
+			f := example(t, name)
+			root := writeOut(t, f)
+			dir := filepath.Join(root, Dir)
+			checkFmtAndSchema(t, dir)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			t.Run("aws-5.100", func(t *testing.T) {
+				if err := verify.TerraformValidateOut(ctx, root, Dir); err != nil {
+					verify.SkipIfMissing(t, err)
+					t.Errorf("%v", err)
+				}
+			})
+			t.Run("aws-6.x-schema", func(t *testing.T) {
+				if err := verify.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
+					verify.SkipIfMissing(t, err)
+					t.Errorf("%v", err)
+				}
+			})
+		})
+	}
+}
+
+func TestAgentCoreFleet(t *testing.T) {
+	f := lower(t, "testdata/agentcore/fleet.yaml")
+	if got := Constraint(f); got != ConstraintAgentCore {
+		t.Errorf("Constraint = %q, want %q", got, ConstraintAgentCore)
+	}
+	root := writeOut(t, f)
+	dir := filepath.Join(root, Dir)
+	checkFmtAndSchema(t, dir)
+	src := read(t, dir, "versions.tf")
+	if !strings.Contains(string(src), `version = ">= 6.18, < 7.0"`) {
+		t.Errorf("versions.tf lacks the 6.18 constraint:\n%s", src)
+	}
+
+	ac := parse(t, dir, "agent_concierge.tf")
+	rt := ac.block(t, "resource", "aws_bedrockagentcore_agent_runtime", "concierge")
+	if got := ac.str(t, rt, "agent_runtime_name"); got != "sessions_concierge" {
+		t.Errorf("agent_runtime_name = %q", got)
+	}
+	if got := ac.src(rt.Body.Attributes["lifecycle_configuration"].Expr); !strings.Contains(got, "max_lifetime                 = 7200") {
+		t.Errorf("lifecycle_configuration = %s, want max_lifetime 7200 (2h session)", got)
+	}
+	env := ac.src(rt.Body.Attributes["environment_variables"].Expr)
+	for _, want := range []string{`FLEET_MODE        = "agentcore"`, `file("${path.module}/../runtime/concierge.json")`} {
+		if !strings.Contains(env, want) {
+			t.Errorf("environment_variables lacks %s:\n%s", want, env)
+		}
+	}
+	trust := ac.statements(t, "concierge_worker_trust")
+	if got := trust["AssumeRole"].principals; got != `Service:["bedrock-agentcore.amazonaws.com"]` {
+		t.Errorf("agentcore trust principals = %s", got)
+	}
+	pol := ac.statements(t, "concierge_worker")
+	if got := pol["PullWorkerImage"].resources; got != `["arn:aws:ecr:us-west-2:123456789012:repository/fleet-worker"]` {
+		t.Errorf("ECR pull resources = %s", got)
+	}
+	models := pol["InvokeRoutedModels"].resources
+	for _, want := range []string{
+		`"arn:${data.aws_partition.current.partition}:bedrock:us-west-2:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-haiku-4-5"`,
+		`"arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5"`,
+		`"arn:${data.aws_partition.current.partition}:bedrock:us-west-2::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0"`,
+	} {
+		if !strings.Contains(models, want) {
+			t.Errorf("model resources lack %s:\n%s", want, models)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// The real mirrored provider is 5.100.0, which has no aws_bedrockagentcore_*: the
+	// constraint cannot be met, and verify says so instead of failing.
+	err := verify.TerraformValidateOut(ctx, root, Dir)
+	switch {
+	case err == nil:
+		t.Log("a provider >= 6.18 is mirrored: terraform validate passed")
+	case errors.Is(err, verify.ErrProviderUnavailable):
+		t.Logf("terraform validate with the real provider skipped: %v", err)
+	default:
+		verify.SkipIfMissing(t, err)
+		t.Errorf("terraform validate: %v", err)
+	}
+	if err := verify.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
+		verify.SkipIfMissing(t, err)
+		t.Errorf("terraform validate (6.x schema-only provider): %v", err)
+	}
+}
+
+func TestVersionConstraint(t *testing.T) {
+	for _, name := range examples {
+		if got := Constraint(example(t, name)); got != ConstraintDefault {
+			t.Errorf("%s: Constraint = %q, want %q", name, got, ConstraintDefault)
+		}
+	}
+}
+
+func TestLocalNameCollision(t *testing.T) {
+	f := lower(t, "testdata/collision/fleet.yaml")
+	_, ds := Generate(f)
+	if !ds.HasErrors() {
+		t.Fatal("class 'delivery' collides with the fleet delivery DLQ, but Generate reported nothing")
+	}
+	found := false
+	for _, d := range ds {
+		if d.Code == "TF002" && strings.Contains(d.Summary, "aws_sqs_queue.delivery_dlq") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want TF002 naming aws_sqs_queue.delivery_dlq, got %v", ds)
+	}
+}
+
+func TestQueuePoliciesScopedToRule(t *testing.T) {
+	cases := []struct {
+		example, class, target string
+	}{
+		{"minimal", "greeter", "greeter"},
+		{"async-tools", "cdk-synth", "cdk_synth"},
+		{"research-fleet", "researcher", "researcher_ingress"}, // FIFO: the rule delivers to the ingress queue
+		{"research-fleet", "coder", "coder_ingress"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.example+"/"+tc.class, func(t *testing.T) {
+			h := parseFiles(t, generate(t, example(t, tc.example)), "agent_"+tc.class+".tf")
+			n := local(tc.class)
+			st := h.statements(t, tc.target+"_queue")
+			if len(st) != 1 {
+				t.Fatalf("queue policy has %d statements, want 1", len(st))
+			}
+			s := st["RuleDelivery"]
+			if s.actions != `["sqs:SendMessage"]` || s.resources != "[aws_sqs_queue."+tc.target+".arn]" ||
+				s.principals != `Service:["events.amazonaws.com"]` ||
+				s.conditions != "ArnEquals aws:SourceArn [aws_cloudwatch_event_rule."+n+".arn]" {
+				t.Errorf("queue policy statement = %+v", s)
+			}
+			qp := h.block(t, "resource", "aws_sqs_queue_policy", tc.target)
+			if got := h.src(qp.Body.Attributes["policy"].Expr); got != "data.aws_iam_policy_document."+tc.target+"_queue.json" {
+				t.Errorf("queue policy document = %s", got)
+			}
+			tg := h.block(t, "resource", "aws_cloudwatch_event_target", n)
+			if got := h.src(tg.Body.Attributes["arn"].Expr); got != "aws_sqs_queue."+tc.target+".arn" {
+				t.Errorf("target arn = %s", got)
+			}
+			dl := h.blockIn(t, tg, "dead_letter_config")
+			if got := h.src(dl.Body.Attributes["arn"].Expr); got != "aws_sqs_queue.delivery_dlq.arn" {
+				t.Errorf("target DLQ = %s", got)
+			}
+			rp := h.blockIn(t, tg, "retry_policy")
+			if h.src(rp.Body.Attributes["maximum_retry_attempts"].Expr) != "24" || h.src(rp.Body.Attributes["maximum_event_age_in_seconds"].Expr) != "3600" {
+				t.Errorf("retry policy is not 24 attempts / 3600 s")
+			}
+		})
+	}
+
+	// The delivery DLQ accepts dead letters from every rule of the fleet, and only those.
+	h := parseFiles(t, generate(t, example(t, "research-fleet")), "bus.tf")
+	s := h.statements(t, "delivery_dlq")["RuleTargetDeadLetters"]
+	if s.conditions != "ArnEquals aws:SourceArn [aws_cloudwatch_event_rule.coder.arn, aws_cloudwatch_event_rule.researcher.arn]" {
+		t.Errorf("delivery DLQ condition = %s", s.conditions)
+	}
+}
+
+func TestWorkerIAMExact(t *testing.T) {
+	type want struct{ actions, resources string }
+	base := func(n string) map[string]want {
+		return map[string]want{
+			"ConsumeClassQueue":     {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
+			"DeadLetterOwnMessages": {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
+			"IdempotencyClaims":     {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
+			"ClaimCheckPayloads":    {`["s3:GetObject", "s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/*"]`},
+		}
+	}
+	researcher := base("researcher")
+	researcher["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
+	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`, "[aws_sfn_state_machine.conversation.arn]"}
+	p := "arn:${data.aws_partition.current.partition}:bedrock"
+	acct := "${data.aws_caller_identity.current.account_id}"
+	researcher["InvokeRoutedModels"] = want{`["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]`,
+		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/global.anthropic.claude-haiku-4-5", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-haiku-4-5", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-sonnet-4-5"]`}
+
+	synth := base("cdk_synth")
+	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
+	synth["JobStatus"] = want{`["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
+	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
+
+	greeter := base("greeter")
+	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
+
+	cases := []struct {
+		example, class, trust string
+		want                  map[string]want
+	}{
+		{"research-fleet", "researcher", `Service:["pods.eks.amazonaws.com"] ["sts:AssumeRole", "sts:TagSession"]`, researcher},
+		{"async-tools", "cdk-synth", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, synth},
+		{"minimal", "greeter", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, greeter},
+	}
+	for _, tc := range cases {
+		t.Run(tc.class, func(t *testing.T) {
+			h := parseFiles(t, generate(t, example(t, tc.example)), "agent_"+tc.class+".tf")
+			n := local(tc.class)
+			got := h.statements(t, n+"_worker")
+			var gotSids, wantSids []string
+			for sid := range got {
+				gotSids = append(gotSids, sid)
+			}
+			for sid := range tc.want {
+				wantSids = append(wantSids, sid)
+			}
+			sort.Strings(gotSids)
+			sort.Strings(wantSids)
+			if strings.Join(gotSids, ",") != strings.Join(wantSids, ",") {
+				t.Errorf("statements = %v, want %v", gotSids, wantSids)
+			}
+			for sid, w := range tc.want {
+				if g := got[sid]; g.actions != w.actions || g.resources != w.resources {
+					t.Errorf("%s:\n got  %s on %s\n want %s on %s", sid, g.actions, g.resources, w.actions, w.resources)
+				}
+			}
+			if pub, ok := got["PublishCompletionEvents"]; ok && pub.conditions != tc.emits {
+				t.Errorf("PutEvents conditions = %s, want %s", pub.conditions, tc.emits)
+			}
+			tr := h.statements(t, n+"_worker_trust")["AssumeRole"]
+			if tr.principals+" "+tr.actions != tc.trust {
+				t.Errorf("trust = %s %s, want %s", tr.principals, tr.actions, tc.trust)
+			}
+		})
+	}
+}
+
+func TestLambdaEventSource(t *testing.T) {
+	for _, tc := range []struct{ example, class, timeout, visibility string }{
+		{"minimal", "greeter", "30", "180"},
+		{"async-tools", "cdk-synth", "300", "1800"},
+	} {
+		h := parseFiles(t, generate(t, example(t, tc.example)), "agent_"+tc.class+".tf")
+		n := local(tc.class)
+		esm := h.block(t, "resource", "aws_lambda_event_source_mapping", n)
+		if got := h.src(esm.Body.Attributes["function_response_types"].Expr); got != `["ReportBatchItemFailures"]` {
+			t.Errorf("%s: function_response_types = %s", tc.class, got)
+		}
+		if got := h.src(esm.Body.Attributes["event_source_arn"].Expr); got != "aws_sqs_queue."+n+".arn" {
+			t.Errorf("%s: event_source_arn = %s", tc.class, got)
+		}
+		fn := h.block(t, "resource", "aws_lambda_function", n)
+		if got := h.src(fn.Body.Attributes["timeout"].Expr); got != tc.timeout {
+			t.Errorf("%s: timeout = %s, want %s", tc.class, got, tc.timeout)
+		}
+		q := h.block(t, "resource", "aws_sqs_queue", n)
+		if got := h.src(q.Body.Attributes["visibility_timeout_seconds"].Expr); got != tc.visibility {
+			t.Errorf("%s: visibility = %s, want %s (6 x timeout)", tc.class, got, tc.visibility)
+		}
+	}
+}
+
+func TestFIFOQueuesAndRedriveAllow(t *testing.T) {
+	h := parseFiles(t, generate(t, example(t, "research-fleet")), "agent_researcher.tf")
+	q := h.block(t, "resource", "aws_sqs_queue", "researcher")
+	dlq := h.block(t, "resource", "aws_sqs_queue", "researcher_dlq")
+	for _, c := range []struct {
+		b          *hclsyntax.Block
+		name, want string
+	}{
+		{q, "name", `"research-researcher.fifo"`},
+		{q, "fifo_queue", "true"},
+		{q, "content_based_deduplication", "true"},
+		{q, "receive_wait_time_seconds", "20"},
+		{q, "visibility_timeout_seconds", "900"},
+		{q, "message_retention_seconds", "345600"},
+		{dlq, "name", `"research-researcher-dlq.fifo"`},
+		{dlq, "fifo_queue", "true"},
+		{dlq, "message_retention_seconds", "1209600"},
+	} {
+		if got := h.src(c.b.Body.Attributes[c.name].Expr); got != c.want {
+			t.Errorf("%s = %s, want %s", c.name, got, c.want)
+		}
+	}
+	rp := h.src(q.Body.Attributes["redrive_policy"].Expr)
+	if !strings.Contains(rp, "deadLetterTargetArn = aws_sqs_queue.researcher_dlq.arn") || !strings.Contains(rp, "maxReceiveCount     = 3") {
+		t.Errorf("redrive_policy = %s", rp)
+	}
+	ra := h.block(t, "resource", "aws_sqs_queue_redrive_allow_policy", "researcher_dlq")
+	if got := h.src(ra.Body.Attributes["queue_url"].Expr); got != "aws_sqs_queue.researcher_dlq.url" {
+		t.Errorf("redrive allow queue_url = %s", got)
+	}
+	if got := squash(h.src(ra.Body.Attributes["redrive_allow_policy"].Expr)); got != `jsonencode({ redrivePermission = "byQueue" sourceQueueArns = [aws_sqs_queue.researcher.arn] })` {
+		t.Errorf("redrive_allow_policy = %s", got)
+	}
+
+	// The pipe stamps the conversation as the FIFO group.
+	pipe := h.block(t, "resource", "aws_pipes_pipe", "researcher")
+	sq := h.blockIn(t, h.blockIn(t, pipe, "target_parameters"), "sqs_queue_parameters")
+	if got := h.src(sq.Body.Attributes["message_group_id"].Expr); got != `"$.body.detail.conversation_id"` {
+		t.Errorf("message_group_id = %s", got)
+	}
+	if got := h.src(pipe.Body.Attributes["target"].Expr); got != "aws_sqs_queue.researcher.arn" {
+		t.Errorf("pipe target = %s", got)
+	}
+	pst := h.statements(t, "researcher_pipe")
+	if pst["SendToClassQueue"].resources != "[aws_sqs_queue.researcher.arn]" || pst["ReadIngress"].resources != "[aws_sqs_queue.researcher_ingress.arn]" {
+		t.Errorf("pipe policy = %+v", pst)
+	}
+}
+
+func TestWorkflowRole(t *testing.T) {
+	h := parseFiles(t, generate(t, example(t, "research-fleet")), "workflows.tf")
+	st := h.statements(t, "conversation_sfn")
+	if got := st["DispatchToClassQueues"]; got.actions != `["sqs:SendMessage"]` || got.resources != "[aws_sqs_queue.coder.arn, aws_sqs_queue.researcher.arn]" {
+		t.Errorf("dispatch statement = %+v", got)
+	}
+	if got := st["DistributedMapStart"].resources; !strings.Contains(got, ":states:us-east-1:${data.aws_caller_identity.current.account_id}:stateMachine:research-conversation\"") {
+		t.Errorf("distributed map start resource = %s", got)
+	}
+	sm := h.block(t, "resource", "aws_sfn_state_machine", "conversation")
+	def := squash(h.src(sm.Body.Attributes["definition"].Expr))
+	want := `templatefile("${path.module}/../statemachines/conversation.asl.json", { queue_url_coder = aws_sqs_queue.coder.url queue_url_researcher = aws_sqs_queue.researcher.url })`
+	if def != want {
+		t.Errorf("definition = %s\nwant %s", def, want)
+	}
+	lc := h.blockIn(t, sm, "logging_configuration")
+	if h.src(lc.Body.Attributes["level"].Expr) != `"ERROR"` || h.src(lc.Body.Attributes["include_execution_data"].Expr) != "false" {
+		t.Errorf("logging configuration is not ERROR without execution data")
+	}
+}
+
+// --- HCL inspection helpers ---
+
+type hclFile struct {
+	srcs  map[string][]byte
+	body  []*hclsyntax.Block
+	names map[*hclsyntax.Block]string
+}
+
+func read(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func parse(t *testing.T, dir string, names ...string) *hclFile {
+	t.Helper()
+	var files []artifact.File
+	for _, n := range names {
+		files = append(files, artifact.File{Path: Dir + "/" + n, Bytes: read(t, dir, n)})
+	}
+	return parseFiles(t, files, names...)
+}
+
+// parseFiles parses the named generated files (plain names under terraform/).
+func parseFiles(t *testing.T, files []artifact.File, names ...string) *hclFile {
+	t.Helper()
+	h := &hclFile{srcs: map[string][]byte{}, names: map[*hclsyntax.Block]string{}}
+	for _, n := range names {
+		var src []byte
+		for _, f := range files {
+			if f.Path == Dir+"/"+n {
+				src = f.Bytes
+			}
+		}
+		if src == nil {
+			t.Fatalf("no generated file %s", n)
+		}
+		f, ds := hclsyntax.ParseConfig(src, n, hcl.InitialPos)
+		if ds.HasErrors() {
+			t.Fatalf("parse %s: %v", n, ds)
+		}
+		h.srcs[n] = src
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+			h.body = append(h.body, b)
+			h.names[b] = n
+		}
+	}
+	return h
+}
+
+func (h *hclFile) block(t *testing.T, typ string, labels ...string) *hclsyntax.Block {
+	t.Helper()
+	for _, b := range h.body {
+		if b.Type == typ && strings.Join(b.Labels, ".") == strings.Join(labels, ".") {
+			return b
+		}
+	}
+	t.Fatalf("no %s %v", typ, labels)
+	return nil
+}
+
+func (h *hclFile) blockIn(t *testing.T, parent *hclsyntax.Block, typ string) *hclsyntax.Block {
+	t.Helper()
+	for _, b := range parent.Body.Blocks {
+		if b.Type == typ {
+			return b
+		}
+	}
+	t.Fatalf("%v has no %s block", parent.Labels, typ)
+	return nil
+}
+
+// src is the source text of an expression.
+func (h *hclFile) src(e hclsyntax.Expression) string {
+	r := e.Range()
+	return string(h.srcs[r.Filename][r.Start.Byte:r.End.Byte])
+}
+
+func (h *hclFile) str(t *testing.T, b *hclsyntax.Block, attr string) string {
+	t.Helper()
+	a, ok := b.Body.Attributes[attr]
+	if !ok {
+		t.Fatalf("%v has no %s", b.Labels, attr)
+	}
+	var s string
+	if err := json.Unmarshal([]byte(h.src(a.Expr)), &s); err != nil {
+		t.Fatalf("%s is not a string literal: %s", attr, h.src(a.Expr))
+	}
+	return s
+}
+
+type statement struct{ actions, resources, principals, conditions string }
+
+// statements returns the statements of data.aws_iam_policy_document.<name> by sid.
+func (h *hclFile) statements(t *testing.T, name string) map[string]statement {
+	t.Helper()
+	d := h.block(t, "data", "aws_iam_policy_document", name)
+	out := map[string]statement{}
+	for _, sb := range d.Body.Blocks {
+		if sb.Type != "statement" {
+			continue
+		}
+		var s statement
+		attr := func(b *hclsyntax.Block, n string) string {
+			if a, ok := b.Body.Attributes[n]; ok {
+				return h.src(a.Expr)
+			}
+			return ""
+		}
+		s.actions, s.resources = attr(sb, "actions"), attr(sb, "resources")
+		for _, nb := range sb.Body.Blocks {
+			switch nb.Type {
+			case "principals":
+				s.principals = strings.Trim(attr(nb, "type"), `"`) + ":" + attr(nb, "identifiers")
+			case "condition":
+				c := strings.Trim(attr(nb, "test"), `"`) + " " + strings.Trim(attr(nb, "variable"), `"`) + " " + attr(nb, "values")
+				if s.conditions != "" {
+					c = s.conditions + "; " + c
+				}
+				s.conditions = c
+			}
+		}
+		if e := attr(sb, "effect"); e != `"Allow"` {
+			t.Errorf("%s: effect = %s", name, e)
+		}
+		sid := strings.Trim(attr(sb, "sid"), `"`)
+		if _, dup := out[sid]; dup {
+			t.Errorf("%s: duplicate sid %s", name, sid)
+		}
+		out[sid] = s
+	}
+	return out
+}
+
+// squash collapses whitespace runs, so multi-line expressions compare on one line.
+func squash(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// deprecatedAllowed lists 6.x-deprecated arguments fleetc still writes, each with the reason.
+var deprecatedAllowed = map[string]string{
+	// key_schema, its replacement, does not exist in 5.100, the floor of the default constraint.
+	"aws_dynamodb_table.global_secondary_index.hash_key": "key_schema is newer than aws 5.100",
+}
+
+// TestNoDeprecatedArguments walks every generated block against the 6.x schema: an argument
+// the newest provider deprecates would break on the next major version.
+func TestNoDeprecatedArguments(t *testing.T) {
+	s, err := verify.ProviderSchema("")
+	if err != nil {
+		verify.SkipIfMissing(t, err)
+		t.Fatal(err)
+	}
+	fleets := map[string]*ir.Fleet{"agentcore": lower(t, "testdata/agentcore/fleet.yaml")}
+	for _, name := range examples {
+		fleets[name] = example(t, name)
+	}
+	for name, f := range fleets {
+		for _, fl := range generate(t, f) {
+			file, ds := hclsyntax.ParseConfig(fl.Bytes, fl.Path, hcl.InitialPos)
+			if ds.HasErrors() {
+				t.Fatalf("%s %s: %v", name, fl.Path, ds)
+			}
+			for _, b := range file.Body.(*hclsyntax.Body).Blocks {
+				if len(b.Labels) != 2 {
+					continue
+				}
+				table := s.Resources
+				if b.Type == "data" {
+					table = s.DataSources
+				}
+				if sb := table[b.Labels[0]]; sb != nil {
+					checkDeprecated(t, name+"/"+fl.Path, b.Labels[0], b.Body, sb)
+				}
+			}
+		}
+	}
+}
+
+func checkDeprecated(t *testing.T, where, path string, body *hclsyntax.Body, sb *verify.SchemaBlock) {
+	t.Helper()
+	for n := range body.Attributes {
+		if a := sb.Attributes[n]; a != nil && a.Deprecated {
+			if _, ok := deprecatedAllowed[path+"."+n]; !ok {
+				t.Errorf("%s: %s.%s is deprecated in the 6.x provider", where, path, n)
+			}
+		}
+	}
+	for _, nb := range body.Blocks {
+		if bt := sb.BlockTypes[nb.Type]; bt != nil && bt.Block != nil {
+			checkDeprecated(t, where, path+"."+nb.Type, nb.Body, bt.Block)
+		}
+	}
+}

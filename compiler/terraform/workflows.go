@@ -1,0 +1,74 @@
+package terraform
+
+import (
+	"strings"
+
+	"github.com/fleetc/fleetc/compiler/ir"
+)
+
+// workflows emits one state machine per workflow with its role and log group.
+func (g *gen) workflows() {
+	if len(g.f.Workflows) == 0 {
+		return
+	}
+	fl := g.file("workflows.tf")
+	for _, w := range g.f.Workflows {
+		g.workflow(fl, w)
+	}
+}
+
+func (g *gen) workflow(fl *file, w *ir.Workflow) {
+	n := local(w.Name)
+	g.claim("aws_cloudwatch_log_group", n+"_sfn", w.Path)
+	lg := fl.resource("aws_cloudwatch_log_group", n+"_sfn")
+	lg.set("name", str(w.LogGroup))
+	lg.set("retention_in_days", num(logRetentionDays))
+
+	var queues []tokens
+	for _, a := range w.Agents {
+		queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
+	}
+	st := []stmt{{sid: "DispatchToClassQueues", actions: []string{"sqs:SendMessage"}, resources: queues}}
+	if hasFanOut(w) {
+		// A Distributed Map starts child executions of this very state machine. Its ARN is
+		// spelled out from the name: referencing the resource here would be a cycle.
+		smARN := tmpl(lit("arn:"), interp(partition), lit(":states:"+g.f.Region+":"), interp(accountID), lit(":stateMachine:"+w.StateMachineName))
+		childARN := tmpl(lit("arn:"), interp(partition), lit(":states:"+g.f.Region+":"), interp(accountID), lit(":execution:"+w.StateMachineName+"/*"))
+		st = append(st,
+			stmt{sid: "DistributedMapStart", actions: []string{"states:StartExecution"}, resources: []tokens{smARN}},
+			stmt{sid: "DistributedMapChildren", actions: []string{"states:DescribeExecution", "states:StopExecution"}, resources: []tokens{childARN}})
+	}
+	// CloudWatch Logs delivery for state machine logging; these actions take no resource ARN.
+	st = append(st, stmt{sid: "LogDelivery", actions: []string{
+		"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+	}, resources: []tokens{str("*")}})
+	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, "sts:AssumeRole"), st,
+		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to, nothing else.")
+
+	vars := make([]kv, len(w.Agents))
+	for i, a := range w.Agents {
+		vars[i] = kv{ir.QueueURLVar(a), ref("aws_sqs_queue", local(a.Name), "url")}
+	}
+	g.claim("aws_sfn_state_machine", n, w.Path)
+	sm := fl.resource("aws_sfn_state_machine", n)
+	sm.set("name", str(w.StateMachineName))
+	sm.set("type", str(strings.ToUpper(w.Type)))
+	sm.set("role_arn", ref("aws_iam_role", n+"_sfn", "arn"))
+	sm.set("definition", call("templatefile", pathModule("../statemachines/"+w.Name+".asl.json"), object(vars...)))
+	lc := sm.nested("logging_configuration")
+	lc.set("log_destination", tmpl(interp(ref("aws_cloudwatch_log_group", n+"_sfn", "arn")), lit(":*")))
+	lc.set("include_execution_data", boolean(false))
+	lc.set("level", str("ERROR"))
+	// Step Functions checks log delivery permissions when the machine is created.
+	sm.set("depends_on", list(ref("aws_iam_role_policy", n+"_sfn")))
+}
+
+func hasFanOut(w *ir.Workflow) bool {
+	for _, s := range w.Steps {
+		if s.FanOut != nil {
+			return true
+		}
+	}
+	return false
+}

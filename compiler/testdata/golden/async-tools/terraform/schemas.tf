@@ -1,0 +1,18 @@
+resource "aws_schemas_registry" "fleet" {
+  name        = "tools-events"
+  description = "Event contracts of fleet tools."
+}
+
+resource "aws_schemas_schema" "CdkSynthCompleted" {
+  name          = "com.cheatcoders.workers@CdkSynthCompleted"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/CdkSynthCompleted.json")
+}
+
+resource "aws_schemas_schema" "CdkSynthRequested" {
+  name          = "com.cheatcoders.agents@CdkSynthRequested"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/CdkSynthRequested.json")
+}

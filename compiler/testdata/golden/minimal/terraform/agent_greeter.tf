@@ -1,0 +1,262 @@
+# Dead letters of greeter; retention outlives the source queue so triage never races expiry.
+resource "aws_sqs_queue" "greeter_dlq" {
+  name                       = "hello-greeter-dlq"
+  message_retention_seconds  = 1209600
+  visibility_timeout_seconds = 300
+  sqs_managed_sse_enabled    = true
+}
+
+resource "aws_sqs_queue" "greeter" {
+  name                       = "hello-greeter"
+  message_retention_seconds  = 345600
+  visibility_timeout_seconds = 180
+  receive_wait_time_seconds  = 20
+  delay_seconds              = 0
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.greeter_dlq.arn
+    maxReceiveCount     = 3
+  })
+}
+
+# Only hello-greeter may dead-letter into hello-greeter-dlq.
+resource "aws_sqs_queue_redrive_allow_policy" "greeter_dlq" {
+  queue_url = aws_sqs_queue.greeter_dlq.url
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.greeter.arn]
+  })
+}
+
+resource "aws_cloudwatch_event_rule" "greeter" {
+  name           = "hello-greeter"
+  description    = "Routes greeting.requested to the greeter queue."
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  event_pattern = jsonencode({
+    "detail-type" = ["greeting.requested"]
+    source        = ["hello.app"]
+  })
+}
+
+# Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.
+resource "aws_cloudwatch_event_target" "greeter" {
+  rule           = aws_cloudwatch_event_rule.greeter.name
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  target_id      = "greeter-queue"
+  arn            = aws_sqs_queue.greeter.arn
+  retry_policy {
+    maximum_retry_attempts       = 24
+    maximum_event_age_in_seconds = 3600
+  }
+  dead_letter_config {
+    arn = aws_sqs_queue.delivery_dlq.arn
+  }
+}
+
+# Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.
+data "aws_iam_policy_document" "greeter_queue" {
+  statement {
+    sid       = "RuleDelivery"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.greeter.arn]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = [aws_cloudwatch_event_rule.greeter.arn]
+    }
+  }
+}
+
+resource "aws_sqs_queue_policy" "greeter" {
+  queue_url = aws_sqs_queue.greeter.url
+  policy    = data.aws_iam_policy_document.greeter_queue.json
+}
+
+resource "aws_cloudwatch_metric_alarm" "greeter_dlq_delivery_failed" {
+  alarm_name        = "hello-greeter-dlq-delivery-failed"
+  alarm_description = "EventBridge could not dead-letter events of rule hello-greeter: they are being dropped. Check the delivery DLQ policy."
+  namespace         = "AWS/Events"
+  metric_name       = "InvocationsFailedToBeSentToDLQ"
+  dimensions = {
+    EventBusName = "hello"
+    RuleName     = "hello-greeter"
+  }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+}
+
+resource "aws_cloudwatch_metric_alarm" "greeter_age" {
+  alarm_name        = "hello-greeter-age"
+  alarm_description = "Oldest greeter message is older than step max + 2 x step p95 (60s) for 5 minutes: workers are not keeping pace."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateAgeOfOldestMessage"
+  dimensions = {
+    QueueName = "hello-greeter"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 60
+  treat_missing_data  = "notBreaching"
+}
+
+resource "aws_cloudwatch_metric_alarm" "greeter_dlq_depth" {
+  alarm_name        = "hello-greeter-dlq-depth"
+  alarm_description = "greeter dead-lettered a message after 3 receives. Triage, fix, then redrive with StartMessageMoveTask."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateNumberOfMessagesVisible"
+  dimensions = {
+    QueueName = "hello-greeter-dlq"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+}
+
+resource "aws_cloudwatch_metric_alarm" "greeter_stalled" {
+  alarm_name          = "hello-greeter-stalled"
+  alarm_description   = "Stall canary: greeter deleted no message for 10 minutes while messages were waiting."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = 10
+  datapoints_to_alarm = 10
+  treat_missing_data  = "notBreaching"
+  metric_query {
+    id = "visible"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions = {
+        QueueName = "hello-greeter"
+      }
+      period = 60
+      stat   = "Maximum"
+    }
+  }
+  metric_query {
+    id = "deleted"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "NumberOfMessagesDeleted"
+      dimensions = {
+        QueueName = "hello-greeter"
+      }
+      period = 60
+      stat   = "Sum"
+    }
+  }
+  metric_query {
+    id          = "stalled"
+    expression  = "IF(visible > 0 AND deleted == 0, 1, 0)"
+    label       = "waiting messages and zero completions"
+    return_data = true
+  }
+}
+
+data "aws_iam_policy_document" "greeter_worker_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "greeter_worker" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.greeter.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.greeter_dlq.arn]
+  }
+  statement {
+    sid       = "IdempotencyClaims"
+    effect    = "Allow"
+    actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.idempotency.arn]
+  }
+  statement {
+    sid       = "ClaimCheckPayloads"
+    effect    = "Allow"
+    actions   = ["s3:GetObject", "s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.greeter.arn}:*"]
+  }
+}
+
+# fleet-worker role of greeter (lambda).
+resource "aws_iam_role" "greeter_worker" {
+  name               = "hello-greeter-worker"
+  assume_role_policy = data.aws_iam_policy_document.greeter_worker_trust.json
+}
+
+resource "aws_iam_role_policy" "greeter_worker" {
+  name   = "hello-greeter-worker"
+  role   = aws_iam_role.greeter_worker.id
+  policy = data.aws_iam_policy_document.greeter_worker.json
+}
+
+resource "aws_cloudwatch_log_group" "greeter" {
+  name              = "/aws/lambda/hello-greeter"
+  retention_in_days = 30
+}
+
+resource "aws_lambda_function" "greeter" {
+  function_name = "hello-greeter"
+  role          = aws_iam_role.greeter_worker.arn
+  package_type  = "Image"
+  image_uri     = "ghcr.io/fleetc/fleet-worker:latest"
+  timeout       = 30
+  memory_size   = 1024
+  image_config {
+    command = ["--mode", "lambda"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/greeter.json")))
+      FLEET_DLQ_URL     = aws_sqs_queue.greeter_dlq.url
+      FLEET_QUEUE_URL   = aws_sqs_queue.greeter.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.greeter, aws_iam_role_policy.greeter_worker]
+}
+
+# Partial batch responses: only failed messages return to the queue, not the whole batch.
+resource "aws_lambda_event_source_mapping" "greeter" {
+  event_source_arn                   = aws_sqs_queue.greeter.arn
+  function_name                      = aws_lambda_function.greeter.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
+}

@@ -1,0 +1,75 @@
+output "bus_name" {
+  description = "EventBridge bus the fleet publishes to."
+  value       = aws_cloudwatch_event_bus.fleet.name
+}
+
+output "bus_arn" {
+  description = "EventBridge bus ARN."
+  value       = aws_cloudwatch_event_bus.fleet.arn
+}
+
+output "delivery_dlq_url" {
+  description = "Queue of events EventBridge could not deliver to a class queue."
+  value       = aws_sqs_queue.delivery_dlq.url
+}
+
+output "queue_urls" {
+  description = "Work queue URL per agent class."
+  value = {
+    coder      = aws_sqs_queue.coder.url
+    researcher = aws_sqs_queue.researcher.url
+  }
+}
+
+output "dlq_urls" {
+  description = "Dead-letter queue URL per agent class."
+  value = {
+    coder      = aws_sqs_queue.coder_dlq.url
+    researcher = aws_sqs_queue.researcher_dlq.url
+  }
+}
+
+output "worker_role_arns" {
+  description = "IAM role ARN per agent class (EKS Pod Identity, Lambda execution or AgentCore runtime role)."
+  value = {
+    coder      = aws_iam_role.coder_worker.arn
+    researcher = aws_iam_role.researcher_worker.arn
+  }
+}
+
+output "lambda_function_names" {
+  description = "Function name per lambda class."
+  value       = {}
+}
+
+output "agentcore_runtime_arns" {
+  description = "AgentCore runtime ARN per agentcore class."
+  value       = {}
+}
+
+output "state_machine_arns" {
+  description = "State machine ARN per workflow."
+  value = {
+    conversation = aws_sfn_state_machine.conversation.arn
+  }
+}
+
+output "keda_scaler_policy_arn" {
+  description = "Attach to the KEDA operator's role: its aws-sqs-queue scalers read the eks classes' queue depth with the operator identity."
+  value       = aws_iam_policy.keda_scaler.arn
+}
+
+output "idempotency_table" {
+  description = "DynamoDB idempotency table."
+  value       = aws_dynamodb_table.idempotency.name
+}
+
+output "claim_check_bucket" {
+  description = "S3 bucket for claim-check payloads."
+  value       = aws_s3_bucket.claimcheck.bucket
+}
+
+output "schema_registry" {
+  description = "EventBridge Schema Registry holding the event contracts."
+  value       = aws_schemas_registry.fleet.name
+}

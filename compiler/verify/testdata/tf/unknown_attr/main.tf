@@ -1,0 +1,4 @@
+resource "aws_sqs_queue" "work" {
+  name               = "orders"
+  visibility_timeout = 300
+}

@@ -1,0 +1,183 @@
+// Package awsconfig builds the aws.Config every fleet-worker AWS client
+// shares: region, an optional endpoint override (kumo in tests, VPC
+// endpoints in production), SDK retries off by default, and a
+// per-service request counter.
+//
+// Retries live at exactly one layer, the SQS queue (visibility timeout +
+// redrive), so the SDK's own retryer is disabled unless a caller opts in
+// with Options.MaxAttempts. Stacking SDK retries under queue redelivery
+// multiplies attempts and hides throttling from the metrics.
+//
+// Typical use:
+//
+//	counter := awsconfig.NewRequestCounter()
+//	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: rc.Region, Counter: counter})
+//	sqsc := awsconfig.SQS(cfg)
+//	ddb := awsconfig.DynamoDB(cfg)            // add awsconfig.WithoutCRC32 for kumo
+//	s3c := awsconfig.S3(cfg)                  // path-style when an endpoint override is set
+package awsconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+// Environment variables read by Load. EnvEndpoint wins over EnvEndpointSDK.
+const (
+	EnvEndpoint    = "FLEET_AWS_ENDPOINT"
+	EnvEndpointSDK = "AWS_ENDPOINT_URL"
+)
+
+// Options configures Load. The zero value loads the default credential
+// chain and region with SDK retries off.
+type Options struct {
+	// Region overrides the SDK's region resolution (AWS_REGION, shared
+	// config). Load fails if no region results.
+	Region string
+	// Endpoint overrides every client's base endpoint. Empty means
+	// EndpointFromEnv().
+	Endpoint string
+	// MaxAttempts is the SDK attempts per call; 0 or 1 disables SDK
+	// retries (the queue is the retry layer).
+	MaxAttempts int
+	// Counter, when set, counts every HTTP attempt per AWS service.
+	Counter *RequestCounter
+	// Credentials overrides the default credential chain. When nil and
+	// the endpoint is a loopback address (kumo) and AWS_ACCESS_KEY_ID is
+	// unset, static dummy credentials are used so the SDK does not stall
+	// probing IMDS.
+	Credentials aws.CredentialsProvider
+	// HTTPTimeout bounds one HTTP attempt (0 = no client timeout; SQS
+	// long polls need at least wait_time_seconds + a margin).
+	HTTPTimeout time.Duration
+}
+
+// EndpointFromEnv returns FLEET_AWS_ENDPOINT, else AWS_ENDPOINT_URL, else "".
+func EndpointFromEnv() string {
+	if v := os.Getenv(EnvEndpoint); v != "" {
+		return v
+	}
+	return os.Getenv(EnvEndpointSDK)
+}
+
+// Load builds the shared aws.Config.
+func Load(ctx context.Context, o Options) (aws.Config, error) {
+	endpoint := o.Endpoint
+	if endpoint == "" {
+		endpoint = EndpointFromEnv()
+	}
+	if endpoint != "" {
+		u, err := url.Parse(endpoint)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			return aws.Config{}, fmt.Errorf("awsconfig: endpoint %q is not an absolute URL (want e.g. http://127.0.0.1:4566)", endpoint)
+		}
+	}
+
+	attempts := o.MaxAttempts
+	if attempts < 1 {
+		attempts = 1
+	}
+
+	// A BuildableClient (not a plain *http.Client) so the loader can still
+	// apply AWS_CA_BUNDLE; the counter wraps it after loading.
+	httpClient := awshttp.NewBuildableClient().WithTimeout(o.HTTPTimeout)
+
+	opts := []func(*config.LoadOptions) error{
+		config.WithHTTPClient(httpClient),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.AddWithMaxAttempts(retry.NewStandard(), attempts)
+		}),
+	}
+	if o.Region != "" {
+		opts = append(opts, config.WithRegion(o.Region))
+	}
+	if endpoint != "" {
+		opts = append(opts, config.WithBaseEndpoint(endpoint))
+	}
+	switch {
+	case o.Credentials != nil:
+		opts = append(opts, config.WithCredentialsProvider(o.Credentials))
+	case endpoint != "" && isLoopback(endpoint) && os.Getenv("AWS_ACCESS_KEY_ID") == "":
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	}
+
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("awsconfig: load: %w", err)
+	}
+	if cfg.Region == "" {
+		return aws.Config{}, errors.New("awsconfig: no region: set region in the runtime config or AWS_REGION")
+	}
+	if o.Counter != nil {
+		cfg.HTTPClient = o.Counter.WrapClient(cfg.HTTPClient)
+	}
+	return cfg, nil
+}
+
+// isLoopback reports whether endpoint's host is localhost or a loopback IP.
+func isLoopback(endpoint string) bool {
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// WithoutCRC32 disables DynamoDB's X-Amz-Crc32 response validation.
+// For kumo only (it sends no CRC32 header); never in production.
+func WithoutCRC32(o *dynamodb.Options) { o.DisableValidateResponseChecksum = true }
+
+// SQS returns an SQS client for cfg.
+func SQS(cfg aws.Config, optFns ...func(*sqs.Options)) *sqs.Client {
+	return sqs.NewFromConfig(cfg, optFns...)
+}
+
+// DynamoDB returns a DynamoDB client for cfg; pass WithoutCRC32 for kumo.
+func DynamoDB(cfg aws.Config, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.NewFromConfig(cfg, optFns...)
+}
+
+// S3 returns an S3 client for cfg. With an endpoint override it uses
+// path-style addressing, since bucket.127.0.0.1 does not resolve.
+func S3(cfg aws.Config, optFns ...func(*s3.Options)) *s3.Client {
+	pathStyle := S3PathStyle(cfg)
+	fns := append([]func(*s3.Options){func(o *s3.Options) { o.UsePathStyle = pathStyle }}, optFns...)
+	return s3.NewFromConfig(cfg, fns...)
+}
+
+// S3PathStyle reports whether S3 clients for cfg should use path-style
+// addressing: true whenever a base endpoint override is set.
+func S3PathStyle(cfg aws.Config) bool {
+	return cfg.BaseEndpoint != nil && *cfg.BaseEndpoint != ""
+}
+
+// SFN returns a Step Functions client for cfg.
+func SFN(cfg aws.Config, optFns ...func(*sfn.Options)) *sfn.Client {
+	return sfn.NewFromConfig(cfg, optFns...)
+}
+
+// EventBridge returns an EventBridge client for cfg.
+func EventBridge(cfg aws.Config, optFns ...func(*eventbridge.Options)) *eventbridge.Client {
+	return eventbridge.NewFromConfig(cfg, optFns...)
+}

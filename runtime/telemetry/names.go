@@ -1,0 +1,46 @@
+package telemetry
+
+// Prometheus metric and label names: every name the worker exports, in
+// one place, so dashboards, alerts and the compiler's generated
+// monitoring can rely on them.
+const (
+	// MetricStepDuration is a histogram of step wall time in seconds,
+	// labelled by class and outcome.
+	MetricStepDuration = "agent_step_duration_seconds"
+	// MetricStepsInFlight is a gauge of steps currently running, by class.
+	MetricStepsInFlight = "agent_steps_in_flight"
+	// MetricStepRetries counts steps left for queue redelivery, by class.
+	MetricStepRetries = "agent_step_retries_total"
+	// MetricStepsDeadLettered counts steps the worker dead-lettered, by class.
+	MetricStepsDeadLettered = "agent_steps_dead_lettered_total"
+	// MetricAWSRequests counts AWS API HTTP attempts, by service.
+	MetricAWSRequests = "aws_api_requests_total"
+
+	LabelClass   = "class"
+	LabelOutcome = "outcome"
+	LabelService = "service"
+)
+
+// Step outcomes (values of the outcome label).
+const (
+	OutcomeSuccess    = "success"     // done; message deleted
+	OutcomeFailure    = "failure"     // non-retryable; reported (SendTaskFailure) and deleted
+	OutcomeRetry      = "retry"       // left for queue redelivery
+	OutcomeDeadLetter = "dead_letter" // moved to the DLQ by the worker
+	OutcomeDuplicate  = "duplicate"   // idempotency hit; skipped
+	OutcomeStaleToken = "stale_token" // callback token stale; deleted
+)
+
+// Log attribute keys written by the JSON log handler.
+const (
+	LogTraceID     = "trace_id"      // the business trace id (detail.trace_id)
+	LogOTelTraceID = "otel_trace_id" // W3C trace id of the current span
+	LogSpanID      = "span_id"
+	LogClass       = "class"
+)
+
+// AttrTraceparent is the SQS message attribute carrying W3C trace context.
+const AttrTraceparent = "traceparent"
+
+// StepDurationBuckets span sub-second tool calls to hour-long agent steps.
+var StepDurationBuckets = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600}

@@ -1,0 +1,256 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+func newTel(t *testing.T, exp sdktrace.SpanExporter, sync bool) (*Telemetry, *bytes.Buffer) {
+	t.Helper()
+	var logs bytes.Buffer
+	tel, err := New(Options{ServiceName: "research-researcher", Class: "researcher", LogWriter: &logs, SpanExporter: exp, SyncExport: sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	return tel, &logs
+}
+
+func TestInjectExtractRoundTrip(t *testing.T) {
+	tel, _ := newTel(t, nil, false)
+	ctx, span := tel.tracer.Start(context.Background(), "producer")
+	defer span.End()
+	attrs := Inject(ctx)
+	tp := attrs[AttrTraceparent]
+	want := "00-" + span.SpanContext().TraceID().String() + "-" + span.SpanContext().SpanID().String() + "-01"
+	if tp != want {
+		t.Fatalf("traceparent %q, want %q", tp, want)
+	}
+	got := trace.SpanContextFromContext(Extract(attrs, "ignored-when-traceparent-valid"))
+	if !got.IsRemote() || got.TraceID() != span.SpanContext().TraceID() || got.SpanID() != span.SpanContext().SpanID() {
+		t.Fatalf("extracted %v", got)
+	}
+	if len(Inject(context.Background())) != 0 {
+		t.Fatal("Inject without a span must be empty")
+	}
+}
+
+func TestExtractDerivesFromTraceID(t *testing.T) {
+	sum := sha256.Sum256([]byte("conv-8842-step-7"))
+	wantTID := hex.EncodeToString(sum[:16])
+	for _, attrs := range []map[string]string{nil, {AttrTraceparent: "garbage"}} {
+		sc := trace.SpanContextFromContext(Extract(attrs, "conv-8842-step-7"))
+		if sc.TraceID().String() != wantTID || sc.SpanID().String() != hex.EncodeToString(sum[16:24]) || !sc.IsSampled() || !sc.IsRemote() {
+			t.Fatalf("attrs %v: derived %v, want trace %s", attrs, sc, wantTID)
+		}
+	}
+	if DeriveTraceID("a") == DeriveTraceID("b") {
+		t.Fatal("different trace ids collide")
+	}
+	if trace.SpanContextFromContext(Extract(nil, "")).IsValid() {
+		t.Fatal("no traceparent and no trace id must give no span context")
+	}
+}
+
+func TestXRayTraceHeader(t *testing.T) {
+	ctx := Extract(map[string]string{AttrTraceparent: "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"}, "")
+	if got, want := XRayTraceHeader(ctx), "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"; got != want {
+		t.Fatalf("got %q want %q", got, want)
+	}
+	if XRayTraceHeader(context.Background()) != "" {
+		t.Fatal("want empty header without span")
+	}
+}
+
+func TestStepSpanLinkedToProducer(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tel, logs := newTel(t, exp, true)
+	producer := "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
+	ctx := Extract(map[string]string{AttrTraceparent: producer}, "conv-8842-step-7")
+	ctx, step := tel.StartStep(ctx, StepInfo{TraceID: "conv-8842-step-7", MessageID: "m-1", WorkKey: "conv-8842-step-7", Attempt: 2, Source: "eventbridge"})
+	tel.Logger.InfoContext(ctx, "step started", "k", "v")
+	step.End(OutcomeFailure, errors.New("handler exit 3"))
+	step.End(OutcomeSuccess, nil) // ignored
+
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans", len(spans))
+	}
+	s := spans[0]
+	if s.Name != "step researcher" || s.SpanKind != trace.SpanKindConsumer {
+		t.Fatalf("span %s kind %v", s.Name, s.SpanKind)
+	}
+	if s.SpanContext.TraceID().String() != "5759e988bd862e3fe1be46a994272793" || s.Parent.SpanID().String() != "53995c3f42cd8ad8" {
+		t.Fatalf("span not a child of the producer: trace %s parent %s", s.SpanContext.TraceID(), s.Parent.SpanID())
+	}
+	if len(s.Links) != 1 || s.Links[0].SpanContext.SpanID().String() != "53995c3f42cd8ad8" {
+		t.Fatalf("links %v", s.Links)
+	}
+	attrs := map[string]string{}
+	for _, kv := range s.Attributes {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	for k, v := range map[string]string{"fleet.trace_id": "conv-8842-step-7", "messaging.message.id": "m-1", "fleet.attempt": "2", "fleet.outcome": OutcomeFailure, "fleet.class": "researcher"} {
+		if attrs[k] != v {
+			t.Errorf("attribute %s = %q, want %q", k, attrs[k], v)
+		}
+	}
+	if s.Status.Description != "handler exit 3" {
+		t.Fatalf("status %+v", s.Status)
+	}
+
+	var line map[string]any
+	if err := json.Unmarshal(bytes.TrimSpace(logs.Bytes()), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	for k, v := range map[string]string{
+		"msg": "step started", LogTraceID: "conv-8842-step-7", LogOTelTraceID: "5759e988bd862e3fe1be46a994272793",
+		LogSpanID: s.SpanContext.SpanID().String(), LogClass: "researcher", "service": "research-researcher", "k": "v", "level": "INFO",
+	} {
+		if line[k] != v {
+			t.Errorf("log %s = %v, want %q (line %s)", k, line[k], v, logs.String())
+		}
+	}
+}
+
+// scrape fetches /metrics and returns the sample lines for our metrics.
+func scrape(t *testing.T, url string) map[string]string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || !(strings.HasPrefix(line, "agent_") || strings.HasPrefix(line, "aws_")) {
+			continue
+		}
+		i := strings.LastIndex(line, " ")
+		out[line[:i]] = line[i+1:]
+	}
+	return out
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	tel, _ := newTel(t, nil, false)
+	addr, err := tel.ServeMetrics("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + addr.String() + "/metrics"
+
+	if got := scrape(t, url); got[`agent_steps_dead_lettered_total{class="researcher"}`] != "0" || got[`agent_step_retries_total{class="researcher"}`] != "0" {
+		t.Fatalf("class counters not exported as 0 at start: %v", got)
+	}
+	_, s1 := tel.StartStep(context.Background(), StepInfo{TraceID: "a"})
+	_, s2 := tel.StartStep(context.Background(), StepInfo{TraceID: "b"})
+	tel.Metrics.CountAWSRequest("sqs", "ReceiveMessage")
+	tel.Metrics.CountAWSRequest("sqs", "DeleteMessageBatch")
+	tel.Metrics.CountAWSRequest("eventbridge", "PutEvents")
+	got := scrape(t, url)
+	if got[`agent_steps_in_flight{class="researcher"}`] != "2" {
+		t.Fatalf("in flight: %v", got)
+	}
+	s1.End(OutcomeRetry, errors.New("throttled"))
+	s2.End(OutcomeDeadLetter, errors.New("poison"))
+	got = scrape(t, url)
+	for k, v := range map[string]string{
+		`agent_steps_in_flight{class="researcher"}`:                                       "0",
+		`agent_step_retries_total{class="researcher"}`:                                    "1",
+		`agent_steps_dead_lettered_total{class="researcher"}`:                             "1",
+		`agent_step_duration_seconds_count{class="researcher",outcome="retry"}`:           "1",
+		`agent_step_duration_seconds_count{class="researcher",outcome="dead_letter"}`:     "1",
+		`agent_step_duration_seconds_bucket{class="researcher",outcome="retry",le="0.1"}`: "1",
+		`aws_api_requests_total{service="sqs"}`:                                           "2",
+		`aws_api_requests_total{service="eventbridge"}`:                                   "1",
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+	// Nothing leaks into the global default registry.
+	mfs, _ := prometheus.DefaultGatherer.Gather()
+	for _, mf := range mfs {
+		if strings.HasPrefix(mf.GetName(), "agent_") || strings.HasPrefix(mf.GetName(), "aws_") {
+			t.Fatalf("%s registered globally", mf.GetName())
+		}
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(url); err == nil {
+		t.Fatal("metrics server still up after Shutdown")
+	}
+}
+
+// keepExporter keeps spans across Shutdown (tracetest's in-memory
+// exporter clears itself on Shutdown, which would hide the flush).
+type keepExporter struct {
+	mu    sync.Mutex
+	spans []sdktrace.ReadOnlySpan
+}
+
+func (k *keepExporter) ExportSpans(_ context.Context, s []sdktrace.ReadOnlySpan) error {
+	k.mu.Lock()
+	k.spans = append(k.spans, s...)
+	k.mu.Unlock()
+	return nil
+}
+
+func (k *keepExporter) Shutdown(context.Context) error { return nil }
+
+func TestShutdownFlushesBatchedSpans(t *testing.T) {
+	exp := &keepExporter{}
+	tel, _ := newTel(t, exp, false) // batched export (5 s default interval)
+	for range 3 {
+		_, s := tel.StartStep(context.Background(), StepInfo{TraceID: "x"})
+		s.End(OutcomeSuccess, nil)
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.spans
+	if len(spans) != 3 {
+		t.Fatalf("%d spans exported after Shutdown, want 3", len(spans))
+	}
+	// Same business trace id without traceparent → one OTel trace.
+	if spans[0].SpanContext().TraceID() != DeriveTraceID("x") || spans[2].SpanContext().TraceID() != DeriveTraceID("x") {
+		t.Fatal("steps of one trace_id did not share a trace")
+	}
+	if err := tel.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+func TestMetricNamesAreValid(t *testing.T) {
+	re := regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+	for _, n := range []string{MetricStepDuration, MetricStepsInFlight, MetricStepRetries, MetricStepsDeadLettered, MetricAWSRequests} {
+		if !re.MatchString(n) {
+			t.Errorf("bad metric name %q", n)
+		}
+	}
+	if _, err := New(Options{}); err == nil {
+		t.Fatal("New without service name accepted")
+	}
+	if Attempt("3") != 3 || Attempt("") != 0 || Attempt("x") != 0 {
+		t.Fatal("Attempt parsing")
+	}
+}

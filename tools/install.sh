@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Installs the offline checkers fleetc's tests run against generated artifacts:
+#   bin/kubeconform                      (Go, tools/kubeconform module)
+#   tools/node/node_modules/.bin/asl-validator  (npm, tools/node/package-lock.json)
+#   bin/kumo                             (Go, tools/kumo module; ~8 min cold, seconds warm)
+#   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
+#                                         serving ../shared/terraform/aws-provider-schema.json, laid
+#                                         out as a provider filesystem mirror for terraform validate)
+#
+# Usage (from anywhere; paths are resolved from this script):
+#   bash tools/install.sh                 # everything
+#   bash tools/install.sh kubeconform asl # a subset: kubeconform | asl | kumo | schema-provider
+#   FLEETC_SKIP_KUMO=1 bash tools/install.sh
+#
+# Idempotent: each tool carries a stamp (hash of the files that pin it); a tool whose
+# stamp matches is skipped, so a warm run takes well under a second.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BIN="$ROOT/bin"
+mkdir -p "$BIN"
+# Binaries are build output, never source: keep them out of git without touching the root .gitignore.
+[[ -f "$BIN/.gitignore" ]] || printf '*\n' >"$BIN/.gitignore"
+
+# The tools modules are standalone; never let a go.work or GOFLAGS=-mod=vendor leak in.
+export GOWORK=off
+
+log() { printf 'tools/install.sh: %s\n' "$*" >&2; }
+
+# stamp FILE... prints one hash over the named files (their content, not their mtime).
+stamp() { cat "$@" | sha256sum | cut -d' ' -f1; }
+
+# up_to_date TARGET STAMPFILE HASH: true when TARGET exists and STAMPFILE holds HASH.
+up_to_date() { [[ -e "$1" && -f "$2" && "$(cat "$2")" == "$3" ]]; }
+
+timed() {
+	local name=$1 start end
+	shift
+	start=$(date +%s)
+	"$@"
+	end=$(date +%s)
+	log "$name: done in $((end - start))s"
+}
+
+install_kubeconform() {
+	local mod="$ROOT/tools/kubeconform" out="$BIN/kubeconform" st="$BIN/.kubeconform.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "kubeconform: up to date ($("$out" -v))"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/yannh/kubeconform)
+	log "kubeconform: building $ver"
+	(cd "$mod" && go build -ldflags "-X main.version=$ver" -o "$out.tmp" github.com/yannh/kubeconform/cmd/kubeconform)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
+install_asl() {
+	local dir="$ROOT/tools/node" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "asl: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/asl-validator" "$st" "$h"; then
+		log "asl-validator: up to date ($("$dir/node_modules/.bin/asl-validator" --version))"
+		return
+	fi
+	log "asl-validator: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+install_kumo() {
+	local mod="$ROOT/tools/kumo" out="$BIN/kumo" st="$BIN/.kumo.stamp" h
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "kumo: up to date"
+		return
+	fi
+	log "kumo: building (about 8 min on 2 cores with a cold Go cache, seconds when warm)"
+	(cd "$mod" && go build -o "$out.tmp" github.com/sivchari/kumo/cmd/kumo)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
+install_schema_provider() {
+	local mod="$ROOT/tools/tfschemaprovider" schema="${FLEETC_SHARED_DIR:-$ROOT/../shared}/terraform/aws-provider-schema.json"
+	local mirror="$BIN/tf-schema-mirror" st="$BIN/.tf-schema-mirror.stamp" h ver platform dir
+	if [[ ! -f "$schema" ]]; then
+		log "schema-provider: skipped, $schema not found (CI expects shared/ at ../shared)"
+		return
+	fi
+	h=$(stamp "$mod/go.mod" "$mod/go.sum" "$mod/main.go" "$schema")
+	if up_to_date "$mirror" "$st" "$h"; then
+		log "schema-provider: up to date ($(cd "$mirror" && echo registry.terraform.io/hashicorp/aws/*))"
+		return
+	fi
+	# The document says which release its schema stands for ("registered as hashicorp/aws 6.48.0").
+	ver=$(grep -o 'registered as hashicorp/aws [0-9][0-9.]*[0-9]' "$schema" | head -n1 | awk '{print $4}')
+	if [[ -z "$ver" ]]; then
+		log "schema-provider: no 'registered as hashicorp/aws X.Y.Z' in $schema source_note"
+		return 1
+	fi
+	platform="$(go env GOOS)_$(go env GOARCH)"
+	dir="$mirror/registry.terraform.io/hashicorp/aws/$ver/$platform"
+	log "schema-provider: building hashicorp/aws $ver (schema only) into $dir"
+	rm -rf "$mirror"
+	mkdir -p "$dir"
+	(cd "$mod" && go build -o "$dir/terraform-provider-aws_v${ver}_x5" .)
+	cp "$schema" "$dir/schema.json"
+	"$dir/terraform-provider-aws_v${ver}_x5" -check >&2
+	echo "$h" >"$st"
+}
+
+want=("$@")
+if [[ ${#want[@]} -eq 0 ]]; then
+	want=(kubeconform asl schema-provider)
+	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
+		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
+	else
+		want+=(kumo)
+	fi
+fi
+for t in "${want[@]}"; do
+	case "$t" in
+	kubeconform) timed kubeconform install_kubeconform ;;
+	asl | asl-validator) timed asl-validator install_asl ;;
+	kumo) timed kumo install_kumo ;;
+	schema-provider) timed schema-provider install_schema_provider ;;
+	*)
+		log "unknown tool '$t' (want: kubeconform asl kumo schema-provider)"
+		exit 2
+		;;
+	esac
+done
