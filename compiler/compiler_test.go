@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/compiler"
@@ -65,7 +66,13 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./compiler -update)", err)
 			}
 			for _, c := range artifact.Diff(want, got) {
-				t.Errorf("%s: %s (run go test ./compiler -update and review the diff)", c.Path, c.Kind)
+				diff := ""
+				if c.Kind == "changed" {
+					wb, _ := want.Get(c.Path)
+					gb, _ := got.Get(c.Path)
+					diff = cmp.Diff(strings.Split(string(wb), "\n"), strings.Split(string(gb), "\n"))
+				}
+				t.Errorf("%s: %s (run go test ./compiler -update and review the diff)\n%s", c.Path, c.Kind, diff)
 			}
 		})
 	}

@@ -411,6 +411,11 @@ func fanOutState(st *ir.Step, child string, labels names, ds *diag.Diagnostics) 
 		}
 	}
 	task := taskState(st, root)
+	if a.FIFO && a.GroupBy != "" && batcher == nil {
+		// One lane per item: the conversation's group alone would serialise the whole fan-out
+		// behind one in-flight message (FIFO head-of-line blocking); each item keeps its own order.
+		task.Parameters.MessageGroupID = fmt.Sprintf("States.Format('{}#{}', %s, $.index)", groupPath(a, "$"))
+	}
 	task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
 	task.End = true
 

@@ -331,7 +331,7 @@ func TestFixture(t *testing.T) {
 	}
 	ip = m["ItemProcessor"].(map[string]any)
 	child = ip["States"].(map[string]any)[ip["StartAt"].(string)].(map[string]any)
-	if g := child["Parameters"].(map[string]any)["MessageGroupId.$"]; g != "$.tenant" {
+	if g := child["Parameters"].(map[string]any)["MessageGroupId.$"]; g != "States.Format('{}#{}', $.tenant, $.index)" {
 		t.Errorf("FIFO child MessageGroupId.$ = %v", g)
 	}
 	if child["HeartbeatSeconds"] != 600.0 || child["TimeoutSeconds"] != 3600.0 {
