@@ -7,6 +7,11 @@
 // passes byte for byte. It reads sibling artifacts through path.module:
 // ../statemachines/<wf>.asl.json (templatefile), ../schemas/<detail-type>.json and
 // ../runtime/<class>.json.
+//
+// One design choice goes beyond a literal translation: a FIFO class's rule delivers to a
+// standard ingress queue and an EventBridge Pipe forwards each event into the FIFO queue with
+// MessageGroupId read from detail.<group_by>, because a rule target can only set a static
+// group id, which would serialise the whole class onto one lane.
 package terraform
 
 import (

@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,10 +14,12 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/asl"
+	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
 	"github.com/fleetc/fleetc/spec"
+	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
@@ -49,30 +52,19 @@ func generate(t *testing.T, f *ir.Fleet) []artifact.File {
 	return files
 }
 
-// writeOut writes the Terraform files plus the sibling artifacts they read (state machines
-// and runtime configs from their backends, placeholder draft-04 schemas) under a temp root.
+// writeOut writes the Terraform files plus the sibling artifacts they read (state machines,
+// runtime configs and event schemas, from their own backends) under a temp root, so terraform
+// validate also checks the cross-backend paths and templatefile variables.
 func writeOut(t *testing.T, f *ir.Fleet) string {
 	t.Helper()
 	root := t.TempDir()
 	all := generate(t, f)
-	for _, gen := range []func(*ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }){
-		func(f *ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }) {
-			fs, ds := asl.Generate(f)
-			return fs, ds
-		},
-		func(f *ir.Fleet) ([]artifact.File, interface{ HasErrors() bool }) {
-			fs, ds := runtimeconfig.Generate(f)
-			return fs, ds
-		},
-	} {
+	for _, gen := range []func(*ir.Fleet) ([]artifact.File, diag.Diagnostics){asl.Generate, runtimeconfig.Generate, eventschema.Generate} {
 		fs, ds := gen(f)
 		if ds.HasErrors() {
 			t.Fatalf("sibling backend: %v", ds)
 		}
 		all = append(all, fs...)
-	}
-	for _, e := range f.Events {
-		all = append(all, artifact.File{Path: "schemas/" + e.DetailType + ".json", Bytes: []byte(`{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}` + "\n")})
 	}
 	for _, fl := range all {
 		p := filepath.Join(root, filepath.FromSlash(fl.Path))
@@ -294,12 +286,14 @@ func TestWorkerIAMExact(t *testing.T) {
 	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
 
 	cases := []struct {
-		example, class, trust string
-		want                  map[string]want
+		example, class, trust, emits string
+		want                         map[string]want
 	}{
-		{"research-fleet", "researcher", `Service:["pods.eks.amazonaws.com"] ["sts:AssumeRole", "sts:TagSession"]`, researcher},
-		{"async-tools", "cdk-synth", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, synth},
-		{"minimal", "greeter", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, greeter},
+		{"research-fleet", "researcher", `Service:["pods.eks.amazonaws.com"] ["sts:AssumeRole", "sts:TagSession"]`,
+			`StringEquals events:detail-type ["agent.step.completed"]; StringEquals events:source ["fleet.workers"]`, researcher},
+		{"async-tools", "cdk-synth", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`,
+			`StringEquals events:detail-type ["CdkSynthCompleted"]; StringEquals events:source ["com.cheatcoders.workers"]`, synth},
+		{"minimal", "greeter", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, "", greeter},
 	}
 	for _, tc := range cases {
 		t.Run(tc.class, func(t *testing.T) {
@@ -347,6 +341,17 @@ func TestLambdaEventSource(t *testing.T) {
 		}
 		if got := h.src(esm.Body.Attributes["event_source_arn"].Expr); got != "aws_sqs_queue."+n+".arn" {
 			t.Errorf("%s: event_source_arn = %s", tc.class, got)
+		}
+		// Lambda caps all environment variables at 4 KB together: the minified runtime config
+		// plus two queue URLs (< 100 bytes each) must fit.
+		root := writeOut(t, example(t, tc.example))
+		raw := read(t, filepath.Join(root, "runtime"), tc.class+".json")
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, raw); err != nil {
+			t.Fatal(err)
+		}
+		if size := compact.Len() + 2*100; size > 4096 {
+			t.Errorf("%s: FLEET_CONFIG_JSON is %d bytes; with queue URLs over Lambda's 4 KB environment limit", tc.class, compact.Len())
 		}
 		fn := h.block(t, "resource", "aws_lambda_function", n)
 		if got := h.src(fn.Body.Attributes["timeout"].Expr); got != tc.timeout {
@@ -624,5 +629,68 @@ func checkDeprecated(t *testing.T, where, path string, body *hclsyntax.Body, sb 
 		if bt := sb.BlockTypes[nb.Type]; bt != nil && bt.Block != nil {
 			checkDeprecated(t, where, path+"."+nb.Type, nb.Body, bt.Block)
 		}
+	}
+}
+
+func TestAlarms(t *testing.T) {
+	files := generate(t, example(t, "research-fleet"))
+	for _, tc := range []struct{ class, age, periods string }{
+		{"researcher", "780", "10"}, // 10m max + 2 x 90s p95; the seed's 10-minute canary
+		{"coder", "1560", "20"},     // 20m max + 2 x 3m; a 20-minute step stretches the canary
+	} {
+		h := parseFiles(t, files, "agent_"+tc.class+".tf")
+		age := h.block(t, "resource", "aws_cloudwatch_metric_alarm", tc.class+"_age")
+		if h.str(t, age, "metric_name") != "ApproximateAgeOfOldestMessage" || h.src(age.Body.Attributes["threshold"].Expr) != tc.age {
+			t.Errorf("%s age alarm: %s > %s", tc.class, h.str(t, age, "metric_name"), h.src(age.Body.Attributes["threshold"].Expr))
+		}
+		dlq := h.block(t, "resource", "aws_cloudwatch_metric_alarm", tc.class+"_dlq_depth")
+		if got := squash(h.src(dlq.Body.Attributes["dimensions"].Expr)); got != `{ QueueName = "research-`+tc.class+`-dlq.fifo" }` ||
+			h.src(dlq.Body.Attributes["threshold"].Expr) != "0" || h.str(t, dlq, "comparison_operator") != "GreaterThanThreshold" {
+			t.Errorf("%s DLQ alarm on %s", tc.class, got)
+		}
+		st := h.block(t, "resource", "aws_cloudwatch_metric_alarm", tc.class+"_stalled")
+		if h.src(st.Body.Attributes["evaluation_periods"].Expr) != tc.periods || h.src(st.Body.Attributes["datapoints_to_alarm"].Expr) != tc.periods {
+			t.Errorf("%s stall canary periods = %s", tc.class, h.src(st.Body.Attributes["evaluation_periods"].Expr))
+		}
+		var exprs, metrics []string
+		for _, mq := range st.Body.Blocks {
+			if e, ok := mq.Body.Attributes["expression"]; ok {
+				exprs = append(exprs, h.src(e.Expr))
+				continue
+			}
+			m := h.blockIn(t, mq, "metric")
+			metrics = append(metrics, h.str(t, mq, "id")+"="+h.str(t, m, "metric_name")+"/"+h.str(t, m, "stat"))
+		}
+		if strings.Join(exprs, ",") != `"IF(visible > 0 AND deleted == 0, 1, 0)"` ||
+			strings.Join(metrics, ",") != "visible=ApproximateNumberOfMessagesVisible/Maximum,deleted=NumberOfMessagesDeleted/Sum" {
+			t.Errorf("%s stall canary = %v %v", tc.class, metrics, exprs)
+		}
+		rule := h.block(t, "resource", "aws_cloudwatch_metric_alarm", tc.class+"_dlq_delivery_failed")
+		if h.str(t, rule, "metric_name") != "InvocationsFailedToBeSentToDLQ" || h.str(t, rule, "namespace") != "AWS/Events" {
+			t.Errorf("%s rule DLQ alarm = %s", tc.class, h.str(t, rule, "metric_name"))
+		}
+	}
+}
+
+func TestOperatorAndToolPolicies(t *testing.T) {
+	h := parseFiles(t, generate(t, example(t, "research-fleet")), "keda.tf")
+	if got := h.statements(t, "keda_scaler")["ReadQueueDepth"]; got.actions != `["sqs:GetQueueAttributes"]` ||
+		got.resources != "[aws_sqs_queue.coder.arn, aws_sqs_queue.researcher.arn]" {
+		t.Errorf("KEDA scaler policy = %+v", got)
+	}
+	files := generate(t, example(t, "minimal"))
+	for _, f := range files {
+		if f.Path == Dir+"/keda.tf" || f.Path == Dir+"/tools.tf" {
+			t.Errorf("minimal fleet (one lambda class, no async tool) got %s", f.Path)
+		}
+	}
+	h = parseFiles(t, generate(t, example(t, "async-tools")), "tools.tf")
+	status := h.statements(t, "tool_status")
+	if len(status) != 1 || status["ReadJob"].actions != `["dynamodb:GetItem"]` || status["ReadJob"].resources != "[aws_dynamodb_table.jobs.arn]" {
+		t.Errorf("status tool policy = %+v", status)
+	}
+	start := h.statements(t, "tool_start")
+	if start["RequestJob"].conditions != `StringEquals events:detail-type ["CdkSynthRequested"]; StringEquals events:source ["com.cheatcoders.agents"]` {
+		t.Errorf("start tool PutEvents conditions = %s", start["RequestJob"].conditions)
 	}
 }

@@ -209,6 +209,16 @@ data "aws_iam_policy_document" "cdk_synth_worker" {
     effect    = "Allow"
     actions   = ["events:PutEvents"]
     resources = [aws_cloudwatch_event_bus.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "events:detail-type"
+      values   = ["CdkSynthCompleted"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "events:source"
+      values   = ["com.cheatcoders.workers"]
+    }
   }
   statement {
     sid       = "JobStatus"
@@ -246,7 +256,7 @@ resource "aws_lambda_function" "cdk_synth" {
   description   = "Runs `cdk synth` for a stack at a git ref; 60-180 s per job."
   role          = aws_iam_role.cdk_synth_worker.arn
   package_type  = "Image"
-  image_uri     = "ghcr.io/fleetc/fleet-worker:0.1.0"
+  image_uri     = "111122223333.dkr.ecr.us-west-2.amazonaws.com/fleet-worker:0.1.0"
   timeout       = 300
   memory_size   = 3008
   image_config {

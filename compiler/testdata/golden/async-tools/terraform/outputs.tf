@@ -61,6 +61,16 @@ output "jobs_table" {
   value       = aws_dynamodb_table.jobs.name
 }
 
+output "tool_start_policy_arn" {
+  description = "Attach to the agent runtime that calls the async start_* tools."
+  value       = aws_iam_policy.tool_start.arn
+}
+
+output "tool_status_policy_arn" {
+  description = "Attach to the agent runtime that calls the get_*_status tools."
+  value       = aws_iam_policy.tool_status.arn
+}
+
 output "claim_check_bucket" {
   description = "S3 bucket for claim-check payloads."
   value       = aws_s3_bucket.claimcheck.bucket

@@ -233,7 +233,7 @@ resource "aws_lambda_function" "greeter" {
   function_name = "hello-greeter"
   role          = aws_iam_role.greeter_worker.arn
   package_type  = "Image"
-  image_uri     = "ghcr.io/fleetc/fleet-worker:latest"
+  image_uri     = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"
   timeout       = 30
   memory_size   = 1024
   image_config {

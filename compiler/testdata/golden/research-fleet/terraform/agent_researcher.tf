@@ -296,6 +296,16 @@ data "aws_iam_policy_document" "researcher_worker" {
     effect    = "Allow"
     actions   = ["events:PutEvents"]
     resources = [aws_cloudwatch_event_bus.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "events:detail-type"
+      values   = ["agent.step.completed"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "events:source"
+      values   = ["fleet.workers"]
+    }
   }
   statement {
     sid       = "TaskTokenCallbacks"
