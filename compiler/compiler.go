@@ -3,6 +3,8 @@
 package compiler
 
 import (
+	"sync"
+
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/check"
@@ -53,12 +55,26 @@ var backends = []func(*ir.Fleet) ([]artifact.File, diag.Diagnostics){
 
 // Generate runs every backend over the fleet and returns all generated files.
 func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
+	// Backends are pure functions of the IR: run them concurrently, collect in a fixed order.
+	type result struct {
+		files []artifact.File
+		ds    diag.Diagnostics
+	}
+	results := make([]result, len(backends))
+	var wg sync.WaitGroup
+	for i, gen := range backends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i].files, results[i].ds = gen(f)
+		}()
+	}
+	wg.Wait()
 	var ds diag.Diagnostics
 	set, _ := artifact.NewSet()
-	for _, gen := range backends {
-		files, bds := gen(f)
-		ds = append(ds, bds...)
-		for _, file := range files {
+	for _, r := range results {
+		ds = append(ds, r.ds...)
+		for _, file := range r.files {
 			if err := set.Add(file); err != nil {
 				ds.Errorf("P000", "", "internal error: %v", err)
 			}

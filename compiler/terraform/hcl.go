@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/terraform/hclfmt"
 	"math"
 	"regexp"
 	"sort"
@@ -148,7 +149,17 @@ func tmpl(parts ...tpart) tokens {
 // block is a thin builder over an hclwrite block body.
 type block struct{ body *hclwrite.Body }
 
-func (b block) set(name string, t tokens) block { b.body.SetAttributeRaw(name, t); return b }
+// set assigns an attribute. The tokens are copied: formatting rewrites token spacing in
+// place, and expressions such as accountID are shared between files rendered in parallel.
+func (b block) set(name string, t tokens) block {
+	own := make(tokens, len(t))
+	for i, tok := range t {
+		c := *tok
+		own[i] = &c
+	}
+	b.body.SetAttributeRaw(name, own)
+	return b
+}
 
 func (b block) nested(typ string, labels ...string) block {
 	return block{b.body.AppendNewBlock(typ, labels).Body()}
@@ -192,7 +203,7 @@ func (f *file) data(typ, name string, comments ...string) block {
 	return f.top("data", []string{typ, name}, comments...)
 }
 
-func (f *file) bytes() []byte { return hclwrite.Format(f.f.Bytes()) }
+func (f *file) bytes() []byte { return hclfmt.Bytes(f.f) }
 
 // local is a Terraform local name for a spec name: '-' becomes '_'.
 func local(name string) string { return strings.ReplaceAll(name, "-", "_") }

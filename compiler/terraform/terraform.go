@@ -15,8 +15,10 @@
 package terraform
 
 import (
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -55,13 +57,15 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	g.schemas()
 	g.outputs()
 
-	out := make([]artifact.File, 0, len(g.files))
+	var out []artifact.File
 	for _, fl := range g.files {
-		if fl.n == 0 {
-			continue
+		if fl.n > 0 {
+			out = append(out, artifact.File{Path: Dir + "/" + fl.name})
 		}
-		out = append(out, artifact.File{Path: Dir + "/" + fl.name, Bytes: fl.bytes()})
 	}
+	// Rendering (hclwrite's alignment pass) dominates the cost of a large fleet; files are
+	// independent, so render them on every core. Each result lands at its own index.
+	render(out, g.files)
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if f.Index != nil {
 		f.Index.Locate(g.ds)
@@ -231,4 +235,30 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 		}
 	}
 	return false
+}
+
+// render fills out[i].Bytes from the non-empty files, in parallel.
+func render(out []artifact.File, files []*file) {
+	var nonEmpty []*file
+	for _, fl := range files {
+		if fl.n > 0 {
+			nonEmpty = append(nonEmpty, fl)
+		}
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i].Bytes = nonEmpty[i].bytes()
+			}
+		}()
+	}
+	for i := range nonEmpty {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
