@@ -1,0 +1,114 @@
+package compiler_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/schemas"
+)
+
+// TestConsumersAcceptEveryArtifact is the build's acceptance test: `fleetc build` of every
+// example writes all five kinds of artifacts, and each is accepted by the tool that consumes
+// it — terraform fmt and validate, the provider schema, asl-validator, kubeconform -strict,
+// the draft-04 metaschema (with each example event), and the runtime config schema.
+func TestConsumersAcceptEveryArtifact(t *testing.T) {
+	rc, err := runtimeConfigSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range examples(t) {
+		name := filepath.Base(filepath.Dir(path))
+		t.Run(name, func(t *testing.T) {
+			set := buildFile(t, path)
+			out := filepath.Join(t.TempDir(), "out")
+			if err := artifact.WriteDir(out, set); err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]int{}
+			var manifests []string
+			for _, p := range set.Paths() {
+				kind := strings.SplitN(p, "/", 2)[0]
+				kinds[kind]++
+				full := filepath.Join(out, filepath.FromSlash(p))
+				b, _ := set.Get(p)
+				switch {
+				case kind == "statemachines":
+					verifyOrSkip(t, p, verify.ASL(full))
+				case kind == "k8s":
+					manifests = append(manifests, full)
+				case kind == "schemas" && !strings.HasPrefix(p, "schemas/examples/"):
+					if err := verify.Draft04(b); err != nil {
+						t.Errorf("%s: %v", p, err)
+					}
+					example, ok := set.Get("schemas/examples/" + strings.TrimPrefix(p, "schemas/"))
+					if !ok {
+						t.Errorf("%s has no example event", p)
+					} else if err := verify.Draft04Instance(b, example); err != nil {
+						t.Errorf("%s: its example does not validate: %v", p, err)
+					}
+				case kind == "runtime":
+					if err := validateJSON(rc, b); err != nil {
+						t.Errorf("%s: %v", p, err)
+					}
+				}
+			}
+			for _, k := range []string{"terraform", "schemas", "runtime"} {
+				if kinds[k] == 0 {
+					t.Errorf("no %s artifacts", k)
+				}
+			}
+			if len(manifests) > 0 {
+				verifyOrSkip(t, "k8s", verify.Kubeconform(manifests...))
+			}
+			tf := filepath.Join(out, "terraform")
+			verifyOrSkip(t, "terraform fmt", verify.TerraformFmt(tf))
+			if sp, err := verify.DefaultSchemaPath(); err == nil {
+				for _, err := range verify.CheckTerraformAgainstSchema(tf, sp) {
+					t.Errorf("provider schema: %v", err)
+				}
+			} else {
+				verifyOrSkip(t, "provider schema", err)
+			}
+			verifyOrSkip(t, "terraform validate", verify.TerraformValidateOut(context.Background(), out, "terraform"))
+		})
+	}
+}
+
+func verifyOrSkip(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	verify.SkipIfMissing(t, err)
+	t.Errorf("%s: %v", what, err)
+}
+
+func runtimeConfigSchema() (*jsonschema.Schema, error) {
+	raw, err := schemas.FS.ReadFile("runtime-config.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("runtime-config.schema.json", strings.NewReader(string(raw))); err != nil {
+		return nil, err
+	}
+	return c.Compile("runtime-config.schema.json")
+}
+
+func validateJSON(s *jsonschema.Schema, b []byte) error {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	return s.Validate(v)
+}
