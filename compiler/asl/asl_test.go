@@ -11,34 +11,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/verify"
-	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func lower(t *testing.T, path string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if ds.HasErrors() {
-		t.Fatalf("load %s: %v", path, ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("lower %s: %v", path, ds)
-	}
-	return f
-}
+var lower = irtest.Load
 
-func examples(t *testing.T) []string {
-	t.Helper()
-	dirs, err := filepath.Glob("../../examples/*/fleet.yaml")
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no examples found: %v", err)
-	}
-	return dirs
-}
+var examples = irtest.Examples
 
 // placeholderRE matches the templatefile() variables fleetc writes (not escaped $${...}).
 var placeholderRE = regexp.MustCompile(`(^|[^$])\$\{(queue_url_[a-z0-9_]+)\}`)

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -174,18 +175,7 @@ agents:
 	return b.String()
 }
 
-func lowerSrc(t *testing.T, src string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.Load("ir.yaml", []byte(src))
-	if ds.HasErrors() {
-		t.Fatalf("does not load:\n%v", ds)
-	}
-	f, lds := ir.Lower(file)
-	if lds.HasErrors() {
-		t.Fatalf("does not lower:\n%v", lds)
-	}
-	return f
-}
+var lowerSrc = irtest.LoadSource
 
 func findings(f *ir.Fleet, id string) []*diag.Diagnostic {
 	var out []*diag.Diagnostic

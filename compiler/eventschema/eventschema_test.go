@@ -9,34 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/verify"
-	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func lower(t *testing.T, path string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if ds.HasErrors() {
-		t.Fatalf("load %s: %v", path, ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("lower %s: %v", path, ds)
-	}
-	return f
-}
+var lower = irtest.Load
 
-func examples(t *testing.T) []string {
-	t.Helper()
-	paths, err := filepath.Glob("../../examples/*/fleet.yaml")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no examples: %v", err)
-	}
-	return paths
-}
+var examples = irtest.Examples
 
 // writeAll writes the backend's complete artifact set to a temporary out root and reads it back.
 func writeAll(t *testing.T, files []artifact.File) string {

@@ -11,40 +11,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
-	"github.com/fleetc/fleetc/spec"
 )
 
-func lower(t *testing.T, path string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if ds.HasErrors() {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	return f
-}
+var lower = irtest.Load
 
-func lowerSrc(t *testing.T, src string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.Load("fleet.yaml", []byte(src))
-	if ds.HasErrors() {
-		t.Fatalf("load: %v", ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("lower: %v", ds)
-	}
-	return f
-}
+var lowerSrc = irtest.LoadSource
 
 // A standard-queue eks class that may scale to zero, in a non-default namespace.
 const zeroFleet = `version: 1

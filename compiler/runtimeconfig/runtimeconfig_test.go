@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
-	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/schemas"
-	"github.com/fleetc/fleetc/spec"
 )
 
 const schemaID = "https://fleetc.dev/schemas/runtime-config.schema.json"
@@ -38,40 +38,11 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	return s
 }
 
-func examples(t *testing.T) []string {
-	t.Helper()
-	paths, err := filepath.Glob("../../examples/*/fleet.yaml")
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no examples found: %v", err)
-	}
-	return paths
-}
+var examples = irtest.Examples
 
-func lower(t *testing.T, path string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if ds.HasErrors() {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("%s: %v", path, ds)
-	}
-	return f
-}
+var lower = irtest.Load
 
-func lowerSrc(t *testing.T, src string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.Load("fleet.yaml", []byte(src))
-	if ds.HasErrors() {
-		t.Fatalf("load: %v", ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("lower: %v", ds)
-	}
-	return f
-}
+var lowerSrc = irtest.LoadSource
 
 func decode(t *testing.T, b []byte) map[string]any {
 	t.Helper()

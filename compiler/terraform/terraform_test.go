@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
+
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
-	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -26,18 +27,7 @@ import (
 
 var examples = []string{"research-fleet", "async-tools", "minimal"}
 
-func lower(t *testing.T, path string) *ir.Fleet {
-	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if ds.HasErrors() {
-		t.Fatalf("load %s: %v", path, ds)
-	}
-	f, ds := ir.Lower(file)
-	if ds.HasErrors() {
-		t.Fatalf("lower %s: %v", path, ds)
-	}
-	return f
-}
+var lower = irtest.Load
 
 func example(t *testing.T, name string) *ir.Fleet {
 	return lower(t, "../../examples/"+name+"/fleet.yaml")
