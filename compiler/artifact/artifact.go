@@ -4,6 +4,7 @@ package artifact
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -70,7 +71,13 @@ func (s *Set) Files() []File {
 	return out
 }
 
-// ReadDir loads every regular file under dir into a set (for --check and golden tests).
+// Manifest is the file in an output directory that lists what fleetc wrote there. fleetc
+// owns exactly those paths: it replaces and removes them, and never touches anything else
+// in the directory (terraform state, .terraform/, the spec itself).
+const Manifest = ".fleetc-manifest"
+
+// ReadDir loads every regular file under dir into a set, except the manifest (golden tests
+// compare whole directories).
 func ReadDir(dir string) (*Set, error) {
 	s := &Set{files: map[string][]byte{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -78,7 +85,7 @@ func ReadDir(dir string) (*Set, error) {
 			return err
 		}
 		rel, err := filepath.Rel(dir, p)
-		if err != nil {
+		if err != nil || rel == Manifest {
 			return err
 		}
 		b, err := os.ReadFile(p)
@@ -89,6 +96,50 @@ func ReadDir(dir string) (*Set, error) {
 		return nil
 	})
 	return s, err
+}
+
+// ReadOwned loads the files the manifest of dir lists (those present), for --check. A
+// directory without a manifest owns nothing yet.
+func ReadOwned(dir string) (*Set, error) {
+	s := &Set{files: map[string][]byte{}}
+	owned, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range owned {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.files[p] = b
+	}
+	return s, nil
+}
+
+func readManifest(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, Manifest))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		clean := filepath.ToSlash(filepath.Clean(line))
+		if clean != line || strings.HasPrefix(clean, "../") || filepath.IsAbs(line) {
+			return nil, fmt.Errorf("%s lists %q, which is outside the directory", Manifest, line)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
 
 // Change is one difference between two sets.
@@ -118,22 +169,36 @@ func Diff(have, want *Set) []Change {
 	return out
 }
 
-// WriteDir replaces dir with exactly the set's files, atomically: the files are written to
-// a sibling temporary directory which is then renamed into place, so an error never
-// leaves a half-written output directory behind.
+// WriteDir makes dir hold the set's files. Only paths fleetc owns are touched: the set's
+// files are replaced and the files the previous manifest listed but the set lacks are
+// removed; everything else in dir survives. Every file is first written to a staging
+// directory inside dir and then renamed into place, so a failure while writing leaves the
+// previous output as it was; the manifest is replaced last.
 func WriteDir(dir string, s *Set) error {
-	dir = filepath.Clean(dir)
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	old, err := readManifest(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	// Refuse up front what would make a rename fail halfway: a file where a directory must
+	// go, or a directory where a file must go.
 	for _, p := range s.Paths() {
-		full := filepath.Join(tmp, filepath.FromSlash(p))
+		if err := placeable(dir, p); err != nil {
+			return err
+		}
+	}
+	stage, err := os.MkdirTemp(dir, ".fleetc-stage-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(stage)
+	for _, p := range s.Paths() {
+		full := filepath.Join(stage, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return err
 		}
@@ -141,24 +206,67 @@ func WriteDir(dir string, s *Set) error {
 			return err
 		}
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	var manifest strings.Builder
+	manifest.WriteString("# Files written by fleetc build; it replaces and removes only these.\n")
+	for _, p := range s.Paths() {
+		manifest.WriteString(p + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(stage, Manifest), []byte(manifest.String()), 0o644); err != nil {
 		return err
 	}
-	old := ""
-	if _, err := os.Stat(dir); err == nil {
-		old = tmp + ".old"
-		if err := os.Rename(dir, old); err != nil {
+	// Everything is on disk: move it into place.
+	for _, p := range s.Paths() {
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(stage, filepath.FromSlash(p)), dst); err != nil {
 			return err
 		}
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if old != "" {
-			_ = os.Rename(old, dir) // put the previous output back
+	for _, p := range old {
+		if _, keep := s.files[p]; keep {
+			continue
 		}
-		return err
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		removeEmptyParents(dir, filepath.Dir(full))
 	}
-	if old != "" {
-		return os.RemoveAll(old)
+	return os.Rename(filepath.Join(stage, Manifest), filepath.Join(dir, Manifest))
+}
+
+// placeable reports why the file p cannot be put under dir, if it cannot.
+func placeable(dir, p string) error {
+	parts := strings.Split(p, "/")
+	cur := dir
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		last := i == len(parts)-1
+		if last && fi.IsDir() {
+			return fmt.Errorf("cannot write %s: a directory is in the way", cur)
+		}
+		if !last && !fi.IsDir() {
+			return fmt.Errorf("cannot write %s: %s is not a directory", filepath.Join(dir, p), cur)
+		}
 	}
 	return nil
+}
+
+// removeEmptyParents removes now-empty directories from d up to (not including) root.
+func removeEmptyParents(root, d string) {
+	for d != root && strings.HasPrefix(d, root) {
+		if os.Remove(d) != nil {
+			return
+		}
+		d = filepath.Dir(d)
+	}
 }

@@ -138,23 +138,55 @@ func TestBuildAndCheck(t *testing.T) {
 	if code, stdout, _ := run(t, "build", "--check", research, "-o", out); code != 0 {
 		t.Fatalf("fresh output reported stale:\n%s", stdout)
 	}
-	// Drift: an edited file and an extra file are both reported.
+	// Drift: an edited file is reported; files fleetc does not own are not its business.
 	cfg := filepath.Join(out, "runtime", "researcher.json")
 	os.WriteFile(cfg, []byte("{}\n"), 0o644)
-	os.WriteFile(filepath.Join(out, "stray.txt"), []byte("x"), 0o644)
+	state := filepath.Join(out, "terraform", "terraform.tfstate")
+	os.WriteFile(state, []byte("{}"), 0o644)
 	code, stdout, _ := run(t, "build", "--check", research, "-o", out)
-	if code != 1 || !strings.Contains(stdout, "changed: "+out+"/runtime/researcher.json") || !strings.Contains(stdout, "removed: "+out+"/stray.txt") {
+	if code != 1 || !strings.Contains(stdout, "changed: "+out+"/runtime/researcher.json") || strings.Contains(stdout, "tfstate") {
 		t.Fatalf("exit %d:\n%s", code, stdout)
 	}
 	if b, _ := os.ReadFile(cfg); string(b) != "{}\n" {
 		t.Error("--check wrote to the output directory")
 	}
-	// A rebuild replaces the directory exactly.
+	// A rebuild restores owned files and leaves the rest alone.
 	if code, _, _ := run(t, "build", research, "-o", out); code != 0 {
 		t.Fatal(code)
 	}
-	if _, err := os.Stat(filepath.Join(out, "stray.txt")); !os.IsNotExist(err) {
-		t.Error("stale file survived a rebuild")
+	if b, _ := os.ReadFile(cfg); string(b) == "{}\n" {
+		t.Error("rebuild did not restore an owned file")
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Errorf("rebuild removed terraform state: %v", err)
+	}
+	// A file the previous build wrote but this one does not is removed: build another
+	// spec into the same directory.
+	if code, _, _ := run(t, "build", "../../../examples/minimal/fleet.yaml", "-o", out); code != 0 {
+		t.Fatal(code)
+	}
+	if _, err := os.Stat(cfg); !os.IsNotExist(err) {
+		t.Errorf("stale owned file survived: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "k8s")); !os.IsNotExist(err) {
+		t.Errorf("emptied directory survived: %v", err)
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Errorf("terraform state removed: %v", err)
+	}
+	if code, stdout, _ := run(t, "build", "--check", "../../../examples/minimal/fleet.yaml", "-o", out); code != 0 {
+		t.Fatalf("fresh minimal output reported stale:\n%s", stdout)
+	}
+}
+
+func TestBuildRefusesAFileAsOutput(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "precious.txt")
+	os.WriteFile(f, []byte("keep"), 0o644)
+	if code, _, errs := run(t, "build", research, "-o", f); code != 2 || !strings.Contains(errs, "not a directory") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if b, _ := os.ReadFile(f); string(b) != "keep" {
+		t.Fatal("output file clobbered")
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,15 +90,13 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// checkStale is the CI drift gate: the output on disk must be exactly what build would write.
+// checkStale is the CI drift gate: the files fleetc owns in dir (its manifest) must be
+// exactly what build would write. Other files there (terraform state, notes) are not its business.
 func checkStale(dir string, want *artifact.Set, stdout, stderr io.Writer) int {
-	have, err := artifact.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
+	have, err := artifact.ReadOwned(dir)
+	if err != nil {
 		fmt.Fprintf(stderr, "fleetc build --check: reading %s: %v\n", dir, err)
 		return exitUsage
-	}
-	if have == nil {
-		have, _ = artifact.NewSet()
 	}
 	changes := artifact.Diff(have, want)
 	if len(changes) == 0 {
