@@ -119,10 +119,20 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	c := converter{idx: f.Index}
 	value := c.convert(doc.Content[0], "", 0)
 	ds = append(ds, c.diags...)
-	if ds.HasErrors() {
-		return nil, ds.Sorted()
+	if c.truncated {
+		return nil, ds.Sorted() // nothing useful can be said about a truncated document
 	}
-	ds = append(ds, validateSchema(value, f.Index)...)
+	// A value the converter refused (a huge number, a custom tag) became null; report every
+	// other problem too, but not a second one about the same value.
+	bad := map[string]bool{}
+	for _, d := range c.diags {
+		bad[d.Path] = true
+	}
+	for _, d := range validateSchema(value, f.Index) {
+		if !bad[d.Path] {
+			ds = append(ds, d)
+		}
+	}
 	if ds.HasErrors() {
 		return nil, ds.Sorted()
 	}
@@ -186,9 +196,10 @@ func stripComments(src []byte) []byte {
 // converter turns a yaml.Node tree into plain JSON values (map[string]any, []any, string,
 // json.Number, bool, nil), recording positions and refusing what JSON cannot say.
 type converter struct {
-	idx   *Index
-	diags diag.Diagnostics
-	nodes int
+	idx       *Index
+	diags     diag.Diagnostics
+	nodes     int
+	truncated bool // a size or depth limit was hit
 }
 
 func (c *converter) errorAt(n *yaml.Node, path, code, format string, args ...any) *diag.Diagnostic {
@@ -200,7 +211,8 @@ func (c *converter) errorAt(n *yaml.Node, path, code, format string, args ...any
 func (c *converter) convert(n *yaml.Node, path string, depth int) any {
 	c.nodes++
 	if c.nodes > maxNodes || depth > maxDepth {
-		if c.nodes == maxNodes+1 || depth == maxDepth+1 {
+		if !c.truncated {
+			c.truncated = true
 			d := c.errorAt(n, path, "P001", "the document is too large or too deeply nested (over %d values or %d levels)", maxNodes, maxDepth)
 			d.Detail = "Anchors and aliases that expand exponentially (a \"billion laughs\") are refused; write the values out."
 		}

@@ -183,6 +183,12 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 			d.Detail = desc
 		}
 		located(d, idx.Value(path))
+	case "not":
+		d := ds.Errorf("P007", path, "%q is not allowed for %s", fmt.Sprint(lookup(root, path)), field)
+		if desc, ok := schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))["description"].(string); ok {
+			d.Detail = desc
+		}
+		located(d, idx.Value(path))
 	case "minProperties", "maxProperties":
 		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
 		if names := propertyNames(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))); len(names) > 0 && node["maxProperties"] != nil {

@@ -208,7 +208,7 @@ type WorkflowStep struct {
 type FanOut struct {
 	Items                   string    `json:"items"`
 	Agent                   string    `json:"agent"`
-	MaxConcurrency          int       `json:"max_concurrency,omitempty"`
+	MaxConcurrency          *int      `json:"max_concurrency,omitempty"`
 	ToleratedFailurePercent *float64  `json:"tolerated_failure_percent,omitempty"`
 	ExecutionType           string    `json:"execution_type,omitempty"` // STANDARD | EXPRESS
 	Timeout                 *Duration `json:"timeout,omitempty"`

@@ -389,7 +389,8 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 			fo := ss.FanOut
 			agentName, agentPath = fo.Agent, sp+"/fan_out/agent"
 			timeout, heartbeat = fo.Timeout, fo.Heartbeat
-			st.FanOut = &FanOut{Items: fo.Items, MaxConcurrency: orInt(fo.MaxConcurrency, 40), ExecutionType: or(fo.ExecutionType, "STANDARD")}
+			// 0 is Step Functions' "no limit" (10,000 child executions for a Distributed Map).
+			st.FanOut = &FanOut{Items: fo.Items, MaxConcurrency: intOr(fo.MaxConcurrency, 40), ExecutionType: or(fo.ExecutionType, "STANDARD")}
 			if fo.ToleratedFailurePercent != nil {
 				st.FanOut.ToleratedFailurePercent = *fo.ToleratedFailurePercent
 			}
