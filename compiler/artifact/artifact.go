@@ -144,8 +144,8 @@ func readManifest(dir string) ([]string, error) {
 
 // Change is one difference between two sets.
 type Change struct {
-	Path string
-	Kind string // added | removed | changed
+	Path string `json:"path"`
+	Kind string `json:"kind"` // added | removed | changed
 }
 
 // Diff lists what must change to turn have into want, sorted by path.

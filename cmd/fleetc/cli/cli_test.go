@@ -200,3 +200,31 @@ func TestBuildBadSpecWritesNothing(t *testing.T) {
 		t.Fatalf("output directory created for an invalid spec")
 	}
 }
+
+func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, _ := run(t, "build", "--format", "json", research, "-o", out)
+	var rep struct {
+		FormatVersion string   `json:"format_version"`
+		Valid         bool     `json:"valid"`
+		Files         []string `json:"files"`
+		Diagnostics   []any    `json:"diagnostics"`
+		Changes       []struct {
+			Path, Kind string
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
+	}
+	if rep.FormatVersion != "1.0" || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
+		t.Errorf("%+v", rep)
+	}
+	os.Remove(filepath.Join(out, "runtime", "coder.json"))
+	code, stdout, _ = run(t, "build", "--check", "--format=json", research, "-o", out)
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
+	}
+	if len(rep.Changes) != 1 || rep.Changes[0].Path != "runtime/coder.json" || rep.Changes[0].Kind != "added" {
+		t.Errorf("changes = %+v", rep.Changes)
+	}
+}

@@ -52,11 +52,11 @@ func failed(ds diag.Diagnostics, strict bool) bool {
 
 func runBuild(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("build", stderr)
-	out := fs.String("o", "out", "output directory")
+	out := fs.String("o", "out", "output directory (fleetc replaces only the files it wrote there)")
 	checkOnly := fs.Bool("check", false, "compare with the output directory and exit 1 if it is stale; write nothing")
 	strict := fs.Bool("strict", false, "treat warnings as errors")
 	format := &formatFlag{value: "text", allowed: []string{"text", "json", "github-actions"}}
-	fs.Var(format, "format", "diagnostics format: text, json or github-actions")
+	fs.Var(format, "format", "output format: text, json or github-actions")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -65,54 +65,101 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleetc build: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.Load(files[0])
-	if fleet == nil || failed(ds, *strict) {
-		render(stderr, format.value, ds, false)
+	r := &buildResult{Output: *out, Files: []string{}}
+	code := build(r, files[0], *out, *checkOnly, *strict)
+	if format.value == "json" {
+		r.report(stdout)
+		if r.err != "" {
+			fmt.Fprintln(stderr, r.err)
+		}
+		return code
+	}
+	if len(r.ds) > 0 {
+		render(stderr, format.value, r.ds, code == exitOK)
+	}
+	switch {
+	case r.err != "":
+		fmt.Fprintln(stderr, r.err)
+	case *checkOnly:
+		r.printChanges(stdout)
+	case code == exitOK:
+		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(r.Files), *out)
+	}
+	return code
+}
+
+// buildResult is what a build did; with --format json it is printed as one document.
+type buildResult struct {
+	Output  string            `json:"output"`
+	Files   []string          `json:"files"`
+	Checked bool              `json:"checked"`
+	Changes []artifact.Change `json:"changes,omitempty"`
+	ds      diag.Diagnostics
+	err     string
+	have    *artifact.Set
+	want    *artifact.Set
+}
+
+func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
+	_, fleet, ds := compiler.Load(spec)
+	r.ds = ds
+	if fleet == nil || failed(ds, strict) {
 		return exitInvalid
 	}
 	set, gds := compiler.Generate(fleet)
-	ds = append(ds, gds...).Sorted()
-	if failed(ds, *strict) {
-		render(stderr, format.value, ds, false)
+	r.ds = append(ds, gds...).Sorted()
+	if failed(r.ds, strict) {
 		return exitInvalid
 	}
-	if len(ds) > 0 {
-		render(stderr, format.value, ds, true)
+	r.Files = set.Paths()
+	if checkOnly {
+		r.Checked = true
+		have, err := artifact.ReadOwned(out)
+		if err != nil {
+			r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", out, err)
+			return exitUsage
+		}
+		r.have, r.want = have, set
+		r.Changes = artifact.Diff(have, set)
+		if len(r.Changes) > 0 {
+			return exitInvalid
+		}
+		return exitOK
 	}
-	if *checkOnly {
-		return checkStale(*out, set, stdout, stderr)
-	}
-	if err := artifact.WriteDir(*out, set); err != nil {
-		fmt.Fprintf(stderr, "fleetc build: writing %s: %v\n", *out, err)
+	if err := artifact.WriteDir(out, set); err != nil {
+		r.err = fmt.Sprintf("fleetc build: writing %s: %v", out, err)
 		return exitUsage
 	}
-	fmt.Fprintf(stdout, "wrote %d files to %s\n", len(set.Paths()), *out)
 	return exitOK
 }
 
-// checkStale is the CI drift gate: the files fleetc owns in dir (its manifest) must be
-// exactly what build would write. Other files there (terraform state, notes) are not its business.
-func checkStale(dir string, want *artifact.Set, stdout, stderr io.Writer) int {
-	have, err := artifact.ReadOwned(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "fleetc build --check: reading %s: %v\n", dir, err)
-		return exitUsage
+// printChanges is the CI drift gate's report: the files fleetc owns in the output directory
+// (its manifest) must be exactly what build would write; others are not its business.
+func (r *buildResult) printChanges(w io.Writer) {
+	if len(r.Changes) == 0 {
+		fmt.Fprintf(w, "%s is up to date\n", r.Output)
+		return
 	}
-	changes := artifact.Diff(have, want)
-	if len(changes) == 0 {
-		fmt.Fprintf(stdout, "%s is up to date\n", dir)
-		return exitOK
-	}
-	for _, c := range changes {
-		fmt.Fprintf(stdout, "%s: %s/%s\n", c.Kind, dir, c.Path)
+	for _, c := range r.Changes {
+		fmt.Fprintf(w, "%s: %s/%s\n", c.Kind, r.Output, c.Path)
 		if c.Kind == "changed" {
-			hb, _ := have.Get(c.Path)
-			wb, _ := want.Get(c.Path)
-			fmt.Fprint(stdout, cmp.Diff(strings.Split(string(hb), "\n"), strings.Split(string(wb), "\n")))
+			hb, _ := r.have.Get(c.Path)
+			wb, _ := r.want.Get(c.Path)
+			fmt.Fprint(w, cmp.Diff(strings.Split(string(hb), "\n"), strings.Split(string(wb), "\n")))
 		}
 	}
-	fmt.Fprintf(stdout, "%s is stale: %d file(s) differ; run fleetc build to update it\n", dir, len(changes))
-	return exitInvalid
+	fmt.Fprintf(w, "%s is stale: %d file(s) differ; run fleetc build to update it\n", r.Output, len(r.Changes))
+}
+
+func (r *buildResult) report(w io.Writer) {
+	errs, warns := r.ds.Count()
+	doc := struct {
+		jsonReport
+		*buildResult
+	}{jsonReport{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: jsonDiags(r.ds)}, r}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
 }
 
 type ruleInfo struct {

@@ -102,7 +102,15 @@ type jsonReport struct {
 
 func renderJSON(w io.Writer, ds diag.Diagnostics, valid bool) {
 	errs, warns := ds.Count()
-	rep := jsonReport{FormatVersion: "1.0", Valid: valid, ErrorCount: errs, WarningCount: warns, Diagnostics: []jsonDiag{}}
+	rep := jsonReport{FormatVersion: "1.0", Valid: valid, ErrorCount: errs, WarningCount: warns, Diagnostics: jsonDiags(ds)}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
+}
+
+// jsonDiags converts diagnostics for JSON output; never nil, so "diagnostics" is always an array.
+func jsonDiags(ds diag.Diagnostics) []jsonDiag {
+	out := []jsonDiag{}
 	for _, d := range ds {
 		jd := jsonDiag{Severity: d.Severity.String(), Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path}
 		if r := d.Subject; r != nil {
@@ -110,11 +118,9 @@ func renderJSON(w io.Writer, ds diag.Diagnostics, valid bool) {
 				Start: jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},
 				End:   jsonPos{r.End.Line, r.End.Column, r.End.Byte}}
 		}
-		rep.Diagnostics = append(rep.Diagnostics, jd)
+		out = append(out, jd)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(rep)
+	return out
 }
 
 // renderGitHub prints workflow commands that GitHub Actions turns into annotations.
