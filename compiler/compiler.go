@@ -85,3 +85,14 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 	}
 	return set, ds.Sorted()
 }
+
+// Check is what `fleetc validate` runs: everything build checks, the backends' own checks
+// included, without writing anything. A spec that validates therefore builds.
+func Check(path string) diag.Diagnostics {
+	_, fleet, ds := Load(path)
+	if fleet == nil || ds.HasErrors() {
+		return ds
+	}
+	_, gds := Generate(fleet)
+	return append(ds, gds...).Sorted()
+}

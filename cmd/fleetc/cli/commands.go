@@ -30,8 +30,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	var all diag.Diagnostics
 	for _, f := range files {
-		_, _, ds := compiler.Load(f)
-		all = append(all, ds...)
+		all = append(all, compiler.Check(f)...)
 	}
 	all = all.Sorted()
 	valid := !failed(all, *strict)
