@@ -1,0 +1,126 @@
+// Command fleet-worker runs one agent class's steps from the runtime config
+// `fleetc build` wrote: as a long-running SQS poller (EKS/KEDA), a Lambda
+// SQS handler, or an AgentCore runtime.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/agentcore"
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	code := Main(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Modes.
+const (
+	ModePoll      = "poll"
+	ModeLambda    = "lambda"
+	ModeAgentCore = "agentcore"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2 // bad flags or config: nothing was touched
+)
+
+// Main runs fleet-worker until ctx ends (SIGTERM), then drains in-flight
+// steps, flushes events and, last, telemetry. It returns the exit code.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
+	mode := fs.String("mode", "", "poll | lambda | agentcore (default: from the config's runtime: eks→poll)")
+	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget for in-flight steps")
+	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *cfgPath == "" {
+		fmt.Fprintln(stderr, "fleet-worker: --config is required")
+		return exitUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	if err := cfg.ApplyEnv(getenv); err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	m := *mode
+	if m == "" {
+		m = map[string]string{config.RuntimeEKS: ModePoll, config.RuntimeLambda: ModeLambda, config.RuntimeAgentCore: ModeAgentCore}[cfg.Runtime]
+	}
+	if m != ModePoll && m != ModeLambda && m != ModeAgentCore {
+		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda or agentcore\n", m)
+		return exitUsage
+	}
+	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr})
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	log := tel.Logger
+	// Telemetry flushes last, after the queue drained and events flushed.
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(sctx); err != nil {
+			log.Warn("telemetry shutdown", "err", err)
+		}
+	}()
+	if addr := cfg.Telemetry.MetricsAddr; addr != "" && m != ModeLambda {
+		bound, err := tel.ServeMetrics(addr)
+		if err != nil {
+			fmt.Fprintln(stderr, "fleet-worker: metrics listener:", err)
+			return exitRuntime
+		}
+		log.Info("metrics listening", "addr", bound.String())
+	}
+	rt, err := worker.Build(ctx, cfg, worker.BuildOptions{Getenv: getenv, Logger: log, Telemetry: tel, NoQueue: m == ModeAgentCore && cfg.QueueURL == ""})
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: startup:", err)
+		return exitRuntime
+	}
+	log.Info("fleet-worker started", "mode", m, "queue", cfg.QueueURL, "concurrency", cfg.Concurrency)
+	var runErr error
+	switch m {
+	case ModePoll:
+		runErr = rt.RunPoll(ctx, *drain)
+	case ModeLambda:
+		runErr = lambda.Run(ctx, rt, getenv)
+	case ModeAgentCore:
+		runErr = agentcore.Run(ctx, rt, *listen, *drain)
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := rt.Close(fctx); err != nil {
+		log.Error("events flush failed", "err", err)
+	}
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		log.Error("fleet-worker stopped", "err", runErr)
+		return exitRuntime
+	}
+	log.Info("fleet-worker stopped")
+	return exitOK
+}

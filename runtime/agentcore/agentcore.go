@@ -1,0 +1,171 @@
+// Package agentcore serves the Bedrock AgentCore Runtime HTTP contract:
+// POST /invocations runs one step synchronously, GET /ping reports health
+// ("Healthy", or "HealthyBusy" while steps run), on port 8080.
+//
+// An invocation body is any message shape the worker accepts (EventBridge
+// envelope, Step Functions task, or a bare detail object). Idempotency is
+// the same as on the queue: a repeated invocation of finished work is
+// answered from the stored result.
+package agentcore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/worker"
+)
+
+// MaxPayload is AgentCore's 100 MB request limit.
+const MaxPayload = 100 << 20
+
+// SessionHeader carries the AgentCore runtime session id.
+const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
+
+// Server is the AgentCore HTTP contract around a worker.
+type Server struct {
+	Worker *worker.Worker
+	Log    *slog.Logger
+
+	busy       atomic.Int64
+	lastUpdate atomic.Int64 // unix seconds of the last status change
+	seq        atomic.Int64
+}
+
+// Handler returns the routes.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ping", s.ping)
+	mux.HandleFunc("POST /invocations", s.invoke)
+	return mux
+}
+
+func (s *Server) touch() { s.lastUpdate.Store(time.Now().Unix()) }
+
+func (s *Server) ping(w http.ResponseWriter, _ *http.Request) {
+	status := "Healthy"
+	if s.busy.Load() > 0 {
+		status = "HealthyBusy"
+	}
+	last := s.lastUpdate.Load()
+	if last == 0 {
+		last = time.Now().Unix()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": status, "time_of_last_update": last})
+}
+
+type errorBody struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		Retryable bool   `json:"retryable"`
+	} `json:"error"`
+}
+
+func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPayload+1))
+	if err != nil || len(body) > MaxPayload {
+		writeErr(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request above 100 MB or unreadable", false)
+		return
+	}
+	s.busy.Add(1)
+	s.touch()
+	defer func() { s.busy.Add(-1); s.touch() }()
+	id := r.Header.Get(SessionHeader)
+	if id == "" {
+		id = "invocation"
+	}
+	id = id + "#" + strconv.FormatInt(s.seq.Add(1), 10)
+	res := s.Worker.Process(r.Context(), worker.Delivery{MessageID: id, Body: body, Attempt: 1, TraceParent: r.Header.Get("traceparent")})
+	switch res.Action {
+	case queue.Delete:
+		out := res.Output
+		if len(out) == 0 {
+			out = json.RawMessage("null")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if res.Duplicate {
+			w.Header().Set("X-Fleet-Duplicate", "true")
+		}
+		w.WriteHeader(http.StatusOK)
+		w.Write(out)
+	case queue.Release:
+		secs := int((res.Delay + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		code, msg := "Retry", "try again later"
+		if res.Reason != nil {
+			code, msg = res.Reason.Code, res.Reason.Message
+		}
+		writeErr(w, http.StatusServiceUnavailable, code, msg, true)
+	case queue.DeadLetter:
+		code, msg := "Failed", ""
+		if res.Reason != nil {
+			code, msg = res.Reason.Code, res.Reason.Message
+		}
+		writeErr(w, http.StatusUnprocessableEntity, code, msg, false)
+	default:
+		writeErr(w, http.StatusConflict, "LeaseLost", "another invocation owns this work", true)
+	}
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string, retryable bool) {
+	var b errorBody
+	b.Error.Code, b.Error.Message, b.Error.Retryable = code, msg, retryable
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Serve runs the server on ln until ctx ends, then lets running
+// invocations finish within drain.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("agentcore: drain: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Run listens on addr (":8080" in AgentCore) and serves until ctx ends.
+// Steps renew their own idempotency lease (no queue heartbeat here).
+func Run(ctx context.Context, rt *worker.Runtime, addr string, drain time.Duration) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	if rt.Worker.StepHeartbeat == 0 {
+		hb := rt.Cfg.Queue.Heartbeat()
+		if hb <= 0 {
+			hb = rt.Cfg.Queue.VisibilityTimeout() / 3
+		}
+		rt.Worker.StepHeartbeat = hb
+	}
+	s := &Server{Worker: rt.Worker, Log: rt.Log}
+	rt.Log.Info("agentcore listening", "addr", ln.Addr().String())
+	return s.Serve(ctx, ln, drain)
+}

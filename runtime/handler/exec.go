@@ -1,0 +1,178 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/retry"
+)
+
+// Exit codes with a meaning (sysexits.h). Any other non-zero exit is a crash
+// and retryable; EX_TEMPFAIL and EX_UNAVAILABLE ask for a retry; the rest of
+// the sysexits range says the input or setup is wrong, which a retry won't fix.
+const (
+	exitTempFail    = 75
+	exitUnavailable = 69
+)
+
+// maxOutput caps captured stdout; a larger answer belongs in the claim check.
+const maxOutput = 16 << 20
+
+// Exec runs a command per step: the input JSON on stdin, the result JSON on
+// stdout. The command runs in its own process group, killed as a whole at the
+// deadline so no grandchild outlives its step.
+type Exec struct {
+	Command []string
+	Env     []string // extra environment, appended to the worker's
+}
+
+// NewExec checks the command exists.
+func NewExec(command []string) (*Exec, error) {
+	if len(command) == 0 {
+		return nil, errors.New("exec handler: empty command")
+	}
+	if _, err := exec.LookPath(command[0]); err != nil {
+		return nil, fmt.Errorf("exec handler: %w", err)
+	}
+	return &Exec{Command: command}, nil
+}
+
+// Handle runs the command once.
+func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error) {
+	cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// Negative pid: the whole group the command leads.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	// A grandchild holding stdout open must not hang Wait after the kill.
+	cmd.WaitDelay = 2 * time.Second
+	cmd.Env = append(os.Environ(), h.Env...)
+	cmd.Env = append(cmd.Env,
+		"FLEET_CLASS="+req.Class,
+		"FLEET_IDEMPOTENCY_KEY="+req.Key,
+		"FLEET_TRACE_ID="+req.TraceID,
+		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
+	)
+	if !req.Deadline.IsZero() {
+		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
+	}
+	if req.TraceParent != "" {
+		cmd.Env = append(cmd.Env, "TRACEPARENT="+req.TraceParent)
+	}
+	input := req.Input
+	if len(input) == 0 {
+		input = json.RawMessage("null")
+	}
+	cmd.Stdin = bytes.NewReader(input)
+	var stdout limitedBuffer
+	stdout.max = maxOutput
+	var stderr tailBuffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		// Killed at the deadline (or shutdown); the step may fit next time.
+		return nil, &retry.Error{Code: "Timeout", Message: fmt.Sprintf("%s killed: %v; stderr: %s", h.Command[0], ctx.Err(), stderr.String()), Retryable: true, Err: ctx.Err()}
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return nil, retry.Retryable("ExecFailed", err)
+		}
+		return nil, classifyExit(ee, stdout.Bytes(), stderr.String())
+	}
+	if stdout.overflow {
+		return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
+	}
+	out := bytes.TrimSpace(stdout.Bytes())
+	if !json.Valid(out) {
+		return nil, &retry.Error{Code: "BadOutput", Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
+	}
+	return json.RawMessage(out), nil
+}
+
+func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return &retry.Error{Code: "Crashed", Message: fmt.Sprintf("killed by %v; stderr: %s", ws.Signal(), stderr), Retryable: true, Err: ee}
+	}
+	code := ee.ExitCode()
+	if e := parseFailure(stdout); e != nil {
+		if e.Message == "" {
+			e.Message = stderr
+		}
+		return e
+	}
+	e := &retry.Error{Code: "Exit" + strconv.Itoa(code), Message: trunc(stderr, 1024), Err: ee}
+	switch {
+	case code == exitTempFail || code == exitUnavailable:
+		e.Retryable = true
+	case code >= 64 && code <= 78:
+		e.Retryable = false
+	default:
+		e.Retryable = true
+	}
+	return e
+}
+
+// parseFailure reads {"error":{"code","message","retryable","retry_after_seconds"}}.
+func parseFailure(b []byte) *retry.Error {
+	var f failure
+	if err := json.Unmarshal(bytes.TrimSpace(b), &f); err != nil || f.Error == nil || f.Error.Code == "" {
+		return nil
+	}
+	e := &retry.Error{Code: f.Error.Code, Message: f.Error.Message, Retryable: true}
+	if f.Error.Retryable != nil {
+		e.Retryable = *f.Error.Retryable
+	}
+	if f.Error.RetryAfterSeconds > 0 {
+		e.RetryAfter = time.Duration(f.Error.RetryAfterSeconds) * time.Second
+	}
+	return e
+}
+
+type limitedBuffer struct {
+	bytes.Buffer
+	max      int
+	overflow bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		b.overflow = true
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// tailBuffer keeps the last 4 KiB of stderr for diagnoses.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(bytes.TrimSpace(t.b)) }
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+var _ io.Writer = (*tailBuffer)(nil)

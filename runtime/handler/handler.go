@@ -1,0 +1,77 @@
+// Package handler runs one step: the class's own code behind exec or http,
+// or (later) the llm handler through the model router.
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/config"
+)
+
+// Request is one step's input and context.
+type Request struct {
+	Class       string          // agent class
+	Key         string          // idempotency key of the work (stable across deliveries)
+	TraceID     string          // detail.trace_id
+	TraceParent string          // W3C traceparent, when the producer set one
+	Attempt     int             // 1-based delivery attempt
+	Deadline    time.Time       // the step's own deadline (also on ctx)
+	Input       json.RawMessage // the event detail (claim check already resolved)
+}
+
+// Handler runs a step. Errors should be *retry.Error so the queue knows
+// whether to retry; anything else is treated as retryable.
+type Handler interface {
+	Handle(ctx context.Context, req Request) (json.RawMessage, error)
+}
+
+// Func adapts a function to Handler.
+type Func func(ctx context.Context, req Request) (json.RawMessage, error)
+
+// Handle calls f.
+func (f Func) Handle(ctx context.Context, req Request) (json.RawMessage, error) { return f(ctx, req) }
+
+// LLMFactory builds the llm handler (system prompt, tools, max tokens) on top
+// of the model router configured by models. It is the seam for the llm
+// handler and router; this package does not implement them.
+type LLMFactory func(h config.Handler, models config.Models) (Handler, error)
+
+// Options tune New.
+type Options struct {
+	LLM LLMFactory // nil: an llm config is a startup error
+}
+
+// ErrNoLLM is returned for an llm handler when no LLMFactory is wired in.
+var ErrNoLLM = errors.New("handler type llm: no model router in this build")
+
+// New builds the handler a config names.
+func New(c *config.Config, opts Options) (Handler, error) {
+	switch c.Handler.Type {
+	case config.HandlerExec:
+		return NewExec(c.Handler.Command)
+	case config.HandlerHTTP:
+		return NewHTTP(c.Handler.URL, nil)
+	case config.HandlerLLM:
+		if opts.LLM == nil {
+			return nil, ErrNoLLM
+		}
+		return opts.LLM(c.Handler, c.Models)
+	default:
+		return nil, fmt.Errorf("unknown handler type %q", c.Handler.Type)
+	}
+}
+
+// failure is the optional error object a handler may return (exec: on
+// stdout with a non-zero exit; http: as the error body) to classify itself.
+type failure struct {
+	Error *struct {
+		Code              string `json:"code"`
+		Message           string `json:"message"`
+		Retryable         *bool  `json:"retryable"`
+		RetryAfterSeconds int    `json:"retry_after_seconds"`
+	} `json:"error"`
+}

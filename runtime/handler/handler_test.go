@@ -1,0 +1,213 @@
+package handler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/retry"
+)
+
+func sh(t *testing.T, script string) *Exec {
+	t.Helper()
+	h, err := NewExec([]string{"/bin/sh", "-c", script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func req() Request {
+	return Request{Class: "c", Key: "k1", TraceID: "t1", Attempt: 2, Input: json.RawMessage(`{"x":1}`)}
+}
+
+func asRetry(t *testing.T, err error) *retry.Error {
+	t.Helper()
+	var e *retry.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T %v is not a *retry.Error", err, err)
+	}
+	return e
+}
+
+func TestExecEchoAndEnv(t *testing.T) {
+	h := sh(t, `read in; printf '{"in":%s,"key":"%s","attempt":%s}' "$in" "$FLEET_IDEMPOTENCY_KEY" "$FLEET_ATTEMPT"`)
+	out, err := h.Handle(context.Background(), req())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != `{"in":{"x":1},"key":"k1","attempt":2}` {
+		t.Errorf("out = %s", out)
+	}
+}
+
+func TestExecExitCodes(t *testing.T) {
+	cases := []struct {
+		script    string
+		code      string
+		retryable bool
+	}{
+		{"exit 75", "Exit75", true},
+		{"exit 69", "Exit69", true},
+		{"exit 65", "Exit65", false},
+		{"exit 1", "Exit1", true},
+		{"kill -9 $$", "Crashed", true},
+		{`echo '{"error":{"code":"Refused","message":"policy","retryable":false}}'; exit 1`, "Refused", false},
+		{`echo '{"error":{"code":"Busy","retry_after_seconds":3}}'; exit 1`, "Busy", true},
+		{"echo not-json", "BadOutput", false},
+		{"true", "BadOutput", false}, // empty stdout is not a result
+	}
+	for _, c := range cases {
+		_, err := sh(t, c.script).Handle(context.Background(), req())
+		e := asRetry(t, err)
+		if e.Code != c.code || e.Retryable != c.retryable {
+			t.Errorf("%q: got %s retryable=%v", c.script, e.Code, e.Retryable)
+		}
+	}
+}
+
+func TestExecDeadlineKillsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// The grandchild would outlive a plain kill of the shell.
+	h := sh(t, `sleep 30 & echo $! > `+pidFile+`; wait`)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := h.Handle(ctx, req())
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %v", el)
+	}
+	if e := asRetry(t, err); e.Code != "Timeout" || !e.Retryable {
+		t.Errorf("got %+v", e)
+	}
+	raw, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		// Reaped or zombie-free: signal 0 fails once the process is gone.
+		if err := syscall.Kill(pid, 0); err != nil {
+			break
+		}
+		if stat, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d survived the deadline", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestNewExecMissingCommand(t *testing.T) {
+	if _, err := NewExec([]string{"/nonexistent/fleet-handler"}); err == nil {
+		t.Error("missing command accepted")
+	}
+	if _, err := NewExec(nil); err == nil {
+		t.Error("empty command accepted")
+	}
+}
+
+func TestHTTP(t *testing.T) {
+	var gotKey, gotBody string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch r.URL.Path {
+		case "/ok":
+			gotKey, gotBody = r.Header.Get("Idempotency-Key"), string(b)
+			w.Write([]byte(`{"done":true}`))
+		case "/empty":
+			w.WriteHeader(204)
+		case "/503":
+			w.WriteHeader(503)
+		case "/429ra":
+			w.Header().Set("Retry-After", "4")
+			w.WriteHeader(429)
+		case "/429":
+			w.WriteHeader(429)
+			w.Write([]byte(`{"error":{"code":"spend_limit","message":"monthly cap"}}`))
+		case "/400":
+			w.WriteHeader(400)
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		case "/garbage":
+			w.Write([]byte("<html>"))
+		}
+	}))
+	defer srv.Close()
+	call := func(path string, timeout time.Duration) (json.RawMessage, error) {
+		h, err := NewHTTP(srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		return h.Handle(ctx, req())
+	}
+	out, err := call("/ok", time.Second)
+	if err != nil || string(out) != `{"done":true}` || gotKey != "k1" || gotBody != `{"x":1}` {
+		t.Errorf("ok: %s %v key=%q body=%q", out, err, gotKey, gotBody)
+	}
+	if out, err := call("/empty", time.Second); err != nil || string(out) != "null" {
+		t.Errorf("204: %s %v", out, err)
+	}
+	checks := []struct {
+		path      string
+		code      string
+		retryable bool
+		after     time.Duration
+	}{
+		{"/503", "HTTP503", true, 0},
+		{"/429ra", "HTTP429", true, 4 * time.Second},
+		{"/429", "SpendLimit", false, 0},
+		{"/400", "HTTP400", false, 0},
+		{"/slow", "Timeout", true, 0},
+		{"/garbage", "BadOutput", false, 0},
+	}
+	for _, c := range checks {
+		_, err := call(c.path, 300*time.Millisecond)
+		e := asRetry(t, err)
+		if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
+			t.Errorf("%s: got %+v", c.path, e)
+		}
+	}
+	srv.Close()
+	if _, err := call("/ok", time.Second); !asRetry(t, err).Retryable {
+		t.Error("connection refused must be retryable")
+	}
+}
+
+func TestNew(t *testing.T) {
+	c := &config.Config{Handler: config.Handler{Type: config.HandlerLLM}}
+	if _, err := New(c, Options{}); !errors.Is(err, ErrNoLLM) {
+		t.Errorf("llm without factory: %v", err)
+	}
+	called := false
+	_, err := New(c, Options{LLM: func(h config.Handler, m config.Models) (Handler, error) {
+		called = true
+		return Func(func(context.Context, Request) (json.RawMessage, error) { return nil, nil }), nil
+	}})
+	if err != nil || !called {
+		t.Errorf("llm factory not used: %v", err)
+	}
+	c.Handler = config.Handler{Type: config.HandlerHTTP, URL: "http://127.0.0.1:1/step"}
+	if h, err := New(c, Options{}); err != nil || h.(*HTTP).URL != c.Handler.URL {
+		t.Errorf("http: %v", err)
+	}
+}

@@ -1,0 +1,330 @@
+// Package lambda runs the worker as a Lambda function behind an SQS event
+// source mapping with ReportBatchItemFailures: it speaks the Lambda runtime
+// API (AWS_LAMBDA_RUNTIME_API) over HTTP itself and answers each batch with
+// {"batchItemFailures": [...]}, so only failed messages come back.
+package lambda
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/worker"
+)
+
+// EnvRuntimeAPI is the host:port of the Lambda runtime API.
+const EnvRuntimeAPI = "AWS_LAMBDA_RUNTIME_API"
+
+const apiVersion = "2018-06-01"
+
+// SafetyMargin is kept free at the end of an invocation to report the
+// batch (and release what did not finish) before Lambda kills us.
+const SafetyMargin = 2 * time.Second
+
+// Event is the SQS event an event source mapping delivers.
+type Event struct {
+	Records []Record `json:"Records"`
+}
+
+// Record is one SQS message in an Event.
+type Record struct {
+	MessageID         string                      `json:"messageId"`
+	ReceiptHandle     string                      `json:"receiptHandle"`
+	Body              string                      `json:"body"`
+	Attributes        map[string]string           `json:"attributes"`
+	MessageAttributes map[string]MessageAttribute `json:"messageAttributes"`
+	EventSource       string                      `json:"eventSource"`
+	EventSourceARN    string                      `json:"eventSourceARN"`
+	AWSRegion         string                      `json:"awsRegion"`
+}
+
+// MessageAttribute is the ESM's rendering of an SQS message attribute.
+type MessageAttribute struct {
+	StringValue *string `json:"stringValue,omitempty"`
+	BinaryValue []byte  `json:"binaryValue,omitempty"`
+	DataType    string  `json:"dataType"`
+}
+
+// Response is the partial batch response.
+type Response struct {
+	BatchItemFailures []ItemFailure `json:"batchItemFailures"`
+}
+
+// ItemFailure names one message to retry.
+type ItemFailure struct {
+	ItemIdentifier string `json:"itemIdentifier"`
+}
+
+// SQSAPI is what the handler needs from SQS: the DLQ send and releasing
+// failed messages with a jittered delay (the ESM leaves them to the
+// queue's visibility timeout otherwise).
+type SQSAPI interface {
+	queue.API
+}
+
+// Handler processes SQS events with a worker.
+type Handler struct {
+	Worker   *worker.Worker
+	SQS      SQSAPI
+	QueueURL string
+	DLQURL   string
+	FIFO     bool
+}
+
+// Handle runs one batch and returns its partial batch response. FIFO
+// groups run in order; after a failure the rest of its group is reported
+// failed unprocessed, as the ESM requires for FIFO queues.
+func (h *Handler) Handle(ctx context.Context, ev Event, deadline time.Time) Response {
+	msgs := make([]*queue.Message, len(ev.Records))
+	now := time.Now()
+	for i, r := range ev.Records {
+		msgs[i] = toMessage(r, now)
+		if h.FIFO && msgs[i].GroupID == "" {
+			msgs[i].GroupID = h.Worker.GroupOf(msgs[i])
+		}
+	}
+	var order []string
+	groups := map[string][]*queue.Message{}
+	for _, m := range msgs {
+		g := m.ID // standard queue: every message alone
+		if h.FIFO {
+			g = "g:" + m.GroupID
+		}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], m)
+	}
+	limit := h.Worker.Cfg.Concurrency
+	if limit < 1 {
+		limit = 1
+	}
+	sem := make(chan struct{}, limit)
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	release := map[string]int32{}
+	fail := func(m *queue.Message, delay time.Duration) {
+		mu.Lock()
+		failed[m.ID] = true
+		if delay >= 0 {
+			release[m.ID] = int32((delay + time.Second - 1) / time.Second)
+		}
+		mu.Unlock()
+	}
+	invDeadline := deadline.Add(-SafetyMargin)
+	var wg sync.WaitGroup
+	for _, g := range order {
+		ms := groups[g]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			for i, m := range ms {
+				out := h.process(ctx, m, invDeadline)
+				if out.ok {
+					continue
+				}
+				fail(m, out.delay)
+				for _, rest := range ms[i+1:] {
+					fail(rest, out.delay)
+				}
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	h.releaseAll(ctx, msgs, release)
+	resp := Response{BatchItemFailures: []ItemFailure{}}
+	for _, m := range msgs { // in batch order: deterministic
+		if failed[m.ID] {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, ItemFailure{ItemIdentifier: m.ID})
+		}
+	}
+	return resp
+}
+
+type verdict struct {
+	ok    bool
+	delay time.Duration // -1: leave visibility alone
+}
+
+func (h *Handler) process(ctx context.Context, m *queue.Message, invDeadline time.Time) verdict {
+	d := worker.Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, InvocationDeadline: invDeadline}
+	if tp, ok := m.MessageAttributes["traceparent"]; ok {
+		d.TraceParent = aws.ToString(tp.StringValue)
+	}
+	res := h.Worker.Process(ctx, d)
+	switch res.Action {
+	case queue.Delete:
+		return verdict{ok: true}
+	case queue.Release:
+		return verdict{delay: res.Delay}
+	case queue.DeadLetter:
+		if err := queue.SendToDLQ(context.WithoutCancel(ctx), h.SQS, h.DLQURL, h.FIFO, m, res.Reason, h.Worker.Log); err != nil {
+			// Not accepted by the DLQ: report failed so the message stays.
+			return verdict{delay: 5 * time.Second}
+		}
+		return verdict{ok: true} // the ESM deletes it
+	default:
+		return verdict{delay: -1}
+	}
+}
+
+// releaseAll sets each failed message's visibility to its retry delay, so
+// retries follow full jitter instead of the queue's whole visibility timeout.
+func (h *Handler) releaseAll(ctx context.Context, msgs []*queue.Message, delays map[string]int32) {
+	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	for i, m := range msgs {
+		if v, ok := delays[m.ID]; ok {
+			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: v})
+		}
+	}
+	for start := 0; start < len(entries); start += 10 {
+		end := min(start+10, len(entries))
+		if _, err := h.SQS.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.QueueURL), Entries: entries[start:end]}); err != nil && h.Worker.Log != nil {
+			h.Worker.Log.Warn("release after failure failed; messages return at the visibility timeout", "err", err)
+		}
+	}
+}
+
+func toMessage(r Record, now time.Time) *queue.Message {
+	attrs := map[string]types.MessageAttributeValue{}
+	for k, v := range r.MessageAttributes {
+		attrs[k] = types.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+	}
+	return queue.FromSQS(types.Message{
+		MessageId: aws.String(r.MessageID), ReceiptHandle: aws.String(r.ReceiptHandle), Body: aws.String(r.Body),
+		Attributes: r.Attributes, MessageAttributes: attrs,
+	}, now)
+}
+
+// FromSQS renders SDK messages as the ESM would (tests and tools).
+func FromSQS(msgs []types.Message, arn, region string) Event {
+	ev := Event{Records: make([]Record, len(msgs))}
+	for i, m := range msgs {
+		ma := map[string]MessageAttribute{}
+		for k, v := range m.MessageAttributes {
+			ma[k] = MessageAttribute{StringValue: v.StringValue, BinaryValue: v.BinaryValue, DataType: aws.ToString(v.DataType)}
+		}
+		ev.Records[i] = Record{MessageID: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
+			Attributes: m.Attributes, MessageAttributes: ma, EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: region}
+	}
+	return ev
+}
+
+// Loop is the runtime API client loop.
+type Loop struct {
+	API     string // host:port
+	Client  *http.Client
+	Handler *Handler
+}
+
+// Run serves invocations until ctx ends.
+func (l *Loop) Run(ctx context.Context) error {
+	base := "http://" + l.API + "/" + apiVersion + "/runtime"
+	c := l.Client
+	if c == nil {
+		c = &http.Client{} // no timeout: /next blocks until an event arrives
+	}
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/invocation/next", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("lambda runtime: next: %w", err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("lambda runtime: read event: %w", err)
+		}
+		id := resp.Header.Get("Lambda-Runtime-Aws-Request-Id")
+		if resp.StatusCode != http.StatusOK || id == "" {
+			return fmt.Errorf("lambda runtime: next answered %d without a request id", resp.StatusCode)
+		}
+		if tr := resp.Header.Get("Lambda-Runtime-Trace-Id"); tr != "" {
+			os.Setenv("_X_AMZN_TRACE_ID", tr)
+		}
+		deadline := time.Now().Add(15 * time.Minute)
+		if ms, err := strconv.ParseInt(resp.Header.Get("Lambda-Runtime-Deadline-Ms"), 10, 64); err == nil {
+			deadline = time.UnixMilli(ms)
+		}
+		var ev Event
+		if err := json.Unmarshal(body, &ev); err != nil {
+			if err := l.post(ctx, c, base+"/invocation/"+id+"/error", errorBody("InvalidEvent", err.Error()), true); err != nil {
+				return err
+			}
+			continue
+		}
+		ictx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		out := l.Handler.Handle(ictx, ev, deadline)
+		cancel()
+		raw, _ := json.Marshal(out)
+		if err := l.post(context.WithoutCancel(ctx), c, base+"/invocation/"+id+"/response", raw, false); err != nil {
+			return err
+		}
+	}
+}
+
+func errorBody(typ, msg string) []byte {
+	b, _ := json.Marshal(map[string]string{"errorType": typ, "errorMessage": msg})
+	return b
+}
+
+func (l *Loop) post(ctx context.Context, c *http.Client, url string, body []byte, isErr bool) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if isErr {
+		req.Header.Set("Lambda-Runtime-Function-Error-Type", "Unhandled")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("lambda runtime: post: %w", err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("lambda runtime: %s answered %d", url, resp.StatusCode)
+	}
+	return nil
+}
+
+// Run wires a Runtime into the Lambda loop. Steps renew their own lease and
+// SFN heartbeat (there is no poller heartbeat in Lambda).
+func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string) error {
+	api := getenv(EnvRuntimeAPI)
+	if api == "" {
+		return errors.New("lambda mode: AWS_LAMBDA_RUNTIME_API is not set (not running in Lambda?)")
+	}
+	if rt.Worker.StepHeartbeat == 0 {
+		hb := rt.Cfg.Queue.Heartbeat()
+		if hb <= 0 {
+			hb = rt.Cfg.Queue.VisibilityTimeout() / 3
+		}
+		rt.Worker.StepHeartbeat = hb
+	}
+	l := &Loop{API: api, Handler: &Handler{Worker: rt.Worker, SQS: rt.SQS, QueueURL: rt.Cfg.QueueURL, DLQURL: rt.Cfg.DLQURL, FIFO: rt.Cfg.Queue.FIFO}}
+	return l.Run(ctx)
+}

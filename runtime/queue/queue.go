@@ -1,0 +1,649 @@
+// Package queue is the SQS consumer: long-poll batches with bounded
+// concurrency, a batched visibility heartbeat for every in-flight message,
+// batched deletes, FIFO groups in order, jittered releases, and a DLQ path
+// that records why. What a message means is the ProcessFunc's business.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/fleetc/fleetc/runtime/retry"
+)
+
+// API is the part of the SQS client the consumer uses.
+type API interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+}
+
+// Message is one received SQS message.
+type Message struct {
+	ID           string
+	Receipt      string
+	Body         string
+	ReceiveCount int    // ApproximateReceiveCount: the 1-based attempt
+	GroupID      string // MessageGroupId (FIFO); see Options.GroupOf
+	Attributes   map[string]string
+	// MessageAttributes are the producer's attributes (traceparent, ...).
+	MessageAttributes map[string]types.MessageAttributeValue
+	ReceivedAt        time.Time
+
+	mu           sync.Mutex
+	lastExtended time.Time
+	lost         atomic.Bool
+}
+
+// Lost reports whether a heartbeat found the receipt no longer valid: the
+// message became visible and may be running elsewhere.
+func (m *Message) Lost() bool { return m.lost.Load() }
+
+// Action is what the consumer does with a processed message.
+type Action int
+
+const (
+	// Delete: done (completed, or answered as a duplicate).
+	Delete Action = iota
+	// Release: make it visible again after Delay (retryable failure, busy).
+	Release
+	// DeadLetter: send to the DLQ with Reason, then delete from the source.
+	DeadLetter
+	// Leave: touch nothing (ownership lost; the other holder decides).
+	Leave
+)
+
+func (a Action) String() string {
+	return [...]string{"delete", "release", "dead-letter", "leave"}[a]
+}
+
+// Outcome is a ProcessFunc's verdict.
+type Outcome struct {
+	Action Action
+	Delay  time.Duration // Release
+	Reason *retry.Error  // DeadLetter (and, informationally, Release)
+}
+
+// ProcessFunc runs one message. ctx is cancelled when the drain budget at
+// shutdown runs out.
+type ProcessFunc func(ctx context.Context, m *Message) Outcome
+
+// DLQ message attribute names carrying the diagnosis.
+const (
+	AttrErrorCode     = "ERROR_CODE"
+	AttrErrorMessage  = "ERROR_MESSAGE"
+	AttrRetryAttempts = "RETRY_ATTEMPTS"
+	maxAttributes     = 10 // SQS limit per message
+	maxErrorMessage   = 4096
+	maxVisibility     = 12 * time.Hour
+)
+
+// Options configure a Consumer.
+type Options struct {
+	QueueURL          string
+	DLQURL            string
+	FIFO              bool
+	MaxMessages       int           // per receive, 1..10
+	WaitTime          time.Duration // long poll, ≤ 20 s
+	VisibilityTimeout time.Duration // set on every receive and heartbeat
+	Heartbeat         time.Duration // 0 = off
+	Concurrency       int           // in-flight steps
+	DrainTimeout      time.Duration // shutdown budget for in-flight steps
+	Linger            time.Duration // how long a delete/visibility batch waits to fill (default 20 ms)
+	// GroupOf names a FIFO message's group when SQS did not report
+	// MessageGroupId (kumo omits it); nil = everything in one group.
+	GroupOf func(*Message) string
+	// OnHeartbeat runs after each visibility extension with the messages
+	// extended (idempotency lease and SFN heartbeats ride on it).
+	OnHeartbeat func(ctx context.Context, msgs []*Message)
+	Logger      *slog.Logger
+}
+
+// Stats are monotonically increasing counters.
+type Stats struct {
+	Received, Started, Deleted, Released, DeadLettered atomic.Int64
+	Extended, ExtendFailed, Unstarted, DeleteFailed    atomic.Int64
+	DLQFailed, ReceiveErrors                           atomic.Int64
+}
+
+// Consumer polls one queue.
+type Consumer struct {
+	api     API
+	o       Options
+	process ProcessFunc
+	log     *slog.Logger
+	Stats   Stats
+
+	slots    chan struct{}
+	stopping atomic.Bool
+
+	mu       sync.Mutex
+	inflight map[*Message]struct{}
+
+	deleter *batcher
+	vis     *batcher
+	wg      sync.WaitGroup // message goroutines
+}
+
+// New builds a Consumer; call Run.
+func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
+	if o.QueueURL == "" {
+		return nil, errors.New("queue: no queue URL")
+	}
+	if o.MaxMessages < 1 || o.MaxMessages > 10 {
+		o.MaxMessages = 10
+	}
+	if o.Concurrency < 1 {
+		o.Concurrency = 1
+	}
+	if o.Linger <= 0 {
+		o.Linger = 20 * time.Millisecond
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 25 * time.Second
+	}
+	if o.Heartbeat > 0 && o.Heartbeat >= o.VisibilityTimeout {
+		return nil, fmt.Errorf("queue: heartbeat %v must be below the visibility timeout %v", o.Heartbeat, o.VisibilityTimeout)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	c := &Consumer{api: api, o: o, process: process, log: log, inflight: map[*Message]struct{}{}}
+	c.slots = make(chan struct{}, o.Concurrency)
+	for i := 0; i < o.Concurrency; i++ {
+		c.slots <- struct{}{}
+	}
+	c.deleter = newBatcher(o.Linger, c.flushDeletes)
+	c.vis = newBatcher(o.Linger, c.flushVisibility)
+	return c, nil
+}
+
+// Run consumes until ctx is cancelled, then stops receiving, makes received
+// but unstarted messages visible at once, lets in-flight steps finish within
+// DrainTimeout (then cancels them), and flushes pending deletes.
+func (c *Consumer) Run(ctx context.Context) error {
+	// Steps outlive ctx (SIGTERM) until the drain budget runs out.
+	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSteps()
+	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); c.heartbeatLoop(hbCtx) }()
+
+	backoff := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second}
+	fails := 0
+	for ctx.Err() == nil {
+		n := c.acquire(ctx)
+		if n == 0 {
+			break
+		}
+		msgs, err := c.receive(ctx, n)
+		if err != nil {
+			c.giveBack(n)
+			if ctx.Err() != nil {
+				break
+			}
+			c.Stats.ReceiveErrors.Add(1)
+			fails++
+			d := backoff.Backoff(fails)
+			c.log.Warn("receive failed", "err", err, "retry_in", d)
+			select {
+			case <-ctx.Done():
+			case <-time.After(d):
+			}
+			continue
+		}
+		fails = 0
+		c.giveBack(n - len(msgs))
+		c.dispatch(stepCtx, msgs)
+	}
+	c.stopping.Store(true)
+
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(c.o.DrainTimeout):
+		c.log.Warn("drain budget spent; cancelling in-flight steps", "budget", c.o.DrainTimeout)
+		cancelSteps()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			c.log.Error("steps did not stop after cancellation; exiting anyway")
+		}
+	}
+	stopHB()
+	<-hbDone
+	c.deleter.close()
+	c.vis.close()
+	return nil
+}
+
+// acquire blocks for one free slot, then takes as many more as are free, up
+// to MaxMessages, so a receive never asks for messages it cannot start.
+func (c *Consumer) acquire(ctx context.Context) int {
+	select {
+	case <-ctx.Done():
+		return 0
+	case <-c.slots:
+	}
+	n := 1
+	want := min(c.o.MaxMessages, c.o.Concurrency)
+	// Slots freed one by one at saturation would make receives of one or
+	// two messages; wait up to Linger for a fuller batch (0.1 receive per
+	// step instead of up to 1). Negligible next to any real step.
+	var timer <-chan time.Time
+	for n < want {
+		select {
+		case <-c.slots:
+			n++
+			continue
+		default:
+		}
+		if timer == nil {
+			t := time.NewTimer(c.o.Linger)
+			defer t.Stop()
+			timer = t.C
+		}
+		select {
+		case <-c.slots:
+			n++
+		case <-timer:
+			return n
+		case <-ctx.Done():
+			return n
+		}
+	}
+	return n
+}
+
+func (c *Consumer) giveBack(n int) {
+	for i := 0; i < n; i++ {
+		c.slots <- struct{}{}
+	}
+}
+
+func (c *Consumer) receive(ctx context.Context, n int) ([]*Message, error) {
+	out, err := c.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		QueueUrl:                    aws.String(c.o.QueueURL),
+		MaxNumberOfMessages:         int32(n),
+		WaitTimeSeconds:             int32(c.o.WaitTime / time.Second),
+		VisibilityTimeout:           int32(c.o.VisibilityTimeout / time.Second),
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	msgs := make([]*Message, 0, len(out.Messages))
+	for _, sm := range out.Messages {
+		m := FromSQS(sm, now)
+		if c.o.FIFO && m.GroupID == "" && c.o.GroupOf != nil {
+			m.GroupID = c.o.GroupOf(m)
+		}
+		msgs = append(msgs, m)
+	}
+	c.Stats.Received.Add(int64(len(msgs)))
+	return msgs, nil
+}
+
+// FromSQS converts an SDK message.
+func FromSQS(sm types.Message, receivedAt time.Time) *Message {
+	m := &Message{
+		ID:                aws.ToString(sm.MessageId),
+		Receipt:           aws.ToString(sm.ReceiptHandle),
+		Body:              aws.ToString(sm.Body),
+		Attributes:        sm.Attributes,
+		MessageAttributes: sm.MessageAttributes,
+		ReceivedAt:        receivedAt,
+		lastExtended:      receivedAt,
+	}
+	m.ReceiveCount, _ = strconv.Atoi(sm.Attributes[string(types.MessageSystemAttributeNameApproximateReceiveCount)])
+	if m.ReceiveCount < 1 {
+		m.ReceiveCount = 1
+	}
+	m.GroupID = sm.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+	return m
+}
+
+// dispatch starts every message; FIFO messages of one group run one after
+// another in receive order, different groups in parallel.
+func (c *Consumer) dispatch(ctx context.Context, msgs []*Message) {
+	c.mu.Lock()
+	for _, m := range msgs {
+		c.inflight[m] = struct{}{}
+	}
+	c.mu.Unlock()
+	if !c.o.FIFO {
+		for _, m := range msgs {
+			c.wg.Add(1)
+			go func() { defer c.wg.Done(); c.runGroup(ctx, []*Message{m}) }()
+		}
+		return
+	}
+	var order []string
+	groups := map[string][]*Message{}
+	for _, m := range msgs {
+		if _, ok := groups[m.GroupID]; !ok {
+			order = append(order, m.GroupID)
+		}
+		groups[m.GroupID] = append(groups[m.GroupID], m)
+	}
+	for _, g := range order {
+		ms := groups[g]
+		sortGroup(ms)
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); c.runGroup(ctx, ms) }()
+	}
+}
+
+// runGroup processes msgs in order. After a release, the rest of the group
+// is released with the same delay so order holds; at shutdown the rest is
+// made visible at once (on AWS the group stays locked behind its in-flight
+// head either way).
+func (c *Consumer) runGroup(ctx context.Context, msgs []*Message) {
+	for i, m := range msgs {
+		if c.stopping.Load() {
+			c.releaseUnstarted(msgs[i:])
+			return
+		}
+		out := c.safeProcess(ctx, m)
+		c.apply(ctx, m, out)
+		if out.Action == Release && i+1 < len(msgs) {
+			for _, rest := range msgs[i+1:] {
+				c.apply(ctx, rest, Outcome{Action: Release, Delay: out.Delay})
+			}
+			return
+		}
+	}
+}
+
+// sortGroup orders one group's messages by SequenceNumber (AWS returns them
+// in that order already), falling back to SentTimestamp: kumo omits
+// SequenceNumber and re-queues expired or released messages in map order.
+func sortGroup(ms []*Message) {
+	seq := func(m *Message) (string, int64) {
+		s := m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
+		ts, _ := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+		return s, ts
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		si, ti := seq(ms[i])
+		sj, tj := seq(ms[j])
+		if si != "" && sj != "" {
+			// Sequence numbers are up to 20 digits: compare by length first.
+			if len(si) != len(sj) {
+				return len(si) < len(sj)
+			}
+			return si < sj
+		}
+		return ti < tj
+	})
+}
+
+func (c *Consumer) releaseUnstarted(msgs []*Message) {
+	for _, m := range msgs {
+		c.Stats.Unstarted.Add(1)
+		c.finish(m)
+		c.vis.add(context.Background(), entry{m: m, visibility: 0})
+	}
+	c.log.Info("released unstarted messages at shutdown", "count", len(msgs))
+}
+
+func (c *Consumer) safeProcess(ctx context.Context, m *Message) (out Outcome) {
+	c.Stats.Started.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("step panicked", "message_id", m.ID, "panic", r, "stack", string(debug.Stack()))
+			out = Outcome{Action: Release, Delay: time.Second, Reason: &retry.Error{Code: "Panic", Message: fmt.Sprint(r), Retryable: true}}
+		}
+	}()
+	return c.process(ctx, m)
+}
+
+// finish takes m out of the heartbeat set and frees its slot.
+func (c *Consumer) finish(m *Message) {
+	c.mu.Lock()
+	_, ok := c.inflight[m]
+	delete(c.inflight, m)
+	c.mu.Unlock()
+	if ok {
+		c.slots <- struct{}{}
+	}
+}
+
+func (c *Consumer) apply(ctx context.Context, m *Message, out Outcome) {
+	switch out.Action {
+	case Delete:
+		c.finish(m)
+		c.deleter.add(ctx, entry{m: m})
+	case Release:
+		c.finish(m)
+		c.Stats.Released.Add(1)
+		c.vis.add(ctx, entry{m: m, visibility: clampVisibility(out.Delay)})
+	case DeadLetter:
+		// The source copy is deleted only after the DLQ accepted it.
+		err := c.SendToDLQ(context.WithoutCancel(ctx), m, out.Reason)
+		c.finish(m)
+		if err != nil {
+			c.Stats.DLQFailed.Add(1)
+			d := 5*time.Second + time.Duration(rand.Int64N(int64(5*time.Second)))
+			c.log.Error("dead-letter failed; releasing for a later attempt", "message_id", m.ID, "err", err, "retry_in", d)
+			c.vis.add(ctx, entry{m: m, visibility: clampVisibility(d)})
+			return
+		}
+		c.Stats.DeadLettered.Add(1)
+		c.deleter.add(ctx, entry{m: m})
+	case Leave:
+		c.finish(m)
+	}
+}
+
+func clampVisibility(d time.Duration) int32 {
+	if d < 0 {
+		d = 0
+	}
+	if d > maxVisibility {
+		d = maxVisibility
+	}
+	// Round up: a 300 ms backoff must not become an immediate redelivery
+	// storm, and SQS counts whole seconds.
+	return int32((d + time.Second - 1) / time.Second)
+}
+
+// SendToDLQ sends m's body to the DLQ with its diagnosis and the original
+// attributes (within SQS's 10-attribute limit, diagnosis first).
+func (c *Consumer) SendToDLQ(ctx context.Context, m *Message, reason *retry.Error) error {
+	return SendToDLQ(ctx, c.api, c.o.DLQURL, c.o.FIFO, m, reason, c.log)
+}
+
+// SendToDLQ is the DLQ send shared with the Lambda mode.
+func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Message, reason *retry.Error, log *slog.Logger) error {
+	if dlqURL == "" {
+		return errors.New("no DLQ URL configured")
+	}
+	if reason == nil {
+		reason = &retry.Error{Code: "Unknown", Message: "dead-lettered without a reason"}
+	}
+	msg := reason.Message
+	if len(msg) > maxErrorMessage {
+		msg = msg[:maxErrorMessage]
+	}
+	if msg == "" {
+		msg = reason.Code
+	}
+	attrs := map[string]types.MessageAttributeValue{
+		AttrErrorCode:     {DataType: aws.String("String"), StringValue: aws.String(reason.Code)},
+		AttrErrorMessage:  {DataType: aws.String("String"), StringValue: aws.String(msg)},
+		AttrRetryAttempts: {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(m.ReceiveCount))},
+	}
+	names := make([]string, 0, len(m.MessageAttributes))
+	for k := range m.MessageAttributes {
+		if _, clash := attrs[k]; !clash {
+			names = append(names, k)
+		}
+	}
+	// traceparent first: the trace is what a human follows from the DLQ.
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == "traceparent") != (names[j] == "traceparent") {
+			return names[i] == "traceparent"
+		}
+		return names[i] < names[j]
+	})
+	var dropped []string
+	for _, k := range names {
+		if len(attrs) >= maxAttributes {
+			dropped = append(dropped, k)
+			continue
+		}
+		attrs[k] = m.MessageAttributes[k]
+	}
+	if len(dropped) > 0 && log != nil {
+		log.Warn("DLQ attribute limit: original attributes dropped", "message_id", m.ID, "dropped", dropped)
+	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(dlqURL), MessageBody: aws.String(m.Body), MessageAttributes: attrs}
+	if fifo {
+		g := m.GroupID
+		if g == "" {
+			g = "dead-letter"
+		}
+		in.MessageGroupId = aws.String(g)
+		// A re-send after a crash dedups within SQS's 5-minute window.
+		in.MessageDeduplicationId = aws.String(m.ID)
+	}
+	_, err := api.SendMessage(ctx, in)
+	return err
+}
+
+// heartbeatLoop extends the visibility of every in-flight message before it
+// runs out, ten per ChangeMessageVisibilityBatch call.
+func (c *Consumer) heartbeatLoop(ctx context.Context) {
+	if c.o.Heartbeat <= 0 {
+		<-ctx.Done()
+		return
+	}
+	tick := c.o.Heartbeat / 4
+	if tick < 100*time.Millisecond {
+		tick = 100 * time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		var due []*Message
+		c.mu.Lock()
+		for m := range c.inflight {
+			m.mu.Lock()
+			if now.Sub(m.lastExtended) >= c.o.Heartbeat-tick {
+				due = append(due, m)
+			}
+			m.mu.Unlock()
+		}
+		c.mu.Unlock()
+		if len(due) == 0 {
+			continue
+		}
+		sort.Slice(due, func(i, j int) bool { return due[i].ReceivedAt.Before(due[j].ReceivedAt) })
+		ok := c.Extend(ctx, due, c.o.VisibilityTimeout, now)
+		if c.o.OnHeartbeat != nil && len(ok) > 0 {
+			c.o.OnHeartbeat(ctx, ok)
+		}
+	}
+}
+
+// Extend sets the visibility of msgs to vis from now, in batches of ten,
+// and returns the messages it extended; the others are marked lost.
+func (c *Consumer) Extend(ctx context.Context, msgs []*Message, vis time.Duration, now time.Time) []*Message {
+	var ok []*Message
+	for start := 0; start < len(msgs); start += 10 {
+		end := min(start+10, len(msgs))
+		batch := msgs[start:end]
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(batch))
+		for i, m := range batch {
+			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: int32(vis / time.Second)}
+		}
+		out, err := c.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+		if err != nil {
+			// Whole call failed (network): try again next tick; the margin
+			// between heartbeat and visibility timeout covers a few misses.
+			c.log.Warn("visibility heartbeat failed", "err", err, "messages", len(batch))
+			continue
+		}
+		failed := map[int]string{}
+		for _, f := range out.Failed {
+			i, _ := strconv.Atoi(aws.ToString(f.Id))
+			failed[i] = aws.ToString(f.Code)
+		}
+		for i, m := range batch {
+			if code, bad := failed[i]; bad {
+				c.Stats.ExtendFailed.Add(1)
+				m.lost.Store(true)
+				c.log.Warn("visibility heartbeat rejected; message may be redelivered", "message_id", m.ID, "code", code)
+				continue
+			}
+			m.mu.Lock()
+			m.lastExtended = now
+			m.mu.Unlock()
+			c.Stats.Extended.Add(1)
+			ok = append(ok, m)
+		}
+	}
+	return ok
+}
+
+func (c *Consumer) flushDeletes(ctx context.Context, es []entry) {
+	entries := make([]types.DeleteMessageBatchRequestEntry, len(es))
+	for i, e := range es {
+		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(e.m.Receipt)}
+	}
+	out, err := c.api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+	if err != nil {
+		// The messages reappear after their visibility timeout and are
+		// answered from the idempotency record; nothing is lost.
+		c.Stats.DeleteFailed.Add(int64(len(es)))
+		c.log.Error("delete batch failed", "err", err, "messages", len(es))
+		return
+	}
+	for _, f := range out.Failed {
+		c.Stats.DeleteFailed.Add(1)
+		i, _ := strconv.Atoi(aws.ToString(f.Id))
+		c.log.Warn("delete rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code), "detail", aws.ToString(f.Message))
+	}
+	c.Stats.Deleted.Add(int64(len(out.Successful)))
+}
+
+func (c *Consumer) flushVisibility(ctx context.Context, es []entry) {
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(es))
+	for i, e := range es {
+		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(e.m.Receipt), VisibilityTimeout: e.visibility}
+	}
+	out, err := c.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+	if err != nil {
+		c.log.Warn("release batch failed; messages reappear at their visibility timeout", "err", err, "messages", len(es))
+		return
+	}
+	for _, f := range out.Failed {
+		i, _ := strconv.Atoi(aws.ToString(f.Id))
+		c.log.Warn("release rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code))
+	}
+}

@@ -1,0 +1,199 @@
+// Package retry classifies step failures and computes backoff.
+//
+// The queue is the one retry layer (agent-reliability-is-queueing: "retry at
+// a single point in the stack"): a retryable failure releases the message
+// with a full-jitter delay, anything else is dead-lettered with its reason.
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Error is a classified step failure.
+type Error struct {
+	Code       string        // short machine code, e.g. "HTTP503", "Timeout", "SpendLimit"
+	Message    string        // human detail
+	Status     int           // HTTP-like status when there is one (0 = none)
+	Retryable  bool          // false = dead-letter now
+	RetryAfter time.Duration // server-advised delay (0 = none); overrides jitter
+	Err        error         // wrapped cause, if any
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return e.Code
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable wraps err as a retryable failure with code.
+func Retryable(code string, err error) *Error {
+	return &Error{Code: code, Message: msg(err), Retryable: true, Err: err}
+}
+
+// Permanent wraps err as a non-retryable failure with code.
+func Permanent(code string, err error) *Error {
+	return &Error{Code: code, Message: msg(err), Retryable: false, Err: err}
+}
+
+func msg(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// retryableStatus is the set the seed retries: 408, 409, 429, 5xx we know.
+var retryableStatus = map[int]bool{408: true, 409: true, 429: true, 500: true, 502: true, 503: true, 504: true, 529: true}
+
+// FromStatus classifies an HTTP answer. retryAfter is the raw Retry-After
+// header ("" when absent). A 429 without Retry-After is a spend limit: it
+// "fails until access resumes", so it is not retried.
+func FromStatus(status int, retryAfter string, body string) *Error {
+	e := &Error{Code: fmt.Sprintf("HTTP%d", status), Status: status, Message: truncate(strings.TrimSpace(body), 512)}
+	ra, hasRA := ParseRetryAfter(retryAfter, time.Now())
+	switch {
+	case status == http.StatusTooManyRequests && !hasRA:
+		e.Code = "SpendLimit"
+		e.Retryable = false
+		if e.Message == "" {
+			e.Message = "429 without retry-after"
+		}
+	case retryableStatus[status] || (status >= 500 && status <= 599):
+		e.Retryable = true
+		e.RetryAfter = ra
+	default:
+		e.Retryable = false
+	}
+	return e
+}
+
+// ParseRetryAfter reads delta-seconds or an HTTP date.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}
+
+// Classify turns any error into an *Error. Deadline and cancellation are
+// retryable (the step may fit next time, or another worker will pick it up);
+// unclassified errors are retryable too, as the seed's nextAction treats a
+// failure without a status.
+func Classify(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: "Timeout", Message: err.Error(), Retryable: true, Err: err}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &Error{Code: "Canceled", Message: err.Error(), Retryable: true, Err: err}
+	}
+	return &Error{Code: "Error", Message: err.Error(), Retryable: true, Err: err}
+}
+
+// Policy is the queue-level retry policy.
+type Policy struct {
+	MaxAttempts int           // attempts including the first; the receive count limit
+	Base        time.Duration // full-jitter base
+	Cap         time.Duration // full-jitter cap
+	Rand        func() float64
+}
+
+// Backoff is full jitter: rand * min(cap, base * 2^attempt).
+func (p Policy) Backoff(attempt int) time.Duration {
+	if attempt < 0 {
+		attempt = 0
+	}
+	ceil := p.Cap
+	if attempt < 62 {
+		if d := p.Base << uint(attempt); d > 0 && d < ceil {
+			ceil = d
+		}
+	}
+	r := rand.Float64
+	if p.Rand != nil {
+		r = p.Rand
+	}
+	return time.Duration(r() * float64(ceil))
+}
+
+// Decision is what to do with a failed step.
+type Decision struct {
+	DeadLetter bool
+	Delay      time.Duration // when not dead-lettering
+	Reason     *Error
+}
+
+// Decide applies the seed's nextAction: dead-letter non-retryable failures
+// and exhausted attempts; otherwise retry after Retry-After or full jitter.
+// attempt is 1-based (SQS ApproximateReceiveCount).
+func (p Policy) Decide(err error, attempt int) Decision {
+	e := Classify(err)
+	if !e.Retryable {
+		return Decision{DeadLetter: true, Reason: e}
+	}
+	if p.MaxAttempts > 0 && attempt >= p.MaxAttempts {
+		return Decision{DeadLetter: true, Reason: &Error{
+			Code:    "RetriesExhausted",
+			Message: truncate(fmt.Sprintf("attempt %d of %d failed: %s", attempt, p.MaxAttempts, e.Error()), 1024),
+			Status:  e.Status,
+			Err:     e,
+		}}
+	}
+	if e.RetryAfter > 0 {
+		return Decision{Delay: e.RetryAfter, Reason: e}
+	}
+	return Decision{Delay: p.Backoff(attempt), Reason: e}
+}
+
+// StepBudget is the time a step may take: the smaller of its own max and what
+// remains of the run's deadline (zero deadline = none). It never returns a
+// negative duration.
+func StepBudget(max time.Duration, runDeadline, now time.Time) time.Duration {
+	b := max
+	if !runDeadline.IsZero() {
+		if rem := runDeadline.Sub(now); rem < b || b <= 0 {
+			b = rem
+		}
+	}
+	if b < 0 {
+		b = 0
+	}
+	return b
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,131 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestFromStatus(t *testing.T) {
+	cases := []struct {
+		status    int
+		ra        string
+		retryable bool
+		code      string
+		after     time.Duration
+	}{
+		{200, "", false, "HTTP200", 0}, // a 2xx passed here is a caller bug; never retried
+		{400, "", false, "HTTP400", 0},
+		{404, "", false, "HTTP404", 0},
+		{408, "", true, "HTTP408", 0},
+		{409, "", true, "HTTP409", 0},
+		{422, "", false, "HTTP422", 0},
+		{429, "", false, "SpendLimit", 0},
+		{429, "7", true, "HTTP429", 7 * time.Second},
+		{500, "", true, "HTTP500", 0},
+		{503, "2", true, "HTTP503", 2 * time.Second},
+		{529, "", true, "HTTP529", 0},
+		{599, "", true, "HTTP599", 0},
+	}
+	for _, c := range cases {
+		e := FromStatus(c.status, c.ra, "")
+		if e.Retryable != c.retryable || e.Code != c.code || e.RetryAfter != c.after {
+			t.Errorf("%d ra=%q: got %+v", c.status, c.ra, e)
+		}
+	}
+}
+
+func TestParseRetryAfterDate(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d, ok := ParseRetryAfter(now.Add(30*time.Second).Format("Mon, 02 Jan 2006 15:04:05 GMT"), now)
+	if !ok || d != 30*time.Second {
+		t.Errorf("got %v %v", d, ok)
+	}
+	if _, ok := ParseRetryAfter("soon", now); ok {
+		t.Error("garbage accepted")
+	}
+	if _, ok := ParseRetryAfter("-3", now); ok {
+		t.Error("negative accepted")
+	}
+}
+
+func TestBackoffFullJitter(t *testing.T) {
+	p := Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second, Rand: func() float64 { return 0.999999 }}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second}
+	for a, w := range want {
+		got := p.Backoff(a)
+		if got > w || got < w-w/1000 {
+			t.Errorf("attempt %d: %v, want ~%v", a, got, w)
+		}
+	}
+	if got := p.Backoff(200); got > 30*time.Second {
+		t.Errorf("overflow: %v", got)
+	}
+	p.Rand = func() float64 { return 0 }
+	if p.Backoff(3) != 0 {
+		t.Error("full jitter must reach 0")
+	}
+	// Real randomness spreads: 1000 draws at attempt 6 are not clustered.
+	p.Rand = nil
+	var lo, hi int
+	for i := 0; i < 1000; i++ {
+		d := p.Backoff(6)
+		if d < 0 || d > 30*time.Second {
+			t.Fatalf("out of range %v", d)
+		}
+		if d < 10*time.Second {
+			lo++
+		} else if d > 20*time.Second {
+			hi++
+		}
+	}
+	if lo < 200 || hi < 200 {
+		t.Errorf("not spread: lo=%d hi=%d", lo, hi)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	p := Policy{MaxAttempts: 4, Base: 100 * time.Millisecond, Cap: time.Second, Rand: func() float64 { return 0.5 }}
+	d := p.Decide(FromStatus(503, "", ""), 1)
+	if d.DeadLetter || d.Delay != 100*time.Millisecond {
+		t.Errorf("503 attempt 1: %+v", d)
+	}
+	d = p.Decide(FromStatus(503, "3", ""), 2)
+	if d.DeadLetter || d.Delay != 3*time.Second {
+		t.Errorf("retry-after wins: %+v", d)
+	}
+	d = p.Decide(FromStatus(503, "", ""), 4)
+	if !d.DeadLetter || d.Reason.Code != "RetriesExhausted" {
+		t.Errorf("exhausted: %+v", d)
+	}
+	d = p.Decide(FromStatus(429, "", "monthly spend limit"), 1)
+	if !d.DeadLetter || d.Reason.Code != "SpendLimit" {
+		t.Errorf("spend limit: %+v", d)
+	}
+	d = p.Decide(fmt.Errorf("wrapped: %w", context.DeadlineExceeded), 1)
+	if d.DeadLetter || d.Reason.Code != "Timeout" {
+		t.Errorf("timeout: %+v", d)
+	}
+	d = p.Decide(Permanent("BadInput", errors.New("no trace_id")), 1)
+	if !d.DeadLetter || d.Reason.Code != "BadInput" {
+		t.Errorf("permanent: %+v", d)
+	}
+}
+
+func TestStepBudget(t *testing.T) {
+	now := time.Unix(1000, 0)
+	if b := StepBudget(600*time.Second, time.Time{}, now); b != 600*time.Second {
+		t.Errorf("no deadline: %v", b)
+	}
+	if b := StepBudget(600*time.Second, now.Add(50*time.Second), now); b != 50*time.Second {
+		t.Errorf("deadline smaller: %v", b)
+	}
+	if b := StepBudget(10*time.Second, now.Add(50*time.Second), now); b != 10*time.Second {
+		t.Errorf("max smaller: %v", b)
+	}
+	if b := StepBudget(10*time.Second, now.Add(-time.Second), now); b != 0 {
+		t.Errorf("past deadline: %v", b)
+	}
+}

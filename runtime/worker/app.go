@@ -1,0 +1,159 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/fleetc/fleetc/runtime/awsconfig"
+	"github.com/fleetc/fleetc/runtime/callback"
+	"github.com/fleetc/fleetc/runtime/claimcheck"
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/events"
+	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/runtime/idem"
+	"github.com/fleetc/fleetc/runtime/telemetry"
+)
+
+// EnvDisableDynamoCRC32 turns off DynamoDB response CRC32 checks; kumo sends
+// none. Never set it against AWS.
+const EnvDisableDynamoCRC32 = "FLEET_DYNAMODB_DISABLE_CRC32"
+
+// Runtime is a fully wired worker: clients, handler, stores.
+type Runtime struct {
+	Cfg     *config.Config
+	Worker  *Worker
+	SQS     *sqs.Client
+	Events  *events.Batcher // nil when the class emits nothing
+	Counter *awsconfig.RequestCounter
+	Log     *slog.Logger
+	Tel     *telemetry.Telemetry // nil: no spans or metrics
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	Getenv  func(string) string
+	Logger  *slog.Logger
+	Handler handler.Options
+	// Telemetry, when set, gets spans, step metrics and AWS request counts.
+	Telemetry *telemetry.Telemetry
+	// NoQueue skips resolving queue URLs (AgentCore mode has no queue).
+	NoQueue bool
+	// AWSOptions overrides parts of the aws.Config load (tests: kumo).
+	AWSOptions awsconfig.Options
+}
+
+// Build wires a Runtime for cfg: AWS clients, queue URLs, idempotency store,
+// claim check, events batcher, callbacks, handler. Every failure here is a
+// startup error: no message has been touched.
+func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	h, err := handler.New(cfg, o.Handler)
+	if err != nil {
+		return nil, err
+	}
+	counter := o.AWSOptions.Counter
+	if counter == nil {
+		counter = awsconfig.NewRequestCounter()
+	}
+	if o.Telemetry != nil && counter.OnRequest == nil {
+		counter.OnRequest = o.Telemetry.Metrics.CountAWSRequest
+	}
+	ao := o.AWSOptions
+	ao.Counter = counter
+	if ao.Region == "" {
+		ao.Region = cfg.Region
+	}
+	awsCfg, err := awsconfig.Load(ctx, ao)
+	if err != nil {
+		return nil, err
+	}
+	sqsc := awsconfig.SQS(awsCfg)
+	if !o.NoQueue {
+		if cfg.QueueURL == "" {
+			if cfg.QueueURL, err = queueURL(ctx, sqsc, cfg.Queue.Name); err != nil {
+				return nil, err
+			}
+		}
+		if cfg.DLQURL == "" {
+			if cfg.DLQURL, err = queueURL(ctx, sqsc, cfg.Queue.DLQName); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ddb := awsconfig.DynamoDB(awsCfg)
+	if isTrue(getenv(EnvDisableDynamoCRC32)) {
+		ddb = awsconfig.DynamoDB(awsCfg, awsconfig.WithoutCRC32)
+	}
+	w := &Worker{
+		Cfg:       cfg,
+		Handler:   h,
+		Idem:      &idem.Dynamo{API: ddb, Table: cfg.Idempotency.Table, Class: cfg.Class, Window: cfg.Idempotency.Window()},
+		Callbacks: callback.New(awsconfig.SFN(awsCfg)),
+		Log:       log,
+		Telemetry: o.Telemetry,
+	}
+	if cfg.ClaimCheck.Bucket != "" {
+		w.Payloads = claimcheck.New(awsconfig.S3(awsCfg), cfg.ClaimCheck.Bucket, cfg.ClaimCheck.ThresholdBytes)
+	}
+	rt := &Runtime{Cfg: cfg, Worker: w, SQS: sqsc, Counter: counter, Log: log, Tel: o.Telemetry}
+	if len(cfg.Events.Emits) > 0 {
+		b, err := events.New(awsconfig.EventBridge(awsCfg), events.Config{Bus: cfg.Events.Bus, BusModel: cfg.Events.BusModel, MaxEntries: cfg.Events.MaxEntries})
+		if err != nil {
+			return nil, err
+		}
+		rt.Events = b
+		w.Events = b
+	}
+	return rt, nil
+}
+
+func isTrue(v string) bool {
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+// queueURL resolves a queue name; a missing queue is a startup error.
+func queueURL(ctx context.Context, c *sqs.Client, name string) (string, error) {
+	out, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		// kumo reports a missing queue only by its error code string.
+		if strings.Contains(err.Error(), "NonExistentQueue") || strings.Contains(err.Error(), "QueueDoesNotExist") {
+			return "", fmt.Errorf("queue %q does not exist (set FLEET_QUEUE_URL / FLEET_DLQ_URL or create it): %w", name, err)
+		}
+		return "", fmt.Errorf("resolve queue %q: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), nil
+}
+
+// Close flushes the events batcher (after the queue has drained).
+func (rt *Runtime) Close(ctx context.Context) error {
+	if rt.Events != nil {
+		return rt.Events.Close(ctx)
+	}
+	return nil
+}
+
+// RunPoll runs the SQS poller until ctx ends, then drains.
+func (rt *Runtime) RunPoll(ctx context.Context, drain time.Duration) error {
+	c, err := rt.Worker.NewPoller(rt.SQS, PollOptions{QueueURL: rt.Cfg.QueueURL, DLQURL: rt.Cfg.DLQURL, DrainTimeout: drain, Logger: rt.Log})
+	if err != nil {
+		return err
+	}
+	return c.Run(ctx)
+}

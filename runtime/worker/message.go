@@ -1,0 +1,154 @@
+package worker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kinds of message body the worker accepts.
+const (
+	KindEventBridge = "eventbridge" // EventBridge envelope (rule target = queue)
+	KindSFN         = "sfn"         // Step Functions .waitForTaskToken task
+	KindRaw         = "raw"         // a bare detail object (direct producers, AgentCore)
+)
+
+// Envelope is a parsed message body.
+type Envelope struct {
+	Kind        string
+	EventID     string // EventBridge id
+	TaskToken   string // SFN
+	ExecutionID string // SFN
+	State       string // SFN
+	TraceID     string
+	Detail      json.RawMessage // the step input
+	// Deadline of the run, when the producer gave one: SFN bodies may carry
+	// "deadline" (RFC 3339) or "entered_time" + "timeout_seconds" (the
+	// task's TimeoutSeconds); any detail may carry "deadline".
+	Deadline time.Time
+}
+
+// FallbackKey is the idempotency key when the config names no fields:
+// the EventBridge event id, or execution id + "/" + state for SFN.
+func (e *Envelope) FallbackKey() string {
+	switch e.Kind {
+	case KindEventBridge:
+		return e.EventID
+	case KindSFN:
+		if e.ExecutionID != "" && e.State != "" {
+			return e.ExecutionID + "/" + e.State
+		}
+	}
+	return ""
+}
+
+// ParseEnvelope recognises the two contract shapes and bare detail objects.
+func ParseEnvelope(body []byte) (*Envelope, error) {
+	var top map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("body is not a JSON object: %w", err)
+	}
+	if top == nil {
+		return nil, errors.New("body is null")
+	}
+	e := &Envelope{}
+	str := func(m map[string]json.RawMessage, k string) string {
+		var s string
+		if raw, ok := m[k]; ok {
+			_ = json.Unmarshal(raw, &s)
+		}
+		return s
+	}
+	_, hasDetailType := top["detail-type"]
+	switch {
+	case top["TaskToken"] != nil:
+		e.Kind = KindSFN
+		e.TaskToken = str(top, "TaskToken")
+		if e.TaskToken == "" {
+			return nil, errors.New("TaskToken is not a non-empty string")
+		}
+		e.ExecutionID = str(top, "execution_id")
+		e.State = str(top, "state")
+		e.TraceID = str(top, "trace_id")
+		if d, ok := top["detail"]; ok {
+			e.Detail = d
+		} else {
+			// The seed's ASL puts fields at the top level beside TaskToken.
+			rest := map[string]json.RawMessage{}
+			for k, v := range top {
+				switch k {
+				case "TaskToken", "execution_id", "state", "deadline", "entered_time", "timeout_seconds":
+				default:
+					rest[k] = v
+				}
+			}
+			e.Detail, _ = json.Marshal(rest)
+		}
+		if s := str(top, "deadline"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("deadline: %w", err)
+			}
+			e.Deadline = t
+		} else if s := str(top, "entered_time"); s != "" {
+			var secs int64
+			if raw, ok := top["timeout_seconds"]; ok {
+				if err := json.Unmarshal(raw, &secs); err != nil {
+					return nil, fmt.Errorf("timeout_seconds: %w", err)
+				}
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("entered_time: %w", err)
+			}
+			if secs > 0 {
+				e.Deadline = t.Add(time.Duration(secs) * time.Second)
+			}
+		}
+	case hasDetailType && top["detail"] != nil:
+		e.Kind = KindEventBridge
+		e.EventID = str(top, "id")
+		e.Detail = top["detail"]
+	default:
+		e.Kind = KindRaw
+		e.Detail = body
+	}
+	var detail map[string]json.RawMessage
+	if err := json.Unmarshal(e.Detail, &detail); err != nil || detail == nil {
+		return nil, errors.New("detail is not a JSON object")
+	}
+	if e.TraceID == "" {
+		e.TraceID = str(detail, "trace_id")
+	}
+	if e.Deadline.IsZero() {
+		if s := str(detail, "deadline"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("detail.deadline: %w", err)
+			}
+			e.Deadline = t
+		}
+	}
+	return e, nil
+}
+
+// DetailField returns detail[field] as a string ("" when absent); numbers
+// and other scalars are returned in their JSON form.
+func DetailField(detail json.RawMessage, field string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(detail, &m) != nil {
+		return ""
+	}
+	raw, ok := m[field]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}

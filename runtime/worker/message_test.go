@@ -1,0 +1,35 @@
+package worker
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseEnvelope(t *testing.T) {
+	eb, err := ParseEnvelope([]byte(`{"version":"0","id":"e-1","detail-type":"agent.step.requested","source":"s","detail":{"trace_id":"t-1","deadline":"2026-01-01T00:00:10Z"}}`))
+	if err != nil || eb.Kind != KindEventBridge || eb.FallbackKey() != "e-1" || eb.TraceID != "t-1" || !eb.Deadline.Equal(time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)) {
+		t.Errorf("eventbridge: %+v %v", eb, err)
+	}
+	sfn, err := ParseEnvelope([]byte(`{"TaskToken":"tok","execution_id":"arn:x","state":"Researcher","trace_id":"t-2","detail":{"q":1},"entered_time":"2026-01-01T00:00:00Z","timeout_seconds":60}`))
+	if err != nil || sfn.Kind != KindSFN || sfn.FallbackKey() != "arn:x/Researcher" || sfn.TaskToken != "tok" || string(sfn.Detail) != `{"q":1}` ||
+		!sfn.Deadline.Equal(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)) {
+		t.Errorf("sfn: %+v %v", sfn, err)
+	}
+	// The seed's ASL shape: fields beside TaskToken, no "detail".
+	flat, err := ParseEnvelope([]byte(`{"TaskToken":"tok","conversation_id":"c-1","step":3}`))
+	if err != nil || string(flat.Detail) != `{"conversation_id":"c-1","step":3}` {
+		t.Errorf("flat sfn: %+v %v", flat, err)
+	}
+	raw, err := ParseEnvelope([]byte(`{"trace_id":"t-3"}`))
+	if err != nil || raw.Kind != KindRaw || raw.FallbackKey() != "" || raw.TraceID != "t-3" {
+		t.Errorf("raw: %+v %v", raw, err)
+	}
+	for _, bad := range []string{``, `null`, `[]`, `"x"`, `{"TaskToken":""}`, `{"detail-type":"x","detail":5}`, `{"TaskToken":"t","deadline":"soon"}`} {
+		if _, err := ParseEnvelope([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if DetailField([]byte(`{"a":"x","n":3}`), "a") != "x" || DetailField([]byte(`{"n":3}`), "n") != "3" || DetailField([]byte(`{}`), "a") != "" {
+		t.Error("DetailField")
+	}
+}
