@@ -54,11 +54,19 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
-	if *cfgPath == "" {
-		fmt.Fprintln(stderr, "fleet-worker: --config is required")
+	var cfg *config.Config
+	var err error
+	switch {
+	case *cfgPath != "":
+		cfg, err = config.Load(*cfgPath)
+	case getenv(config.EnvConfigJSON) != "":
+		cfg, err = config.Parse(config.EnvConfigJSON, []byte(getenv(config.EnvConfigJSON)))
+	case getenv(config.EnvConfigPath) != "":
+		cfg, err = config.Load(getenv(config.EnvConfigPath))
+	default:
+		fmt.Fprintf(stderr, "fleet-worker: --config is required (or %s / %s in the environment)\n", config.EnvConfigJSON, config.EnvConfigPath)
 		return exitUsage
 	}
-	cfg, err := config.Load(*cfgPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
@@ -68,6 +76,9 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitUsage
 	}
 	m := *mode
+	if m == "" {
+		m = getenv(config.EnvMode)
+	}
 	if m == "" {
 		m = map[string]string{config.RuntimeEKS: ModePoll, config.RuntimeLambda: ModeLambda, config.RuntimeAgentCore: ModeAgentCore}[cfg.Runtime]
 	}

@@ -39,3 +39,28 @@ func TestBadConfigExitsBeforeTouchingMessages(t *testing.T) {
 		t.Errorf("bad env override: exit %d %s", code, errb.String())
 	}
 }
+
+// Lambda and AgentCore cannot pass flags: the config arrives in FLEET_CONFIG_JSON (or a path
+// in FLEET_CONFIG) and the mode in FLEET_MODE, as the generated Terraform sets them.
+func TestConfigAndModeFromEnvironment(t *testing.T) {
+	good, err := os.ReadFile("../../runtime/config/testdata/researcher.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"FLEET_CONFIG_JSON": `{"format_version":1`}, "FLEET_CONFIG_JSON"},
+		{map[string]string{"FLEET_CONFIG_JSON": string(good), "FLEET_MODE": "batch"}, `--mode "batch"`},
+		{map[string]string{"FLEET_CONFIG": "../../runtime/config/testdata/researcher.json", "FLEET_MODE": "batch"}, `--mode "batch"`},
+		{map[string]string{"FLEET_CONFIG": "/nonexistent.json"}, "read runtime config"},
+	}
+	for _, c := range cases {
+		var errb bytes.Buffer
+		code := Main(context.Background(), nil, func(k string) string { return c.env[k] }, &bytes.Buffer{}, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q (want %q)", c.env, code, errb.String(), c.want)
+		}
+	}
+}

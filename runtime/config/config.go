@@ -359,6 +359,22 @@ const (
 	EnvWaitTimeSeconds = "FLEET_WAIT_TIME_SECONDS"
 )
 
+// Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
+// arguments: Lambda gets its whole config in FLEET_CONFIG_JSON, AgentCore its mode in FLEET_MODE.
+const (
+	EnvConfigJSON = "FLEET_CONFIG_JSON" // the runtime config itself, when --config is absent
+	EnvConfigPath = "FLEET_CONFIG"      // a path to it, when --config is absent
+	EnvMode       = "FLEET_MODE"        // poll | lambda | agentcore, when --mode is absent
+)
+
+// Env lists every FLEET_* variable fleet-worker reads; the compiler's tests hold generated
+// infrastructure to it.
+func Env() []string {
+	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
+		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
+		EnvConfigJSON, EnvConfigPath, EnvMode}
+}
+
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and
 // re-checks the cross-field rules, since overrides can break them.
 func (c *Config) ApplyEnv(getenv func(string) string) error {
