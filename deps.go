@@ -15,10 +15,10 @@ import (
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/hashicorp/hcl/v2/hclwrite"
 	_ "github.com/hashicorp/terraform-exec/tfexec"
+	_ "github.com/prometheus/client_golang/prometheus"
 	_ "github.com/santhosh-tekuri/jsonschema/v5"
 	_ "go.opentelemetry.io/otel"
 	_ "go.opentelemetry.io/otel/sdk/trace"
-	_ "github.com/prometheus/client_golang/prometheus"
 	_ "gopkg.in/yaml.v3"
 	_ "sigs.k8s.io/yaml"
 )

@@ -148,7 +148,7 @@ func reverseMaps(t testing.TB, src []byte) []byte {
 // holds at most 300 rules), the rest are dispatched by workflows of ten steps each.
 func bigFleet(n int) []byte {
 	var b strings.Builder
-	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\n")
+	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\nworker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0 }\n")
 	b.WriteString("models:\n  fast:\n    targets: [bedrock/us.anthropic.claude-haiku-4-5]\n    fallbacks: [slow]\n    max_in_flight: 100000\n  slow:\n    targets: [bedrock/us.anthropic.claude-sonnet-4-5]\n    max_in_flight: 100000\n")
 	b.WriteString("events:\n")
 	for i := 0; i < n; i += 4 {
@@ -166,7 +166,11 @@ func bigFleet(n int) []byte {
 	for w := 0; w*10 < n; w++ {
 		fmt.Fprintf(&b, "  w%03d:\n    steps:\n", w)
 		for i := w * 10; i < min(n, w*10+10); i++ {
-			fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 10m, heartbeat: 5m }\n", i)
+			if i%2 == 0 { // eks workers send task heartbeats; lambda workers do not (S003)
+				fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 20m, heartbeat: 10m }\n", i)
+			} else {
+				fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 10m }\n", i)
+			}
 		}
 	}
 	return []byte(b.String())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas"
 )
 
@@ -111,4 +113,30 @@ func validateJSON(s *jsonschema.Schema, b []byte) error {
 		return err
 	}
 	return s.Validate(v)
+}
+
+// TestWorkerReadsEveryGeneratedVariable: every FLEET_* variable the generated infrastructure
+// sets is one fleet-worker reads (a typo would leave a worker unable to start).
+func TestWorkerReadsEveryGeneratedVariable(t *testing.T) {
+	known := map[string]bool{}
+	for _, v := range config.Env() {
+		known[v] = true
+	}
+	re := regexp.MustCompile(`\bFLEET_[A-Z0-9_]+\b`)
+	seen := 0
+	for _, path := range append(examples(t), "terraform/testdata/agentcore/fleet.yaml") {
+		set := buildFile(t, path)
+		for _, p := range set.Paths() {
+			b, _ := set.Get(p)
+			for _, v := range re.FindAllString(string(b), -1) {
+				seen++
+				if !known[v] {
+					t.Errorf("%s: %s sets %s, which fleet-worker does not read", path, p, v)
+				}
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no FLEET_* variable in any generated file: the test checks nothing")
+	}
 }

@@ -11,12 +11,21 @@
 //
 // Data convention: a step's result (the worker's SendTaskSuccess output, i.e. the handler result)
 // lands at ResultPath "$.steps.<StateName>", so the input (trace_id, payload_ref, group key) stays
-// intact for later steps and every later step sees every earlier result. A fan-out's result is
-// the array of its items' results at the same place.
+// intact for later steps and every later step sees every earlier result. A fan-out's item results
+// never enter the state: its Distributed Map has a ResultWriter that exports them to the
+// claim-check bucket under ResultPrefix ("fanout/<workflow>/<state>/<map run id>/"), and a
+// ResultSelector keeps only {"ResultWriterDetails": {"Bucket", "Key"}} (the manifest.json
+// reference) at $.steps.<StateName>. 200 items x 2 KB inline would pass the 256 KiB state limit
+// (States.DataLimitExceeded); the reference is ~150 bytes whatever the fan-out.
 //
 // The files are Terraform templates: QueueUrl holds "${queue_url_<class>}" (ir.QueueURLVar) and
-// Terraform fills it with templatefile(). Strings that come from the spec are escaped for
-// templatefile ("${" → "$${", "%{" → "%%{") so they cannot be read as template syntax.
+// the ResultWriter bucket "${claim_check_bucket}" (ir.ClaimCheckBucketVar); Terraform fills both
+// with templatefile(). Strings that come from the spec are escaped for templatefile
+// ("${" → "$${", "%{" → "%%{") so they cannot be read as template syntax.
+//
+// Diagnostics: the S0xx codes are compiler/check rule IDs (S002, S003, S006, S009, S010) reported
+// again here because the generator refuses to write what AWS would refuse; P008 is the spec
+// loader's "invalid value"; S000 alone is this package's own (see Codes).
 package asl
 
 import (
@@ -35,6 +44,24 @@ import (
 
 // Resource is the optimized SQS integration with the callback pattern.
 const Resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+
+// ResultWriterResource is the S3 export of a Distributed Map's child results.
+const ResultWriterResource = "arn:aws:states:::s3:putObject"
+
+// Code is one diagnostic code this package emits that is neither a compiler/check rule ID
+// nor a spec loader code (spec.Codes).
+type Code = diag.Code
+
+// Codes lists this package's own diagnostic codes. The other codes it emits (S002, S003,
+// S006, S009, S010 and P008) are documented by compiler/check.Rules and spec.Codes.
+func Codes() []Code {
+	return []Code{{
+		ID: "S000", Severity: "error",
+		Summary: "state machine definition cannot be encoded",
+		Explain: "fleetc built the workflow's Amazon States Language definition but could not serialise it to JSON, so no statemachines/<workflow>.asl.json is written. " +
+			"This is a compiler bug (the definition is built from typed values); report it with the spec that caused it.",
+	}}
+}
 
 // Errors the optimized SQS integration raises when SendMessage itself fails: service errors
 // (throttling "Request is throttled", 5xx) and client-side failures (connection, I/O).
@@ -117,8 +144,10 @@ type state struct {
 	ToleratedFailurePercentage *int              `json:"ToleratedFailurePercentage,omitempty"`
 	Label                      string            `json:"Label,omitempty"`
 	ItemProcessor              *itemProcessor    `json:"ItemProcessor,omitempty"`
+	ResultWriter               *resultWriter     `json:"ResultWriter,omitempty"`
 	TimeoutSeconds             int64             `json:"TimeoutSeconds,omitempty"`
 	HeartbeatSeconds           int64             `json:"HeartbeatSeconds,omitempty"`
+	ResultSelector             map[string]string `json:"ResultSelector,omitempty"`
 	ResultPath                 string            `json:"ResultPath,omitempty"`
 	Retry                      []retrier         `json:"Retry,omitempty"`
 	Catch                      []catcher         `json:"Catch,omitempty"`
@@ -144,6 +173,21 @@ type messageBody struct {
 	State       string `json:"state.$"`
 	TraceID     string `json:"trace_id.$"`
 	Detail      string `json:"detail.$"`
+	// EnteredTime and TimeoutSeconds let the worker give the step only what remains of the
+	// task's TimeoutSeconds, so it never starts work the state has already given up on.
+	EnteredTime    string `json:"entered_time.$"`
+	TimeoutSeconds int64  `json:"timeout_seconds"`
+}
+
+// resultWriter exports a Distributed Map's child results to S3.
+type resultWriter struct {
+	Resource   string             `json:"Resource"`
+	Parameters resultWriterParams `json:"Parameters"`
+}
+
+type resultWriterParams struct {
+	Bucket string `json:"Bucket"`
+	Prefix string `json:"Prefix"`
 }
 
 type itemBatcher struct {
@@ -236,12 +280,14 @@ func field(base, name string) string {
 }
 
 // groupPath is the MessageGroupId of a FIFO class: the group_by field, or without one the
-// execution name, so that each run keeps its own order.
+// execution name, so that each run keeps its own order. SQS takes only a string group id and
+// the group key may be declared as an integer (Q007 accepts both), so the field is always
+// formatted as a string: States.Format('{}', 42) is "42".
 func groupPath(a *ir.Agent, root string) string {
 	if a.GroupBy == "" {
 		return "$$.Execution.Name"
 	}
-	return field(root, a.GroupBy)
+	return fmt.Sprintf("States.Format('{}', %s)", field(root, a.GroupBy))
 }
 
 // names hands out state names that are unique in the whole state machine (Map children included).
@@ -290,7 +336,7 @@ func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 		failName := used.take(st.Name + "Failed")
 		var s *state
 		if st.FanOut != nil {
-			s = fanOutState(st, used.take(st.Name+"Item"), labels, &ds)
+			s = fanOutState(w, st, used.take(st.Name+"Item"), labels, &ds)
 		} else {
 			s = taskState(st, "$")
 			s.Comment = tmpl(fmt.Sprintf("Agent step: send to the %s queue (%s) with a task token and wait for the worker's SendTaskSuccess.", st.Agent.Name, st.Agent.Queue.Name))
@@ -360,6 +406,9 @@ func taskState(st *ir.Step, root string) *state {
 			State:       "$$.State.Name",
 			TraceID:     field(root, "trace_id"),
 			Detail:      "$",
+
+			EnteredTime:    "$$.State.EnteredTime",
+			TimeoutSeconds: ir.Seconds(st.Timeout),
 		},
 	}
 	if a.FIFO {
@@ -391,8 +440,9 @@ func taskState(st *ir.Step, root string) *state {
 }
 
 // fanOutState is a Distributed Map whose every item is one agent step in a STANDARD child
-// execution. Items carry trace_id and, on FIFO classes, the group key next to the item.
-func fanOutState(st *ir.Step, child string, labels names, ds *diag.Diagnostics) *state {
+// execution. Items carry trace_id and, on FIFO classes, the group key next to the item. The
+// child results go to S3 (ResultWriter); only the export's reference stays in the state.
+func fanOutState(w *ir.Workflow, st *ir.Step, child string, labels names, ds *diag.Diagnostics) *state {
 	fo, a := st.FanOut, st.Agent
 	carry := map[string]string{"trace_id.$": "$.trace_id"}
 	if a.FIFO && a.GroupBy != "" {
@@ -414,7 +464,7 @@ func fanOutState(st *ir.Step, child string, labels names, ds *diag.Diagnostics) 
 	if a.FIFO && a.GroupBy != "" && batcher == nil {
 		// One lane per item: the conversation's group alone would serialise the whole fan-out
 		// behind one in-flight message (FIFO head-of-line blocking); each item keeps its own order.
-		task.Parameters.MessageGroupID = fmt.Sprintf("States.Format('{}#{}', %s, $.index)", groupPath(a, "$"))
+		task.Parameters.MessageGroupID = fmt.Sprintf("States.Format('{}#{}', %s, $.index)", field("$", a.GroupBy))
 	}
 	task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
 	task.End = true
@@ -443,5 +493,12 @@ func fanOutState(st *ir.Step, child string, labels names, ds *diag.Diagnostics) 
 			StartAt:         child,
 			States:          states{{child, task}},
 		},
+		ResultWriter: &resultWriter{
+			Resource:   ResultWriterResource,
+			Parameters: resultWriterParams{Bucket: "${" + ir.ClaimCheckBucketVar + "}", Prefix: tmpl(ir.ResultPrefix(w, st))},
+		},
+		// The Map's own output is {MapRunArn, ResultWriterDetails: {Bucket, Key}}; Key is the
+		// run's manifest.json, which lists the SUCCEEDED/FAILED/PENDING result files.
+		ResultSelector: map[string]string{"ResultWriterDetails.$": "$.ResultWriterDetails"},
 	}
 }

@@ -24,12 +24,12 @@ var lower = irtest.Load
 var examples = irtest.Examples
 
 // placeholderRE matches the templatefile() variables fleetc writes (not escaped $${...}).
-var placeholderRE = regexp.MustCompile(`(^|[^$])\$\{(queue_url_[a-z0-9_]+)\}`)
+var placeholderRE = regexp.MustCompile(`(^|[^$])\$\{(queue_url_[a-z0-9_]+|` + ir.ClaimCheckBucketVar + `)\}`)
 
 // substitute does what Terraform's templatefile does to the definition: fill the queue URLs
-// and unescape $${ and %%{.
+// and the claim-check bucket, and unescape $${ and %%{.
 func substitute(f *ir.Fleet, b []byte) []byte {
-	urls := map[string]string{}
+	urls := map[string]string{ir.ClaimCheckBucketVar: f.State.ClaimCheckBucket}
 	for _, a := range f.Agents {
 		urls[ir.QueueURLVar(a)] = "https://sqs." + f.Region + ".amazonaws.com/123456789012/" + a.Queue.Name
 	}
@@ -124,7 +124,12 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 			t.Errorf("%s: QueryLanguage %v", file.Path, def["QueryLanguage"])
 		}
 		tasks := 0
+		wfName := strings.TrimSuffix(strings.TrimPrefix(file.Path, "statemachines/"), ".asl.json")
 		walk(def["States"].(map[string]any), func(name string, s map[string]any) {
+			if s["Type"] == "Map" {
+				checkResultWriter(t, file.Path, wfName, name, s)
+				return
+			}
 			if s["Type"] != "Task" {
 				return
 			}
@@ -152,9 +157,13 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 			if agent == nil {
 				t.Fatalf("%s/%s: QueueUrl %q is no class's placeholder", file.Path, name, url)
 			}
-			_, hasGroup := params["MessageGroupId.$"]
+			group, hasGroup := params["MessageGroupId.$"].(string)
 			if hasGroup != agent.FIFO {
 				t.Errorf("%s/%s: MessageGroupId.$ present=%v, class %s FIFO=%v", file.Path, name, hasGroup, agent.Name, agent.FIFO)
+			}
+			// SQS takes only string group ids: a group_by field is always formatted, never raw.
+			if hasGroup && group != "$$.Execution.Name" && !strings.HasPrefix(group, "States.Format(") {
+				t.Errorf("%s/%s: MessageGroupId.$ = %q is a raw path; want States.Format", file.Path, name, group)
 			}
 			timeout, ok := s["TimeoutSeconds"].(float64)
 			if !ok || timeout <= 0 {
@@ -178,6 +187,22 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 		if tasks == 0 {
 			t.Errorf("%s: no callback task", file.Path)
 		}
+	}
+}
+
+// checkResultWriter asserts that a Distributed Map exports its child results to the
+// claim-check bucket under fanout/<workflow>/<state> and keeps only the export's reference.
+func checkResultWriter(t *testing.T, path, wf, name string, s map[string]any) {
+	t.Helper()
+	want := map[string]any{
+		"Resource":   "arn:aws:states:::s3:putObject",
+		"Parameters": map[string]any{"Bucket": "${claim_check_bucket}", "Prefix": "fanout/" + wf + "/" + name},
+	}
+	if !reflect.DeepEqual(s["ResultWriter"], want) {
+		t.Errorf("%s/%s: ResultWriter = %v, want %v", path, name, s["ResultWriter"], want)
+	}
+	if sel := s["ResultSelector"]; !reflect.DeepEqual(sel, map[string]any{"ResultWriterDetails.$": "$.ResultWriterDetails"}) {
+		t.Errorf("%s/%s: ResultSelector = %v, want only the ResultWriterDetails reference", path, name, sel)
 	}
 }
 
@@ -247,7 +272,7 @@ func TestFixture(t *testing.T) {
 	if order["TimeoutSeconds"] != 1800.0 || order["HeartbeatSeconds"] != 300.0 {
 		t.Errorf("Order timeout/heartbeat %v/%v, want 1800/300", order["TimeoutSeconds"], order["HeartbeatSeconds"])
 	}
-	if g := order["Parameters"].(map[string]any)["MessageGroupId.$"]; g != "$.tenant" {
+	if g := order["Parameters"].(map[string]any)["MessageGroupId.$"]; g != "States.Format('{}', $.tenant)" {
 		t.Errorf("Order MessageGroupId.$ = %v", g)
 	}
 	timeoutRetry := order["Retry"].([]any)[0].(map[string]any)
@@ -286,6 +311,16 @@ func TestFixture(t *testing.T) {
 	spread := st["Spread"].(map[string]any)
 	if spread["Type"] != "Map" || spread["ItemsPath"] != "$.parts" || spread["MaxConcurrency"] != 50.0 || spread["ToleratedFailurePercentage"] != 10.0 || spread["End"] != true {
 		t.Errorf("Spread %v", spread)
+	}
+	// The item results go to S3; the state keeps the export reference at the step's ResultPath.
+	rw := spread["ResultWriter"].(map[string]any)["Parameters"].(map[string]any)
+	if rw["Prefix"] != "fanout/pipeline/Spread" || rw["Bucket"] != "${claim_check_bucket}" || spread["ResultPath"] != "$.steps.Spread" {
+		t.Errorf("Spread ResultWriter %v ResultPath %v", rw, spread["ResultPath"])
+	}
+	rendered := decode(t, substitute(f, pipe))
+	rrw := rendered["States"].(map[string]any)["Spread"].(map[string]any)["ResultWriter"].(map[string]any)["Parameters"].(map[string]any)
+	if rrw["Bucket"] != "fixture-claimcheck-eu-central-1" {
+		t.Errorf("rendered ResultWriter bucket %v, want the claim-check bucket", rrw["Bucket"])
 	}
 	ip := spread["ItemProcessor"].(map[string]any)
 	if !reflect.DeepEqual(ip["ProcessorConfig"], map[string]any{"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}) {
@@ -391,6 +426,71 @@ func TestValidatorCatches(t *testing.T) {
 	verify.SkipIfMissing(t, err)
 	if err == nil {
 		t.Error("asl-validator accepted a state machine without a terminal state")
+	}
+}
+
+// TestGroupIDAlwaysString: SQS MessageGroupId is a string, and a group_by field may hold a
+// number, so every path is wrapped in States.Format — plain steps, batched fan-out children
+// (key in BatchInput) and per-item lanes alike.
+func TestGroupIDAlwaysString(t *testing.T) {
+	a := &ir.Agent{Name: "conv-worker", FIFO: true, GroupBy: "conv", Queue: ir.Queue{Name: "x-conv-worker.fifo", FIFO: true}}
+	w := &ir.Workflow{Name: "w", Path: "/workflows/w", Type: "standard", Agents: []*ir.Agent{a}, Steps: []*ir.Step{
+		{Name: "One", Path: "/workflows/w/steps/0", Agent: a, Timeout: 60e9},
+		{Name: "Batched", Path: "/workflows/w/steps/1", Agent: a, Timeout: 60e9,
+			FanOut: &ir.FanOut{Items: "$.xs", MaxConcurrency: 2, ExecutionType: "STANDARD", BatchInputBytes: 1024}},
+		{Name: "Lanes", Path: "/workflows/w/steps/2", Agent: a, Timeout: 60e9,
+			FanOut: &ir.FanOut{Items: "$.ys", MaxConcurrency: 2, ExecutionType: "STANDARD"}},
+	}}
+	f := &ir.Fleet{Name: "x", Region: "us-east-1", Agents: []*ir.Agent{a}, Workflows: []*ir.Workflow{w},
+		State: ir.State{ClaimCheckBucket: "x-claimcheck-us-east-1"}}
+	files, ds := Generate(f)
+	if len(files) != 1 || ds.HasErrors() {
+		t.Fatalf("Generate: %d files, %v", len(files), ds)
+	}
+	got := map[string]any{}
+	walk(decode(t, files[0].Bytes)["States"].(map[string]any), func(name string, s map[string]any) {
+		if p, ok := s["Parameters"].(map[string]any); ok {
+			got[name] = p["MessageGroupId.$"]
+		}
+	})
+	want := map[string]any{
+		"One":         "States.Format('{}', $.conv)",
+		"BatchedItem": "States.Format('{}', $.BatchInput.conv)",
+		"LanesItem":   "States.Format('{}#{}', $.conv, $.index)",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("MessageGroupId.$ = %v, want %v", got, want)
+	}
+	checkASL(t, f, files)
+	checkInvariants(t, f, files)
+}
+
+// TestCodes: every code asl.go emits is either listed by Codes or is a rule ID / spec code
+// documented elsewhere, and Codes lists nothing the package cannot emit.
+func TestCodes(t *testing.T) {
+	src, err := os.ReadFile("asl.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emitted := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:Errorf|Warnf)\("([A-Z]+[0-9]+)"`).FindAllSubmatch(src, -1) {
+		emitted[string(m[1])] = true
+	}
+	external := map[string]bool{"S002": true, "S003": true, "S006": true, "S009": true, "S010": true, "P008": true}
+	own := map[string]bool{}
+	for _, c := range Codes() {
+		own[c.ID] = true
+		if !emitted[c.ID] || external[c.ID] {
+			t.Errorf("Codes lists %s, which asl.go does not emit or which is documented elsewhere", c.ID)
+		}
+		if c.Severity != "error" && c.Severity != "warning" || c.Summary == "" || len(c.Explain) < 80 {
+			t.Errorf("%s: severity %q, summary %q, explain %d chars", c.ID, c.Severity, c.Summary, len(c.Explain))
+		}
+	}
+	for code := range emitted {
+		if !own[code] && !external[code] {
+			t.Errorf("asl.go emits %s, which Codes does not document", code)
+		}
 	}
 }
 

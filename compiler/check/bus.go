@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -165,6 +166,19 @@ Check: events.<name>.version ≥ 1 and detail declares trace_id under properties
 required.
 Fix: add trace_id: {type: string} to the detail properties and to required.`,
 		Check: checkEventContract,
+	},
+	{
+		ID: "E015", Category: "bus", Severity: diag.Error,
+		Summary: "consumes.match fields are properties declared in the consumed event's detail schema",
+		Explain: `A class's rule matches detail.<field> against the listed values. EventBridge accepts a
+pattern on any field name, so a misspelt field (agent_clas) deploys fine and the rule
+silently never matches: the class's queue stays empty and its events go nowhere.
+fleetc compares each consumes.match field with the properties of the consumed event's
+detail schema, the contract producers are validated against.
+Check: every key of consumes.match is a key of events.<event>.detail.properties.
+Fix: correct the field name (the message suggests the closest property), or declare the
+property in the event's detail schema.`,
+		Check: checkMatchFields,
 	},
 }
 
@@ -449,6 +463,35 @@ func checkEventContract(f *ir.Fleet, r *Reporter) {
 			r.Add(at(f, ev.Path+"/detail/required", ev.Path+"/detail"),
 				fmt.Sprintf("event %s declares trace_id but does not require it", ev.DetailType),
 				"Add trace_id to the detail's required list.")
+		}
+	}
+}
+
+func checkMatchFields(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if a.Consumes == nil || a.Consumes.Event == nil {
+			continue
+		}
+		ev := a.Consumes.Event
+		props, _ := ev.Detail["properties"].(map[string]any)
+		known := make([]string, 0, len(props))
+		for k := range props {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		for _, m := range a.Consumes.Match {
+			if _, ok := props[m.Field]; ok {
+				continue
+			}
+			summary := fmt.Sprintf("class %s matches detail field %q, which event %s does not declare; the rule never matches", a.Name, m.Field, ev.DetailType)
+			if s := spec.Suggest(m.Field, known); s != "" {
+				summary += fmt.Sprintf("; did you mean %q?", s)
+			}
+			detail := fmt.Sprintf("Event %s declares no detail properties; declare %s under events.%s.detail.properties.", ev.DetailType, m.Field, ev.DetailType)
+			if len(known) > 0 {
+				detail = fmt.Sprintf("Declared in events.%s.detail.properties: %s. Correct the field, or declare it there.", ev.DetailType, strings.Join(known, ", "))
+			}
+			r.Add(spec.Pointer("agents", a.Name, "consumes", "match", m.Field), summary, detail)
 		}
 	}
 }

@@ -26,6 +26,16 @@ W001 W002 W003 W004 W005 W006
 M001 M002 M003 M004 M005
 I001 I002 T001`)
 
+// beyondRulesMD are intentional additions to the catalog that rules.md does not list (yet):
+// E015 (a consumes.match field the event does not declare never matches: review finding 8)
+// and W007 (an exec handler in the stock image: review finding 28).
+var beyondRulesMD = []string{"E015", "W007"}
+
+// passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
+// does not generate the queue → InvokeAgentRuntime dispatcher, so every agentcore class
+// with a queue warns until it does.
+var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
+
 // alsoFires names the other errors a fixture cannot avoid. Every fleetc agent step is a
 // task-token callback, so an express workflow over budget (S001) is also an express
 // workflow with agent steps (S009).
@@ -33,8 +43,8 @@ var alsoFires = map[string][]string{"S001": {"S009"}}
 
 func TestCatalog(t *testing.T) {
 	rules := Rules()
-	if len(rules) != len(rulesMD) {
-		t.Errorf("catalog has %d rules, rules.md %d", len(rules), len(rulesMD))
+	if len(rules) != len(rulesMD)+len(beyondRulesMD) {
+		t.Errorf("catalog has %d rules, rules.md %d + %d additions", len(rules), len(rulesMD), len(beyondRulesMD))
 	}
 	idRE := regexp.MustCompile(`^[QESWMIT][0-9]{3}$`)
 	categories := map[string]bool{"queues": true, "bus": true, "workflows": true, "workers": true, "models": true, "idempotency": true}
@@ -59,9 +69,9 @@ func TestCatalog(t *testing.T) {
 			t.Errorf("Lookup(%q) = %v, %v", strings.ToLower(r.ID), got.ID, ok)
 		}
 	}
-	for _, id := range rulesMD {
+	for _, id := range append(append([]string(nil), rulesMD...), beyondRulesMD...) {
 		if _, ok := Lookup(id); !ok {
-			t.Errorf("rules.md check %s is not implemented", id)
+			t.Errorf("check %s is not implemented", id)
 		}
 	}
 	if _, ok := Lookup("X999"); ok {
@@ -148,7 +158,8 @@ func TestFixtures(t *testing.T) {
 
 			passName := r.ID + "/pass.yaml"
 			for _, d := range load(t, passName, mustRead(t, filepath.Join("testdata", passName))) {
-				if d.Code == r.ID || d.Severity == diag.Error {
+				allowed := d.Severity == diag.Warning && passWarnings[d.Code] != "" && strings.Contains(d.Summary, passWarnings[d.Code])
+				if (d.Code == r.ID && !allowed) || d.Severity == diag.Error {
 					t.Errorf("pass.yaml: %s %v", d.Severity, d)
 				}
 			}

@@ -64,22 +64,23 @@ func agentCoreSessions(region string) int {
 }
 
 const (
-	fifoTPS            = 300     // FIFO without high-throughput mode, per API action
-	inFlightCap        = 120_000 // received-but-not-deleted per standard queue
-	sqsMaxMessage      = 1 << 20 // 1 MiB
-	putEventsMaxBytes  = 1 << 20 // PutEvents request < 1 MB (1,048,576 bytes)
-	sfnMaxPayload      = 256 << 10
-	sfnMaxHistory      = 25_000
-	expressMax         = 300 * time.Second
-	invocationsPerSec  = 18_750
-	transitionsPerSec  = 5000
-	expressStartPerSec = 6000
-	mapMaxConcurrency  = 10_000
-	openMapRuns        = 1000
-	agentCorePayload   = 100 * 1000 * 1000 // 100 MB
-	syncToolP95        = 10 * time.Second
-	kedaPollInterval   = 30 * time.Second // KEDA's default pollingInterval
-	visibilityMargin   = 1.5              // the margin ir.Lower applies to step.max
+	fifoTPS              = 300     // FIFO without high-throughput mode, per API action
+	inFlightCap          = 120_000 // received-but-not-deleted per standard queue
+	sqsMaxMessage        = 1 << 20 // 1 MiB
+	putEventsMaxBytes    = 1 << 20 // PutEvents request < 1 MB (1,048,576 bytes)
+	sfnMaxPayload        = 256 << 10
+	sfnMaxHistory        = 25_000
+	expressMax           = 300 * time.Second
+	invocationsPerSec    = 18_750
+	transitionsPerSec    = 5000
+	expressStartPerSec   = 6000
+	mapMaxConcurrency    = 10_000
+	openMapRuns          = 1000
+	agentCorePayload     = 100 * 1000 * 1000 // 100 MB
+	agentCoreSyncRequest = 15 * time.Minute  // InvokeAgentRuntime's synchronous request timeout
+	syncToolP95          = 10 * time.Second
+	kedaPollInterval     = 30 * time.Second // KEDA's default pollingInterval
+	visibilityMargin     = 1.5              // the margin ir.Lower applies to step.max
 )
 
 // at returns the first candidate pointer written in the spec, else the first candidate:

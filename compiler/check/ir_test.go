@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 
@@ -203,5 +204,57 @@ func expectOnly(t *testing.T, f *ir.Fleet, id, summary string) {
 			got = append(got, fmt.Sprintf("%s @%s", d.Summary, d.Path))
 		}
 		t.Errorf("%s findings:\n  %s\nwant exactly:\n  %s", id, strings.Join(got, "\n  "), summary)
+	}
+}
+
+// TestS007HeartbeatCadence: heartbeats are counted at the worker's cadence (the class's
+// step.heartbeat), which fleet-worker uses for every task-token message whatever the step's
+// HeartbeatSeconds; lambda classes send none.
+func TestS007HeartbeatCadence(t *testing.T) {
+	src := `version: 1
+fleet: fx
+region: us-east-1
+bus: { name: fx }
+defaults:
+  queue: { max_receives: 3 }
+events:
+  task.requested:
+    version: 1
+    source: fx.app
+    detail: { type: object, required: [trace_id], properties: { trace_id: { type: string } } }
+agents:
+  w:
+    runtime: eks
+    step: { p95: 30s, max: 1m }
+    handler: { http: "http://127.0.0.1:8080/step" }
+workflows:
+  flow:
+    steps:
+      - { agent: w }
+traffic:
+  conversations_per_minute: 24000
+  steps_per_conversation: 1
+  step_duration: 10m
+`
+	f := lowerSrc(t, src)
+	// 400 steps/s × 600 s = 240,000 in flight, each beating every 30 s (visibility 90 s / 3).
+	if got := f.Agents[0].Heartbeat; got.Seconds() != 30 {
+		t.Fatalf("cadence %v, want 30s", got)
+	}
+	expectOnly(t, f, "S007", "projected 8,000 SendTaskHeartbeat/s exceeds the 500/s refill in us-east-1")
+	f.Agents[0].Heartbeat = 0 // a lambda worker sends no task heartbeats
+	expectNone(t, f, "S007")
+	f.Agents[0].Heartbeat = 10 * time.Minute // 240,000 / 600 s = 400/s
+	expectNone(t, f, "S007")
+}
+
+// TestW002ConcurrencyQuota: above 1,000 the event source mapping needs a quota increase.
+func TestW002ConcurrencyQuota(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	expectNone(t, f, "W002")
+	f.Agents[0].Scaling.Max = 1001
+	expectOnly(t, f, "W002", "lambda class a000: scaling.max 1,001 is above the event source mapping's 1,000 maximum concurrency")
+	if ds := findings(f, "W002"); len(ds) == 1 && ds[0].Severity != diag.Warning {
+		t.Errorf("W002 above 1,000 is %v, want a warning", ds[0].Severity)
 	}
 }

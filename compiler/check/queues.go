@@ -12,14 +12,18 @@ import (
 var queueRules = []Rule{
 	{
 		ID: "Q001", Category: "queues", Severity: diag.Error,
-		Summary: "visibility timeout covers step.max × 1.5, or 2 × the worker's heartbeat interval",
+		Summary: "step.max > 0 and ≥ p95; visibility ≥ 1.5 × step.max, or > 2 × the worker's heartbeat",
 		Explain: `SQS hides a received message for the visibility timeout; if the step is still running when
 it expires, a second worker receives the same message and the step runs twice
 (event-driven-agent-fleets: "visibility_timeout >= worst-case step time × safety margin").
 fleetc's margin is 1.5 × step.max. A worker that heartbeats (ChangeMessageVisibility every
-step.heartbeat) only needs visibility ≥ 2 × heartbeat, so one late heartbeat is survivable.
-Formula: visibility ≥ 1.5 × step.max, or heartbeat > 0 and visibility ≥ 2 × heartbeat.
-Fix: raise queue.visibility (≤ 12 h), or set step.heartbeat to at most half of it.`,
+step.heartbeat) needs its heartbeat to land well before visibility runs out, always: one
+late heartbeat must be survivable, and fleet-worker refuses heartbeat ≥ visibility.
+step.max sizes the function timeout and visibility (0 makes both 0) and must bound p95.
+Formula: 0 < step.max, step.p95 ≤ step.max; visibility ≥ 1.5 × step.max unless the worker
+heartbeats; heartbeat > 0 ⇒ heartbeat < visibility / 2.
+Fix: state real step.p95/max; raise queue.visibility (≤ 12 h) or set step.heartbeat
+below half of it.`,
 		Check: checkVisibilityCoversStep,
 	},
 	{
@@ -76,14 +80,16 @@ Fix: set queue.long_poll to 20s (fleetc's default).`,
 	},
 	{
 		ID: "Q007", Category: "queues", Severity: diag.Error,
-		Summary: "FIFO group key present, required and ≤ 128 chars in the consumed event",
+		Summary: "FIFO group key present, required and ≤ 128 chars (≤ 119 when a fan-out dispatches) in the consumed event",
 		Explain: `A FIFO queue requires a MessageGroupId on every message, at most 128 characters. fleetc
 takes it from the consumed event's detail field named by ordering.group_by (one
 conversation per group: per-conversation order, cross-conversation parallelism).
 The field must be declared in the event's detail schema, listed in required, and bounded:
 a string with maxLength ≤ 128, or an integer. A message without it is refused by SQS.
+Unbatched fan-out items get their own group "<key>#<item index>"; a Distributed Map reads
+up to 100 million items (index ≤ 8 digits), so such a key needs maxLength ≤ 119.
 Fix: set ordering.group_by, and declare it in the event: {type: string, maxLength: 128}
-and in required.`,
+(119 for fan-out classes) and in required.`,
 		Check: checkFIFOGroup,
 	},
 	{
@@ -137,21 +143,30 @@ Wait) or with EventBridge Scheduler.`,
 
 func checkVisibilityCoversStep(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
-		v := a.Queue.Visibility
-		need := time.Duration(float64(a.StepMax) * visibilityMargin)
-		if v >= need {
+		if a.StepMax <= 0 {
+			r.Add(a.Path+"/step/max",
+				fmt.Sprintf("class %s: step.max %s; the function timeout and queue visibility derived from it would be 0", a.Name, dur(a.StepMax)),
+				"Set step.max to the worst-case step time (e.g. 5m).")
 			continue
 		}
+		if a.StepP95 > a.StepMax {
+			r.Add(a.Path+"/step/p95",
+				fmt.Sprintf("class %s: step.p95 %s is above step.max %s", a.Name, dur(a.StepP95), dur(a.StepMax)),
+				"step.max is the worst case and bounds p95; raise step.max or correct step.p95.")
+		}
+		v := a.Queue.Visibility
 		path := queueField(f, a, "visibility")
-		if a.Heartbeat > 0 {
-			if v >= 2*a.Heartbeat {
-				continue
-			}
-			r.Add(path,
-				fmt.Sprintf("class %s: visibility %s is below 1.5 × step.max (%s) and below 2 × heartbeat %s (%s)",
-					a.Name, dur(v), dur(need), dur(a.Heartbeat), dur(2*a.Heartbeat)),
-				fmt.Sprintf("A step outliving visibility is received twice. Set queue.visibility to at least %s, or step.heartbeat to at most %s.",
-					dur(need), dur(v/2)))
+		need := time.Duration(float64(a.StepMax) * visibilityMargin)
+		if a.Heartbeat > 0 && 2*a.Heartbeat >= v {
+			hpath := at(f, a.Path+"/step/heartbeat", path)
+			r.Add(hpath,
+				fmt.Sprintf("class %s: heartbeat %s is not below half the visibility %s (%s); one late heartbeat lets the message reappear",
+					a.Name, dur(a.Heartbeat), dur(v), dur(v/2)),
+				fmt.Sprintf("Set step.heartbeat below %s (fleetc's default is visibility / 3 = %s), or raise queue.visibility above %s.",
+					dur(v/2), dur(v/3), dur(2*a.Heartbeat)))
+			continue
+		}
+		if v >= need || a.Heartbeat > 0 {
 			continue
 		}
 		r.Add(path,
@@ -285,6 +300,10 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 				r.Add(ppath,
 					fmt.Sprintf("FIFO group key %q of event %s is not bounded to 128 characters (MessageGroupId ≤ 128)", a.GroupBy, ev.DetailType),
 					"Add maxLength: 128 (or less) to the property.")
+			} else if fo := itemGroupFanOut(f, a); fo != nil && ml > fanOutGroupKey {
+				r.Add(ppath,
+					fmt.Sprintf("FIFO group key %q of event %s allows %s characters; fan-out %s sends item groups \"<key>#<index>\" of up to %s, above SQS's 128", a.GroupBy, ev.DetailType, num(ml), fo.Name, num(ml+9)),
+					fmt.Sprintf("Set maxLength: %d on the property (128 − '#' − 8 index digits for up to 100 million items), or set the fan-out's batch_input (batches keep the plain key).", fanOutGroupKey))
 			}
 		default:
 			r.Add(ppath,
@@ -292,6 +311,23 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 				"Declare the property as {type: string, maxLength: 128}.")
 		}
 	}
+}
+
+// fanOutGroupKey is the longest group key a fan-out item group "<key>#<index>" leaves room
+// for: 128 − 1 ('#') − 8 (a Distributed Map reads up to 100 million items: index ≤ 99,999,999).
+const fanOutGroupKey = 128 - 1 - 8
+
+// itemGroupFanOut is the first unbatched fan-out dispatching to a, whose items each get
+// the MessageGroupId "<key>#<index>" (see compiler/asl), or nil.
+func itemGroupFanOut(f *ir.Fleet, a *ir.Agent) *ir.Step {
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.Agent == a && st.FanOut != nil && st.FanOut.BatchInputBytes == 0 {
+				return st
+			}
+		}
+	}
+	return nil
 }
 
 func checkFIFORate(f *ir.Fleet, r *Reporter) {

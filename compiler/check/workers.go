@@ -23,39 +23,47 @@ Fix: set runtime: eks or agentcore, or bound step.max to 15m.`,
 		Check: checkLambdaMax,
 	},
 	{
-		ID: "W002", Category: "workers", Severity: diag.Warning,
-		Summary: "lambda batching window > 0 coalesces slow agent steps",
-		Explain: `The SQS event source mapping can buffer up to 5 minutes (MaximumBatchingWindowInSeconds,
-0–300) before invoking. Agent steps are too slow and too expensive to coalesce, and a
-bigger window mostly raises the chance that a batch holds one poison message beside nine
-good ones. fleetc always sets FunctionResponseTypes ReportBatchItemFailures, so only the
-failed records are retried. A window above 300 s is refused (error); above 0 warns.
-Fix: set lambda.batching_window: 0s.`,
+		ID: "W002", Category: "workers", Severity: diag.Error,
+		Summary: "lambda event source mapping: batch size, batching window and maximum concurrency AWS accepts",
+		Explain: `The SQS event source mapping buffers up to 300 s (MaximumBatchingWindowInSeconds) before
+invoking. Agent steps are too slow and costly to coalesce, and a bigger window mostly adds
+a poison message beside nine good ones, so any window > 0 warns. AWS refuses: a window
+above 300 s; BatchSize above 10 with a window below 1 s; on FIFO queues a BatchSize above
+10 or any batching window; ScalingConfig MaximumConcurrency (fleetc: scaling.max) below 2.
+fleetc always sets ReportBatchItemFailures, so only failed records are retried.
+Formula: window ≤ 300 s; batch_size > 10 ⇒ window ≥ 1 s; FIFO ⇒ batch_size ≤ 10 and
+window 0; scaling.max ≥ 2 (above 1,000 needs a quota increase: warns).
+Fix: lambda.batching_window: 0s with batch_size ≤ 10, and scaling.max ≥ 2.`,
 		Check: checkBatchingWindow,
 	},
 	{
 		ID: "W003", Category: "workers", Severity: diag.Error,
-		Summary: "lambda: visibility ≥ 6 × function timeout, function timeout ≥ step.max",
-		Explain: `Lambda refuses an SQS event source whose queue visibility is below the function timeout,
-and AWS's guidance for SQS event sources is visibility ≥ 6 × the function timeout, so a
-throttled or retried batch is not redelivered while still being processed. fleetc sets
-the function timeout to step.max (rounded up to a second) and the default visibility to
-6 × that.
-Formula: visibility ≥ 6 × ceil(step.max); function timeout ≥ step.max.
-Fix: raise queue.visibility (≤ 12 h), or leave it to fleetc's default.`,
+		Summary: "lambda: function timeout covers a batch, visibility ≥ 6 × timeout + batching window",
+		Explain: `fleet-worker runs a batch's records concurrently in lambda mode, but records of one FIFO
+group run in order: a FIFO batch can take batch_size × step.max, a standard one step.max.
+fleetc sets the function timeout to step.max (rounded up). Lambda refuses a visibility
+below the timeout; AWS's guidance is visibility ≥ 6 × the function timeout (throttled
+batches are retried), and records wait in the poller for the batching window before the
+invocation starts, so the window adds to it.
+Formula: timeout ≥ step.max (standard) or batch_size × step.max (FIFO); visibility ≥
+6 × timeout + batching_window.
+Fix: lambda.batch_size: 1 on FIFO classes; raise queue.visibility (≤ 12 h) or leave it to
+fleetc's default.`,
 		Check: checkLambdaVisibility,
 	},
 	{
 		ID: "W004", Category: "workers", Severity: diag.Error,
-		Summary: "agentcore: session ≤ 8 h (14 d instances), active sessions ≤ 5,000 / 2,500, payload ≤ 100 MB",
-		Explain: `AgentCore sessions run up to 8 hours per lifecycle on microVMs (14 days on Instances); a
-step longer than the session cannot finish in it. An account holds 5,000 active session
-workloads in us-east-1, us-west-2 and eu-west-1 (2,500 elsewhere), and an invocation
-payload is at most 100 MB.
-Formula: active sessions = traffic.concurrent_conversations when declared (the session
-carries the conversation), else Σ in-flight steps of agentcore classes.
-Fix: shorten agentcore.session or set instances: true; claim-check large payloads;
-request a session quota increase.`,
+		Summary: "agentcore: step ≤ 15 min sync request, session ≤ 8 h (14 d), sessions ≤ 5,000 / 2,500, payload ≤ 100 MB",
+		Explain: `AgentCore sessions run up to 8 hours on microVMs (14 days on Instances); an InvokeAgentRuntime
+request is synchronous with a 15-minute timeout, so a step must finish in 15 minutes. An
+account holds 5,000 active sessions in us-east-1, us-west-2 and eu-west-1 (2,500
+elsewhere); an invocation payload is at most 100 MB.
+Formula: step.max ≤ 15m and ≤ session; active sessions = traffic.concurrent_conversations
+when declared, else Σ in-flight steps of agentcore classes.
+fleetc does not yet generate the dispatcher that reads the class queue and calls
+InvokeAgentRuntime (warning): you provide it, or the queue fills unread.
+Fix: split steps over 15m or use eks; shorten agentcore.session or set instances: true;
+claim-check large payloads; request a session quota increase.`,
 		Check: checkAgentCore,
 	},
 	{
@@ -71,15 +79,28 @@ Fix: lower scaling.max or per_replica, or raise max_in_flight if the provider qu
 	},
 	{
 		ID: "W006", Category: "workers", Severity: diag.Error,
-		Summary: "KEDA: cooldown ≥ step p95; scale_on_in_flight stays on for long steps",
-		Explain: `KEDA scales eks workers on queue depth. A cooldown shorter than a step lets KEDA remove
-pods that still hold in-flight messages (kedacore/keda#1663, #5948): the step is cut off
-and re-runs after visibility expires. By default the scaler counts in-flight messages
-(ApproximateNumberOfMessagesNotVisible); turning that off for steps longer than the
-30 s polling interval makes a saturated pool look idle.
-Formula: scaling.cooldown ≥ step.p95; scale_on_in_flight: true when step.p95 > 30 s.
-Fix: raise scaling.cooldown (default 300s), remove scale_on_in_flight: false.`,
+		Summary: "KEDA: scaling.min ≤ max, cooldown ≥ step p95, scale_on_in_flight stays on for long steps",
+		Explain: `KEDA scales eks workers on queue depth, and refuses a ScaledObject whose minReplicaCount
+exceeds maxReplicaCount. A cooldown shorter than a step lets KEDA remove pods that still
+hold in-flight messages (kedacore/keda#1663, #5948): the step is cut off and re-runs
+after visibility expires. The scaler counts in-flight messages by default; turning that
+off for steps longer than the 30 s polling interval makes a saturated pool look idle.
+Formula: scaling.min ≤ scaling.max; scaling.cooldown ≥ step.p95; scale_on_in_flight:
+true when step.p95 > 30 s.
+Fix: keep scaling.min ≤ max, raise scaling.cooldown (default 300s), remove
+scale_on_in_flight: false.`,
 		Check: checkKEDAScaleDown,
+	},
+	{
+		ID: "W007", Category: "workers", Severity: diag.Warning,
+		Summary: "exec handler in the stock fleet-worker image",
+		Explain: `An exec handler runs a command inside the worker's container. The stock image
+(` + ir.DefaultImage + `, used when neither worker.image nor the class's
+image is set) holds only fleet-worker: the command does not exist there, and every step
+fails with the exec error until the image is replaced.
+Build an image FROM the stock one that adds your handler, and point fleetc at it.
+Fix: set worker.image (or the class's image) to your image, or use an http or llm handler.`,
+		Check: checkExecImage,
 	},
 }
 
@@ -98,15 +119,36 @@ func checkBatchingWindow(f *ir.Fleet, r *Reporter) {
 		if a.Runtime != "lambda" || a.Lambda == nil {
 			continue
 		}
-		w := a.Lambda.BatchingWindow
-		path := a.Path + "/lambda/batching_window"
+		w, n := a.Lambda.BatchingWindow, a.Lambda.BatchSize
+		wpath := at(f, a.Path+"/lambda/batching_window", a.Path+"/lambda", a.Path)
+		bpath := at(f, a.Path+"/lambda/batch_size", a.Path+"/lambda", a.Path)
 		switch {
 		case w > 300*time.Second:
-			r.Add(path, fmt.Sprintf("lambda class %s: batching_window %s is above the 300 s maximum", a.Name, dur(w)),
+			r.Add(wpath, fmt.Sprintf("lambda class %s: batching_window %s is above the 300 s maximum", a.Name, dur(w)),
+				"Set lambda.batching_window: 0s.")
+		case a.FIFO && w > 0:
+			r.Add(wpath, fmt.Sprintf("lambda class %s: batching_window %s on FIFO queue %s; AWS supports no batching window on FIFO queues", a.Name, dur(w), a.Queue.Name),
 				"Set lambda.batching_window: 0s.")
 		case w > 0:
-			r.Warn(path, fmt.Sprintf("lambda class %s: batching_window %s coalesces slow agent steps", a.Name, dur(w)),
+			r.Warn(wpath, fmt.Sprintf("lambda class %s: batching_window %s coalesces slow agent steps", a.Name, dur(w)),
 				"Set lambda.batching_window: 0s; agent steps are too slow and costly to batch.")
+		}
+		switch {
+		case a.FIFO && n > 10:
+			r.Add(bpath, fmt.Sprintf("lambda class %s: batch_size %d on FIFO queue %s; FIFO event source mappings take 1–10", a.Name, n, a.Queue.Name),
+				"Set lambda.batch_size to 10 or less (1 keeps the function timeout equal to step.max, see W003).")
+		case !a.FIFO && n > 10 && w < time.Second:
+			r.Add(bpath, fmt.Sprintf("lambda class %s: batch_size %d with batching_window %s; AWS requires a window of at least 1 s above 10 records", a.Name, n, dur(w)),
+				"Set lambda.batch_size to 10 or less (agent steps gain nothing from batching), or batching_window to at least 1s.")
+		}
+		spath := at(f, a.Path+"/scaling/max", a.Scaling.Path, a.Path)
+		switch m := a.Scaling.Max; {
+		case m < 2:
+			r.Add(spath, fmt.Sprintf("lambda class %s: scaling.max %d is below the event source mapping's minimum maximum concurrency of 2", a.Name, m),
+				"Set scaling.max to 2 or more (it becomes ScalingConfig MaximumConcurrency, 2–1,000).")
+		case m > 1000:
+			r.Warn(spath, fmt.Sprintf("lambda class %s: scaling.max %s is above the event source mapping's 1,000 maximum concurrency", a.Name, inum(m)),
+				"Request a quota increase before deploying, or set scaling.max to 1,000 or less.")
 		}
 	}
 }
@@ -122,14 +164,31 @@ func checkLambdaVisibility(f *ir.Fleet, r *Reporter) {
 				fmt.Sprintf("lambda class %s: function timeout %s is below step.max %s", a.Name, dur(t), dur(a.StepMax)),
 				"The function timeout must cover the step; this is set by fleetc, please report it.")
 		}
-		if v := a.Queue.Visibility; v < 6*t {
+		// Records of one FIFO group run in order inside a batch (fleet-worker keeps group order).
+		if n := a.Lambda.BatchSize; a.FIFO && n > 1 && n <= 10 { // above 10: W002
+			if need := time.Duration(n) * a.StepMax; t < need {
+				r.Add(at(f, a.Path+"/lambda/batch_size", a.Path+"/lambda", a.Path),
+					fmt.Sprintf("lambda class %s: a FIFO batch of %d records of one group runs in order, up to %d × step.max = %s, beyond the %s function timeout",
+						a.Name, n, n, dur(need), dur(t)),
+					"Records left when the function stops are retried and move toward the DLQ. Set lambda.batch_size: 1 on FIFO classes.")
+			}
+		}
+		need := 6*t + a.Lambda.BatchingWindow
+		if v := a.Queue.Visibility; v < need {
 			what := "below AWS's 6 × function timeout guidance"
 			if v < t {
 				what = "below the function timeout, which Lambda refuses"
 			}
-			r.Add(queueField(f, a, "visibility"),
-				fmt.Sprintf("lambda class %s: visibility %s is %s (%s × 6 = %s)", a.Name, dur(v), what, dur(t), dur(6*t)),
-				fmt.Sprintf("Set queue.visibility to at least %s, or omit it for fleetc's default.", dur(6*t)))
+			formula := fmt.Sprintf("%s × 6 = %s", dur(t), dur(6*t))
+			if a.Lambda.BatchingWindow > 0 {
+				formula = fmt.Sprintf("%s × 6 + %s batching window = %s", dur(t), dur(a.Lambda.BatchingWindow), dur(need))
+			}
+			path := queueField(f, a, "visibility")
+			detail := fmt.Sprintf("Set queue.visibility to at least %s, or omit it for fleetc's default.", dur(need))
+			if f.Index == nil || !f.Index.Has(path) {
+				detail = fmt.Sprintf("fleetc's default visibility (6 × the function timeout) leaves no room for the batching window: set queue.visibility to at least %s, or lambda.batching_window: 0s.", dur(need))
+			}
+			r.Add(path, fmt.Sprintf("lambda class %s: visibility %s is %s (%s)", a.Name, dur(v), what, formula), detail)
 		}
 	}
 }
@@ -157,6 +216,16 @@ func checkAgentCore(f *ir.Fleet, r *Reporter) {
 			r.Add(a.Path+"/step/max",
 				fmt.Sprintf("agentcore class %s: step.max %s outlives its %s session", a.Name, dur(a.StepMax), dur(ac.Session)),
 				"Lengthen agentcore.session (≤ 8h microVM, 14d instances) or split the step.")
+		}
+		if a.StepMax > agentCoreSyncRequest {
+			r.Add(a.Path+"/step/max",
+				fmt.Sprintf("agentcore class %s: step.max %s is above InvokeAgentRuntime's 15-minute synchronous request timeout", a.Name, dur(a.StepMax)),
+				"Split the step into parts under 15m (the session keeps context between them), or run the class on eks.")
+		}
+		if a.Consumes != nil || len(a.Workflows) > 0 {
+			r.Warn(a.Path+"/runtime",
+				fmt.Sprintf("agentcore class %s: fleetc does not generate the dispatcher from queue %s to InvokeAgentRuntime; nothing reads the queue until you provide one", a.Name, a.Queue.Name),
+				fmt.Sprintf("Provide a consumer of %s (e.g. a Lambda SQS event source) that calls InvokeAgentRuntime on runtime %s with the message body as payload and runtimeSessionId from the conversation (group) key, deletes the message on success and leaves it for redrive on failure; the worker answers task tokens itself. Or run the class on eks.", a.Queue.Name, a.AgentCore.RuntimeName))
 		}
 		if n := inline(a); n > agentCorePayload {
 			r.Add(at(f, a.Path+"/payload/claim_check_over", a.Path+"/payload"),
@@ -222,6 +291,11 @@ func checkKEDAScaleDown(f *ir.Fleet, r *Reporter) {
 		if a.Runtime != "eks" {
 			continue
 		}
+		if a.Scaling.Min > a.Scaling.Max {
+			r.Add(at(f, a.Path+"/scaling/min", a.Path+"/scaling"),
+				fmt.Sprintf("class %s: scaling.min %d exceeds scaling.max %d; KEDA refuses the ScaledObject", a.Name, a.Scaling.Min, a.Scaling.Max),
+				fmt.Sprintf("Set scaling.min to %d or less, or raise scaling.max.", a.Scaling.Max))
+		}
 		if a.Scaling.Cooldown < a.StepP95 {
 			r.Add(at(f, a.Path+"/scaling/cooldown", a.Path+"/scaling"),
 				fmt.Sprintf("class %s: KEDA cooldown %s is shorter than step.p95 %s; scale-down strands in-flight steps", a.Name, dur(a.Scaling.Cooldown), dur(a.StepP95)),
@@ -232,5 +306,20 @@ func checkKEDAScaleDown(f *ir.Fleet, r *Reporter) {
 				fmt.Sprintf("class %s: scale_on_in_flight is off with %s steps; a saturated pool looks idle to KEDA", a.Name, dur(a.StepP95)),
 				"Remove scale_on_in_flight: false (count in-flight messages).")
 		}
+	}
+}
+
+func checkExecImage(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if a.Handler.Kind != "exec" || a.Image != ir.DefaultImage {
+			continue
+		}
+		cmd := ""
+		if len(a.Handler.Command) > 0 {
+			cmd = a.Handler.Command[0]
+		}
+		r.Warn(at(f, a.Path+"/handler/exec", a.Path+"/handler", a.Path),
+			fmt.Sprintf("class %s: exec handler %q runs in the stock image %s, which does not contain it", a.Name, cmd, ir.DefaultImage),
+			"Build an image FROM the stock fleet-worker image with your handler and set worker.image (or the class's image), or use an http or llm handler.")
 	}
 }

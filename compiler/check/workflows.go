@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -33,25 +34,32 @@ Fix: set the step's timeout (e.g. 1h), or leave it to fleetc's default.`,
 	},
 	{
 		ID: "S003", Category: "workflows", Severity: diag.Error,
-		Summary: "HeartbeatSeconds < TimeoutSeconds and above the step's longest model call",
-		Explain: `A missed heartbeat fails the task with States.Timeout even though the worker is alive.
-The worker cannot heartbeat from inside a model call that does not support cancellation,
-so the heartbeat window must exceed the longest model call of the step: the largest
-timeout in the class's model policy and its fallbacks. A heartbeat at or above
-TimeoutSeconds is meaningless (the seed's task: TimeoutSeconds 3600, HeartbeatSeconds 900).
-Formula: longest model timeout < heartbeat < timeout.
-Fix: raise the step's heartbeat above the model timeout and keep it below the timeout.`,
+		Summary: "HeartbeatSeconds < TimeoutSeconds, ≥ 2 × the worker's heartbeat cadence, above the longest model call",
+		Explain: `A missed heartbeat fails the task with States.HeartbeatTimeout even though the worker is
+alive. fleet-worker sends SendTaskHeartbeat once per visibility extension (the class's
+step.heartbeat, default visibility / 3); lambda classes have no cadence and send none.
+The clock starts at dispatch: a FIFO message can first wait behind its group's running
+step (≈ step.max) and the first heartbeat comes one cadence after the worker starts.
+The window must also exceed the longest model call (the policy's and fallbacks' timeout).
+Formula: heartbeat ≥ 2 × cadence, > longest model timeout, < timeout; any heartbeat on a
+class with cadence 0 (lambda) is an error; warning when heartbeat < step.max + cadence
+on a FIFO group the step shares with other steps.
+Fix: raise the step's heartbeat, drop it on lambda classes (timeout alone bounds them) or
+run the class on eks.`,
 		Check: checkTaskHeartbeat,
 	},
 	{
 		ID: "S004", Category: "workflows", Severity: diag.Error,
-		Summary: "workflow payloads may exceed 256 KiB without claim-check",
-		Explain: `Step Functions caps every state's input and output at 256 KiB (262,144 bytes); a task
-output above it fails the execution. A class dispatched by a workflow returns its result
-through SendTaskSuccess, so its largest inline payload, min(payload.max,
-payload.claim_check_over), must fit. Claim-check (S3 object, reference in state) is the
-only way to move large intermediate results between states.
-Fix: set payload.claim_check_over to 256KiB or less (fleetc's default is 200KiB).`,
+		Summary: "state kept by a workflow (input + step results) may exceed 256 KiB without claim-check",
+		Explain: `Step Functions caps every state's input and output at 256 KiB (262,144 bytes). fleetc keeps
+each step's result at $.steps.<Name> and every dispatch resends the whole state, so the
+state grows by every result: 200 sub-queries × 2 KB would overflow (hence ResultWriter).
+Formula: input (the first step class's inline payload, else ~1 KiB of ids) + Σ over agent
+steps of min(payload.max, payload.claim_check_over) + 1 KiB per fan-out (only a
+ResultWriter reference stays in state) ≤ 262,144 bytes. Classes without payload.max are
+not summed (unknown); any one class inlining above 256 KiB is an error on its own.
+Fix: lower payload.claim_check_over of the workflow's classes (e.g. 64KiB) so larger
+results travel as S3 references, or split the workflow.`,
 		Check: checkStatePayload,
 	},
 	{
@@ -80,10 +88,13 @@ conversations before you reach 1,000.`,
 		Summary: "projected SendTaskSuccess/Failure/Heartbeat within 500/s (big-3) or 300/s",
 		Explain: `SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat each have a token bucket of
 3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
-Formula: callbacks/s = Σ over workflow classes of class steps/s; heartbeats/s = in-flight
-steps of those classes (steps/s × duration) ÷ the step's heartbeat. The seed's fleet
-calls back 125/s: 4× headroom.
-Fix: batch callbacks per execution, shard across accounts, or request a quota increase.`,
+fleet-worker heartbeats every task-token message it holds once per visibility extension,
+whatever the step's HeartbeatSeconds, so the class's cadence sets the rate.
+Formula: callbacks/s = Σ over workflow classes of class steps/s; heartbeats/s = Σ of
+in-flight steps (steps/s × duration) ÷ the class's step.heartbeat (lambda: none).
+The seed's fleet calls back 125/s: 4× headroom.
+Fix: batch callbacks per execution, lengthen step.heartbeat, shard across accounts, or
+request a quota increase.`,
 		Check: checkCallbackRate,
 	},
 	{
@@ -168,7 +179,8 @@ func checkTaskTimeout(f *ir.Fleet, r *Reporter) {
 func checkTaskHeartbeat(f *ir.Fleet, r *Reporter) {
 	for _, w := range f.Workflows {
 		for _, st := range w.Steps {
-			if st.Heartbeat <= 0 || st.Agent == nil {
+			a := st.Agent
+			if st.Heartbeat <= 0 || a == nil {
 				continue
 			}
 			path := stepPath(st, "heartbeat")
@@ -177,25 +189,109 @@ func checkTaskHeartbeat(f *ir.Fleet, r *Reporter) {
 					fmt.Sprintf("step %s: heartbeat %s is not below its timeout %s", st.Name, dur(st.Heartbeat), dur(st.Timeout)),
 					"Set the heartbeat below the timeout (the seed: 900 s heartbeat, 3,600 s timeout).")
 			}
-			if call, m := longestModelCall(st.Agent); m != nil && st.Heartbeat <= call {
+			if a.Heartbeat <= 0 {
+				r.Add(path,
+					fmt.Sprintf("step %s: heartbeat %s, but class %s (%s) sends no task heartbeats; a step not finished %s after dispatch fails with States.HeartbeatTimeout",
+						st.Name, dur(st.Heartbeat), a.Name, a.Runtime, dur(st.Heartbeat)),
+					fmt.Sprintf("Drop heartbeat from the step (its timeout %s still bounds a dead worker), or run class %s on eks.", dur(st.Timeout), a.Name))
+				continue
+			}
+			cadenceOK := st.Heartbeat >= 2*a.Heartbeat
+			if !cadenceOK {
+				r.Add(path,
+					fmt.Sprintf("step %s: heartbeat %s is below 2 × class %s's heartbeat cadence %s (%s); a live worker misses it",
+						st.Name, dur(st.Heartbeat), a.Name, dur(a.Heartbeat), dur(2*a.Heartbeat)),
+					fmt.Sprintf("fleet-worker sends SendTaskHeartbeat once per visibility extension (every %s). Raise the heartbeat to at least %s, or lower the class's step.heartbeat.",
+						dur(a.Heartbeat), dur(2*a.Heartbeat)))
+			}
+			if call, m := longestModelCall(a); m != nil && st.Heartbeat <= call {
 				r.Add(path,
 					fmt.Sprintf("step %s: heartbeat %s is not above the longest model call (%s, policy %s); a live worker misses it", st.Name, dur(st.Heartbeat), dur(call), m.Name),
 					fmt.Sprintf("Raise the heartbeat above %s, or lower the model policy's timeout.", dur(call)))
+			}
+			if first := a.StepMax + a.Heartbeat; cadenceOK && sharesFIFOGroup(st) && st.Heartbeat < first {
+				r.Warn(path,
+					fmt.Sprintf("step %s: heartbeat %s may expire before the first heartbeat: FIFO queue %s can hold the message behind its group's running step (step.max %s), then the worker beats after %s (%s)",
+						st.Name, dur(st.Heartbeat), a.Queue.Name, dur(a.StepMax), dur(a.Heartbeat), dur(first)),
+					fmt.Sprintf("The heartbeat clock starts when the message is sent. Raise the heartbeat to at least %s.", dur(first)))
 			}
 		}
 	}
 }
 
+// sharesFIFOGroup says a step's message can queue behind other steps of its FIFO group:
+// every dispatch carrying the group key, except unbatched fan-out items, which get a group
+// of their own ("<key>#<index>"). Without group_by the group is the execution's name.
+func sharesFIFOGroup(st *ir.Step) bool {
+	a := st.Agent
+	if !a.FIFO || a.GroupBy == "" {
+		return false
+	}
+	return st.FanOut == nil || st.FanOut.BatchInputBytes > 0
+}
+
+// resultWriterRef is what a fan-out keeps in state once ResultWriter exports its results.
+const resultWriterRef = 1 << 10
+
+// controlInput estimates a workflow input that carries only ids and a payload_ref.
+const controlInput = 1 << 10
+
+func kib(n int64) string { return num(float64(n)/1024) + " KiB" }
+
 func checkStatePayload(f *ir.Fleet, r *Reporter) {
+	over := map[*ir.Agent]bool{}
 	for _, a := range f.Agents {
 		if len(a.Workflows) == 0 {
 			continue
 		}
 		if n := inline(a); n > sfnMaxPayload {
+			over[a] = true
 			r.Add(at(f, a.Path+"/payload/claim_check_over", a.Path+"/payload/max", a.Path+"/payload"),
 				fmt.Sprintf("class %s (workflow %s): payloads up to %s travel inline, above Step Functions' 256 KiB (262,144 bytes) state limit", a.Name, a.Workflows[0].Name, bytesOf(n)),
 				"Set payload.claim_check_over to 256KiB or less (200KiB is fleetc's default).")
 		}
+	}
+	for _, w := range f.Workflows {
+		if len(w.Steps) == 0 || w.Steps[0].Agent == nil {
+			continue
+		}
+		first := w.Steps[0].Agent
+		input, inputNote := int64(controlInput), "~1 KiB of ids"
+		if first.MaxPayload > 0 {
+			input, inputNote = inline(first), "class "+first.Name+"'s inline payload"
+		}
+		total, declared, skip := input, false, false
+		parts := []string{"input " + kib(input) + " (" + inputNote + ")"}
+		var unknown []string
+		for _, st := range w.Steps {
+			a := st.Agent
+			switch {
+			case a == nil:
+				continue
+			case over[a]:
+				skip = true // reported above: fix the class first
+			case st.FanOut != nil:
+				total += resultWriterRef
+				parts = append(parts, st.Name+" "+kib(resultWriterRef)+" (ResultWriter reference)")
+			case a.MaxPayload > 0:
+				declared = true
+				total += inline(a)
+				parts = append(parts, st.Name+" "+kib(inline(a)))
+			default:
+				unknown = append(unknown, st.Name)
+			}
+		}
+		if skip || !declared || total <= sfnMaxPayload {
+			continue
+		}
+		detail := "Every result stays at $.steps.<Name> and every dispatch resends the whole state. Lower payload.claim_check_over of the workflow's classes (e.g. 64KiB) so larger results travel as S3 references, or split the workflow."
+		if len(unknown) > 0 {
+			detail += fmt.Sprintf(" Not counted (no payload.max): %s.", strings.Join(unknown, ", "))
+		}
+		r.Add(at(f, w.Path+"/steps", w.Path),
+			fmt.Sprintf("workflow %s keeps up to %s (%s) in state: %s, above Step Functions' 256 KiB (262,144 bytes)",
+				w.Name, kib(total), bytesOf(total), strings.Join(parts, " + ")),
+			detail)
 	}
 }
 
@@ -255,16 +351,8 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 			continue
 		}
 		callbacks += per
-		var hb time.Duration
-		for _, w := range a.Workflows {
-			for _, st := range w.Steps {
-				if st.Agent == a && st.Heartbeat > 0 && (hb == 0 || st.Heartbeat < hb) {
-					hb = st.Heartbeat
-				}
-			}
-		}
-		if hb > 0 {
-			heartbeats += inFlight(f, a) / hb.Seconds()
+		if a.Heartbeat > 0 { // the worker's cadence, whatever the steps' HeartbeatSeconds
+			heartbeats += inFlight(f, a) / a.Heartbeat.Seconds()
 		}
 	}
 	path := at(f, "/traffic/conversations_per_minute", "/traffic")
@@ -276,7 +364,7 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 	if heartbeats > refill {
 		r.Add(path,
 			fmt.Sprintf("projected %s SendTaskHeartbeat/s exceeds the %s/s refill in %s", num(heartbeats), num(refill), f.Region),
-			"Lengthen step heartbeats (above the longest model call) or request a quota increase.")
+			"Lengthen the classes' step.heartbeat (keeping it below half the visibility) or request a quota increase.")
 	}
 }
 

@@ -10,7 +10,7 @@
 // items, dependentRequired/dependentSchemas → dependencies; annotations draft-04 lacks
 // (examples, $comment, readOnly, ...) and formats it does not define are dropped. Keywords
 // with no draft-04 equivalent (if/then/else, contains, propertyNames, unevaluated*) are
-// errors (E015) at the offending keyword. Nothing non-standard (no x- extensions) is written:
+// errors (G003) at the offending keyword. Nothing non-standard (no x- extensions) is written:
 // the registry gets plain draft-04.
 //
 // Every schema is compiled against the draft-04 metaschema and every example validated
@@ -21,10 +21,13 @@ package eventschema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/big"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -37,8 +40,26 @@ import (
 // Draft04 is the $schema of every generated schema.
 const Draft04 = "http://json-schema.org/draft-04/schema#"
 
-// Code is the diagnostic code of detail schemas that cannot be expressed in draft-04.
-const Code = "E015"
+// Code is the diagnostic code of detail schemas that cannot be expressed in draft-04. Its
+// errors point at the offending keyword of the spec's detail schema; the same code warns
+// about dropped unknown keywords and an example event that could not be generated.
+const Code = "G003"
+
+// CodeInfo documents one diagnostic code this package emits.
+type CodeInfo = diag.Code
+
+// Codes lists every diagnostic code Generate can emit.
+func Codes() []CodeInfo {
+	return []CodeInfo{{
+		ID: Code, Severity: "error",
+		Summary: "event detail schema cannot be expressed in JSON Schema draft-04",
+		Explain: "The EventBridge Schema Registry stores JSON Schema draft-04 only, so fleetc translates each event's detail schema (const, numeric exclusive bounds, $defs, prefixItems and dependentRequired have draft-04 forms). " +
+			"Keywords with no draft-04 equivalent (if/then/else, contains, propertyNames, unevaluatedProperties/Items, $anchor, $dynamicRef), a $ref that points outside the schema or at a definition that does not exist, " +
+			"and values draft-04's metaschema rejects (a negative minLength, an unknown type, an invalid regex) are errors at the offending keyword; the event then gets no schema file. " +
+			"Restate the constraint with draft-04 keywords (anyOf/oneOf/not, enum, dependencies) or drop it. The same code warns when an unknown keyword is dropped (usually a typo) " +
+			"or when no example event satisfying the schema could be generated (the schema itself is still written).",
+	}}
+}
 
 // Fixed envelope values of the example events: same bytes every run.
 const (
@@ -73,21 +94,24 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 		return nil
 	}
 	var eds diag.Diagnostics
-	out := (&translator{base: e.Path + "/detail", ds: &eds}).document(detail)
+	tr := &translator{base: e.Path + "/detail", ds: &eds}
+	out := tr.document(detail)
 	// The example generator honors formats draft-04 does not know (uuid, date, ...).
 	hints := (&translator{base: e.Path + "/detail", ds: new(diag.Diagnostics), keepFormats: true}).document(detail)
+	schema := envelope(e, out)
+	tr.checkRefs(schema)
 	*ds = append(*ds, eds...)
 	if eds.HasErrors() {
 		return nil
 	}
-	schema := envelope(e, out)
 	sb, err := encode(schema)
 	if err == nil {
 		_, err = compile(sb)
 	}
 	if err != nil {
-		d := ds.Errorf(Code, e.Path+"/detail", "event %s: the translated schema is not valid draft-04: %v", e.DetailType, err)
-		d.Detail = "This is most likely a $ref fleetc could not rewrite; point refs at #/definitions/... or #/$defs/...."
+		at, msg := locate(tr, detail, err)
+		d := ds.Errorf(Code, at, "event %s: %s", e.DetailType, msg)
+		d.Detail = "The EventBridge Schema Registry takes draft-04 only, and draft-04's metaschema rejects this value. Fix it at this keyword."
 		return nil
 	}
 	files := []artifact.File{{Path: SchemaPath(e), Bytes: sb}}
@@ -216,7 +240,12 @@ type translator struct {
 	ds          *diag.Diagnostics
 	keepFormats bool
 	defs        map[string]any
+	defKeyword  map[string]string // hoisted definition -> the keyword it was declared under
+	refs        []refUse
 }
+
+// refUse is one $ref: the pointer written into the envelope and where the spec wrote it.
+type refUse struct{ target, orig, at string }
 
 // draft04Formats are the formats draft-04 defines.
 var draft04Formats = map[string]bool{"date-time": true, "email": true, "hostname": true, "ipv4": true, "ipv6": true, "uri": true}
@@ -252,6 +281,7 @@ func (t *translator) errorf(ptr, format string, args ...any) *diag.Diagnostic {
 // document translates the root of a detail schema, hoisting its definitions.
 func (t *translator) document(v any) translated {
 	t.defs = map[string]any{}
+	t.defKeyword = map[string]string{}
 	if m, ok := v.(map[string]any); ok {
 		for _, kw := range []string{"definitions", "$defs"} {
 			defs, ok := m[kw].(map[string]any)
@@ -267,6 +297,7 @@ func (t *translator) document(v any) translated {
 					continue
 				}
 				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+escape(name))
+				t.defKeyword[name] = kw
 			}
 		}
 		rest := map[string]any{}
@@ -328,6 +359,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 		case k == "$ref":
 			if r, ok := t.ref(v, at); ok {
 				out[k] = r
+				t.refs = append(t.refs, refUse{target: r, orig: v.(string), at: at})
 			}
 		case k == "$defs" || k == "definitions":
 			out["definitions"] = t.schemaMap(v, at)
@@ -465,6 +497,99 @@ func (t *translator) ref(v any, at string) (string, bool) {
 		return "#/" + strings.Join(segs, "/"), true
 	}
 	return "#/properties/detail/" + strings.Join(segs, "/"), true
+}
+
+// checkRefs reports every $ref whose target does not exist in the envelope document, at the
+// $ref itself: draft-04 compilation would otherwise fail with the envelope's pointer only.
+func (t *translator) checkRefs(doc map[string]any) {
+	for _, r := range t.refs {
+		if _, ok := resolve(doc, strings.TrimPrefix(r.target, "#")); !ok {
+			d := t.errorf(r.at, "$ref %q does not resolve to a schema", r.orig)
+			d.Detail = "Point each $ref at a definition declared at the root of the detail schema (#/$defs/<name> or #/definitions/<name>) or at a subschema of it (#/properties/<name>); check the spelling."
+		}
+	}
+}
+
+// resolve follows a JSON pointer (RFC 6901, as used in URI fragments) through a document.
+func resolve(doc any, ptr string) (any, bool) {
+	if ptr == "" {
+		return doc, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := doc
+	for _, seg := range strings.Split(ptr[1:], "/") {
+		if u, err := url.PathUnescape(seg); err == nil {
+			seg = u
+		}
+		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[seg]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// locate turns a draft-04 compilation error into the spec path of the offending keyword and
+// a message. Metaschema failures carry the envelope pointer of the bad value; it is mapped
+// back into the detail schema (root definitions under the keyword they were declared with)
+// and cut to its longest prefix that exists in the source, since a few translated paths
+// (prefixItems → items, const → enum) have no literal source counterpart.
+func locate(t *translator, source any, err error) (string, string) {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return t.base, fmt.Sprintf("the translated schema is not valid draft-04: %v", err)
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	ptr, ok := strings.CutPrefix(ve.InstanceLocation, "/properties/detail")
+	if !ok {
+		if rest, isDef := strings.CutPrefix(ve.InstanceLocation, "/definitions/"); isDef {
+			name, tail, _ := strings.Cut(rest, "/")
+			kw := t.defKeyword[strings.NewReplacer("~1", "/", "~0", "~").Replace(name)]
+			if kw == "" {
+				kw = "definitions"
+			}
+			ptr = "/" + kw + "/" + name
+			if tail != "" {
+				ptr += "/" + tail
+			}
+		} else {
+			ptr = ""
+		}
+	}
+	segs := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	found := ""
+	for i := range segs {
+		cand := "/" + strings.Join(segs[:i+1], "/")
+		if ptr == "" {
+			break
+		}
+		if _, ok := resolve(source, cand); !ok {
+			break
+		}
+		found = cand
+	}
+	keyword := "the detail schema"
+	if found != "" {
+		keyword = strconv.Quote(segs[strings.Count(found, "/")-1])
+	}
+	return t.base + found, fmt.Sprintf("%s is not valid draft-04: %s", keyword, ve.Message)
 }
 
 func (t *translator) schemaMap(v any, at string) map[string]any {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -339,5 +340,86 @@ func TestBuiltInCode(t *testing.T) {
 	}
 	if err := verify.Draft04Instance(files[0].Bytes, files[1].Bytes); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDraft04Locations: a value draft-04's metaschema rejects, or a $ref to nothing, is a G003
+// error at the offending keyword of the spec's detail schema, not at the detail root.
+func TestDraft04Locations(t *testing.T) {
+	obj := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name   string
+		detail map[string]any
+		path   string // under /events/x/detail
+		msg    string
+	}{
+		{"negative minLength", obj("type", "object", "properties", obj("a", obj("type", "string", "minLength", -1))),
+			"/properties/a/minLength", "must be >= 0"},
+		{"unknown type", obj("type", "object", "properties", obj("a", obj("type", "strin"))),
+			"/properties/a/type", "must be one of"},
+		{"bad regex under $defs", obj("type", "object", "$defs", obj("x", obj("type", "string", "pattern", "(["))),
+			"/$defs/x/pattern", "regex"},
+		{"bad bound under definitions", obj("type", "object", "definitions", obj("y", obj("type", "array", "maxItems", -2))),
+			"/definitions/y/maxItems", "must be >= 0"},
+		{"dangling $ref", obj("type", "object", "properties", obj("a", obj("$ref", "#/$defs/missing"))),
+			"/properties/a/$ref", `"#/$defs/missing" does not resolve`},
+		{"dangling pointer into detail", obj("type", "object", "properties", obj("a", obj("$ref", "#/properties/nope"))),
+			"/properties/a/$ref", "does not resolve"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &ir.Event{DetailType: "x", Source: "s", Path: "/events/x", Detail: c.detail}
+			files, ds := Generate(&ir.Fleet{Region: "eu-west-1", Events: []*ir.Event{e}})
+			if len(files) != 0 {
+				t.Errorf("an invalid schema still produced %d files", len(files))
+			}
+			if len(ds) != 1 || ds[0].Code != "G003" || ds[0].Severity != diag.Error {
+				t.Fatalf("diagnostics %v, want one G003 error", ds)
+			}
+			d := ds[0]
+			if d.Path != "/events/x/detail"+c.path || !strings.Contains(d.Summary, c.msg) {
+				t.Errorf("got %s: %s\nwant at /events/x/detail%s, containing %q", d.Path, d.Summary, c.path, c.msg)
+			}
+			if strings.Contains(d.Detail, "$ref") != strings.Contains(c.path, "$ref") {
+				t.Errorf("the $ref hint belongs to $ref errors only: %q", d.Detail)
+			}
+		})
+	}
+	// A resolvable ref into the detail, and one to a definition: no diagnostic.
+	e := &ir.Event{DetailType: "ok", Source: "s", Path: "/events/ok", Detail: obj("type", "object",
+		"$defs", obj("id", obj("type", "string")),
+		"properties", obj("a", obj("$ref", "#/$defs/id"), "b", obj("$ref", "#/properties/a")))}
+	if files, ds := Generate(&ir.Fleet{Region: "eu-west-1", Events: []*ir.Event{e}}); len(ds) != 0 || len(files) != 2 {
+		t.Errorf("valid refs: %d files, %v", len(files), ds)
+	}
+}
+
+func TestCodes(t *testing.T) {
+	src, err := os.ReadFile("eventschema.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(src), "E015") {
+		t.Error("eventschema.go still mentions E015")
+	}
+	cs := Codes()
+	if len(cs) != 1 || Code != "G003" || cs[0].ID != Code || cs[0].Severity != "error" ||
+		cs[0].Summary != "event detail schema cannot be expressed in JSON Schema draft-04" || len(cs[0].Explain) < 200 {
+		t.Errorf("Codes() = %+v", cs)
+	}
+	// Every diagnostic goes through Code: no other literal code in the sources.
+	for _, p := range []string{"eventschema.go", "example.go"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(?:Errorf|Warnf)\(\s*"[A-Z]+[0-9]+"`).FindAll(b, -1) {
+			t.Errorf("%s: literal code in %q", p, m)
+		}
 	}
 }

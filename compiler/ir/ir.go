@@ -300,3 +300,14 @@ func (f *Fleet) Event(detailType string) *Event {
 func QueueURLVar(a *Agent) string {
 	return "queue_url_" + strings.ReplaceAll(a.Name, "-", "_")
 }
+
+// ClaimCheckBucketVar is the templatefile() variable holding the claim-check bucket name,
+// where every Distributed Map writes its results.
+const ClaimCheckBucketVar = "claim_check_bucket"
+
+// ResultPrefix is the S3 prefix under which a fan-out step's Map Runs write their results
+// ("<prefix>/<map run id>/manifest.json", SUCCEEDED_n.json, ...). Terraform scopes the state
+// machine role's S3 permissions to "<prefix>/*".
+func ResultPrefix(w *Workflow, st *Step) string {
+	return "fanout/" + w.Name + "/" + st.Name
+}

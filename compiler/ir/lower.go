@@ -257,8 +257,13 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 			a.Lambda.BatchingWindow = dur(lc.BatchingWindow, 0)
 			a.Lambda.Memory = intOr(lc.Memory, 1024)
 		}
-		// AWS guidance for SQS event sources: visibility at least six times the function timeout.
-		a.Queue.Visibility = durPick(cq.Visibility, dq.Visibility, minDur(6*timeout, MaxVisibility))
+		if a.FIFO && a.Lambda.BatchSize > 1 {
+			// One FIFO group's records run in order inside one invocation.
+			a.Lambda.Timeout = minDur(roundUpSecond(time.Duration(a.Lambda.BatchSize)*a.StepMax), LambdaMaxTimeout)
+		}
+		// AWS guidance for SQS event sources: visibility at least six times the function
+		// timeout, plus the batching window the records may wait in.
+		a.Queue.Visibility = durPick(cq.Visibility, dq.Visibility, minDur(6*a.Lambda.Timeout+a.Lambda.BatchingWindow, MaxVisibility))
 	default:
 		a.Queue.Visibility = durPick(cq.Visibility, dq.Visibility, minDur(roundUpSecond(a.StepMax*3/2), MaxVisibility))
 		a.Heartbeat = dur(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))

@@ -11,10 +11,14 @@
 // scaler authenticates with podIdentity provider aws, i.e. the KEDA operator's own identity
 // (which needs sqs:GetQueueAttributes on the class queue).
 //
-// Queue URL: the scaler needs the full URL, whose account id is not known at build time, so
-// queueURL holds the placeholder ${AWS_ACCOUNT_ID} (AccountIDPlaceholder), substituted at
-// deploy time by envsubst, Flux postBuild.substitute or a kustomize replacement. The worker
-// itself resolves the URL from the queue name (GetQueueUrl), so only the ScaledObject needs it.
+// Queue URL: KEDA's aws-sqs-queue scaler documents that queueURL may be the queue's short
+// name "if there's no ambiguity" (its parser takes anything that is not a URL as the queue
+// name, resolved in awsRegion and the account of the identity it scales with). The class
+// queue lives in the fleet's region and account, which is the KEDA operator's, so queueURL is
+// the plain queue name: the manifests carry no account id and no deploy-time placeholder.
+// (A KEDA operator in another account would need the full URL.)
+//
+// Diagnostic codes: G002 (see Codes).
 package keda
 
 import (
@@ -34,10 +38,6 @@ import (
 
 // Names and numbers shared with the worker and with deploy tooling.
 const (
-	// AccountIDVar is the one placeholder in the generated manifests.
-	AccountIDVar         = "AWS_ACCOUNT_ID"
-	AccountIDPlaceholder = "${" + AccountIDVar + "}"
-
 	ConfigDir  = "/etc/fleet"
 	ConfigKey  = "config.json"
 	ConfigPath = ConfigDir + "/" + ConfigKey
@@ -115,9 +115,23 @@ func ConfigMapName(a *ir.Agent) string { return a.Name + "-worker-config" }
 // TriggerAuthName is the TriggerAuthentication of a class's scaler.
 func TriggerAuthName(a *ir.Agent) string { return a.Name + "-queue-auth" }
 
-// QueueURL is the class queue's URL with the account id left as AccountIDPlaceholder.
+// QueueURL is the scaler's queueURL: the class queue's short name, which KEDA resolves in
+// awsRegion (the fleet region) for the operator's own account.
 func QueueURL(f *ir.Fleet, a *ir.Agent) string {
-	return "https://sqs." + f.Region + ".amazonaws.com/" + AccountIDPlaceholder + "/" + a.Queue.Name
+	return a.Queue.Name
+}
+
+// Code documents one diagnostic code this package emits.
+type Code = diag.Code
+
+// Codes lists every diagnostic code Generate can emit.
+func Codes() []Code {
+	return []Code{{
+		ID: "G002", Severity: "error",
+		Summary: "the Kubernetes manifests of an eks class cannot be written",
+		Explain: "fleetc could not build k8s/<class>/*.yaml for an eks class: its runtime config could not be rendered, a manifest failed to marshal, or the class has no Kubernetes names " +
+			"(an IR built in code without the eks fields). Valid specs never reach this; it is a compiler bug, so report it with the spec that caused it.",
+	}}
 }
 
 // Labels are on every object; the first two also select the Deployment's pods.

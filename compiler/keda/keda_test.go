@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,7 +221,7 @@ func TestResearchFleet(t *testing.T) {
 			t.Errorf("%s: trigger %v", tc.class, trig)
 		}
 		wantMeta := map[string]any{
-			"queueURL":              "https://sqs.us-east-1.amazonaws.com/${AWS_ACCOUNT_ID}/research-" + tc.class + ".fifo",
+			"queueURL":              "research-" + tc.class + ".fifo",
 			"queueLength":           tc.perReplica,
 			"activationQueueLength": "0",
 			"awsRegion":             "us-east-1",
@@ -320,7 +321,7 @@ func TestScaleToZeroClass(t *testing.T) {
 	so := unmarshal(t, set, "k8s/crawler/scaledobject.yaml")
 	m := dig(t, so, "spec", "triggers", 0, "metadata").(map[string]any)
 	if m["scaleOnInFlight"] != "false" || m["activationQueueLength"] != "2" || m["queueLength"] != "3" ||
-		m["queueURL"] != "https://sqs.ap-southeast-2.amazonaws.com/${AWS_ACCOUNT_ID}/zero-crawler" {
+		m["queueURL"] != "zero-crawler" {
 		t.Errorf("trigger metadata %v", m)
 	}
 	if dig(t, so, "spec", "minReplicaCount") != 0.0 || dig(t, so, "spec", "cooldownPeriod") != 7200.0 {
@@ -382,5 +383,52 @@ func TestFormat(t *testing.T) {
 	d2 := DeploymentFor(f, ag, []byte(`{"a":2}`))
 	if d1.Spec.Template.Metadata.Annotations[ConfigHashAnnotation] == d2.Spec.Template.Metadata.Annotations[ConfigHashAnnotation] {
 		t.Error("config hash does not change with the config")
+	}
+}
+
+// TestNoPlaceholders: KEDA resolves a short queue name in awsRegion, so the manifests are
+// complete as generated — no ${...} placeholder and no account id to substitute at deploy time.
+func TestNoPlaceholders(t *testing.T) {
+	for _, c := range cases(t) {
+		files, ds := Generate(c.f)
+		if ds.HasErrors() {
+			t.Fatalf("%s: %v", c.name, ds)
+		}
+		for _, fl := range files {
+			if bytes.Contains(fl.Bytes, []byte("${")) || bytes.Contains(fl.Bytes, []byte("amazonaws.com")) {
+				t.Errorf("%s/%s still holds a placeholder or a full queue URL", c.name, fl.Path)
+			}
+		}
+		for _, a := range c.f.Agents {
+			if a.K8s == nil {
+				continue
+			}
+			so := ScaledObjectFor(c.f, a)
+			if got := so.Spec.Triggers[0].Metadata["queueURL"]; got != a.Queue.Name {
+				t.Errorf("%s/%s: queueURL %q, want the queue name %q", c.name, a.Name, got, a.Queue.Name)
+			}
+		}
+	}
+}
+
+// TestCodes: Codes documents exactly the codes keda.go emits.
+func TestCodes(t *testing.T) {
+	src, err := os.ReadFile("keda.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emitted := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:Errorf|Warnf)\("([A-Z]+[0-9]+)"`).FindAllSubmatch(src, -1) {
+		emitted[string(m[1])] = true
+	}
+	listed := map[string]bool{}
+	for _, c := range Codes() {
+		listed[c.ID] = true
+		if !emitted[c.ID] || c.Severity != "error" && c.Severity != "warning" || c.Summary == "" || len(c.Explain) < 80 {
+			t.Errorf("%+v: not emitted or incompletely documented", c)
+		}
+	}
+	if !reflect.DeepEqual(emitted, listed) || len(listed) == 0 {
+		t.Errorf("emitted %v, listed %v", emitted, listed)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/schemas"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 const schemaID = "https://fleetc.dev/schemas/runtime-config.schema.json"
@@ -176,7 +179,7 @@ func TestResearchFleetEKS(t *testing.T) {
 	if idem["table"] != "research-idempotency" || idem["window_seconds"] != json.Number("691200") || len(idem["key"].([]any)) != 0 {
 		t.Errorf("idempotency = %v", idem)
 	}
-	if cc := m["claim_check"].(map[string]any); cc["bucket"] != "research-claimcheck-us-east-1" || cc["threshold_bytes"] != json.Number("204800") {
+	if cc := m["claim_check"].(map[string]any); cc["bucket"] != "research-claimcheck-us-east-1" || cc["threshold_bytes"] != json.Number("65536") {
 		t.Errorf("claim_check = %v", cc)
 	}
 	ev := m["events"].(map[string]any)
@@ -209,7 +212,7 @@ func TestResearchFleetEKS(t *testing.T) {
 	}
 	so := pols["sonnet-overflow"].(map[string]any)
 	wantSO := map[string]any{
-		"targets": []any{"bedrock/us.anthropic.claude-sonnet-4-5"}, "fallbacks": []any{"haiku-global"},
+		"targets": []any{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"}, "fallbacks": []any{"haiku-global"},
 		"retries": json.Number("1"), "timeout_seconds": json.Number("180"), "allowed_fails": json.Number("2"),
 		"cooldown_seconds": json.Number("60"), "max_in_flight": json.Number("400"), "tokens_per_minute": json.Number("2000000"),
 	}
@@ -412,4 +415,25 @@ func unsortedKeys(b []byte) []string {
 		}
 	}
 	return errs
+}
+
+// TestCodes: Codes documents exactly the codes runtimeconfig.go emits, and G001 really fires.
+func TestCodes(t *testing.T) {
+	src, err := os.ReadFile("runtimeconfig.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emitted := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?:Errorf|Warnf)\("([A-Z]+[0-9]+)"`).FindAllSubmatch(src, -1) {
+		emitted[string(m[1])] = true
+	}
+	cs := Codes()
+	if len(cs) != 1 || !emitted[cs[0].ID] || len(emitted) != 1 || cs[0].Severity != "error" || cs[0].Summary == "" || len(cs[0].Explain) < 80 {
+		t.Errorf("Codes() = %+v, emitted %v", cs, emitted)
+	}
+	a := &ir.Agent{Name: "broken", Path: "/agents/broken", Handler: ir.Handler{Kind: "exec"}}
+	files, ds := Generate(&ir.Fleet{Name: "x", Agents: []*ir.Agent{a}})
+	if len(files) != 0 || len(ds) != 1 || ds[0].Code != cs[0].ID || ds[0].Severity != diag.Error {
+		t.Errorf("exec without command: %d files, %v", len(files), ds)
+	}
 }

@@ -1,17 +1,28 @@
 package terraform
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 )
 
 // Alarm and runtime constants, each with the reason it has this value.
 const (
 	// stallWindow is the seed's stall canary: zero completions while messages wait, for 10 minutes.
 	stallWindow = 10 * time.Minute
+	// maxAlarmWindow: CloudWatch requires period x evaluation_periods <= 1 day.
+	maxAlarmWindow = 24 * time.Hour
+	// lambdaEnvLimit is Lambda's cap on all environment variables together (4 KB), measured
+	// as the JSON object of names and values ("String measured: {...}" in its error).
+	lambdaEnvLimit = 4096
+	// esmUnbatchedMax: above 10 messages per batch Lambda requires a batching window of >= 1 s.
+	esmUnbatchedMax = 10
 	// ageAlarmFloor: SQS publishes metrics once a minute; a tighter threshold only measures jitter.
 	ageAlarmFloor = time.Minute
 	// logRetentionDays keeps worker and state machine logs a month.
@@ -155,6 +166,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 	al.set("comparison_operator", str("GreaterThanThreshold"))
 	al.set("threshold", num(0))
 	al.set("treat_missing_data", str("notBreaching"))
+	notify(al)
 }
 
 // ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
@@ -233,17 +245,18 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	age.set("comparison_operator", str("GreaterThanThreshold"))
 	age.set("threshold", seconds(ageThreshold))
 	age.set("treat_missing_data", str("notBreaching"))
+	notify(age)
 
 	g.depthAlarm(fl, n+"_dlq", a.DLQ.Name, a.DLQ.Path,
 		fmt.Sprintf("%s dead-lettered a message after %d receives. Triage, fix, then redrive with StartMessageMoveTask.", a.Name, q.MaxReceives))
 
 	// Stall canary. The window is the seed's 10 minutes, stretched to one worst-case step when
 	// a single step may legitimately run longer (no completion is then not yet a stall).
-	window := stallWindow
-	if a.StepMax > window {
-		window = a.StepMax
+	periods := stallPeriods(a.StepMax)
+	if time.Duration(periods)*time.Minute < a.StepMax {
+		d := g.ds.Warnf("TF009", a.Path+"/step/max", "%s: step.max %s is longer than one day; the stall canary watches only the last 24 hours", a.Name, a.StepMax)
+		d.Detail = "CloudWatch alarms evaluate at most one day (period x evaluation_periods <= 86400 s), so a class whose steps may run longer can raise a false stall alarm. Split such steps, or silence the alarm."
 	}
-	periods := (window + time.Minute - 1) / time.Minute
 	g.claim("aws_cloudwatch_metric_alarm", n+"_stalled", a.Path)
 	st := fl.resource("aws_cloudwatch_metric_alarm", n+"_stalled")
 	st.set("alarm_name", str(q.Name+"-stalled"))
@@ -254,6 +267,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	st.set("evaluation_periods", num(int64(periods)))
 	st.set("datapoints_to_alarm", num(int64(periods)))
 	st.set("treat_missing_data", str("notBreaching"))
+	notify(st)
 	metric := func(id, name, stat string) {
 		mq := st.nested("metric_query")
 		mq.set("id", str(id))
@@ -271,6 +285,20 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	e.set("expression", str("IF(visible > 0 AND deleted == 0, 1, 0)"))
 	e.set("label", str("waiting messages and zero completions"))
 	e.set("return_data", boolean(true))
+}
+
+// stallPeriods is the stall canary's window in one-minute periods: the seed's 10 minutes or
+// step.max rounded up to whole minutes, whichever is longer, and at most one day (1440).
+func stallPeriods(stepMax time.Duration) int64 {
+	window := max(stallWindow, stepMax)
+	window = min(window, maxAlarmWindow)
+	return int64((window + time.Minute - 1) / time.Minute)
+}
+
+// notify routes an alarm's ALARM and OK transitions to var.alarm_actions (variables.tf).
+func notify(alarm block) {
+	alarm.set("alarm_actions", ref("var", "alarm_actions"))
+	alarm.set("ok_actions", ref("var", "alarm_actions"))
 }
 
 // workerRole emits the class's worker role: exactly the calls fleet-worker makes, on exactly
@@ -293,9 +321,12 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			conditions: emitConditions(a.Emits)})
 	}
 	if len(a.Workflows) > 0 {
+		// A Distributed Map child runs as stateMachine:<name>/<label>: its task tokens are
+		// authorised against that ARN, hence "<arn>/*" next to the machine itself.
 		var sms []tokens
 		for _, w := range a.Workflows {
-			sms = append(sms, ref("aws_sfn_state_machine", local(w.Name), "arn"))
+			arn := ref("aws_sfn_state_machine", local(w.Name), "arn")
+			sms = append(sms, arn, tmpl(interp(arn), lit("/*")))
 		}
 		st = append(st, stmt{sid: "TaskTokenCallbacks", actions: []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
 			resources: sms})
@@ -354,6 +385,14 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 		d := g.ds.Warnf("TF005", a.Path, "lambda class %s uses image %q, which is not in Amazon ECR", a.Name, a.Image)
 		d.Detail = "Lambda pulls container images only from ECR; push fleet-worker there and set worker.image or the class image."
 	}
+	if size, err := lambdaEnvSize(g.f, a); err != nil {
+		d := g.ds.Errorf("TF008", a.Path, "%s: cannot size the Lambda environment: %v", a.Name, err)
+		d.Detail = "The runtime config could not be rendered; this is a compiler bug, please report it."
+	} else if size > lambdaEnvLimit {
+		d := g.ds.Errorf("TF008", a.Path, "%s: the Lambda environment is %d bytes, over Lambda's 4 KB limit (%d bytes)", a.Name, size, lambdaEnvLimit)
+		d.Detail = "FLEET_CONFIG_JSON carries the whole runtime config, and Lambda refuses the function when all variables exceed 4 KB. " +
+			"Shorten handler.system, trim model fallbacks, tools or emitted events, or run the class on eks (its ConfigMap has no such limit)."
+	}
 	if l.Timeout > a.Queue.Visibility {
 		d := g.ds.Errorf("TF006", a.Queue.Path, "%s: queue visibility %ds is shorter than the function timeout %ds", a.Name, ir.Seconds(a.Queue.Visibility), ir.Seconds(l.Timeout))
 		d.Detail = "Lambda refuses an SQS event source whose visibility timeout is below the function timeout; AWS advises six times the timeout."
@@ -384,7 +423,12 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	esm.set("event_source_arn", ref("aws_sqs_queue", n, "arn"))
 	esm.set("function_name", ref("aws_lambda_function", n, "arn"))
 	esm.set("batch_size", num(int64(l.BatchSize)))
-	esm.set("maximum_batching_window_in_seconds", seconds(l.BatchingWindow))
+	window := l.BatchingWindow
+	if l.BatchSize > esmUnbatchedMax && window < time.Second {
+		// Lambda refuses a batch size above 10 without a batching window of at least 1 s.
+		window = time.Second
+	}
+	esm.set("maximum_batching_window_in_seconds", seconds(window))
 	esm.set("function_response_types", strs("ReportBatchItemFailures"))
 	if mx := a.Scaling.Max; mx >= 2 {
 		if mx > lambdaMaxConcurrency {
@@ -392,6 +436,38 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 		}
 		esm.nested("scaling_config").set("maximum_concurrency", num(int64(mx)))
 	}
+}
+
+// lambdaEnvSize is the size Lambda measures for workerEnv: the JSON object of every variable,
+// with FLEET_CONFIG_JSON as Terraform's jsonencode renders the runtime config (minified, <>&
+// escaped) and the queue URLs as AWS forms them (12-digit account id).
+func lambdaEnvSize(f *ir.Fleet, a *ir.Agent) (int, error) {
+	cfg, err := runtimeconfig.Render(f, a)
+	if err != nil {
+		return 0, err
+	}
+	var compact, escaped bytes.Buffer
+	if err := json.Compact(&compact, cfg); err != nil {
+		return 0, err
+	}
+	json.HTMLEscape(&escaped, compact.Bytes())
+	host := "https://sqs." + f.Region + ".amazonaws.com"
+	if strings.HasPrefix(f.Region, "cn-") {
+		host += ".cn"
+	}
+	url := func(q ir.Queue) string { return host + "/123456789012/" + q.Name }
+	env := map[string]string{ // encoding/json sorts the keys, as Lambda's measure does
+		"FLEET_CONFIG_JSON": escaped.String(),
+		"FLEET_DLQ_URL":     url(a.DLQ),
+		"FLEET_QUEUE_URL":   url(a.Queue),
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(env); err != nil {
+		return 0, err
+	}
+	return b.Len() - 1, nil // Encode appends a newline
 }
 
 func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {

@@ -2,11 +2,12 @@ package terraform
 
 import (
 	"fmt"
-	"github.com/fleetc/fleetc/compiler/terraform/hclfmt"
 	"math"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/fleetc/fleetc/compiler/terraform/hclfmt"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"

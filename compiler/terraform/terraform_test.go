@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -258,14 +261,16 @@ func TestWorkerIAMExact(t *testing.T) {
 	}
 	researcher := base("researcher")
 	researcher["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
-	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`, "[aws_sfn_state_machine.conversation.arn]"}
+	// "<arn>/*": Distributed Map children run as stateMachine:<name>/<label>.
+	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`,
+		`[aws_sfn_state_machine.conversation.arn, "${aws_sfn_state_machine.conversation.arn}/*"]`}
 	p := "arn:${data.aws_partition.current.partition}:bedrock"
 	acct := "${data.aws_caller_identity.current.account_id}"
 	researcher["InvokeRoutedModels"] = want{`["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]`,
-		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/global.anthropic.claude-haiku-4-5", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-haiku-4-5", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-sonnet-4-5"]`}
+		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
+			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"]`}
 
 	synth := base("cdk_synth")
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
@@ -414,9 +419,16 @@ func TestWorkflowRole(t *testing.T) {
 	}
 	sm := h.block(t, "resource", "aws_sfn_state_machine", "conversation")
 	def := squash(h.src(sm.Body.Attributes["definition"].Expr))
-	want := `templatefile("${path.module}/../statemachines/conversation.asl.json", { queue_url_coder = aws_sqs_queue.coder.url queue_url_researcher = aws_sqs_queue.researcher.url })`
+	want := `templatefile("${path.module}/../statemachines/conversation.asl.json", { claim_check_bucket = aws_s3_bucket.claimcheck.bucket queue_url_coder = aws_sqs_queue.coder.url queue_url_researcher = aws_sqs_queue.researcher.url })`
 	if def != want {
 		t.Errorf("definition = %s\nwant %s", def, want)
+	}
+	// The SubQueries fan-out's ResultWriter may write (and multipart-upload) under its own
+	// prefix of the claim-check bucket, nothing else.
+	rw := st["FanOutResultWriter"]
+	if rw.actions != `["s3:AbortMultipartUpload", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:PutObject"]` ||
+		rw.resources != `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/SubQueries/*"]` {
+		t.Errorf("ResultWriter statement = %+v", rw)
 	}
 	lc := h.blockIn(t, sm, "logging_configuration")
 	if h.src(lc.Body.Attributes["level"].Expr) != `"ERROR"` || h.src(lc.Body.Attributes["include_execution_data"].Expr) != "false" {
@@ -682,5 +694,252 @@ func TestOperatorAndToolPolicies(t *testing.T) {
 	start := h.statements(t, "tool_start")
 	if start["RequestJob"].conditions != `StringEquals events:detail-type ["CdkSynthRequested"]; StringEquals events:source ["com.cheatcoders.agents"]` {
 		t.Errorf("start tool PutEvents conditions = %s", start["RequestJob"].conditions)
+	}
+}
+
+// allAlarms returns every aws_cloudwatch_metric_alarm block of the generated files.
+func allAlarms(t *testing.T, files []artifact.File) (*hclFile, []*hclsyntax.Block) {
+	t.Helper()
+	var names []string
+	for _, f := range files {
+		names = append(names, strings.TrimPrefix(f.Path, Dir+"/"))
+	}
+	h := parseFiles(t, files, names...)
+	var alarms []*hclsyntax.Block
+	for _, b := range h.body {
+		if b.Type == "resource" && len(b.Labels) == 2 && b.Labels[0] == "aws_cloudwatch_metric_alarm" {
+			alarms = append(alarms, b)
+		}
+	}
+	return h, alarms
+}
+
+// TestAlarmActions: every alarm notifies var.alarm_actions on ALARM and on OK, and the root
+// module declares that variable as an optional list of ARNs.
+func TestAlarmActions(t *testing.T) {
+	for _, name := range append(examples, "agentcore") {
+		f := lower(t, "testdata/agentcore/fleet.yaml")
+		if name != "agentcore" {
+			f = example(t, name)
+		}
+		files := generate(t, f)
+		h, alarms := allAlarms(t, files)
+		if len(alarms) < 4 {
+			t.Fatalf("%s: only %d alarms", name, len(alarms))
+		}
+		for _, al := range alarms {
+			for _, attr := range []string{"alarm_actions", "ok_actions"} {
+				a, ok := al.Body.Attributes[attr]
+				if !ok || h.src(a.Expr) != "var.alarm_actions" {
+					t.Errorf("%s: alarm %s: %s is not var.alarm_actions", name, al.Labels[1], attr)
+				}
+			}
+		}
+		v := parseFiles(t, files, "variables.tf").block(t, "variable", "alarm_actions")
+		if got := h.src(v.Body.Attributes["type"].Expr); got != "list(string)" {
+			t.Errorf("%s: alarm_actions type = %s", name, got)
+		}
+		if got := h.src(v.Body.Attributes["default"].Expr); got != "[]" {
+			t.Errorf("%s: alarm_actions default = %s", name, got)
+		}
+		if d := h.str(t, v, "description"); !strings.Contains(d, "ALARM") || !strings.Contains(d, "OK") {
+			t.Errorf("%s: alarm_actions description %q", name, d)
+		}
+	}
+}
+
+func TestStallPeriods(t *testing.T) {
+	for _, tc := range []struct {
+		max  time.Duration
+		want int64
+	}{
+		{90 * time.Second, 10},
+		{10 * time.Minute, 10},
+		{10*time.Minute + time.Second, 11}, // rounded up to whole minutes
+		{20 * time.Minute, 20},
+		{24 * time.Hour, 1440},
+		{30 * time.Hour, 1440}, // CloudWatch: period x evaluation_periods <= 1 day
+	} {
+		got := stallPeriods(tc.max)
+		if got != tc.want || got*60 > 86400 {
+			t.Errorf("stallPeriods(%s) = %d, want %d", tc.max, got, tc.want)
+		}
+	}
+
+	// A step longer than a day: the canary is clamped to 1440 one-minute periods, with TF009.
+	f := example(t, "research-fleet")
+	f.Agent("coder").StepMax = 25 * time.Hour
+	files, ds := Generate(f)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	var warned bool
+	for _, d := range ds {
+		warned = warned || d.Code == "TF009" && d.Severity == diag.Warning && strings.Contains(d.Summary, "coder")
+	}
+	if !warned {
+		t.Errorf("no TF009 warning for a 25h step: %v", ds)
+	}
+	h := parseFiles(t, files, "agent_coder.tf")
+	st := h.block(t, "resource", "aws_cloudwatch_metric_alarm", "coder_stalled")
+	if got := h.src(st.Body.Attributes["evaluation_periods"].Expr); got != "1440" {
+		t.Errorf("25h step: evaluation_periods = %s, want 1440", got)
+	}
+	dir := t.TempDir()
+	for _, fl := range files {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(fl.Path)), fl.Bytes, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFmtAndSchema(t, dir)
+}
+
+// TestBatchingWindow: Lambda refuses batch_size > 10 without a batching window of >= 1 s.
+func TestBatchingWindow(t *testing.T) {
+	for _, tc := range []struct {
+		batch  int
+		window time.Duration
+		want   string
+	}{
+		{10, 0, "0"},
+		{11, 0, "1"},
+		{50, 500 * time.Millisecond, "1"},
+		{50, 5 * time.Second, "5"},
+	} {
+		f := example(t, "minimal")
+		l := f.Agent("greeter").Lambda
+		l.BatchSize, l.BatchingWindow = tc.batch, tc.window
+		h := parseFiles(t, generate(t, f), "agent_greeter.tf")
+		esm := h.block(t, "resource", "aws_lambda_event_source_mapping", "greeter")
+		if got := h.src(esm.Body.Attributes["maximum_batching_window_in_seconds"].Expr); got != tc.want {
+			t.Errorf("batch %d window %s: maximum_batching_window_in_seconds = %s, want %s", tc.batch, tc.window, got, tc.want)
+		}
+	}
+}
+
+// TestLambdaEnvironmentLimit: the size fleetc measures is what Terraform renders, and a
+// class whose environment passes 4 KB is a TF008 error, one byte below is not.
+func TestLambdaEnvironmentLimit(t *testing.T) {
+	for _, tc := range []struct{ example, class string }{{"minimal", "greeter"}, {"async-tools", "cdk-synth"}} {
+		f := example(t, tc.example)
+		a := f.Agent(tc.class)
+		size, err := lambdaEnvSize(f, a)
+		if err != nil || size <= 0 || size > lambdaEnvLimit {
+			t.Errorf("%s: environment %d bytes (%v)", tc.class, size, err)
+		}
+		if tfSize, ok := terraformEnvSize(t, f, a); ok && tfSize != size {
+			t.Errorf("%s: fleetc measures %d bytes, Terraform renders %d", tc.class, size, tfSize)
+		}
+	}
+
+	// Grow an exec argument until the environment is exactly at, then one byte past, the limit.
+	f := example(t, "minimal")
+	a := f.Agent("greeter")
+	a.Handler.Command = []string{"/app/greet", ""}
+	base, err := lambdaEnvSize(f, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, over := range []bool{false, true} {
+		n := lambdaEnvLimit - base
+		if over {
+			n++
+		}
+		a.Handler.Command[1] = strings.Repeat("x", n)
+		if size, _ := lambdaEnvSize(f, a); size != base+n {
+			t.Fatalf("an argument of %d bytes grew the environment by %d", n, size-base)
+		}
+		_, ds := Generate(f)
+		var got *diag.Diagnostic
+		for _, d := range ds {
+			if d.Code == "TF008" {
+				got = d
+			}
+		}
+		switch {
+		case over && (got == nil || got.Severity != diag.Error || !strings.Contains(got.Detail, "eks")):
+			t.Errorf("%d bytes: want a TF008 error with a fix, got %v", base+n, ds)
+		case !over && got != nil:
+			t.Errorf("exactly %d bytes: unexpected %v", base+n, got)
+		}
+	}
+}
+
+// terraformEnvSize asks terraform console for the length of the JSON object of the function's
+// environment variables as Terraform renders them; ok is false without a terraform binary.
+func terraformEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, bool) {
+	t.Helper()
+	bin, err := verify.Tool("terraform")
+	if err != nil {
+		t.Logf("terraform console cross-check skipped: %v", err)
+		return 0, false
+	}
+	cfg, err := runtimeconfig.Render(f, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cfg.json"), cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := func(q ir.Queue) string { return "https://sqs." + f.Region + ".amazonaws.com/123456789012/" + q.Name }
+	expr := `length(jsonencode({FLEET_CONFIG_JSON = jsonencode(jsondecode(file("cfg.json"))), FLEET_DLQ_URL = "` +
+		url(a.DLQ) + `", FLEET_QUEUE_URL = "` + url(a.Queue) + `"}))`
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "console")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(expr + "\n")
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE=/dev/null", "CHECKPOINT_DISABLE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("terraform console: %v\n%s", err, out)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("terraform console printed %q", out)
+	}
+	return n, true
+}
+
+// TestCodes: Codes documents exactly the codes the package's sources emit.
+func TestCodes(t *testing.T) {
+	emitted := map[string]bool{}
+	srcs, _ := filepath.Glob("*.go")
+	re := regexp.MustCompile(`(?:Errorf|Warnf)\("(TF[0-9]+)"`)
+	for _, p := range srcs {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			emitted[string(m[1])] = true
+		}
+	}
+	listed := map[string]bool{}
+	prev := ""
+	for _, c := range Codes() {
+		if c.ID <= prev {
+			t.Errorf("Codes not sorted or duplicated at %s", c.ID)
+		}
+		prev = c.ID
+		listed[c.ID] = true
+		if !emitted[c.ID] {
+			t.Errorf("Codes lists %s, which no source emits", c.ID)
+		}
+		if c.Severity != "error" && c.Severity != "warning" || c.Summary == "" || len(c.Explain) < 80 {
+			t.Errorf("%s: severity %q, summary %q, explain %d chars", c.ID, c.Severity, c.Summary, len(c.Explain))
+		}
+	}
+	for code := range emitted {
+		if !listed[code] {
+			t.Errorf("%s is emitted but not in Codes", code)
+		}
+	}
+	if len(emitted) < 9 {
+		t.Errorf("found only %d emitted codes: %v", len(emitted), emitted)
 	}
 }

@@ -37,6 +37,19 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 		st = append(st,
 			stmt{sid: "DistributedMapStart", actions: []string{"states:StartExecution"}, resources: []tokens{smARN}},
 			stmt{sid: "DistributedMapChildren", actions: []string{"states:DescribeExecution", "states:StopExecution"}, resources: []tokens{childARN}})
+		// Each Distributed Map's ResultWriter exports the child results to the claim-check
+		// bucket under its own prefix (statemachines/*.asl.json). Step Functions uploads large
+		// result files in parts, hence the multipart actions; GetObject is in AWS's documented
+		// ResultWriter policy too. Scoped to this workflow's fan-out prefixes only.
+		var prefixes []tokens
+		for _, s := range w.Steps {
+			if s.FanOut != nil {
+				prefixes = append(prefixes, tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ResultPrefix(w, s)+"/*")))
+			}
+		}
+		st = append(st, stmt{sid: "FanOutResultWriter", actions: []string{
+			"s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload",
+		}, resources: prefixes})
 	}
 	// CloudWatch Logs delivery for state machine logging; these actions take no resource ARN.
 	st = append(st, stmt{sid: "LogDelivery", actions: []string{
@@ -46,9 +59,13 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, "sts:AssumeRole"), st,
 		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to, nothing else.")
 
-	vars := make([]kv, len(w.Agents))
-	for i, a := range w.Agents {
-		vars[i] = kv{ir.QueueURLVar(a), ref("aws_sqs_queue", local(a.Name), "url")}
+	vars := make([]kv, 0, len(w.Agents)+1)
+	if hasFanOut(w) {
+		// ResultWriter's Bucket: "${claim_check_bucket}" in the definition.
+		vars = append(vars, kv{ir.ClaimCheckBucketVar, ref("aws_s3_bucket", "claimcheck", "bucket")})
+	}
+	for _, a := range w.Agents {
+		vars = append(vars, kv{ir.QueueURLVar(a), ref("aws_sqs_queue", local(a.Name), "url")})
 	}
 	g.claim("aws_sfn_state_machine", n, w.Path)
 	sm := fl.resource("aws_sfn_state_machine", n)

@@ -152,3 +152,9 @@ func same(a, b *Diagnostic) bool {
 	bf, bl, bc := key(b)
 	return af == bf && al == bl && ac == bc && a.Code == b.Code && a.Summary == b.Summary && a.Severity == b.Severity
 }
+
+// Code documents one diagnostic code: a line of `fleetc rules`, the text of `fleetc explain`.
+// Severity is "error" or "warning".
+type Code struct {
+	ID, Severity, Summary, Explain string
+}

@@ -110,7 +110,7 @@ func TestRulesAndExplain(t *testing.T) {
 	if code != 0 {
 		t.Fatal(code)
 	}
-	ids := regexp.MustCompile(`(?m)^([A-Z]\d{3}) `).FindAllStringSubmatch(out, -1)
+	ids := regexp.MustCompile(`(?m)^([A-Z]+\d{3})\s`).FindAllStringSubmatch(out, -1)
 	if len(ids) < 50 {
 		t.Fatalf("only %d rules listed:\n%s", len(ids), out)
 	}
@@ -226,5 +226,20 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	}
 	if len(rep.Changes) != 1 || rep.Changes[0].Path != "runtime/coder.json" || rep.Changes[0].Kind != "added" {
 		t.Errorf("changes = %+v", rep.Changes)
+	}
+}
+
+// A spec that validates builds: validate runs the backends' own checks too.
+func TestValidateRunsGenerationChecks(t *testing.T) {
+	src, _ := os.ReadFile("../../../examples/minimal/fleet.yaml")
+	spec := strings.Replace(string(src), "      required: [trace_id, name]\n", "      required: [trace_id, name]\n      if: { required: [name] }\n", 1)
+	p := filepath.Join(t.TempDir(), "fleet.yaml")
+	os.WriteFile(p, []byte(spec), 0o644)
+	code, out, _ := run(t, "validate", p)
+	if code != 1 || !strings.Contains(out, ": G003: ") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if code, _, _ := run(t, "explain", "G003"); code != 0 {
+		t.Error("G003 has no explanation")
 	}
 }

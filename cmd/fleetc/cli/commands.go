@@ -10,7 +10,6 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
-	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -170,11 +169,8 @@ type ruleInfo struct {
 
 func catalog() []ruleInfo {
 	var out []ruleInfo
-	for _, c := range spec.Codes() {
-		out = append(out, ruleInfo{c.ID, "input", "error", c.Summary})
-	}
-	for _, r := range check.Rules() {
-		out = append(out, ruleInfo{r.ID, r.Category, r.Severity.String(), r.Summary})
+	for _, e := range compiler.Catalog() {
+		out = append(out, ruleInfo{e.ID, e.Category, e.Severity, e.Summary})
 	}
 	return out
 }
@@ -204,17 +200,11 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleetc explain: name one rule ID, e.g. fleetc explain Q001 (fleetc rules lists them)")
 		return exitUsage
 	}
-	id := strings.ToUpper(args[0])
-	for _, c := range spec.Codes() {
-		if c.ID == id {
-			fmt.Fprintf(stdout, "%s: %s (input, error)\n\n%s\n", c.ID, c.Summary, c.Explain)
-			return exitOK
-		}
-	}
-	if r, ok := check.Lookup(id); ok {
-		fmt.Fprintf(stdout, "%s: %s (%s, %s)\n\n%s\n", r.ID, r.Summary, r.Category, r.Severity, strings.TrimSpace(r.Explain))
+	if e, ok := compiler.Lookup(args[0]); ok {
+		fmt.Fprintf(stdout, "%s: %s (%s, %s)\n\n%s\n", e.ID, e.Summary, e.Category, e.Severity, e.Explain)
 		return exitOK
 	}
+	id := strings.ToUpper(args[0])
 	var ids []string
 	for _, r := range catalog() {
 		ids = append(ids, r.ID)

@@ -92,6 +92,8 @@ resource "aws_cloudwatch_metric_alarm" "greeter_dlq_delivery_failed" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "greeter_age" {
@@ -109,6 +111,8 @@ resource "aws_cloudwatch_metric_alarm" "greeter_age" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 60
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "greeter_dlq_depth" {
@@ -125,6 +129,8 @@ resource "aws_cloudwatch_metric_alarm" "greeter_dlq_depth" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "greeter_stalled" {
@@ -135,6 +141,8 @@ resource "aws_cloudwatch_metric_alarm" "greeter_stalled" {
   evaluation_periods  = 10
   datapoints_to_alarm = 10
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
   metric_query {
     id = "visible"
     metric {

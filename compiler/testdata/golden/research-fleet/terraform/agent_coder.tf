@@ -179,6 +179,8 @@ resource "aws_cloudwatch_metric_alarm" "coder_dlq_delivery_failed" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "coder_age" {
@@ -196,6 +198,8 @@ resource "aws_cloudwatch_metric_alarm" "coder_age" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 1560
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "coder_dlq_depth" {
@@ -212,6 +216,8 @@ resource "aws_cloudwatch_metric_alarm" "coder_dlq_depth" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }
 
 resource "aws_cloudwatch_metric_alarm" "coder_stalled" {
@@ -222,6 +228,8 @@ resource "aws_cloudwatch_metric_alarm" "coder_stalled" {
   evaluation_periods  = 20
   datapoints_to_alarm = 20
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
   metric_query {
     id = "visible"
     metric {
@@ -311,13 +319,13 @@ data "aws_iam_policy_document" "coder_worker" {
     sid       = "TaskTokenCallbacks"
     effect    = "Allow"
     actions   = ["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]
-    resources = [aws_sfn_state_machine.conversation.arn]
+    resources = [aws_sfn_state_machine.conversation.arn, "${aws_sfn_state_machine.conversation.arn}/*"]
   }
   statement {
     sid       = "InvokeRoutedModels"
     effect    = "Allow"
     actions   = ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]
-    resources = ["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5", "arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-haiku-4-5", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-haiku-4-5", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-sonnet-4-5"]
+    resources = ["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:us-east-1:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"]
   }
 }
 

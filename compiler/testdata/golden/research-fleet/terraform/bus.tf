@@ -64,4 +64,6 @@ resource "aws_cloudwatch_metric_alarm" "delivery_dlq_depth" {
   comparison_operator = "GreaterThanThreshold"
   threshold           = 0
   treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }

@@ -40,6 +40,12 @@ data "aws_iam_policy_document" "conversation_sfn" {
     resources = ["arn:${data.aws_partition.current.partition}:states:us-east-1:${data.aws_caller_identity.current.account_id}:execution:research-conversation/*"]
   }
   statement {
+    sid       = "FanOutResultWriter"
+    effect    = "Allow"
+    actions   = ["s3:AbortMultipartUpload", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/SubQueries/*"]
+  }
+  statement {
     sid       = "LogDelivery"
     effect    = "Allow"
     actions   = ["logs:CreateLogDelivery", "logs:DeleteLogDelivery", "logs:DescribeLogGroups", "logs:DescribeResourcePolicies", "logs:GetLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:UpdateLogDelivery"]
@@ -64,6 +70,7 @@ resource "aws_sfn_state_machine" "conversation" {
   type     = "STANDARD"
   role_arn = aws_iam_role.conversation_sfn.arn
   definition = templatefile("${path.module}/../statemachines/conversation.asl.json", {
+    claim_check_bucket   = aws_s3_bucket.claimcheck.bucket
     queue_url_coder      = aws_sqs_queue.coder.url
     queue_url_researcher = aws_sqs_queue.researcher.url
   })

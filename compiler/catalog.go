@@ -1,0 +1,52 @@
+package compiler
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/fleetc/fleetc/compiler/asl"
+	"github.com/fleetc/fleetc/compiler/check"
+	"github.com/fleetc/fleetc/compiler/eventschema"
+	"github.com/fleetc/fleetc/compiler/keda"
+	"github.com/fleetc/fleetc/compiler/runtimeconfig"
+	"github.com/fleetc/fleetc/compiler/terraform"
+	"github.com/fleetc/fleetc/spec"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Entry is one code fleetc can report, with the stage that reports it.
+type Entry struct {
+	diag.Code
+	Category string // input, a rule family (queues, bus, …), or generation
+}
+
+// Catalog lists every diagnostic code: input errors, then the rule catalog, then the
+// backends' own checks. `fleetc rules` prints it and `fleetc explain` reads it.
+func Catalog() []Entry {
+	var out []Entry
+	for _, c := range spec.Codes() {
+		out = append(out, Entry{c, "input"})
+	}
+	for _, r := range check.Rules() {
+		out = append(out, Entry{diag.Code{ID: r.ID, Severity: r.Severity.String(), Summary: r.Summary, Explain: strings.TrimSpace(r.Explain)}, r.Category})
+	}
+	var gen []diag.Code
+	for _, codes := range [][]diag.Code{terraform.Codes(), asl.Codes(), keda.Codes(), eventschema.Codes(), runtimeconfig.Codes()} {
+		gen = append(gen, codes...)
+	}
+	sort.Slice(gen, func(i, j int) bool { return gen[i].ID < gen[j].ID })
+	for _, c := range gen {
+		out = append(out, Entry{c, "generation"})
+	}
+	return out
+}
+
+// Lookup finds a code in the catalog, case-insensitively.
+func Lookup(id string) (Entry, bool) {
+	for _, e := range Catalog() {
+		if strings.EqualFold(e.ID, id) {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}

@@ -1,0 +1,5 @@
+variable "alarm_actions" {
+  description = "ARNs notified when any fleet alarm enters ALARM or returns to OK (SNS topics, incident-manager response plans, ...). Empty: the alarms are visible in CloudWatch only."
+  type        = list(string)
+  default     = []
+}
