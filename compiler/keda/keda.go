@@ -28,8 +28,6 @@ import (
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
@@ -100,7 +98,7 @@ func Class(f *ir.Fleet, a *ir.Agent) ([]artifact.File, error) {
 	}
 	out := make([]artifact.File, 0, len(objs))
 	for _, o := range objs {
-		b, err := yaml.Marshal(o.obj)
+		b, err := toYAML(o.obj)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.file, err)
 		}

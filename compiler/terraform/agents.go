@@ -358,7 +358,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 				stmt{sid: "AuthenticateToECR", actions: []string{"ecr:GetAuthorizationToken"}, resources: []tokens{str("*")}})
 		}
 		st = append(st, stmt{sid: "WriteRuntimeLogs", actions: []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
-			resources: []tokens{tmpl(lit("arn:"), interp(partition), lit(":logs:"+g.f.Region+":"), interp(accountID),
+			resources: []tokens{tmpl(lit("arn:"), interp(partition()), lit(":logs:"+g.f.Region+":"), interp(accountID()),
 				lit(":log-group:/aws/bedrock-agentcore/runtimes/*"))}})
 	default:
 		// EKS Pod Identity assumes the role with session tags.

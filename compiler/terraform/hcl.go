@@ -31,10 +31,10 @@ func strs(ss ...string) tokens {
 	for i, s := range ss {
 		items[i] = str(s)
 	}
-	return hclwrite.TokensForTuple(items)
+	return hclfmt.Tuple(items)
 }
 
-func list(items ...tokens) tokens { return hclwrite.TokensForTuple(items) }
+func list(items ...tokens) tokens { return hclfmt.Tuple(items) }
 
 // ref is a traversal such as aws_sqs_queue.researcher.arn, written "aws_sqs_queue", "researcher", "arn".
 func ref(root string, attrs ...string) tokens {
@@ -49,7 +49,7 @@ func traversal(root string, attrs ...string) hcl.Traversal {
 	return t
 }
 
-func call(name string, args ...tokens) tokens { return hclwrite.TokensForFunctionCall(name, args...) }
+func call(name string, args ...tokens) tokens { return hclfmt.Call(name, args...) }
 
 // kv is one attribute of an object constructor.
 type kv struct {
@@ -69,7 +69,7 @@ func object(attrs ...kv) tokens {
 		}
 		items[i] = hclwrite.ObjectAttrTokens{Name: name, Value: a.val}
 	}
-	return hclwrite.TokensForObject(items)
+	return hclfmt.Object(items)
 }
 
 // value turns a JSON-like Go value (maps, slices, strings, numbers, bools, nil) into an HCL
@@ -151,7 +151,7 @@ func tmpl(parts ...tpart) tokens {
 type block struct{ body *hclwrite.Body }
 
 // set assigns an attribute. The tokens are copied: formatting rewrites token spacing in
-// place, and expressions such as accountID are shared between files rendered in parallel.
+// place, so a token slice reused in two places (or files rendered in parallel) must not be shared.
 func (b block) set(name string, t tokens) block {
 	own := make(tokens, len(t))
 	for i, tok := range t {

@@ -61,7 +61,7 @@ func (g *gen) policyDoc(fl *file, name, path string, stmts []stmt, comments ...s
 func serviceTrust(service string, sourceAccount bool, actions ...string) []stmt {
 	s := stmt{sid: "AssumeRole", actions: actions, principal: &principal{"Service", []string{service}}}
 	if sourceAccount {
-		s.conditions = []condition{{"StringEquals", "aws:SourceAccount", []tokens{accountID}}}
+		s.conditions = []condition{{"StringEquals", "aws:SourceAccount", []tokens{accountID()}}}
 	}
 	return []stmt{s}
 }
@@ -121,10 +121,10 @@ func (g *gen) modelResources(m *ir.Model) []tokens {
 			add(id, str(id))
 		case hasPrefixAny(id, profilePrefixes...):
 			base := id[strings.Index(id, ".")+1:]
-			add("profile/"+id, tmpl(lit("arn:"), interp(partition), lit(":bedrock:"+g.f.Region+":"), interp(accountID), lit(":inference-profile/"+id)))
-			add("model/*/"+base, tmpl(lit("arn:"), interp(partition), lit(":bedrock:*::foundation-model/"+base)))
+			add("profile/"+id, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+":"), interp(accountID()), lit(":inference-profile/"+id)))
+			add("model/*/"+base, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:*::foundation-model/"+base)))
 		default:
-			add("model/"+g.f.Region+"/"+id, tmpl(lit("arn:"), interp(partition), lit(":bedrock:"+g.f.Region+"::foundation-model/"+id)))
+			add("model/"+g.f.Region+"/"+id, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+"::foundation-model/"+id)))
 		}
 	}
 	keys := make([]string, 0, len(byKey))

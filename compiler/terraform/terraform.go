@@ -100,9 +100,7 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	g.variables()
 	g.bus()
 	g.state()
-	for _, a := range f.Agents {
-		g.agent(a)
-	}
+	g.agents()
 	g.kedaScaler()
 	g.tools()
 	g.workflows()
@@ -170,11 +168,10 @@ func Constraint(f *ir.Fleet) string {
 	return ConstraintDefault
 }
 
-// Common expressions.
-var (
-	accountID = ref("data", "aws_caller_identity", "current", "account_id")
-	partition = ref("data", "aws_partition", "current", "partition")
-)
+// Common expressions: functions, because hclwrite formats tokens in place and a shared
+// token slice would be rewritten by every file (and goroutine) that uses it.
+func accountID() tokens { return ref("data", "aws_caller_identity", "current", "account_id") }
+func partition() tokens { return ref("data", "aws_partition", "current", "partition") }
 
 func (g *gen) versions() {
 	fl := g.file("versions.tf")
@@ -299,6 +296,50 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 	return false
 }
 
+// agents generates every class's file. Classes are independent, so each gets its own
+// generator on a worker goroutine; the results are merged in class order, and the merge is
+// where a Terraform address claimed twice (TF002) is caught.
+func (g *gen) agents() {
+	subs := make([]*gen, len(g.f.Agents))
+	parallel(len(subs), func(i int) {
+		subs[i] = &gen{f: g.f, names: map[string]string{}}
+		subs[i].agent(g.f.Agents[i])
+	})
+	for _, sub := range subs {
+		g.files = append(g.files, sub.files...)
+		g.ds = append(g.ds, sub.ds...)
+		keys := make([]string, 0, len(sub.names))
+		for k := range sub.names {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kind, name, _ := strings.Cut(k, ".")
+			g.claim(kind, name, sub.names[k])
+		}
+	}
+}
+
+// parallel runs fn(0..n-1) on every core.
+func parallel(n int, fn func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // render fills out[i].Bytes from the non-empty files, in parallel.
 func render(out []artifact.File, files []*file) {
 	var nonEmpty []*file
@@ -307,20 +348,5 @@ func render(out []artifact.File, files []*file) {
 			nonEmpty = append(nonEmpty, fl)
 		}
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i].Bytes = nonEmpty[i].bytes()
-			}
-		}()
-	}
-	for i := range nonEmpty {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	parallel(len(nonEmpty), func(i int) { out[i].Bytes = nonEmpty[i].bytes() })
 }

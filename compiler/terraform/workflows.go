@@ -32,8 +32,8 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	if hasFanOut(w) {
 		// A Distributed Map starts child executions of this very state machine. Its ARN is
 		// spelled out from the name: referencing the resource here would be a cycle.
-		smARN := tmpl(lit("arn:"), interp(partition), lit(":states:"+g.f.Region+":"), interp(accountID), lit(":stateMachine:"+w.StateMachineName))
-		childARN := tmpl(lit("arn:"), interp(partition), lit(":states:"+g.f.Region+":"), interp(accountID), lit(":execution:"+w.StateMachineName+"/*"))
+		smARN := tmpl(lit("arn:"), interp(partition()), lit(":states:"+g.f.Region+":"), interp(accountID()), lit(":stateMachine:"+w.StateMachineName))
+		childARN := tmpl(lit("arn:"), interp(partition()), lit(":states:"+g.f.Region+":"), interp(accountID()), lit(":execution:"+w.StateMachineName+"/*"))
 		st = append(st,
 			stmt{sid: "DistributedMapStart", actions: []string{"states:StartExecution"}, resources: []tokens{smARN}},
 			stmt{sid: "DistributedMapChildren", actions: []string{"states:DescribeExecution", "states:StopExecution"}, resources: []tokens{childARN}})

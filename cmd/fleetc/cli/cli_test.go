@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -241,5 +243,24 @@ func TestValidateRunsGenerationChecks(t *testing.T) {
 	}
 	if code, _, _ := run(t, "explain", "G003"); code != 0 {
 		t.Error("G003 has no explanation")
+	}
+}
+
+// BenchmarkCLIBuild1000Classes is `fleetc build` end to end (load, check, generate, write)
+// on a generated 1,000-class fleet.
+//
+//	go test ./cmd/fleetc/cli -run '^$' -bench CLIBuild -benchtime 5x
+func BenchmarkCLIBuild1000Classes(b *testing.B) {
+	dir := b.TempDir()
+	spec := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(spec, irtest.BigFleet(1000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	for b.Loop() {
+		var o, e bytes.Buffer
+		if code := Main([]string{"build", spec, "-o", out}, nil, &o, &e); code != 0 {
+			b.Fatalf("exit %d: %s", code, e.String())
+		}
 	}
 }

@@ -2,8 +2,10 @@
 package irtest
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -56,4 +58,36 @@ func Examples(t testing.TB) []string {
 		t.Fatal("no examples/*/fleet.yaml found")
 	}
 	return paths
+}
+
+// BigFleet writes a spec with n agent classes: one in four consumes its own event (a bus
+// holds at most 300 rules), the rest are dispatched by workflows of ten steps each.
+func BigFleet(n int) []byte {
+	var b strings.Builder
+	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\nworker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0 }\n")
+	b.WriteString("models:\n  fast:\n    targets: [bedrock/us.anthropic.claude-haiku-4-5]\n    fallbacks: [slow]\n    max_in_flight: 100000\n  slow:\n    targets: [bedrock/us.anthropic.claude-sonnet-4-5]\n    max_in_flight: 100000\n")
+	b.WriteString("events:\n")
+	for i := 0; i < n; i += 4 {
+		fmt.Fprintf(&b, "  task.c%04d:\n    version: 1\n    source: big.app\n    detail: { type: object, required: [trace_id], properties: { trace_id: { type: string } } }\n", i)
+	}
+	b.WriteString("agents:\n")
+	for i := 0; i < n; i++ {
+		rt := []string{"eks", "lambda"}[i%2]
+		fmt.Fprintf(&b, "  c%04d:\n    runtime: %s\n    step: { p95: 20s, max: 2m }\n    model: fast\n    handler: { exec: [/app/run] }\n    scaling: { min: 1, max: 10, per_replica: 4 }\n", i, rt)
+		if i%4 == 0 {
+			fmt.Fprintf(&b, "    consumes: { event: task.c%04d }\n", i)
+		}
+	}
+	b.WriteString("workflows:\n")
+	for w := 0; w*10 < n; w++ {
+		fmt.Fprintf(&b, "  w%03d:\n    steps:\n", w)
+		for i := w * 10; i < min(n, w*10+10); i++ {
+			if i%2 == 0 { // eks workers send task heartbeats; lambda workers do not (S003)
+				fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 20m, heartbeat: 10m }\n", i)
+			} else {
+				fmt.Fprintf(&b, "      - { agent: c%04d, timeout: 10m }\n", i)
+			}
+		}
+	}
+	return []byte(b.String())
 }

@@ -525,3 +525,46 @@ func graphemes(b []byte) int {
 	}
 	return len(b)
 }
+
+// Tuple, Object and Call build the same tokens as hclwrite.TokensForTuple, TokensForObject
+// and TokensForFunctionCall, without formatting them on the spot (hclwrite formats every
+// intermediate expression, at the per-token cost Bytes avoids): Bytes formats the file once.
+func Tuple(elems []Tokens) Tokens {
+	toks := Tokens{punct(hclsyntax.TokenOBrack, '[')}
+	for i, e := range elems {
+		if i > 0 {
+			toks = append(toks, punct(hclsyntax.TokenComma, ','))
+		}
+		toks = append(toks, e...)
+	}
+	return append(toks, punct(hclsyntax.TokenCBrack, ']'))
+}
+
+// Object is hclwrite.TokensForObject without formatting.
+func Object(attrs []hclwrite.ObjectAttrTokens) Tokens {
+	toks := Tokens{punct(hclsyntax.TokenOBrace, '{')}
+	if len(attrs) > 0 {
+		toks = append(toks, punct(hclsyntax.TokenNewline, '\n'))
+	}
+	for _, a := range attrs {
+		toks = append(toks, a.Name...)
+		toks = append(toks, punct(hclsyntax.TokenEqual, '='))
+		toks = append(toks, a.Value...)
+		toks = append(toks, punct(hclsyntax.TokenNewline, '\n'))
+	}
+	return append(toks, punct(hclsyntax.TokenCBrace, '}'))
+}
+
+// Call is hclwrite.TokensForFunctionCall without formatting.
+func Call(name string, args ...Tokens) Tokens {
+	toks := append(hclwrite.TokensForIdentifier(name), punct(hclsyntax.TokenOParen, '('))
+	for i, a := range args {
+		if i > 0 {
+			toks = append(toks, punct(hclsyntax.TokenComma, ','))
+		}
+		toks = append(toks, a...)
+	}
+	return append(toks, punct(hclsyntax.TokenCParen, ')'))
+}
+
+func punct(t hclsyntax.TokenType, b byte) *Token { return &Token{Type: t, Bytes: []byte{b}} }
