@@ -31,11 +31,15 @@
 package terraform
 
 import (
+	"io/fs"
+
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fleetc/fleetc/templates"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -97,7 +101,6 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 		return nil, g.ds
 	}
 	g.versions()
-	g.variables()
 	g.bus()
 	g.state()
 	g.agents()
@@ -116,6 +119,14 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	// Rendering (hclwrite's alignment pass) dominates the cost of a large fleet; files are
 	// independent, so render them on every core. Each result lands at its own index.
 	render(out, g.files)
+	static, err := fs.Glob(templates.Terraform, "terraform/*.tf")
+	if err != nil {
+		g.ds.Errorf("TF000", "", "internal error: %v", err)
+	}
+	for _, p := range static {
+		b, _ := templates.Terraform.ReadFile(p)
+		out = append(out, artifact.File{Path: p, Bytes: b})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	if f.Index != nil {
 		f.Index.Locate(g.ds)
@@ -204,16 +215,6 @@ func (g *gen) versions() {
 
 	fl.data("aws_caller_identity", "current")
 	fl.data("aws_partition", "current")
-}
-
-// variables declares the root module's inputs.
-func (g *gen) variables() {
-	fl := g.file("variables.tf")
-	v := fl.top("variable", []string{"alarm_actions"})
-	v.set("description", str("ARNs notified when any fleet alarm enters ALARM or returns to OK (SNS topics, incident-manager response plans, ...). "+
-		"Empty: the alarms are visible in CloudWatch only."))
-	v.set("type", call("list", ref("string")))
-	v.set("default", list())
 }
 
 func (g *gen) outputs() {
