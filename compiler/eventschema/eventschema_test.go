@@ -54,27 +54,7 @@ func decode(t *testing.T, b []byte) map[string]any {
 	return m
 }
 
-// get walks a decoded document by keys (and array indexes as ints).
-func get(t *testing.T, v any, path ...any) any {
-	t.Helper()
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := v.(map[string]any)
-			if !ok {
-				t.Fatalf("at %q: not an object: %v", k, v)
-			}
-			v = m[k]
-		case int:
-			a, ok := v.([]any)
-			if !ok || k >= len(a) {
-				t.Fatalf("at [%d]: not an array that long: %v", k, v)
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
+var get = irtest.Dig
 
 // checkEvents validates every schema against the draft-04 metaschema, every example against
 // its schema, and the envelope fields every schema must pin.

@@ -154,26 +154,7 @@ func unmarshal(t *testing.T, set *artifact.Set, path string) map[string]any {
 	return m
 }
 
-func dig(t *testing.T, v any, path ...any) any {
-	t.Helper()
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := v.(map[string]any)
-			if !ok {
-				t.Fatalf("at %q: not an object: %v", k, v)
-			}
-			v = m[k]
-		case int:
-			s, ok := v.([]any)
-			if !ok || k >= len(s) {
-				t.Fatalf("at [%d]: not a long enough list: %v", k, v)
-			}
-			v = s[k]
-		}
-	}
-	return v
-}
+var dig = irtest.Dig
 
 func TestResearchFleet(t *testing.T) {
 	f := lower(t, "../../examples/research-fleet/fleet.yaml")

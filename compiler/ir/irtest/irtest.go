@@ -91,3 +91,26 @@ func BigFleet(n int) []byte {
 	}
 	return []byte(b.String())
 }
+
+// Dig walks a decoded JSON or YAML document by map keys (strings) and list indexes (ints),
+// failing the test when the path does not exist.
+func Dig(t testing.TB, v any, path ...any) any {
+	t.Helper()
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("at %q: not an object: %v", k, v)
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				t.Fatalf("at [%d]: not a list that long: %v", k, v)
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
