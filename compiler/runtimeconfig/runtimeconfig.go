@@ -220,7 +220,10 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 		Concurrency: a.Scaling.PerReplica,
 		Step:        Step{P95Seconds: ir.Seconds(a.StepP95), MaxSeconds: ir.Seconds(a.StepMax)},
 		// One attempt per receive: the worker's retry budget is the redrive count, no more.
-		Retry: Retry{MaxAttempts: a.Queue.MaxReceives, BaseMS: RetryBaseMS, CapMS: RetryCapMS},
+		// The worker gives up one receive before SQS's redrive would: it then dead-letters the
+		// message itself, with ERROR_CODE and (for tasks) SendTaskFailure, and the last receive
+		// is left for a worker that crashed mid-step.
+		Retry: Retry{MaxAttempts: max(1, a.Queue.MaxReceives-1), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
 		Idempotency: Idempotency{
 			Table:         f.State.IdempotencyTable,
 			WindowSeconds: ir.Seconds(a.Idempotency.Window),
