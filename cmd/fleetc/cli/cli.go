@@ -24,7 +24,7 @@ event-driven AI agent fleet on AWS.
 
 Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
-  fleetc build FILE [-o DIR] [--check] [--format text|json|github-actions]
+  fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
   fleetc explain ID
   fleetc version
