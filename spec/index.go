@@ -29,9 +29,6 @@ func newIndex(file string, src []byte) *Index {
 	return idx
 }
 
-// Filename is the file the index describes.
-func (x *Index) Filename() string { return x.file }
-
 func (x *Index) rangeAt(line, col, width int) *diag.Range {
 	if line < 1 {
 		line = 1
