@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"time"
@@ -66,7 +67,14 @@ type Options struct {
 	// HTTPTimeout bounds one HTTP attempt (0 = no client timeout; SQS
 	// long polls need at least wait_time_seconds + a margin).
 	HTTPTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers on one
+	// attempt; 0 = DefaultResponseHeaderTimeout. It must exceed the SQS
+	// long-poll wait (≤ 20 s).
+	ResponseHeaderTimeout time.Duration
 }
+
+// DefaultResponseHeaderTimeout covers a 20 s SQS long poll plus a margin.
+const DefaultResponseHeaderTimeout = 30 * time.Second
 
 // EndpointFromEnv returns FLEET_AWS_ENDPOINT, else AWS_ENDPOINT_URL, else "".
 func EndpointFromEnv() string {
@@ -96,7 +104,15 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 
 	// A BuildableClient (not a plain *http.Client) so the loader can still
 	// apply AWS_CA_BUNDLE; the counter wraps it after loading.
-	httpClient := awshttp.NewBuildableClient().WithTimeout(o.HTTPTimeout)
+	headerTimeout := o.ResponseHeaderTimeout
+	if headerTimeout <= 0 {
+		headerTimeout = DefaultResponseHeaderTimeout
+	}
+	// A response-header timeout so one hung connection fails its call
+	// (and the caller retries on a fresh one) instead of blocking forever;
+	// callers add per-call deadlines for slow bodies.
+	httpClient := awshttp.NewBuildableClient().WithTimeout(o.HTTPTimeout).
+		WithTransportOptions(func(tr *http.Transport) { tr.ResponseHeaderTimeout = headerTimeout })
 
 	opts := []func(*config.LoadOptions) error{
 		config.WithHTTPClient(httpClient),
@@ -124,6 +140,9 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	if cfg.Region == "" {
 		return aws.Config{}, errors.New("awsconfig: no region: set region in the runtime config or AWS_REGION")
 	}
+	// Always: without it, concurrent SQS calls intermittently fail with
+	// "use of closed network connection" (see closedBodySafe).
+	cfg.HTTPClient = closedBodySafe{next: cfg.HTTPClient}
 	if o.Counter != nil {
 		cfg.HTTPClient = o.Counter.WrapClient(cfg.HTTPClient)
 	}

@@ -63,7 +63,12 @@ var staleCodes = map[string]bool{
 	"TaskDoesNotExist": true,
 }
 
-// classify wraps err as a StaleTokenError when its API code is a stale one.
+// ErrInvalidOutput means SendTaskSuccess can never accept this output (not
+// JSON, over the size cap, or the API's InvalidOutput): retrying is futile.
+var ErrInvalidOutput = errors.New("callback: invalid task output")
+
+// classify wraps err as a StaleTokenError when its API code is a stale one,
+// and marks InvalidOutput as ErrInvalidOutput.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
@@ -71,6 +76,9 @@ func classify(op string, err error) error {
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) && staleCodes[apiErr.ErrorCode()] {
 		return &StaleTokenError{Op: op, Code: apiErr.ErrorCode(), Err: err}
+	}
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidOutput" {
+		return fmt.Errorf("callback: %s: %w: %w", op, ErrInvalidOutput, err)
 	}
 	return fmt.Errorf("callback: %s: %w", op, err)
 }
@@ -97,10 +105,10 @@ func (c *Client) Success(ctx context.Context, token string, output []byte) error
 		return errors.New("callback: empty task token")
 	}
 	if !json.Valid(output) {
-		return errors.New("callback: SendTaskSuccess output is not valid JSON")
+		return fmt.Errorf("%w: SendTaskSuccess output is not valid JSON", ErrInvalidOutput)
 	}
 	if len(output) > MaxOutputBytes {
-		return fmt.Errorf("callback: output is %d bytes, over the %d-byte Step Functions cap; offload it with claimcheck and send the reference", len(output), MaxOutputBytes)
+		return fmt.Errorf("%w: output is %d bytes, over the %d-byte Step Functions cap; offload it with claimcheck and send the reference", ErrInvalidOutput, len(output), MaxOutputBytes)
 	}
 	_, err := c.API.SendTaskSuccess(ctx, &sfn.SendTaskSuccessInput{TaskToken: aws.String(token), Output: aws.String(string(output))})
 	return classify("SendTaskSuccess", err)

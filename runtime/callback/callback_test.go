@@ -91,3 +91,23 @@ func TestFailureTruncates(t *testing.T) {
 		t.Fatalf("cause len %d", n)
 	}
 }
+
+// Outputs SendTaskSuccess can never take are ErrInvalidOutput, so the worker
+// dead-letters them instead of retrying forever; throttling is not.
+func TestInvalidOutputIsPermanent(t *testing.T) {
+	c := New(&fakeAPI{})
+	big := []byte(`"` + strings.Repeat("x", MaxOutputBytes) + `"`)
+	for _, out := range [][]byte{[]byte(`not json`), big} {
+		if err := c.Success(context.Background(), "tok", out); !errors.Is(err, ErrInvalidOutput) {
+			t.Errorf("local check: %v, want ErrInvalidOutput", err)
+		}
+	}
+	apiErr := &sfntypes.InvalidOutput{Message: aws.String("bad output")}
+	if err := New(&fakeAPI{err: apiErr}).Success(context.Background(), "tok", []byte(`{}`)); !errors.Is(err, ErrInvalidOutput) || !errors.Is(err, apiErr) || errors.Is(err, ErrStaleToken) {
+		t.Errorf("InvalidOutput from the API: %v", err)
+	}
+	thr := &smithy.GenericAPIError{Code: "ThrottlingException"}
+	if err := New(&fakeAPI{err: thr}).Success(context.Background(), "tok", []byte(`{}`)); errors.Is(err, ErrInvalidOutput) {
+		t.Errorf("throttling marked permanent: %v", err)
+	}
+}

@@ -12,10 +12,10 @@
 // byte-for-byte.
 //
 // Outputs: Store.Offload leaves an output of at most ThresholdBytes inline
-// and writes a larger one to S3 under a key derived only from the class
-// and the work (idempotency) key, so a redelivered step overwrites the
-// same object instead of leaking a new one, and returns its Ref for the
-// completion event's "result_ref".
+// and writes a larger one to S3 under a key derived from the class, the
+// work (idempotency) key and the claimant's lease token, so a claimant
+// that lost its lease cannot overwrite the object the winner recorded,
+// and returns its Ref for the completion event's "result_ref".
 package claimcheck
 
 import (
@@ -165,12 +165,15 @@ func (s *Store) Resolve(ctx context.Context, detail []byte) ([]byte, error) {
 	return json.Marshal(fields)
 }
 
-// OutputKey is the deterministic S3 key for a class's output of one unit
-// of work: "outputs/<class>/<sha256(workKey) hex>.json". Hashing keeps
-// arbitrary work keys (ARNs, slashes) out of the key's structure.
-func OutputKey(class, workKey string) string {
+// OutputKey is the S3 key for a class's output of one unit of work by one
+// claimant: "outputs/<class>/<sha256(workKey) hex>/<owner>.json". The owner
+// (the idempotency lease token) keeps a worker that lost its lease from
+// overwriting the winner's object: only the claimant whose conditional
+// store succeeds has its key recorded. Hashing keeps arbitrary work keys
+// (ARNs, slashes) out of the key's structure.
+func OutputKey(class, workKey, owner string) string {
 	sum := sha256.Sum256([]byte(workKey))
-	return "outputs/" + sanitize(class) + "/" + hex.EncodeToString(sum[:]) + ".json"
+	return "outputs/" + sanitize(class) + "/" + hex.EncodeToString(sum[:]) + "/" + sanitize(owner) + ".json"
 }
 
 func sanitize(s string) string {
@@ -187,16 +190,22 @@ func sanitize(s string) string {
 }
 
 // Offload returns (nil, nil) when output fits inline (len <= ThresholdBytes),
-// else writes it to S3 at OutputKey(class, workKey) with content type
-// application/json and returns the reference.
-func (s *Store) Offload(ctx context.Context, class, workKey string, output []byte) (*Ref, error) {
+// else writes it like Write.
+func (s *Store) Offload(ctx context.Context, class, workKey, owner string, output []byte) (*Ref, error) {
 	if len(output) <= s.ThresholdBytes {
 		return nil, nil
 	}
+	return s.Write(ctx, class, workKey, owner, output)
+}
+
+// Write stores output at OutputKey(class, workKey, owner) as
+// application/json whatever its size (the caller decided it must not go
+// inline, e.g. a Step Functions task output) and returns the reference.
+func (s *Store) Write(ctx context.Context, class, workKey, owner string, output []byte) (*Ref, error) {
 	if s.Bucket == "" {
 		return nil, ErrNoBucket
 	}
-	ref := Ref{Type: "s3", Bucket: s.Bucket, Key: OutputKey(class, workKey)}
+	ref := Ref{Type: "s3", Bucket: s.Bucket, Key: OutputKey(class, workKey, owner)}
 	if err := s.Put(ctx, ref, output); err != nil {
 		return nil, err
 	}

@@ -17,14 +17,17 @@ import (
 )
 
 func TestOutputKeyDeterministic(t *testing.T) {
-	a := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e1/Researcher")
-	b := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e1/Researcher")
-	c := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e2/Researcher")
-	if a != b || a == c {
-		t.Fatalf("keys a=%s b=%s c=%s", a, b, c)
+	a := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e1/Researcher", "o1")
+	b := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e1/Researcher", "o1")
+	c := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e2/Researcher", "o1")
+	// A claimant that lost its lease (another owner token) writes elsewhere,
+	// never over the winner's recorded object.
+	d := OutputKey("researcher", "arn:aws:states:us-east-1:1:execution:sm:e1/Researcher", "o2")
+	if a != b || a == c || a == d {
+		t.Fatalf("keys a=%s b=%s c=%s d=%s", a, b, c, d)
 	}
 	// sha256("k") is fixed; the key layout is part of the contract.
-	if got, want := OutputKey("a/b", "k"), "outputs/a_b/8254c329a92850f6d539dd376f4816ee2764517da5e0235514af433164480d7a.json"; got != want {
+	if got, want := OutputKey("a/b", "k", "o/1"), "outputs/a_b/8254c329a92850f6d539dd376f4816ee2764517da5e0235514af433164480d7a/o_1.json"; got != want {
 		t.Fatalf("OutputKey = %s, want %s", got, want)
 	}
 }
@@ -55,10 +58,10 @@ func TestParseRef(t *testing.T) {
 
 func TestOffloadNoBucket(t *testing.T) {
 	s := New(nil, "", 4)
-	if ref, err := s.Offload(context.Background(), "c", "k", []byte(`"ab"`)); ref != nil || err != nil {
+	if ref, err := s.Offload(context.Background(), "c", "k", "o1", []byte(`"ab"`)); ref != nil || err != nil {
 		t.Fatalf("inline output: ref=%v err=%v", ref, err)
 	}
-	if _, err := s.Offload(context.Background(), "c", "k", []byte(`"abcd"`)); !errors.Is(err, ErrNoBucket) {
+	if _, err := s.Offload(context.Background(), "c", "k", "o1", []byte(`"abcd"`)); !errors.Is(err, ErrNoBucket) {
 		t.Fatalf("err = %v, want ErrNoBucket", err)
 	}
 }
@@ -74,7 +77,7 @@ func TestKumoRoundTrip(t *testing.T) {
 	// At the threshold: inline, and no S3 request at all.
 	counter.Reset()
 	small := []byte(`"` + strings.Repeat("s", 1022) + `"`)
-	if ref, err := store.Offload(ctx, "researcher", "trace-1", small); ref != nil || err != nil {
+	if ref, err := store.Offload(ctx, "researcher", "trace-1", "o1", small); ref != nil || err != nil {
 		t.Fatalf("small output offloaded: %v %v", ref, err)
 	}
 	if n := counter.Count("s3"); n != 0 {
@@ -82,11 +85,11 @@ func TestKumoRoundTrip(t *testing.T) {
 	}
 
 	big, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 5000)})
-	ref, err := store.Offload(ctx, "researcher", "trace-1", big)
+	ref, err := store.Offload(ctx, "researcher", "trace-1", "o1", big)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Ref{Type: "s3", Bucket: bucket, Key: OutputKey("researcher", "trace-1")}
+	want := Ref{Type: "s3", Bucket: bucket, Key: OutputKey("researcher", "trace-1", "o1")}
 	if ref == nil || *ref != want {
 		t.Fatalf("ref = %+v, want %+v", ref, want)
 	}
@@ -148,5 +151,33 @@ func TestKumoRoundTrip(t *testing.T) {
 	store.MaxFetchBytes = 100
 	if _, err := store.Fetch(ctx, *ref); err == nil || !strings.Contains(err.Error(), "exceeds 100 bytes") {
 		t.Fatalf("oversize fetch: %v", err)
+	}
+}
+
+// A claimant that lost its lease writes its (late) output beside the
+// winner's, never over it: the winner's recorded reference keeps its bytes.
+// Write ignores the threshold (the caller decided to offload).
+func TestWriteOwnersDoNotOverwrite(t *testing.T) {
+	cfg := kumotest.Require(t)
+	bucket := kumotest.Bucket(t, cfg, "cc")
+	store := New(awsconfig.S3(cfg), bucket, 1<<20)
+	ctx := context.Background()
+	winner, err := store.Write(ctx, "researcher", "trace-9", "owner-win", []byte(`{"v":"winner"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loser, err := store.Write(ctx, "researcher", "trace-9", "owner-late", []byte(`{"v":"loser"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if winner.Key == loser.Key {
+		t.Fatalf("both claimants wrote %s", winner.Key)
+	}
+	got, err := store.Fetch(ctx, *winner)
+	if err != nil || string(got) != `{"v":"winner"}` {
+		t.Fatalf("winner's object: %s %v", got, err)
+	}
+	if _, err := New(nil, "", 0).Write(ctx, "c", "k", "o", []byte(`1`)); !errors.Is(err, ErrNoBucket) {
+		t.Fatalf("no bucket: %v", err)
 	}
 }

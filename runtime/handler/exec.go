@@ -29,7 +29,8 @@ const maxOutput = 16 << 20
 
 // Exec runs a command per step: the input JSON on stdin, the result JSON on
 // stdout. The command runs in its own process group, killed as a whole at the
-// deadline so no grandchild outlives its step.
+// deadline so no grandchild outlives its step; on Linux it is also killed
+// when the worker dies.
 type Exec struct {
 	Command []string
 	Env     []string // extra environment, appended to the worker's
@@ -49,7 +50,7 @@ func NewExec(command []string) (*Exec, error) {
 // Handle runs the command once.
 func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error) {
 	cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error {
 		// Negative pid: the whole group the command leads.
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

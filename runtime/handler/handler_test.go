@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -209,5 +210,51 @@ func TestNew(t *testing.T) {
 	c.Handler = config.Handler{Type: config.HandlerHTTP, URL: "http://127.0.0.1:1/step"}
 	if h, err := New(c, Options{}); err != nil || h.(*HTTP).URL != c.Handler.URL {
 		t.Errorf("http: %v", err)
+	}
+}
+
+// TestExecDiesWithWorker: a worker killed with SIGKILL (no chance to clean
+// up) must not leave its step's command running. The test binary re-runs
+// itself as the "worker".
+func TestExecDiesWithWorker(t *testing.T) {
+	if os.Getenv("FLEET_EXEC_WORKER") == "1" {
+		h := &Exec{Command: []string{"sh", "-c", `echo $$ > "$PIDFILE"; exec sleep 60`}}
+		_, _ = h.Handle(context.Background(), Request{Class: "c", Key: "k", Input: json.RawMessage(`{}`)})
+		os.Exit(0)
+	}
+	if _, err := os.Stat("/proc/self"); err != nil {
+		t.Skip("needs /proc (Linux)")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	worker := exec.Command(os.Args[0], "-test.run=^TestExecDiesWithWorker$")
+	worker.Env = append(os.Environ(), "FLEET_EXEC_WORKER=1", "PIDFILE="+pidFile)
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	for deadline := time.Now().Add(10 * time.Second); child == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		raw, _ := os.ReadFile(pidFile)
+		child, _ = strconv.Atoi(strings.TrimSpace(string(raw)))
+	}
+	if child == 0 {
+		_ = worker.Process.Kill()
+		t.Fatal("step command never started")
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	_ = worker.Process.Kill()
+	_ = worker.Wait()
+	alive := func() bool {
+		raw, err := os.ReadFile("/proc/" + strconv.Itoa(child) + "/stat")
+		if err != nil {
+			return false
+		}
+		// A zombie waiting for its new parent to reap it is dead too.
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+	}
+	for deadline := time.Now().Add(5 * time.Second); alive() && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	}
+	if alive() {
+		t.Fatalf("step command (pid %d) outlived its killed worker", child)
 	}
 }

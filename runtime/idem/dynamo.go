@@ -82,6 +82,17 @@ func leaseEnd(now time.Time, lease time.Duration) int64 {
 	return now.Add(lease + time.Second - 1).Unix()
 }
 
+// expiresAt is when a record written now may be treated as gone: the
+// window, but never before the lease ends (a record past expires_at is
+// claimable, so a short window must not cut a live lease short).
+func (d *Dynamo) expiresAt(now time.Time, lease time.Duration) int64 {
+	exp := now.Add(d.Window).Unix()
+	if lu := leaseEnd(now, lease); lu > exp {
+		exp = lu
+	}
+	return exp
+}
+
 // Acquire claims key with one conditional put: absent, or a running record
 // whose lease ended, or a record past its window (TTL deletion lags, so
 // expired records are treated as absent).
@@ -93,7 +104,7 @@ func (d *Dynamo) Acquire(ctx context.Context, key string, lease time.Duration) (
 		item[attrStatus] = s(statusRunning)
 		item[attrOwner] = s(owner)
 		item[attrLeaseUntil] = n(leaseEnd(now, lease))
-		item[attrExpiresAt] = n(now.Add(d.Window).Unix())
+		item[attrExpiresAt] = n(d.expiresAt(now, lease))
 		item[attrUpdatedAt] = n(now.Unix())
 		_, err := d.API.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                aws.String(d.Table),
@@ -201,17 +212,19 @@ func lost(err error, op string) error {
 	return fmt.Errorf("idempotency %s: %w", op, err)
 }
 
-// Extend renews the lease, only while the caller still owns it.
+// Extend renews the lease, only while the caller still owns it. expires_at
+// moves with it: a running record past expires_at counts as absent, so a
+// step longer than the window would otherwise be stolen mid-run.
 func (d *Dynamo) Extend(ctx context.Context, key, owner string, lease time.Duration) error {
 	now := d.now()
 	_, err := d.API.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.Table),
 		Key:                      d.key(key),
-		UpdateExpression:         aws.String("SET lease_until = :lu, updated_at = :now"),
+		UpdateExpression:         aws.String("SET lease_until = :lu, expires_at = :exp, updated_at = :now"),
 		ConditionExpression:      aws.String("#o = :me AND #s = :running"),
 		ExpressionAttributeNames: map[string]string{"#o": attrOwner, "#s": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":lu": n(leaseEnd(now, lease)), ":now": n(now.Unix()), ":me": s(owner), ":running": s(statusRunning),
+			":lu": n(leaseEnd(now, lease)), ":exp": n(d.expiresAt(now, lease)), ":now": n(now.Unix()), ":me": s(owner), ":running": s(statusRunning),
 		},
 	})
 	if err != nil {
@@ -257,7 +270,7 @@ func (d *Dynamo) Complete(ctx context.Context, key, owner string, result json.Ra
 		ExpressionAttributeNames: map[string]string{"#o": attrOwner, "#s": attrStatus, "#r": attrResult},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":done": s(statusDone), ":r": s(string(result)), ":p": &types.AttributeValueMemberBOOL{Value: published},
-			":lu": n(leaseEnd(now, lease)), ":exp": n(now.Add(d.Window).Unix()), ":now": n(now.Unix()), ":me": s(owner), ":running": s(statusRunning),
+			":lu": n(leaseEnd(now, lease)), ":exp": n(d.expiresAt(now, lease)), ":now": n(now.Unix()), ":me": s(owner), ":running": s(statusRunning),
 		},
 	})
 	if err != nil {

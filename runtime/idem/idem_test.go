@@ -206,3 +206,33 @@ func TestKey(t *testing.T) {
 		t.Errorf("long key: %q %v", k, err)
 	}
 }
+
+// A step that runs past the idempotency window keeps its record: Extend
+// moves expires_at with the lease, so a duplicate finds it busy instead of
+// treating the running record as expired and running the work again.
+func TestExtendKeepsLongStepPastWindow(t *testing.T) {
+	d, clk := store(t)
+	d.Window = 10 * time.Second
+	ctx := context.Background()
+	lease := 30 * time.Second
+	c1, err := d.Acquire(ctx, "long-1", lease)
+	if err != nil || c1.State != Acquired {
+		t.Fatalf("acquire: %+v %v", c1, err)
+	}
+	// Even before any heartbeat the lease outlives a shorter window.
+	clk.Add(15 * time.Second)
+	if c, err := d.Acquire(ctx, "long-1", lease); err != nil || c.State != Busy {
+		t.Fatalf("within the first lease, past the window: %+v %v", c, err)
+	}
+	clk.Add(10 * time.Second) // t+25s: heartbeat
+	if err := d.Extend(ctx, "long-1", c1.Owner, lease); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(15 * time.Second) // t+40s: first lease and window long gone
+	if c, err := d.Acquire(ctx, "long-1", lease); err != nil || c.State != Busy {
+		t.Fatalf("extended step stolen mid-run: %+v %v", c, err)
+	}
+	if err := d.Complete(ctx, "long-1", c1.Owner, json.RawMessage(`1`), true, lease); err != nil {
+		t.Fatalf("owner lost the work: %v", err)
+	}
+}

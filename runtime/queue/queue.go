@@ -13,9 +13,11 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -46,11 +48,17 @@ type Message struct {
 
 	mu           sync.Mutex
 	lastExtended time.Time
+	capped       bool // reached the 12 h ceiling: no more extensions
+	finished     bool // deleted, released or left: no more extensions
+	released     bool // finished by a release to releaseVis
+	releaseVis   int32
 	lost         atomic.Bool
 }
 
-// Lost reports whether a heartbeat found the receipt no longer valid: the
-// message became visible and may be running elsewhere.
+// Lost reports whether a heartbeat found the receipt no longer valid (or
+// the 12 h visibility ceiling passed): the message became visible and may
+// be running elsewhere. The consumer then leaves it to SQS instead of
+// deleting or releasing it, and a FIFO group does not continue past it.
 func (m *Message) Lost() bool { return m.lost.Load() }
 
 // Action is what the consumer does with a processed message.
@@ -90,6 +98,13 @@ const (
 	maxAttributes     = 10 // SQS limit per message
 	maxErrorMessage   = 4096
 	maxVisibility     = 12 * time.Hour
+	// visibilityMargin keeps every extension clear of the 12 h ceiling,
+	// which AWS counts from its own receive (earlier than ReceivedAt).
+	visibilityMargin = time.Minute
+	// callTimeout bounds every SQS call but the long poll.
+	callTimeout = 10 * time.Second
+	// maxBatchAttempts bounds retries of transiently failed batch entries.
+	maxBatchAttempts = 3
 )
 
 // Options configure a Consumer.
@@ -118,6 +133,9 @@ type Stats struct {
 	Received, Started, Deleted, Released, DeadLettered atomic.Int64
 	Extended, ExtendFailed, Unstarted, DeleteFailed    atomic.Int64
 	DLQFailed, ReceiveErrors                           atomic.Int64
+	// Lost counts messages whose heartbeat was rejected; Capped those that
+	// reached the 12 h visibility ceiling.
+	Lost, Capped atomic.Int64
 }
 
 // Consumer polls one queue.
@@ -173,8 +191,9 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 	return c, nil
 }
 
-// Run consumes until ctx is cancelled, then stops receiving, makes received
-// but unstarted messages visible at once, lets in-flight steps finish within
+// Run consumes until ctx is cancelled, then stops receiving (a receive in
+// flight finishes, within WaitTime), makes received but unstarted messages
+// visible at once, lets in-flight steps finish within
 // DrainTimeout (then cancels them), and flushes pending deletes.
 func (c *Consumer) Run(ctx context.Context) error {
 	// Steps outlive ctx (SIGTERM) until the drain budget runs out.
@@ -191,7 +210,28 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if n == 0 {
 			break
 		}
-		msgs, err := c.receive(ctx, n)
+		if ctx.Err() != nil {
+			// Cancelled while gathering slots: no new long poll at shutdown.
+			c.giveBack(n)
+			break
+		}
+		// The receive is not cancelled by ctx: a receive cut off mid-read
+		// can leave its messages invisible for a whole visibility timeout.
+		// It ends within WaitTime; what it returns after SIGTERM is made
+		// visible again at once.
+		msgs, err := c.receive(context.WithoutCancel(ctx), n)
+		if err == nil && ctx.Err() != nil {
+			c.giveBack(n - len(msgs))
+			c.mu.Lock()
+			for _, m := range msgs {
+				c.inflight[m] = struct{}{}
+			}
+			c.mu.Unlock()
+			if len(msgs) > 0 {
+				c.releaseUnstarted(msgs)
+			}
+			break
+		}
 		if err != nil {
 			c.giveBack(n)
 			if ctx.Err() != nil {
@@ -278,6 +318,8 @@ func (c *Consumer) giveBack(n int) {
 }
 
 func (c *Consumer) receive(ctx context.Context, n int) ([]*Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.o.WaitTime+callTimeout)
+	defer cancel()
 	out, err := c.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 		QueueUrl:                    aws.String(c.o.QueueURL),
 		MaxNumberOfMessages:         int32(n),
@@ -356,17 +398,36 @@ func (c *Consumer) dispatch(ctx context.Context, msgs []*Message) {
 // is released with the same delay so order holds; at shutdown the rest is
 // made visible at once (on AWS the group stays locked behind its in-flight
 // head either way).
+//
+// A message whose heartbeat was rejected is lost to this worker (it may be
+// running elsewhere): the group does not continue past it, and the rest is
+// made visible at once behind it.
 func (c *Consumer) runGroup(ctx context.Context, msgs []*Message) {
 	for i, m := range msgs {
 		if c.stopping.Load() {
 			c.releaseUnstarted(msgs[i:])
 			return
 		}
-		out := c.safeProcess(ctx, m)
-		c.apply(ctx, m, out)
-		if out.Action == Release && i+1 < len(msgs) {
-			for _, rest := range msgs[i+1:] {
-				c.apply(ctx, rest, Outcome{Action: Release, Delay: out.Delay})
+		var taken Outcome
+		if m.Lost() {
+			taken = c.apply(ctx, m, Outcome{Action: Leave})
+		} else {
+			taken = c.apply(ctx, m, c.safeProcess(ctx, m))
+		}
+		rest := msgs[i+1:]
+		if len(rest) == 0 {
+			return
+		}
+		switch {
+		case taken.Action == Release:
+			for _, r := range rest {
+				c.apply(ctx, r, Outcome{Action: Release, Delay: taken.Delay})
+			}
+			return
+		case m.Lost():
+			c.log.Warn("message lost mid-group; releasing the rest of its group", "message_id", m.ID, "group", m.GroupID, "released", len(rest))
+			for _, r := range rest {
+				c.apply(ctx, r, Outcome{Action: Release})
 			}
 			return
 		}
@@ -399,7 +460,7 @@ func sortGroup(ms []*Message) {
 func (c *Consumer) releaseUnstarted(msgs []*Message) {
 	for _, m := range msgs {
 		c.Stats.Unstarted.Add(1)
-		c.finish(m)
+		c.finishRelease(m, 0)
 		c.vis.add(context.Background(), entry{m: m, visibility: 0})
 	}
 	c.log.Info("released unstarted messages at shutdown", "count", len(msgs))
@@ -418,6 +479,9 @@ func (c *Consumer) safeProcess(ctx context.Context, m *Message) (out Outcome) {
 
 // finish takes m out of the heartbeat set and frees its slot.
 func (c *Consumer) finish(m *Message) {
+	m.mu.Lock()
+	m.finished = true
+	m.mu.Unlock()
 	c.mu.Lock()
 	_, ok := c.inflight[m]
 	delete(c.inflight, m)
@@ -427,31 +491,62 @@ func (c *Consumer) finish(m *Message) {
 	}
 }
 
-func (c *Consumer) apply(ctx context.Context, m *Message, out Outcome) {
+// finishRelease is finish for a release to visibility vis, recorded so a
+// heartbeat that crossed it can re-apply it (see Extend).
+func (c *Consumer) finishRelease(m *Message, vis int32) {
+	m.mu.Lock()
+	m.released, m.releaseVis = true, vis
+	m.mu.Unlock()
+	c.finish(m)
+}
+
+// apply carries out out and returns the outcome actually taken: a Delete or
+// Release of a lost message becomes Leave (SQS redelivers it and the
+// idempotency record answers the duplicate; a stale receipt must not
+// delete or hide the live copy), and a failed dead-letter becomes Release.
+func (c *Consumer) apply(ctx context.Context, m *Message, out Outcome) Outcome {
+	if m.Lost() && (out.Action == Delete || out.Action == Release) {
+		c.log.Warn("message lost to this worker; leaving it to SQS", "message_id", m.ID, "wanted", out.Action.String())
+		out = Outcome{Action: Leave, Reason: out.Reason}
+	}
 	switch out.Action {
 	case Delete:
 		c.finish(m)
 		c.deleter.add(ctx, entry{m: m})
 	case Release:
-		c.finish(m)
+		vis := clampVisibility(capDelay(m, out.Delay, time.Now()))
+		c.finishRelease(m, vis)
 		c.Stats.Released.Add(1)
-		c.vis.add(ctx, entry{m: m, visibility: clampVisibility(out.Delay)})
+		c.vis.add(ctx, entry{m: m, visibility: vis})
 	case DeadLetter:
 		// The source copy is deleted only after the DLQ accepted it.
 		err := c.SendToDLQ(context.WithoutCancel(ctx), m, out.Reason)
-		c.finish(m)
 		if err != nil {
 			c.Stats.DLQFailed.Add(1)
 			d := 5*time.Second + time.Duration(rand.Int64N(int64(5*time.Second)))
 			c.log.Error("dead-letter failed; releasing for a later attempt", "message_id", m.ID, "err", err, "retry_in", d)
-			c.vis.add(ctx, entry{m: m, visibility: clampVisibility(d)})
-			return
+			return c.apply(ctx, m, Outcome{Action: Release, Delay: d, Reason: out.Reason})
 		}
+		c.finish(m)
 		c.Stats.DeadLettered.Add(1)
 		c.deleter.add(ctx, entry{m: m})
 	case Leave:
 		c.finish(m)
 	}
+	return out
+}
+
+// capDelay limits d so the visibility stays within 12 h (less a margin) of
+// m's receive; AWS rejects anything beyond.
+func capDelay(m *Message, d time.Duration, now time.Time) time.Duration {
+	if m.ReceivedAt.IsZero() {
+		return d
+	}
+	room := maxVisibility - now.Sub(m.ReceivedAt) - visibilityMargin
+	if room < 0 {
+		room = 0
+	}
+	return min(d, room)
 }
 
 func clampVisibility(d time.Duration) int32 {
@@ -480,15 +575,16 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 	if reason == nil {
 		reason = &retry.Error{Code: "Unknown", Message: "dead-lettered without a reason"}
 	}
-	msg := reason.Message
-	if len(msg) > maxErrorMessage {
-		msg = msg[:maxErrorMessage]
+	code := SanitizeAttribute(reason.Code, 256)
+	if code == "" {
+		code = "Unknown"
 	}
+	msg := SanitizeAttribute(reason.Message, maxErrorMessage)
 	if msg == "" {
-		msg = reason.Code
+		msg = code
 	}
 	attrs := map[string]types.MessageAttributeValue{
-		AttrErrorCode:     {DataType: aws.String("String"), StringValue: aws.String(reason.Code)},
+		AttrErrorCode:     {DataType: aws.String("String"), StringValue: aws.String(code)},
 		AttrErrorMessage:  {DataType: aws.String("String"), StringValue: aws.String(msg)},
 		AttrRetryAttempts: {DataType: aws.String("Number"), StringValue: aws.String(strconv.Itoa(m.ReceiveCount))},
 	}
@@ -526,12 +622,48 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 		// A re-send after a crash dedups within SQS's 5-minute window.
 		in.MessageDeduplicationId = aws.String(m.ID)
 	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
 	_, err := api.SendMessage(ctx, in)
 	return err
 }
 
+// SanitizeAttribute makes s a valid SQS attribute value: characters outside
+// #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF (and
+// invalid UTF-8) become U+FFFD, and the result is cut to at most maxBytes
+// on a rune boundary. SQS rejects the whole send otherwise.
+func SanitizeAttribute(s string, maxBytes int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if !sqsAllowed(r) {
+			r = utf8.RuneError
+		}
+		if b.Len()+utf8.RuneLen(r) > maxBytes {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func sqsAllowed(r rune) bool {
+	switch {
+	case r == 0x9 || r == 0xA || r == 0xD:
+		return true
+	case r >= 0x20 && r <= 0xD7FF:
+		return true
+	case r >= 0xE000 && r <= 0xFFFD:
+		return true
+	case r >= 0x10000 && r <= 0x10FFFF:
+		return true
+	}
+	return false
+}
+
 // heartbeatLoop extends the visibility of every in-flight message before it
-// runs out, ten per ChangeMessageVisibilityBatch call.
+// runs out, ten per ChangeMessageVisibilityBatch call. OnHeartbeat runs
+// asynchronously, one at a time, so a slow lease or task heartbeat never
+// delays the next visibility extension.
 func (c *Consumer) heartbeatLoop(ctx context.Context) {
 	if c.o.Heartbeat <= 0 {
 		<-ctx.Done()
@@ -543,6 +675,19 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	var cb sync.WaitGroup
+	defer func() {
+		// Let a running callback finish (its ctx is cancelled now), but
+		// never let a stuck one hold up shutdown.
+		done := make(chan struct{})
+		go func() { cb.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(callTimeout):
+			c.log.Warn("heartbeat callback still running at shutdown; not waiting for it")
+		}
+	}()
+	var cbBusy atomic.Bool
 	for {
 		select {
 		case <-ctx.Done():
@@ -554,7 +699,14 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 		c.mu.Lock()
 		for m := range c.inflight {
 			m.mu.Lock()
-			if now.Sub(m.lastExtended) >= c.o.Heartbeat-tick {
+			switch {
+			case m.capped:
+				// Its last extension ran to the ceiling: once past it, the
+				// receipt no longer owns the message.
+				if now.Sub(m.ReceivedAt) >= maxVisibility-visibilityMargin && !m.lost.Swap(true) {
+					c.Stats.Lost.Add(1)
+				}
+			case !m.finished && now.Sub(m.lastExtended) >= c.o.Heartbeat-tick:
 				due = append(due, m)
 			}
 			m.mu.Unlock()
@@ -565,85 +717,235 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 		}
 		sort.Slice(due, func(i, j int) bool { return due[i].ReceivedAt.Before(due[j].ReceivedAt) })
 		ok := c.Extend(ctx, due, c.o.VisibilityTimeout, now)
-		if c.o.OnHeartbeat != nil && len(ok) > 0 {
-			c.o.OnHeartbeat(ctx, ok)
+		if c.o.OnHeartbeat == nil || len(ok) == 0 {
+			continue
 		}
+		if !cbBusy.CompareAndSwap(false, true) {
+			c.log.Warn("previous heartbeat callback still running; skipping this one", "messages", len(ok))
+			continue
+		}
+		cb.Add(1)
+		go func() {
+			defer cb.Done()
+			defer cbBusy.Store(false)
+			cctx, cancel := context.WithTimeout(ctx, c.o.Heartbeat)
+			defer cancel()
+			c.o.OnHeartbeat(cctx, ok)
+		}()
 	}
 }
 
-// Extend sets the visibility of msgs to vis from now, in batches of ten,
-// and returns the messages it extended; the others are marked lost.
+// Extend sets the visibility of msgs to vis from now (capped at 12 h from
+// each receive), in concurrent batches of ten, and returns the messages it
+// extended. Rejected ones are marked lost; ones at the 12 h ceiling stop
+// being extended. A message finished before the call is skipped; one
+// finished during it gets its release re-applied, since the extension may
+// have overwritten it.
 func (c *Consumer) Extend(ctx context.Context, msgs []*Message, vis time.Duration, now time.Time) []*Message {
-	var ok []*Message
-	for start := 0; start < len(msgs); start += 10 {
-		end := min(start+10, len(msgs))
-		batch := msgs[start:end]
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(batch))
-		for i, m := range batch {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: int32(vis / time.Second)}
+	type ext struct {
+		m   *Message
+		vis int32
+	}
+	var todo []ext
+	for _, m := range msgs {
+		d := capDelay(m, vis, now)
+		m.mu.Lock()
+		skip := m.finished || m.capped
+		if !skip && d < vis {
+			// One last extension up to the ceiling, then none.
+			m.capped = true
 		}
-		out, err := c.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
-		if err != nil {
-			// Whole call failed (network): try again next tick; the margin
-			// between heartbeat and visibility timeout covers a few misses.
-			c.log.Warn("visibility heartbeat failed", "err", err, "messages", len(batch))
+		m.mu.Unlock()
+		if skip {
 			continue
 		}
-		failed := map[int]string{}
-		for _, f := range out.Failed {
-			i, _ := strconv.Atoi(aws.ToString(f.Id))
-			failed[i] = aws.ToString(f.Code)
-		}
-		for i, m := range batch {
-			if code, bad := failed[i]; bad {
-				c.Stats.ExtendFailed.Add(1)
-				m.lost.Store(true)
-				c.log.Warn("visibility heartbeat rejected; message may be redelivered", "message_id", m.ID, "code", code)
+		if d < vis {
+			c.Stats.Capped.Add(1)
+			c.log.Warn("visibility reached the 12 h ceiling; the message will be redelivered", "message_id", m.ID, "received_at", m.ReceivedAt, "last_extension", d)
+			if d < time.Second {
 				continue
 			}
-			m.mu.Lock()
-			m.lastExtended = now
-			m.mu.Unlock()
-			c.Stats.Extended.Add(1)
-			ok = append(ok, m)
 		}
+		todo = append(todo, ext{m: m, vis: int32(d / time.Second)})
 	}
+	var (
+		mu sync.Mutex
+		ok []*Message
+		wg sync.WaitGroup
+	)
+	for start := 0; start < len(todo); start += 10 {
+		batch := todo[start:min(start+10, len(todo))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var live []ext
+			for _, e := range batch {
+				// Checked right before the call: never extend after a release.
+				e.m.mu.Lock()
+				if !e.m.finished {
+					live = append(live, e)
+				}
+				e.m.mu.Unlock()
+			}
+			if len(live) == 0 {
+				return
+			}
+			failed, err := c.batchRetry(ctx, len(live), func(cctx context.Context, idx []int) ([]types.BatchResultErrorEntry, error) {
+				entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
+				for k, i := range idx {
+					entries[k] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(live[i].m.Receipt), VisibilityTimeout: live[i].vis}
+				}
+				out, err := c.api.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+				if err != nil {
+					return nil, err
+				}
+				return out.Failed, nil
+			})
+			if err != nil {
+				// Whole call failed (network): try again next tick; the
+				// margin between heartbeat and visibility covers a few misses.
+				c.log.Warn("visibility heartbeat failed", "err", err, "messages", len(live))
+			}
+			for i, e := range live {
+				m := e.m
+				m.mu.Lock()
+				crossed, released, release := m.finished, m.released, m.releaseVis
+				m.mu.Unlock()
+				if f, bad := failed[i]; bad {
+					if crossed || !f.SenderFault {
+						continue // finished meanwhile, or transient: next tick
+					}
+					c.Stats.ExtendFailed.Add(1)
+					c.Stats.Lost.Add(1)
+					m.lost.Store(true)
+					c.log.Warn("visibility heartbeat rejected; message lost to this worker", "message_id", m.ID, "code", aws.ToString(f.Code))
+					continue
+				}
+				if crossed {
+					if released {
+						c.vis.add(ctx, entry{m: m, visibility: release})
+					}
+					continue
+				}
+				m.mu.Lock()
+				m.lastExtended = now
+				m.mu.Unlock()
+				c.Stats.Extended.Add(1)
+				mu.Lock()
+				ok = append(ok, m)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(ok, func(i, j int) bool { return ok[i].ReceivedAt.Before(ok[j].ReceivedAt) })
 	return ok
 }
 
-func (c *Consumer) flushDeletes(ctx context.Context, es []entry) {
-	entries := make([]types.DeleteMessageBatchRequestEntry, len(es))
-	for i, e := range es {
-		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(e.m.Receipt)}
+// batchRetry runs call over entry indexes 0..n-1, each call bounded by
+// callTimeout, retrying entries that failed transiently (SenderFault
+// false: InternalError, throttling) up to maxBatchAttempts with a short
+// jittered backoff: SQS reports per-entry failures with HTTP 200. It
+// returns the entries still failed by index; a whole-call failure fails
+// every pending entry (Code "RequestFailed", transient) and is returned.
+func (c *Consumer) batchRetry(ctx context.Context, n int, call func(context.Context, []int) ([]types.BatchResultErrorEntry, error)) (map[int]types.BatchResultErrorEntry, error) {
+	failed := map[int]types.BatchResultErrorEntry{}
+	pending := make([]int, n)
+	for i := range pending {
+		pending[i] = i
 	}
-	out, err := c.api.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+	for attempt := 1; len(pending) > 0; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		fs, err := call(cctx, pending)
+		cancel()
+		if err != nil {
+			for _, i := range pending {
+				failed[i] = types.BatchResultErrorEntry{Id: aws.String(strconv.Itoa(i)), Code: aws.String("RequestFailed"), Message: aws.String(err.Error())}
+			}
+			return failed, err
+		}
+		var retry []int
+		for _, f := range fs {
+			i, perr := strconv.Atoi(aws.ToString(f.Id))
+			if perr != nil || i < 0 || i >= n {
+				continue
+			}
+			failed[i] = f
+			if !f.SenderFault {
+				retry = append(retry, i)
+			}
+		}
+		if len(retry) == 0 || attempt >= maxBatchAttempts {
+			return failed, nil
+		}
+		for _, i := range retry {
+			delete(failed, i)
+		}
+		sort.Ints(retry)
+		pending = retry
+		d := time.Duration(attempt)*50*time.Millisecond + time.Duration(rand.Int64N(int64(50*time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			return failed, ctx.Err()
+		case <-time.After(d):
+		}
+	}
+	return failed, nil
+}
+
+func (c *Consumer) flushDeletes(ctx context.Context, es []entry) {
+	failed, err := c.batchRetry(ctx, len(es), func(cctx context.Context, idx []int) ([]types.BatchResultErrorEntry, error) {
+		entries := make([]types.DeleteMessageBatchRequestEntry, len(idx))
+		for k, i := range idx {
+			entries[k] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(es[i].m.Receipt)}
+		}
+		out, err := c.api.DeleteMessageBatch(cctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+		if err != nil {
+			return nil, err
+		}
+		return out.Failed, nil
+	})
 	if err != nil {
 		// The messages reappear after their visibility timeout and are
 		// answered from the idempotency record; nothing is lost.
-		c.Stats.DeleteFailed.Add(int64(len(es)))
-		c.log.Error("delete batch failed", "err", err, "messages", len(es))
-		return
+		c.log.Error("delete batch failed", "err", err, "messages", len(failed))
 	}
-	for _, f := range out.Failed {
-		c.Stats.DeleteFailed.Add(1)
-		i, _ := strconv.Atoi(aws.ToString(f.Id))
-		c.log.Warn("delete rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code), "detail", aws.ToString(f.Message))
+	for i, f := range failed {
+		if err == nil {
+			c.log.Warn("delete rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code), "detail", aws.ToString(f.Message), "receipt_invalid", isReceiptInvalid(f))
+		}
 	}
-	c.Stats.Deleted.Add(int64(len(out.Successful)))
+	c.Stats.DeleteFailed.Add(int64(len(failed)))
+	c.Stats.Deleted.Add(int64(len(es) - len(failed)))
 }
 
 func (c *Consumer) flushVisibility(ctx context.Context, es []entry) {
-	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(es))
-	for i, e := range es {
-		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(e.m.Receipt), VisibilityTimeout: e.visibility}
-	}
-	out, err := c.api.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+	failed, err := c.batchRetry(ctx, len(es), func(cctx context.Context, idx []int) ([]types.BatchResultErrorEntry, error) {
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
+		for k, i := range idx {
+			entries[k] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(es[i].m.Receipt), VisibilityTimeout: es[i].visibility}
+		}
+		out, err := c.api.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+		if err != nil {
+			return nil, err
+		}
+		return out.Failed, nil
+	})
 	if err != nil {
-		c.log.Warn("release batch failed; messages reappear at their visibility timeout", "err", err, "messages", len(es))
+		c.log.Warn("release batch failed; messages reappear at their visibility timeout", "err", err, "messages", len(failed))
 		return
 	}
-	for _, f := range out.Failed {
-		i, _ := strconv.Atoi(aws.ToString(f.Id))
-		c.log.Warn("release rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code))
+	for i, f := range failed {
+		c.log.Warn("release rejected", "message_id", es[i].m.ID, "code", aws.ToString(f.Code), "receipt_invalid", isReceiptInvalid(f))
 	}
+}
+
+// isReceiptInvalid reports a rejection meaning the receipt no longer owns
+// the message (it became visible again or was deleted).
+func isReceiptInvalid(f types.BatchResultErrorEntry) bool {
+	switch aws.ToString(f.Code) {
+	case "ReceiptHandleIsInvalid", "InvalidParameterValue", "MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight":
+		return true
+	}
+	return false
 }

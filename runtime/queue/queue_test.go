@@ -18,7 +18,8 @@ import (
 	"github.com/fleetc/fleetc/runtime/retry"
 )
 
-// fakeSQS records calls; it serves one batch of messages then nothing.
+// fakeSQS records calls; it serves one batch of messages then nothing
+// (an empty long poll of WaitTimeSeconds, at least 10 ms).
 type fakeSQS struct {
 	mu       sync.Mutex
 	batch    []types.Message
@@ -26,13 +27,38 @@ type fakeSQS struct {
 	sent     []*sqs.SendMessageInput
 	deleted  []string
 	vis      map[string]int32
+	visLog   []string // "receipt=seconds" in call order
 	sendErr  error
 	receives int
+	// failEntry, when set, is consulted per batch entry (op "delete" or
+	// "visibility"); a non-nil result is returned in Failed.
+	failEntry func(op, receipt string, vis int32) *types.BatchResultErrorEntry
+	// receiveDelay delays the first receive (to land inside a shutdown).
+	receiveDelay time.Duration
+	// visCalls counts ChangeMessageVisibilityBatch calls; visHook runs
+	// at the start of each (outside the lock).
+	visCalls int
+	visHook  func(in *sqs.ChangeMessageVisibilityBatchInput)
+	// noDeadline counts receives whose context had no deadline.
+	noDeadline int
 }
 
 func (f *fakeSQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	f.mu.Lock()
 	f.receives++
+	if _, ok := ctx.Deadline(); !ok {
+		f.noDeadline++
+	}
+	if d := f.receiveDelay; d > 0 && !f.served {
+		f.receiveDelay = 0
+		f.mu.Unlock()
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		f.mu.Lock()
+	}
 	if !f.served {
 		f.served = true
 		n := min(int(in.MaxNumberOfMessages), len(f.batch))
@@ -43,8 +69,12 @@ func (f *fakeSQS) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInpu
 		return &sqs.ReceiveMessageOutput{Messages: out}, nil
 	}
 	f.mu.Unlock()
-	<-ctx.Done()
-	return nil, ctx.Err()
+	select {
+	case <-time.After(max(time.Duration(in.WaitTimeSeconds)*time.Second, 10*time.Millisecond)):
+		return &sqs.ReceiveMessageOutput{}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (f *fakeSQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
@@ -52,6 +82,13 @@ func (f *fakeSQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBat
 	defer f.mu.Unlock()
 	out := &sqs.DeleteMessageBatchOutput{}
 	for _, e := range in.Entries {
+		if f.failEntry != nil {
+			if fe := f.failEntry("delete", aws.ToString(e.ReceiptHandle), 0); fe != nil {
+				fe.Id = e.Id
+				out.Failed = append(out.Failed, *fe)
+				continue
+			}
+		}
 		f.deleted = append(f.deleted, aws.ToString(e.ReceiptHandle))
 		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: e.Id})
 	}
@@ -60,14 +97,32 @@ func (f *fakeSQS) DeleteMessageBatch(_ context.Context, in *sqs.DeleteMessageBat
 
 func (f *fakeSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
 	f.mu.Lock()
+	f.visCalls++
+	hook := f.visHook
+	f.mu.Unlock()
+	if hook != nil {
+		hook(in)
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.vis == nil {
 		f.vis = map[string]int32{}
 	}
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
 	for _, e := range in.Entries {
-		f.vis[aws.ToString(e.ReceiptHandle)] = e.VisibilityTimeout
+		rh := aws.ToString(e.ReceiptHandle)
+		if f.failEntry != nil {
+			if fe := f.failEntry("visibility", rh, e.VisibilityTimeout); fe != nil {
+				fe.Id = e.Id
+				out.Failed = append(out.Failed, *fe)
+				continue
+			}
+		}
+		f.vis[rh] = e.VisibilityTimeout
+		f.visLog = append(f.visLog, fmt.Sprintf("%s=%d", rh, e.VisibilityTimeout))
+		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: e.Id})
 	}
-	return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+	return out, nil
 }
 
 func (f *fakeSQS) SendMessage(_ context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {

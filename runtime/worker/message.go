@@ -22,6 +22,7 @@ type Envelope struct {
 	TaskToken   string // SFN
 	ExecutionID string // SFN
 	State       string // SFN
+	EnteredTime string // SFN: $$.State.EnteredTime, distinguishes loop iterations
 	TraceID     string
 	Detail      json.RawMessage // the step input
 	// Deadline of the run, when the producer gave one: SFN bodies may carry
@@ -31,13 +32,19 @@ type Envelope struct {
 }
 
 // FallbackKey is the idempotency key when the config names no fields:
-// the EventBridge event id, or execution id + "/" + state for SFN.
+// the EventBridge event id, or execution id + "/" + state for SFN, plus
+// "/" + entered time when given: a workflow that loops back to a state
+// does new work on each pass, while the state's own retries (same entered
+// time, new retry count) are the same work and share the key.
 func (e *Envelope) FallbackKey() string {
 	switch e.Kind {
 	case KindEventBridge:
 		return e.EventID
 	case KindSFN:
 		if e.ExecutionID != "" && e.State != "" {
+			if e.EnteredTime != "" {
+				return e.ExecutionID + "/" + e.State + "/" + e.EnteredTime
+			}
 			return e.ExecutionID + "/" + e.State
 		}
 	}
@@ -72,6 +79,7 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		}
 		e.ExecutionID = str(top, "execution_id")
 		e.State = str(top, "state")
+		e.EnteredTime = str(top, "entered_time")
 		e.TraceID = str(top, "trace_id")
 		if d, ok := top["detail"]; ok {
 			e.Detail = d

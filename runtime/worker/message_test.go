@@ -11,7 +11,7 @@ func TestParseEnvelope(t *testing.T) {
 		t.Errorf("eventbridge: %+v %v", eb, err)
 	}
 	sfn, err := ParseEnvelope([]byte(`{"TaskToken":"tok","execution_id":"arn:x","state":"Researcher","trace_id":"t-2","detail":{"q":1},"entered_time":"2026-01-01T00:00:00Z","timeout_seconds":60}`))
-	if err != nil || sfn.Kind != KindSFN || sfn.FallbackKey() != "arn:x/Researcher" || sfn.TaskToken != "tok" || string(sfn.Detail) != `{"q":1}` ||
+	if err != nil || sfn.Kind != KindSFN || sfn.FallbackKey() != "arn:x/Researcher/2026-01-01T00:00:00Z" || sfn.TaskToken != "tok" || string(sfn.Detail) != `{"q":1}` ||
 		!sfn.Deadline.Equal(time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)) {
 		t.Errorf("sfn: %+v %v", sfn, err)
 	}
@@ -31,5 +31,28 @@ func TestParseEnvelope(t *testing.T) {
 	}
 	if DetailField([]byte(`{"a":"x","n":3}`), "a") != "x" || DetailField([]byte(`{"n":3}`), "n") != "3" || DetailField([]byte(`{}`), "a") != "" {
 		t.Error("DetailField")
+	}
+}
+
+// A workflow that loops back to the same state is new work each pass (a
+// new entered time); without entered_time the key stays execution/state.
+func TestSFNKeyDistinguishesLoopPasses(t *testing.T) {
+	pass := func(entered string) string {
+		body := `{"TaskToken":"tok","execution_id":"arn:x","state":"Review","detail":{}`
+		if entered != "" {
+			body += `,"entered_time":"` + entered + `"`
+		}
+		e, err := ParseEnvelope([]byte(body + `}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.FallbackKey()
+	}
+	a, b := pass("2026-01-01T00:00:00.000Z"), pass("2026-01-01T00:05:00.000Z")
+	if a == b || a != pass("2026-01-01T00:00:00.000Z") {
+		t.Errorf("loop passes: %q %q", a, b)
+	}
+	if got := pass(""); got != "arn:x/Review" {
+		t.Errorf("no entered_time: %q", got)
 	}
 }

@@ -27,12 +27,22 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
-// Payloads resolves input claim checks and offloads large outputs
-// (runtime/claimcheck.Store).
+// Payloads resolves input claim checks and stores large outputs
+// (runtime/claimcheck.Store). Write stores output whatever its size (the
+// worker decides the threshold) under a key unique to the claimant owner;
+// claimcheck.ErrNoBucket means it cannot.
 type Payloads interface {
 	Resolve(ctx context.Context, detail []byte) ([]byte, error)
-	Offload(ctx context.Context, class, workKey string, output []byte) (*claimcheck.Ref, error)
+	Write(ctx context.Context, class, workKey, owner string, output []byte) (*claimcheck.Ref, error)
 }
+
+// sfnInlineMax is the largest task output sent inline to SendTaskSuccess:
+// well under its 256 KiB cap, leaving room for the JSON around it.
+const sfnInlineMax = 200 * 1024
+
+// idemInlineMax is the largest result kept inline in the idempotency
+// record (DynamoDB items are at most 400 KB).
+const idemInlineMax = 350 * 1024
 
 // Publisher publishes completion events and returns once accepted
 // (runtime/events.Batcher).
@@ -111,6 +121,8 @@ type activeStep struct {
 	key, owner, token string
 	cancel            context.CancelCauseFunc
 	stale             bool
+	lost              bool      // Extend found another owner
+	leaseUntil        time.Time // our lease's end as of the last renewal
 }
 
 // errStaleToken cancels a step whose task token went stale mid-run.
@@ -198,14 +210,9 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
 			d.TraceParent = tp
 		}
-	}
-	limit := w.Cfg.RetryLimit()
-	if d.Attempt > limit {
-		// Earlier attempts ended with no verdict: the worker died or lost
-		// the message mid-step. Say so instead of redriving silently.
-		r := deadLetter("ReceiveLimitExceeded", fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
-		w.failTask(ctx, env, r.Reason)
-		return r
+	} else if d.TraceParent != "" {
+		// No spans of our own: still carry the producer's context onward.
+		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, "")
 	}
 	key, err := idem.Key(env.Detail, w.Cfg.Idempotency.Key, env.FallbackKey())
 	if err != nil {
@@ -218,6 +225,10 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		return deadLetter("NoCallbacks", "a Step Functions task message reached a worker without a Step Functions client")
 	}
 
+	// The record is consulted before the receive limit: finished work is
+	// answered from it and work another worker holds is left to it, so
+	// neither a crash after the side effect nor busy bounces kill it.
+	claimedAt := w.now()
 	claim, err := w.Idem.Acquire(ctx, key, w.lease())
 	if err != nil {
 		return w.failed(ctx, env, d, retry.Retryable("IdempotencyUnavailable", err))
@@ -237,6 +248,15 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	}
 
 	// We own the work.
+	if limit := w.Cfg.RetryLimit(); d.Attempt > limit {
+		// Earlier attempts ended with no verdict and no live lease: the
+		// worker died or lost the message mid-step. Say so instead of
+		// redriving silently.
+		w.abandon(ctx, key, claim.Owner)
+		r := deadLetter("ReceiveLimitExceeded", fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
+		w.failTask(ctx, env, r.Reason)
+		return r
+	}
 	detail := []byte(env.Detail)
 	if _, hasRef, err := claimcheck.ParseRef(detail); err != nil {
 		w.abandon(ctx, key, claim.Owner)
@@ -264,6 +284,12 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	budget := retry.StepBudget(w.Cfg.Step.Max(), env.Deadline, now)
 	if budget <= 0 {
 		w.abandon(ctx, key, claim.Owner)
+		if env.TaskToken != "" {
+			// The task timed out in Step Functions already: its token is as
+			// good as stale and the state's Retry/Catch has taken over.
+			rep.Code = "StaleToken"
+			return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: fmt.Sprintf("the task's deadline %s passed before the step started", env.Deadline.UTC().Format(time.RFC3339))}}}
+		}
 		r := deadLetter("DeadlineExceeded", fmt.Sprintf("the run's deadline %s passed before the step started", env.Deadline.UTC().Format(time.RFC3339)))
 		w.failTask(ctx, env, r.Reason)
 		return r
@@ -281,49 +307,129 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	defer cancel(nil)
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
 	defer cancelT()
-	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, cancel: cancel}
+	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, cancel: cancel, leaseUntil: claimedAt.Add(w.lease())}
 	w.register(d.MessageID, st)
-	stopBeat := w.selfHeartbeat(stepCtx, d.MessageID)
+	// Heartbeats (lease, visibility, SFN) run until the result is stored,
+	// not just while the handler runs.
+	stopBeat := w.selfHeartbeat(ctx, d.MessageID)
 	out, herr := w.Handler.Handle(stepCtx, handler.Request{
 		Class: w.Cfg.Class, Key: key, TraceID: env.TraceID, TraceParent: d.TraceParent,
 		Attempt: d.Attempt, Deadline: now.Add(budget), Input: detail,
 	})
-	stopBeat()
-	w.unregister(d.MessageID)
-
-	if w.isStale(st) {
-		// SFN timed the task out and will (or did) dispatch fresh work with
-		// a new token: this delivery is finished, never retried.
-		w.abandon(ctx, key, claim.Owner)
-		rep.Code = "StaleToken"
-		return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: "task token went stale during the step"}}}
-	}
 	if herr != nil {
+		stopBeat()
+		w.unregister(d.MessageID)
 		w.abandon(ctx, key, claim.Owner)
+		if w.isStale(st) {
+			// SFN timed the task out and will (or did) dispatch fresh work
+			// with a new token: this delivery is finished, never retried.
+			rep.Code = "StaleToken"
+			return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: "task token went stale during the step"}}}
+		}
 		return w.failed(ctx, env, d, herr)
 	}
 	if len(out) == 0 {
 		out = json.RawMessage("null")
 	}
 
-	stored, err := w.storedResult(ctx, key, out)
-	if err != nil {
-		// The side effect happened; keep the lease (the record says running)
-		// so only the lease's expiry lets a retry re-run it.
-		return w.failed(ctx, env, d, retry.Retryable("ResultOffloadFailed", err))
-	}
-	if err := w.complete(ctx, key, claim.Owner, stored, !w.emits()); err != nil {
-		if errors.Is(err, idem.ErrLost) {
-			// Our lease expired and another claimant took the work over; it
-			// publishes. This copy is done.
-			rep.Code = "LeaseLost"
-			return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "LeaseLost", Message: err.Error()}}, Output: out}
+	// The side effect happened: from here the work is never released for
+	// another run. The result is stored (retrying while the lease holds)
+	// before anything is deleted or answered.
+	stored, fail := w.persist(ctx, env, key, st, out)
+	stopBeat()
+	w.unregister(d.MessageID)
+	if fail != nil {
+		if fail.Reason != nil {
+			rep.Code = fail.Reason.Code
 		}
-		return w.failed(ctx, env, d, retry.Retryable("IdempotencyUnavailable", err))
+		fail.Output = out
+		return *fail
+	}
+	if w.isStale(st) {
+		// The result is stored: the task SFN re-dispatched with a new token
+		// is answered from the record. Emit events now, skip the callback.
+		noToken := *env
+		noToken.TaskToken = ""
+		res = w.publish(ctx, &noToken, key, stored, !w.emits())
+		if res.Action == queue.Delete {
+			rep.Code = "StaleToken"
+			res.Reason = &retry.Error{Code: "StaleToken", Message: "task token went stale during the step; result stored for the re-dispatched task"}
+		}
+		res.Output = out
+		return res
 	}
 	res = w.publish(ctx, env, key, stored, false)
 	res.Output = out
 	return res
+}
+
+// errResultTooLarge marks outputs that cannot be delivered (no claim-check
+// bucket for an output above an inline limit): retrying cannot help.
+var errResultTooLarge = errors.New("result too large to deliver inline and no claim-check bucket is configured")
+
+// persist stores the result (offloading it when large) and completes the
+// idempotency record. Transient failures are retried with jitter while our
+// lease holds, since releasing would let a later delivery re-run the side
+// effect; it gives up (Leave) only when the lease is lost or ctx ends.
+// Outputs that can never be delivered are dead-lettered.
+func (w *Worker) persist(ctx context.Context, env *Envelope, key string, st *activeStep, out json.RawMessage) (json.RawMessage, *Result) {
+	var stored json.RawMessage
+	pol := retry.Policy{Base: 100 * time.Millisecond, Cap: 2 * time.Second}
+	// A shutdown that lands just after the side effect still gets its
+	// store attempts; ctx only stops the retrying.
+	attempt := func() (err error) {
+		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if stored == nil {
+			if stored, err = w.storedResult(storeCtx, env, key, st.owner, out); err != nil {
+				return err
+			}
+		}
+		return w.Idem.Complete(storeCtx, key, st.owner, stored, !w.emits(), w.lease())
+	}
+	for i := 0; ; i++ {
+		err := attempt()
+		if err == nil {
+			return stored, nil
+		}
+		switch {
+		case errors.Is(err, idem.ErrLost):
+			return nil, leaseLost(err)
+		case errors.Is(err, errResultTooLarge), errors.Is(err, claimcheck.ErrNoBucket), errors.Is(err, idem.ErrResultTooLarge):
+			w.abandon(ctx, key, st.owner)
+			r := deadLetter("ResultTooLarge", fmt.Sprintf("the step succeeded but its %d-byte result cannot be delivered: %v", len(out), err))
+			w.failTask(ctx, env, r.Reason)
+			return nil, &r
+		}
+		if w.leaseGone(st) {
+			return nil, leaseLost(fmt.Errorf("lease ended while storing the result: %w", err))
+		}
+		w.log().Warn("storing the result failed; retrying under the lease", "key", key, "attempt", i+1, "err", err)
+		t := time.NewTimer(pol.Backoff(i))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			// Shutdown: keep the claim (the record says running) and leave
+			// the message; only the lease's end lets another run happen.
+			return nil, &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "ResultStoreInterrupted", Message: err.Error(), Retryable: true}}}
+		case <-t.C:
+		}
+	}
+}
+
+// leaseGone reports whether another claimant took the lease or our last
+// renewal has run out.
+func (w *Worker) leaseGone(st *activeStep) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return st.lost || !w.now().Before(st.leaseUntil)
+}
+
+// leaseLost is the verdict when ownership is gone: leave the message to the
+// claimant that reclaimed it (deleting with our receipt could drop the work
+// if that claimant then crashes).
+func leaseLost(err error) *Result {
+	return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "LeaseLost", Message: err.Error(), Retryable: true}}}
 }
 
 // storedResult is the completion payload kept in the idempotency record:
@@ -333,33 +439,34 @@ type storedResult struct {
 	ResultRef *claimcheck.Ref `json:"result_ref,omitempty"`
 }
 
-func (w *Worker) storedResult(ctx context.Context, key string, out json.RawMessage) (json.RawMessage, error) {
+// storedResult offloads out to the claim-check store above the class's
+// threshold, and for Step Functions tasks above sfnInlineMax whatever the
+// threshold (SendTaskSuccess would reject it); with no store such an
+// output is errResultTooLarge.
+func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner string, out json.RawMessage) (json.RawMessage, error) {
+	limit := w.Cfg.ClaimCheck.ThresholdBytes
+	if limit <= 0 || limit > idemInlineMax {
+		limit = idemInlineMax
+	}
+	if env.TaskToken != "" && limit > sfnInlineMax {
+		limit = sfnInlineMax
+	}
 	s := storedResult{Result: out}
-	if w.Payloads != nil && w.Cfg.ClaimCheck.ThresholdBytes > 0 && len(out) > w.Cfg.ClaimCheck.ThresholdBytes {
-		ref, err := w.Payloads.Offload(ctx, w.Cfg.Class, key, out)
+	if len(out) > limit {
+		if w.Payloads == nil {
+			return nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
+		}
+		ref, err := w.Payloads.Write(ctx, w.Cfg.Class, key, owner, out)
 		if err != nil {
 			return nil, err
 		}
-		if ref != nil {
-			s = storedResult{ResultRef: ref}
-		}
+		s = storedResult{ResultRef: ref}
 	}
 	return json.Marshal(s)
 }
 
 // emits reports whether the class publishes completion events.
 func (w *Worker) emits() bool { return w.Events != nil && len(w.Cfg.Events.Emits) > 0 }
-
-func (w *Worker) complete(ctx context.Context, key, owner string, stored json.RawMessage, published bool) error {
-	var err error
-	for i := 0; i < 3; i++ {
-		if err = w.Idem.Complete(ctx, key, owner, stored, published, w.lease()); err == nil || errors.Is(err, idem.ErrLost) {
-			return err
-		}
-		time.Sleep(retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second}.Backoff(i))
-	}
-	return err
-}
 
 // answerDuplicate answers a delivery of finished work from the record.
 func (w *Worker) answerDuplicate(ctx context.Context, env *Envelope, key string, c idem.Claim) Result {
@@ -381,11 +488,17 @@ func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored 
 		s = storedResult{Result: stored}
 	}
 	if !published && w.emits() {
-		entries, err := w.completionEntries(env, s)
+		entries, err := w.completionEntries(ctx, env, s)
 		if err != nil {
 			return deadLetter("BadCompletionEvent", err.Error())
 		}
 		if err := w.Events.PublishAll(ctx, entries); err != nil {
+			if permanentPublishError(err) {
+				// No retry can make EventBridge take this event.
+				r := deadLetter("CompletionEventRejected", err.Error())
+				w.failTask(ctx, env, r.Reason)
+				return r
+			}
 			return w.release(&retry.Error{Code: "PublishFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
 		}
 	}
@@ -397,12 +510,22 @@ func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored 
 	}
 	if env.TaskToken != "" {
 		output := s.Result
-		if s.ResultRef != nil || len(output) > callback.MaxOutputBytes {
+		if s.ResultRef != nil {
 			output, _ = json.Marshal(map[string]any{"result_ref": s.ResultRef})
 		}
 		if err := w.Callbacks.Success(ctx, env.TaskToken, output); err != nil {
 			if errors.Is(err, callback.ErrStaleToken) {
 				w.log().Info("stale task token on success; deleting", "key", key, "err", err)
+			} else if errors.Is(err, callback.ErrInvalidOutput) {
+				// Too large or not JSON (e.g. a record stored inline by an
+				// older worker): tell the workflow instead of retrying forever.
+				code := "InvalidOutput"
+				if len(output) > callback.MaxOutputBytes {
+					code = "ResultTooLarge"
+				}
+				r := deadLetter(code, err.Error())
+				w.failTask(ctx, env, r.Reason)
+				return r
 			} else {
 				return w.release(&retry.Error{Code: "CallbackFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
 			}
@@ -411,13 +534,35 @@ func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored 
 	return Result{Outcome: queue.Outcome{Action: queue.Delete}}
 }
 
+// permanentEventCodes are PutEvents entry codes no retry can fix (the
+// events batcher gives up on them at once).
+var permanentEventCodes = map[string]bool{
+	"MalformedDetail": true, "InvalidArgument": true, "ValidationException": true,
+	"AccessDeniedException": true, "NotAuthorizedForSourceException": true,
+	"NotAuthorizedForDetailTypeException": true, "ResourceNotFoundException": true,
+}
+
+func permanentPublishError(err error) bool {
+	if errors.Is(err, events.ErrEntryTooLarge) {
+		return true
+	}
+	var ee *events.EntryError
+	return errors.As(err, &ee) && permanentEventCodes[ee.Code]
+}
+
 // completionEntries builds one entry per events.emits: detail = trace_id,
 // agent_class, the group_by field, and result or result_ref.
-func (w *Worker) completionEntries(env *Envelope, s storedResult) ([]events.Entry, error) {
+// The step's trace context rides along (detail.traceparent and the X-Ray
+// TraceHeader), so consumers continue the trace.
+func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedResult) ([]events.Entry, error) {
 	detail := map[string]any{"agent_class": w.Cfg.Class}
 	if env.TraceID != "" {
 		detail["trace_id"] = env.TraceID
 	}
+	if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
+		detail["traceparent"] = tp
+	}
+	xray := telemetry.XRayTraceHeader(ctx)
 	if g := w.Cfg.Queue.GroupBy; g != "" {
 		var m map[string]json.RawMessage
 		if json.Unmarshal(env.Detail, &m) == nil {
@@ -437,7 +582,7 @@ func (w *Worker) completionEntries(env *Envelope, s storedResult) ([]events.Entr
 	}
 	entries := make([]events.Entry, 0, len(w.Cfg.Events.Emits))
 	for _, e := range w.Cfg.Events.Emits {
-		entries = append(entries, events.Entry{Source: e.Source, DetailType: e.DetailType, Detail: raw, TraceID: env.TraceID})
+		entries = append(entries, events.Entry{Source: e.Source, DetailType: e.DetailType, Detail: raw, TraceID: env.TraceID, TraceHeader: xray})
 	}
 	return entries, nil
 }
@@ -536,8 +681,18 @@ func (w *Worker) Heartbeat(ctx context.Context, messageIDs []string) {
 }
 
 func (w *Worker) beat(ctx context.Context, st *activeStep) {
+	at := w.now()
 	if err := w.Idem.Extend(ctx, st.key, st.owner, w.lease()); err != nil {
 		w.log().Warn("lease renewal failed", "key", st.key, "err", err)
+		if errors.Is(err, idem.ErrLost) {
+			w.mu.Lock()
+			st.lost = true
+			w.mu.Unlock()
+		}
+	} else {
+		w.mu.Lock()
+		st.leaseUntil = at.Add(w.lease())
+		w.mu.Unlock()
 	}
 	if st.token != "" && w.Callbacks != nil {
 		if err := w.Callbacks.Heartbeat(ctx, st.token); errors.Is(err, callback.ErrStaleToken) {
@@ -590,6 +745,8 @@ func (w *Worker) logVerdict(rep Report, res Result) {
 		w.log().Error("step dead-lettered", attrs...)
 	case queue.Release:
 		w.log().Warn("step released", attrs...)
+	case queue.Leave:
+		w.log().Warn("step left to the lease holder", attrs...)
 	default:
 		w.log().Info("step finished", attrs...)
 	}
