@@ -86,7 +86,15 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda or agentcore\n", m)
 		return exitUsage
 	}
-	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr})
+	// Spans go to the collector the standard OTEL_EXPORTER_OTLP_* variables name. Lambda
+	// freezes the process between invocations, so there each span is exported as it ends.
+	exporter, err := telemetry.OTLPExporter(ctx, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
+		return exitUsage
+	}
+	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr,
+		SpanExporter: exporter, SyncExport: m == ModeLambda})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
