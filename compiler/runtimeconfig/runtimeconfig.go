@@ -45,6 +45,7 @@ type Config struct {
 	FormatVersion int         `json:"format_version"`
 	Handler       Handler     `json:"handler"`
 	Idempotency   Idempotency `json:"idempotency"`
+	Jobs          *Jobs       `json:"jobs,omitempty"`
 	Models        Models      `json:"models"`
 	Queue         Queue       `json:"queue"`
 	Region        string      `json:"region"`
@@ -92,6 +93,17 @@ type Idempotency struct {
 	Table         string   `json:"table"`
 	WindowSeconds int64    `json:"window_seconds"`
 }
+
+// Jobs is the async-tool job record the worker keeps current (pk "JOB#<id>"): RUNNING when a
+// step starts, SUCCEEDED or FAILED when it ends. Present only for async tool classes.
+type Jobs struct {
+	IDField                string `json:"id_field"`
+	StatusPollAfterSeconds int64  `json:"status_poll_after_seconds"`
+	Table                  string `json:"table"`
+}
+
+// JobIDField is the detail field carrying the job id (the start tool's jobId).
+const JobIDField = "jobId"
 
 // Models is the router section: the class's policy and everything its fallbacks reach.
 type Models struct {
@@ -237,6 +249,9 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 		Handler:   h,
 		Models:    models(a.Model),
 		Telemetry: Telemetry{ServiceName: f.Name + "-" + a.Name, MetricsAddr: MetricsAddr},
+	}
+	if a.Tool != nil && a.Tool.Async && f.State.JobsTable != "" {
+		c.Jobs = &Jobs{Table: f.State.JobsTable, IDField: JobIDField, StatusPollAfterSeconds: ir.Seconds(a.Tool.StatusPollAfter)}
 	}
 	if a.FIFO {
 		c.Queue.GroupBy = a.GroupBy

@@ -437,3 +437,36 @@ func TestCodes(t *testing.T) {
 		t.Errorf("exec without command: %d files, %v", len(files), ds)
 	}
 }
+
+// An async tool class names the jobs table its worker keeps current; other classes do not.
+func TestAsyncToolJobs(t *testing.T) {
+	f := lower(t, "../../examples/async-tools/fleet.yaml")
+	c, err := Build(f, f.Agent("cdk-synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Jobs{Table: f.State.JobsTable, IDField: "jobId", StatusPollAfterSeconds: 15}
+	if f.State.JobsTable == "" || c.Jobs == nil || *c.Jobs != *want {
+		t.Fatalf("jobs = %+v, want %+v", c.Jobs, want)
+	}
+	b, err := Render(f, f.Agent("cdk-synth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, b)
+	jobs, ok := m["jobs"].(map[string]any)
+	if !ok || jobs["table"] != f.State.JobsTable || jobs["id_field"] != "jobId" || jobs["status_poll_after_seconds"] != json.Number("15") {
+		t.Errorf("rendered jobs = %#v", m["jobs"])
+	}
+	if err := compileSchema(t).Validate(m); err != nil {
+		t.Errorf("schema: %v", err)
+	}
+	g := lower(t, "../../examples/minimal/fleet.yaml")
+	b, err = Render(g, g.Agent("greeter"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := decode(t, b)["jobs"]; ok {
+		t.Errorf("non-tool class emits jobs:\n%s", b)
+	}
+}

@@ -56,6 +56,7 @@ type Config struct {
 	Step          Step        `json:"step"`
 	Retry         Retry       `json:"retry"`
 	Idempotency   Idempotency `json:"idempotency"`
+	Jobs          *Jobs       `json:"jobs,omitempty"`
 	ClaimCheck    ClaimCheck  `json:"claim_check"`
 	Events        Events      `json:"events"`
 	Handler       Handler     `json:"handler"`
@@ -119,6 +120,19 @@ type Idempotency struct {
 
 // Window as a duration.
 func (i Idempotency) Window() time.Duration { return time.Duration(i.WindowSeconds) * time.Second }
+
+// Jobs is the async-tool job record (pk "JOB#<id>") the worker moves RUNNING -> SUCCEEDED |
+// FAILED; nil for classes that are not async tools.
+type Jobs struct {
+	Table                  string `json:"table"`
+	IDField                string `json:"id_field"`
+	StatusPollAfterSeconds int    `json:"status_poll_after_seconds"`
+}
+
+// StatusPollAfter as a duration.
+func (j Jobs) StatusPollAfter() time.Duration {
+	return time.Duration(j.StatusPollAfterSeconds) * time.Second
+}
 
 // ClaimCheck configures S3 offload of large payloads.
 type ClaimCheck struct {
@@ -335,6 +349,10 @@ func (c *Config) check() []string {
 				p = append(p, fmt.Sprintf("/models/policies/%s/fallbacks: %q is not in models.policies", n, f))
 			}
 		}
+	}
+	if c.Jobs != nil && c.Jobs.Table == c.Idempotency.Table {
+		// The tables' keys differ (pk vs pk+sk): sharing one would fail every job write.
+		p = append(p, "/jobs/table: must differ from idempotency.table")
 	}
 	if c.Handler.Type == HandlerLLM && c.Models.Policy == "" {
 		p = append(p, "/handler: an llm handler needs models.policy")

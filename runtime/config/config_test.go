@@ -86,6 +86,18 @@ func TestParseRejects(t *testing.T) {
 			delete(sub(sub(m, "models"), "policies"), "overflow")
 		}, []string{`"overflow" is not in models.policies`}},
 		{"classic bus 11 entries", func(m map[string]any) { sub(m, "events")["max_entries"] = 11 }, []string{"classic bus"}},
+		{"jobs without id_field", func(m map[string]any) {
+			m["jobs"] = map[string]any{"table": "t-jobs", "status_poll_after_seconds": 15}
+		}, []string{"/jobs", "id_field"}},
+		{"jobs poll 0", func(m map[string]any) {
+			m["jobs"] = map[string]any{"table": "t-jobs", "id_field": "jobId", "status_poll_after_seconds": 0}
+		}, []string{"/jobs/status_poll_after_seconds"}},
+		{"jobs unknown key", func(m map[string]any) {
+			m["jobs"] = map[string]any{"table": "t-jobs", "id_field": "jobId", "status_poll_after_seconds": 15, "gsi": "x"}
+		}, []string{"/jobs", "gsi"}},
+		{"jobs table is the idempotency table", func(m map[string]any) {
+			m["jobs"] = map[string]any{"table": sub(m, "idempotency")["table"], "id_field": "jobId", "status_poll_after_seconds": 15}
+		}, []string{"/jobs/table"}},
 		{"lambda step over 900", func(m map[string]any) { m["runtime"] = "lambda"; sub(m, "step")["max_seconds"] = 901 }, []string{"900 s"}},
 	}
 	for _, tc := range cases {
@@ -219,5 +231,24 @@ func TestCompilerGoldensLoad(t *testing.T) {
 		if _, err := Parse(f, raw); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+func TestParseJobs(t *testing.T) {
+	c, err := Parse("x.json", load(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Jobs != nil {
+		t.Fatalf("config without jobs decoded %+v", c.Jobs)
+	}
+	c, err = Parse("x.json", mutate(t, func(m map[string]any) {
+		m["jobs"] = map[string]any{"table": "tools-jobs", "id_field": "jobId", "status_poll_after_seconds": 15}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Jobs == nil || *c.Jobs != (Jobs{Table: "tools-jobs", IDField: "jobId", StatusPollAfterSeconds: 15}) || c.Jobs.StatusPollAfter() != 15*time.Second {
+		t.Errorf("jobs = %+v", c.Jobs)
 	}
 }

@@ -105,6 +105,9 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		Log:       log,
 		Telemetry: o.Telemetry,
 	}
+	if cfg.Jobs != nil {
+		w.Jobs = &DynamoJobs{API: ddb, Table: cfg.Jobs.Table}
+	}
 	if cfg.ClaimCheck.Bucket != "" {
 		w.Payloads = claimcheck.New(awsconfig.S3(awsCfg), cfg.ClaimCheck.Bucket, cfg.ClaimCheck.ThresholdBytes)
 	}

@@ -104,6 +104,7 @@ type Worker struct {
 	Payloads  Payloads             // nil: payload_ref inputs fail, large outputs are stored inline
 	Events    Publisher            // nil: no completion events
 	Callbacks Callbacks            // nil: SFN task messages are dead-lettered
+	Jobs      Jobs                 // nil: no async-tool job records (Cfg.Jobs names the table)
 	Observer  Observer             // nil: none
 	Telemetry *telemetry.Telemetry // nil: no spans or step metrics
 	Log       *slog.Logger
@@ -196,6 +197,14 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		return deadLetter("MalformedMessage", err.Error())
 	}
 	rep.TraceID = env.TraceID
+	// An async tool's job record ends FAILED on every dead letter that names a job (the
+	// id must ride the detail itself, not a claim-checked payload).
+	jobID := w.jobID(env.Detail)
+	defer func() {
+		if res.Action == queue.DeadLetter {
+			w.jobFailed(ctx, jobID, res.Reason)
+		}
+	}()
 	if w.Telemetry != nil {
 		var step *telemetry.Step
 		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
@@ -303,6 +312,7 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 			return w.failed(ctx, env, d, &retry.Error{Code: "InvocationTimeLeft", Message: "no invocation time left to start the step", Retryable: true})
 		}
 	}
+	w.jobRunning(ctx, jobID)
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
@@ -486,6 +496,11 @@ func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored 
 	var s storedResult
 	if err := json.Unmarshal(stored, &s); err != nil {
 		s = storedResult{Result: stored}
+	}
+	// The job record goes first: a failed write releases the message, and the redelivery
+	// finds the idempotency record done and repeats only what is left.
+	if r := w.jobSucceeded(ctx, w.jobID(env.Detail), s); r != nil {
+		return *r
 	}
 	if !published && w.emits() {
 		entries, err := w.completionEntries(ctx, env, s)
