@@ -150,17 +150,9 @@ func tmpl(parts ...tpart) tokens {
 // block is a thin builder over an hclwrite block body.
 type block struct{ body *hclwrite.Body }
 
-// set assigns an attribute. The tokens are copied: formatting rewrites token spacing in
-// place, so a token slice reused in two places (or files rendered in parallel) must not be shared.
-func (b block) set(name string, t tokens) block {
-	own := make(tokens, len(t))
-	for i, tok := range t {
-		c := *tok
-		own[i] = &c
-	}
-	b.body.SetAttributeRaw(name, own)
-	return b
-}
+// set assigns an attribute. Formatting rewrites token spacing in place, so an expression's
+// tokens must not be shared between attributes: build each one fresh (see accountID()).
+func (b block) set(name string, t tokens) block { b.body.SetAttributeRaw(name, t); return b }
 
 func (b block) nested(typ string, labels ...string) block {
 	return block{b.body.AppendNewBlock(typ, labels).Body()}
