@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -239,11 +240,7 @@ func parentLoc(loc string) string { return loc[:strings.LastIndexByte(loc, '/')]
 
 func propertyNames(node map[string]any) []string {
 	props, _ := node["properties"].(map[string]any)
-	names := make([]string, 0, len(props))
-	for k := range props {
-		names = append(names, k)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(props))
 	return names
 }
 

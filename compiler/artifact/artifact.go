@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -48,11 +50,7 @@ func (s *Set) Add(f File) error {
 
 // Paths returns every path, sorted.
 func (s *Set) Paths() []string {
-	out := make([]string, 0, len(s.files))
-	for p := range s.files {
-		out = append(out, p)
-	}
-	sort.Strings(out)
+	out := slices.Sorted(maps.Keys(s.files))
 	return out
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -474,11 +476,7 @@ func checkMatchFields(f *ir.Fleet, r *Reporter) {
 		}
 		ev := a.Consumes.Event
 		props, _ := ev.Detail["properties"].(map[string]any)
-		known := make([]string, 0, len(props))
-		for k := range props {
-			known = append(known, k)
-		}
-		sort.Strings(known)
+		known := slices.Sorted(maps.Keys(props))
 		for _, m := range a.Consumes.Match {
 			if _, ok := props[m.Field]; ok {
 				continue

@@ -24,9 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -291,7 +292,7 @@ func (t *translator) document(v any) translated {
 				}
 				continue
 			}
-			for _, name := range sortedKeys(defs) {
+			for _, name := range slices.Sorted(maps.Keys(defs)) {
 				if _, dup := t.defs[name]; dup {
 					t.errorf("/"+kw+"/"+escape(name), "definition %q is declared under both $defs and definitions", name)
 					continue
@@ -332,7 +333,7 @@ func (t *translator) schema(v any, ptr string) any {
 func (t *translator) object(m map[string]any, ptr string) map[string]any {
 	out := map[string]any{}
 	_, tuple := m["prefixItems"]
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v, at := m[k], ptr+"/"+escape(k)
 		switch {
 		case plainKeywords[k]:
@@ -398,7 +399,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 				t.errorf(at, "%s must be an object", k)
 				continue
 			}
-			for _, name := range sortedKeys(src) {
+			for _, name := range slices.Sorted(maps.Keys(src)) {
 				if isList(src[name]) {
 					deps[name] = src[name]
 				} else {
@@ -599,7 +600,7 @@ func (t *translator) schemaMap(v any, at string) map[string]any {
 		return map[string]any{}
 	}
 	out := map[string]any{}
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out[k] = t.schema(m[k], at+"/"+escape(k))
 	}
 	return out
@@ -652,13 +653,4 @@ func kind(v any) string {
 // escape encodes a JSON pointer segment.
 func escape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,9 +2,11 @@ package eventschema
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -197,7 +199,7 @@ func (g *generator) object(s map[string]any, depth int) map[string]any {
 		}
 	}
 	if minP, ok := intOf(s["minProperties"]); ok {
-		for _, name := range sortedKeys(props) {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			if len(want) >= minP {
 				break
 			}

@@ -2,8 +2,10 @@ package ir
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,20 +49,11 @@ type lowerer struct {
 	f   *Fleet
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func (l *lowerer) lower() *Fleet {
 	s := l.src
 	f := &Fleet{Name: s.Fleet, Region: s.Region}
 	l.f = f
-	for _, k := range sortedKeys(s.Tags) {
+	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
 	f.Bus = Bus{Name: s.Bus.Name, Model: or(s.Bus.Model, "classic"), MaxEntries: 10, Path: "/bus"}
@@ -88,7 +81,7 @@ func (l *lowerer) lower() *Fleet {
 	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: DefaultDLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
 	f.SchemaRegistry = f.Name + "-events"
 
-	for _, name := range sortedKeys(s.Events) {
+	for _, name := range slices.Sorted(maps.Keys(s.Events)) {
 		e := s.Events[name]
 		f.Events = append(f.Events, &Event{
 			DetailType: name, Version: e.Version, Source: e.Source, Description: e.Description,
@@ -96,10 +89,10 @@ func (l *lowerer) lower() *Fleet {
 		})
 	}
 	l.lowerModels()
-	for _, name := range sortedKeys(s.Agents) {
+	for _, name := range slices.Sorted(maps.Keys(s.Agents)) {
 		f.Agents = append(f.Agents, l.lowerAgent(name, s.Agents[name]))
 	}
-	for _, name := range sortedKeys(s.Workflows) {
+	for _, name := range slices.Sorted(maps.Keys(s.Workflows)) {
 		f.Workflows = append(f.Workflows, l.lowerWorkflow(name, s.Workflows[name]))
 	}
 	for _, a := range f.Agents {
@@ -126,7 +119,7 @@ func (l *lowerer) lower() *Fleet {
 func (l *lowerer) lowerModels() {
 	f, s := l.f, l.src
 	byName := map[string]*Model{}
-	for _, name := range sortedKeys(s.Models) {
+	for _, name := range slices.Sorted(maps.Keys(s.Models)) {
 		m := s.Models[name]
 		im := &Model{
 			Name: name, Targets: m.Targets, Path: spec.Pointer("models", name),
@@ -142,7 +135,7 @@ func (l *lowerer) lowerModels() {
 		for i, fb := range s.Models[im.Name].Fallbacks {
 			target, ok := byName[fb]
 			if !ok {
-				l.undefined(spec.Pointer("models", im.Name, "fallbacks", fmt.Sprint(i)), "model policy", fb, sortedKeys(s.Models))
+				l.undefined(spec.Pointer("models", im.Name, "fallbacks", fmt.Sprint(i)), "model policy", fb, slices.Sorted(maps.Keys(s.Models)))
 				continue
 			}
 			im.Fallbacks = append(im.Fallbacks, target)
@@ -205,7 +198,7 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	}
 	if sa.Model != "" {
 		if a.Model = l.model(sa.Model); a.Model == nil {
-			l.undefined(p+"/model", "model policy", sa.Model, sortedKeys(s.Models))
+			l.undefined(p+"/model", "model policy", sa.Model, slices.Sorted(maps.Keys(s.Models)))
 		}
 	}
 	if sa.Tool != nil {
@@ -336,11 +329,11 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	if c := sa.Consumes; c != nil {
 		ev := f.Event(c.Event)
 		if ev == nil {
-			l.undefined(p+"/consumes/event", "event", c.Event, sortedKeys(s.Events))
+			l.undefined(p+"/consumes/event", "event", c.Event, slices.Sorted(maps.Keys(s.Events)))
 		} else {
 			a.Consumes = &Consumes{Event: ev}
 			ev.Consumers = append(ev.Consumers, a)
-			for _, field := range sortedKeys(c.Match) {
+			for _, field := range slices.Sorted(maps.Keys(c.Match)) {
 				a.Consumes.Match = append(a.Consumes.Match, Match{Field: field, Values: c.Match[field]})
 			}
 			a.Rule = &Rule{Name: f.Name + "-" + name, TargetID: name + "-queue", Pattern: pattern(ev, a.Consumes.Match)}
@@ -349,7 +342,7 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	for i, e := range sa.Emits {
 		ev := f.Event(e)
 		if ev == nil {
-			l.undefined(fmt.Sprintf("%s/emits/%d", p, i), "event", e, sortedKeys(s.Events))
+			l.undefined(fmt.Sprintf("%s/emits/%d", p, i), "event", e, slices.Sorted(maps.Keys(s.Events)))
 			continue
 		}
 		a.Emits = append(a.Emits, ev)
@@ -408,7 +401,7 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 		}
 		a := f.Agent(agentName)
 		if a == nil {
-			l.undefined(agentPath, "agent", agentName, sortedKeys(l.src.Agents))
+			l.undefined(agentPath, "agent", agentName, slices.Sorted(maps.Keys(l.src.Agents)))
 			continue
 		}
 		st.Agent = a

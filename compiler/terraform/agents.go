@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -546,11 +547,7 @@ func emitConditions(events []*ir.Event) []condition {
 		types[e.DetailType] = true
 	}
 	vals := func(m map[string]bool) []tokens {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(m))
 		out := make([]tokens, len(keys))
 		for i, k := range keys {
 			out[i] = str(k)

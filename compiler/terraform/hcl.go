@@ -2,9 +2,10 @@ package terraform
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/terraform/hclfmt"
@@ -102,11 +103,7 @@ func value(v any) (tokens, error) {
 		}
 		return list(items...), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(x))
 		attrs := make([]kv, len(keys))
 		for i, k := range keys {
 			t, err := value(x[k])

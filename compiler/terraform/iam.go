@@ -1,8 +1,9 @@
 package terraform
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -127,11 +128,7 @@ func (g *gen) modelResources(m *ir.Model) []tokens {
 			add("model/"+g.f.Region+"/"+id, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+"::foundation-model/"+id)))
 		}
 	}
-	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(byKey))
 	out := make([]tokens, len(keys))
 	for i, k := range keys {
 		out[i] = byKey[k].t

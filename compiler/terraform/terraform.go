@@ -32,6 +32,8 @@ package terraform
 
 import (
 	"io/fs"
+	"maps"
+	"slices"
 
 	"runtime"
 	"sort"
@@ -202,11 +204,7 @@ func (g *gen) versions() {
 	}
 	tags["fleet"] = g.f.Name
 	tags["managed_by"] = "fleetc"
-	keys := make([]string, 0, len(tags))
-	for k := range tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(tags))
 	attrs := make([]kv, len(keys))
 	for i, k := range keys {
 		attrs[i] = kv{k, str(tags[k])}
@@ -309,11 +307,7 @@ func (g *gen) agents() {
 	for _, sub := range subs {
 		g.files = append(g.files, sub.files...)
 		g.ds = append(g.ds, sub.ds...)
-		keys := make([]string, 0, len(sub.names))
-		for k := range sub.names {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(sub.names))
 		for _, k := range keys {
 			kind, name, _ := strings.Cut(k, ".")
 			g.claim(kind, name, sub.names[k])

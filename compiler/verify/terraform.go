@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 
@@ -294,11 +296,7 @@ func checkMirrorMeetsConstraints(dir, mirror string) error {
 	if err != nil {
 		return err
 	}
-	sources := make([]string, 0, len(needs))
-	for s := range needs {
-		sources = append(sources, s)
-	}
-	sort.Strings(sources)
+	sources := slices.Sorted(maps.Keys(needs))
 	var reasons []string
 	for _, src := range sources {
 		need := needs[src]

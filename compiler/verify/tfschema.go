@@ -3,8 +3,10 @@ package verify
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -214,11 +216,11 @@ func (c *schemaChecker) file(body *hclsyntax.Body) {
 // block checks one block body against its schema. where names the block for messages; skipAttrs
 // and skipBlocks are the meta-arguments allowed at this level; open locates "missing" errors.
 func (c *schemaChecker) block(body *hclsyntax.Body, sb *SchemaBlock, where string, skipAttrs, skipBlocks map[string]bool, open hcl.Range) {
-	attrNames := sortedKeys(sb.Attributes)
-	blockNames := sortedKeys(sb.BlockTypes)
+	attrNames := slices.Sorted(maps.Keys(sb.Attributes))
+	blockNames := slices.Sorted(maps.Keys(sb.BlockTypes))
 	known := append(append([]string{}, attrNames...), blockNames...)
 
-	for _, name := range sortedKeys(body.Attributes) {
+	for _, name := range slices.Sorted(maps.Keys(body.Attributes)) {
 		a := body.Attributes[name]
 		if skipAttrs[name] {
 			continue
@@ -341,15 +343,6 @@ func objectElemAttrs(typ json.RawMessage) map[string]*SchemaAttribute {
 		attrs[k] = &SchemaAttribute{Type: t, Optional: true}
 	}
 	return attrs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // suggest returns "; did you mean \"x\"?" for the closest candidate within a small edit

@@ -1,8 +1,9 @@
 package awsconfig
 
 import (
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -189,11 +190,7 @@ func (c *RequestCounter) Snapshot() map[string]int64 {
 // Services returns the services seen so far, sorted.
 func (c *RequestCounter) Services() []string {
 	snap := c.Snapshot()
-	out := make([]string, 0, len(snap))
-	for s := range snap {
-		out = append(out, s)
-	}
-	sort.Strings(out)
+	out := slices.Sorted(maps.Keys(snap))
 	return out
 }
 

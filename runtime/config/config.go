@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -291,11 +293,7 @@ func leafProblems(ve *jsonschema.ValidationError) []string {
 		}
 	}
 	walk(ve)
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Strings(out)
+	out := slices.Sorted(maps.Keys(seen))
 	return out
 }
 
@@ -338,11 +336,7 @@ func (c *Config) check() []string {
 			p = append(p, fmt.Sprintf("/models/policy: %q is not in models.policies", c.Models.Policy))
 		}
 	}
-	names := make([]string, 0, len(c.Models.Policies))
-	for n := range c.Models.Policies {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(c.Models.Policies))
 	for _, n := range names {
 		for _, f := range c.Models.Policies[n].Fallbacks {
 			if _, ok := c.Models.Policies[f]; !ok {

@@ -14,9 +14,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov5"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov5/tf5server"
@@ -144,7 +145,7 @@ var nesting = map[string]tfprotov5.SchemaNestedBlockNestingMode{
 // convertBlock keeps attributes and block types sorted by name so the schema is deterministic.
 func convertBlock(b *jsonBlock, where string) (*tfprotov5.SchemaBlock, error) {
 	out := &tfprotov5.SchemaBlock{Deprecated: b.Deprecated}
-	for _, name := range sortedKeys(b.Attributes) {
+	for _, name := range slices.Sorted(maps.Keys(b.Attributes)) {
 		a := b.Attributes[name]
 		if len(a.NestedType) > 0 {
 			return nil, fmt.Errorf("%s.%s: nested attribute types need plugin protocol 6", where, name)
@@ -158,7 +159,7 @@ func convertBlock(b *jsonBlock, where string) (*tfprotov5.SchemaBlock, error) {
 			Sensitive: a.Sensitive, Deprecated: a.Deprecated, WriteOnly: a.WriteOnly,
 		})
 	}
-	for _, name := range sortedKeys(b.BlockTypes) {
+	for _, name := range slices.Sorted(maps.Keys(b.BlockTypes)) {
 		nb := b.BlockTypes[name]
 		mode, ok := nesting[nb.NestingMode]
 		if !ok {
@@ -179,15 +180,6 @@ func convertBlock(b *jsonBlock, where string) (*tfprotov5.SchemaBlock, error) {
 	return out, nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // server answers schema and validation calls; everything that would touch real
 // infrastructure fails with a diagnostic saying why.
 type server struct {
@@ -202,10 +194,10 @@ func refuse() []*tfprotov5.Diagnostic {
 
 func (s *server) GetMetadata(context.Context, *tfprotov5.GetMetadataRequest) (*tfprotov5.GetMetadataResponse, error) {
 	resp := &tfprotov5.GetMetadataResponse{ServerCapabilities: s.schema.ServerCapabilities}
-	for _, n := range sortedKeys(s.schema.ResourceSchemas) {
+	for _, n := range slices.Sorted(maps.Keys(s.schema.ResourceSchemas)) {
 		resp.Resources = append(resp.Resources, tfprotov5.ResourceMetadata{TypeName: n})
 	}
-	for _, n := range sortedKeys(s.schema.DataSourceSchemas) {
+	for _, n := range slices.Sorted(maps.Keys(s.schema.DataSourceSchemas)) {
 		resp.DataSources = append(resp.DataSources, tfprotov5.DataSourceMetadata{TypeName: n})
 	}
 	return resp, nil
