@@ -2,7 +2,7 @@
 // ConfigMap (the runtime config), a ServiceAccount, the fleet-worker Deployment, a KEDA
 // TriggerAuthentication and a KEDA ScaledObject that scales the Deployment on queue depth.
 //
-// Objects are small local structs marshalled with sigs.k8s.io/yaml (sorted keys); k8s.io/api
+// Objects are small local structs written as sigs.k8s.io/yaml would (toYAML: sorted keys); k8s.io/api
 // is deliberately not imported. The ConfigMap embeds runtimeconfig.Render's bytes: the one
 // import between backends, so runtime/<class>.json and the mounted config can never differ.
 //

@@ -3,12 +3,12 @@
 // plane, the Step Functions state machines and the schema registry.
 //
 // The output is plain resources (no modules), one file per concern and one per agent class,
-// built with hclwrite and formatted with hclwrite.Format so that `terraform fmt -check`
-// passes byte for byte. It reads sibling artifacts through path.module:
+// built with hclwrite and formatted once per file by hclfmt (hclwrite's formatter) so that
+// `terraform fmt -check` passes byte for byte. It reads sibling artifacts through path.module:
 // ../statemachines/<wf>.asl.json (templatefile with the queue URLs and, for workflows with a
 // fan-out, claim_check_bucket for the Distributed Map's ResultWriter),
 // ../schemas/<detail-type>.json and ../runtime/<class>.json. The root module has one input,
-// variable "alarm_actions" (variables.tf), notified by every alarm on ALARM and OK.
+// variable "alarm_actions" (variables.tf, copied from templates/), notified by every alarm.
 //
 // One design choice goes beyond a literal translation: a FIFO class's rule delivers to a
 // standard ingress queue and an EventBridge Pipe forwards each event into the FIFO queue with
