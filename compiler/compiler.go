@@ -44,33 +44,40 @@ func lower(file *spec.File, ds diag.Diagnostics) (*spec.File, *ir.Fleet, diag.Di
 	return file, fleet, append(ds, cds...).Sorted()
 }
 
-// backends run in this order; each owns a distinct output directory.
-var backends = []func(*ir.Fleet) ([]artifact.File, diag.Diagnostics){
-	terraform.Generate,
-	asl.Generate,
-	keda.Generate,
-	eventschema.Generate,
-	runtimeconfig.Generate,
+// backends returns the generators in output order; each owns a distinct output directory.
+// The runtime configs are rendered once, before them: they are written as runtime/<class>.json
+// and the same bytes go to the backends that embed or measure them, so no backend imports
+// another and the copies cannot differ.
+func backends(f *ir.Fleet, configs runtimeconfig.Configs) []func() ([]artifact.File, diag.Diagnostics) {
+	return []func() ([]artifact.File, diag.Diagnostics){
+		func() ([]artifact.File, diag.Diagnostics) { return terraform.Generate(f, configs) },
+		func() ([]artifact.File, diag.Diagnostics) { return asl.Generate(f) },
+		func() ([]artifact.File, diag.Diagnostics) { return keda.Generate(f, configs) },
+		func() ([]artifact.File, diag.Diagnostics) { return eventschema.Generate(f) },
+		func() ([]artifact.File, diag.Diagnostics) { return runtimeconfig.Files(f, configs), nil },
+	}
 }
 
 // Generate runs every backend over the fleet and returns all generated files.
 func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
-	// Backends are pure functions of the IR: run them concurrently, collect in a fixed order.
+	configs, ds := runtimeconfig.RenderAll(f)
+	// Backends are pure functions of the IR (and the rendered configs): run them concurrently,
+	// collect in a fixed order.
 	type result struct {
 		files []artifact.File
 		ds    diag.Diagnostics
 	}
-	results := make([]result, len(backends))
+	gens := backends(f, configs)
+	results := make([]result, len(gens))
 	var wg sync.WaitGroup
-	for i, gen := range backends {
+	for i, gen := range gens {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].files, results[i].ds = gen(f)
+			results[i].files, results[i].ds = gen()
 		}()
 	}
 	wg.Wait()
-	var ds diag.Diagnostics
 	set, _ := artifact.NewSet()
 	for _, r := range results {
 		ds = append(ds, r.ds...)

@@ -3,8 +3,9 @@
 // TriggerAuthentication and a KEDA ScaledObject that scales the Deployment on queue depth.
 //
 // Objects are small local structs written as sigs.k8s.io/yaml would (toYAML: sorted keys); k8s.io/api
-// is deliberately not imported. The ConfigMap embeds runtimeconfig.Render's bytes: the one
-// import between backends, so runtime/<class>.json and the mounted config can never differ.
+// is deliberately not imported. The ConfigMap embeds the runtime config bytes the compiler
+// driver rendered once (the same bytes it writes as runtime/<class>.json), so the file and the
+// mounted config can never differ and no backend imports another.
 //
 // Identity: the Deployment's ServiceAccount gets its AWS role through an EKS Pod Identity
 // association (created AWS-side), so it carries no IRSA annotation; KEDA's aws-sqs-queue
@@ -30,7 +31,6 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -52,21 +52,27 @@ const (
 	// ConfigHashAnnotation changes with the runtime config, so a config change rolls the pods.
 	ConfigHashAnnotation = "fleetc.dev/config-sha256"
 
+	// MetricsPort is where fleet-worker serves /metrics in a pod (the runtime config's
+	// telemetry.metrics_addr); the Deployment exposes and probes it.
+	MetricsPort = 9090
+
 	// runAs is the distroless "nonroot" user the fleet-worker image runs as.
 	runAs = 65532
 )
 
-// Generate writes k8s/<class>/*.yaml for every eks class.
-func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
+// Generate writes k8s/<class>/*.yaml for every eks class. configs holds each class's rendered
+// runtime config by class name; a class without one is skipped (its G001 says why).
+func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Diagnostics) {
 	var (
 		files []artifact.File
 		ds    diag.Diagnostics
 	)
 	for _, a := range f.Agents {
-		if a.Runtime != "eks" {
+		cfg, ok := configs[a.Name]
+		if a.Runtime != "eks" || !ok {
 			continue
 		}
-		fs, err := Class(f, a)
+		fs, err := Class(f, a, cfg)
 		if err != nil {
 			d := ds.Errorf("G002", a.Path, "cannot write the Kubernetes manifests of %q: %v", a.Name, err)
 			d.Detail = "This is a compiler bug or an IR built in code without the eks fields; please report it."
@@ -78,13 +84,12 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 }
 
 // Class returns the five manifests of one eks class, sorted by path.
-func Class(f *ir.Fleet, a *ir.Agent) ([]artifact.File, error) {
+func Class(f *ir.Fleet, a *ir.Agent, cfg []byte) ([]artifact.File, error) {
 	if a.K8s == nil {
 		return nil, fmt.Errorf("class %q has no Kubernetes names (runtime %q)", a.Name, a.Runtime)
 	}
-	cfg, err := runtimeconfig.Render(f, a)
-	if err != nil {
-		return nil, err
+	if cfg == nil {
+		return nil, fmt.Errorf("class %q has no rendered runtime config", a.Name)
 	}
 	objs := []struct {
 		file string
@@ -381,7 +386,7 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 						ImagePullPolicy: "IfNotPresent",
 						Args:            Args(a),
 						Env:             []EnvVar{{Name: "AWS_REGION", Value: f.Region}},
-						Ports:           []ContainerPort{{Name: metrics, ContainerPort: runtimeconfig.MetricsPort, Protocol: "TCP"}},
+						Ports:           []ContainerPort{{Name: metrics, ContainerPort: MetricsPort, Protocol: "TCP"}},
 						ReadinessProbe:  probe(0, 10, 3),
 						// Liveness is lenient: a worker deep in a long step must not be killed for
 						// one slow scrape.

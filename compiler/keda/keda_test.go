@@ -62,9 +62,20 @@ func cases(t *testing.T) []fleetCase {
 	return append(out, fleetCase{"zero (inline)", lowerSrc(t, zeroFleet)})
 }
 
+// configs renders every class's runtime config, as the compiler driver does before it runs
+// the backends.
+func configs(t *testing.T, f *ir.Fleet) map[string][]byte {
+	t.Helper()
+	c, ds := runtimeconfig.RenderAll(f)
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	return c
+}
+
 func generate(t *testing.T, f *ir.Fleet) *artifact.Set {
 	t.Helper()
-	files, ds := Generate(f)
+	files, ds := Generate(f, configs(t, f))
 	if len(ds) > 0 {
 		t.Fatal(ds)
 	}
@@ -223,7 +234,7 @@ func TestResearchFleet(t *testing.T) {
 			t.Errorf("%s: triggerauthentication %v", tc.class, ta)
 		}
 
-		// The ConfigMap carries exactly runtimeconfig.Render's bytes.
+		// The ConfigMap carries exactly the rendered runtime config (runtime/<class>.json).
 		cm := unmarshal(t, set, "k8s/"+tc.class+"/configmap.yaml")
 		rendered, err := runtimeconfig.Render(f, a)
 		if err != nil {
@@ -327,14 +338,22 @@ func TestScaleToZeroClass(t *testing.T) {
 func TestNonEKSClassesProduceNothing(t *testing.T) {
 	for _, ex := range []string{"minimal", "async-tools"} {
 		f := lower(t, "../../examples/"+ex+"/fleet.yaml")
-		files, ds := Generate(f)
+		files, ds := Generate(f, configs(t, f))
 		if len(files) != 0 || len(ds) != 0 {
 			t.Errorf("%s: %d files, %v", ex, len(files), ds)
 		}
 	}
 	f := lower(t, "../../examples/minimal/fleet.yaml")
-	if _, err := Class(f, f.Agent("greeter")); err == nil {
+	if _, err := Class(f, f.Agent("greeter"), []byte("{}\n")); err == nil {
 		t.Error("Class accepted a lambda class")
+	}
+	// An eks class whose config could not be rendered (G001 reports it) gets no manifests.
+	r := lower(t, "../../examples/research-fleet/fleet.yaml")
+	if files, ds := Generate(r, nil); len(files) != 0 || len(ds) != 0 {
+		t.Errorf("no configs: %d files, %v", len(files), ds)
+	}
+	if _, err := Class(r, r.Agent("researcher"), nil); err == nil {
+		t.Error("Class accepted a class without a config")
 	}
 }
 
@@ -371,7 +390,7 @@ func TestFormat(t *testing.T) {
 // complete as generated — no ${...} placeholder and no account id to substitute at deploy time.
 func TestNoPlaceholders(t *testing.T) {
 	for _, c := range cases(t) {
-		files, ds := Generate(c.f)
+		files, ds := Generate(c.f, configs(t, c.f))
 		if ds.HasErrors() {
 			t.Fatalf("%s: %v", c.name, ds)
 		}

@@ -1,24 +1,23 @@
-// Package runtimeconfig writes runtime/<class>.json, the config fleet-worker reads at start
-// (format_version 1; contract in schemas/runtime-config.schema.json).
-//
-// Render is exported because compiler/keda embeds the very same bytes in each eks class's
-// ConfigMap: one source for the config bytes is worth the one cross-backend import.
+// Package runtimeconfig writes runtime/<class>.json, the config fleet-worker reads at start.
+// The format's types live in schemas/runtimeconfig, shared with the worker; this package only
+// fills them from the IR. The compiler driver renders each config once (Render) and hands the
+// bytes to the backends that embed them (compiler/keda's ConfigMap, compiler/terraform's Lambda
+// environment), so no backend imports another.
 package runtimeconfig
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"sort"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // Format constants of the runtime config.
 const (
-	FormatVersion = 1
+	FormatVersion = rc.FormatVersion
 	// MetricsPort is where fleet-worker serves /metrics; compiler/keda exposes and probes it.
 	MetricsPort = 9090
 	MetricsAddr = ":9090"
@@ -32,128 +31,9 @@ const (
 	MaxMessages = 10
 	// DefaultMaxTokens applies when an llm handler does not say (the spec makes it optional).
 	DefaultMaxTokens = 4096
+	// JobIDField is the detail field carrying an async tool's job id (the start tool's jobId).
+	JobIDField = "jobId"
 )
-
-// Config is runtime/<class>.json. Fields are declared in JSON key order; marshal re-sorts
-// through a generic value anyway so key order never depends on this declaration.
-type Config struct {
-	Class         string      `json:"class"`
-	ClaimCheck    ClaimCheck  `json:"claim_check"`
-	Concurrency   int         `json:"concurrency"`
-	Events        Events      `json:"events"`
-	Fleet         string      `json:"fleet"`
-	FormatVersion int         `json:"format_version"`
-	Handler       Handler     `json:"handler"`
-	Idempotency   Idempotency `json:"idempotency"`
-	Jobs          *Jobs       `json:"jobs,omitempty"`
-	Models        Models      `json:"models"`
-	Queue         Queue       `json:"queue"`
-	Region        string      `json:"region"`
-	Retry         Retry       `json:"retry"`
-	Runtime       string      `json:"runtime"`
-	Step          Step        `json:"step"`
-	Telemetry     Telemetry   `json:"telemetry"`
-}
-
-// ClaimCheck is the S3 offload of large payloads.
-type ClaimCheck struct {
-	Bucket         string `json:"bucket"`
-	ThresholdBytes int64  `json:"threshold_bytes"`
-}
-
-// Events configures completion events.
-type Events struct {
-	Bus        string `json:"bus"`
-	BusModel   string `json:"bus_model"`
-	Emits      []Emit `json:"emits"`
-	MaxEntries int    `json:"max_entries"`
-}
-
-// Emit is one event the class publishes on completion.
-type Emit struct {
-	DetailType string `json:"detail_type"`
-	Source     string `json:"source"`
-	Version    int    `json:"version"`
-}
-
-// Handler is how a step runs. Only the fields of its Type are emitted (the schema is closed
-// per type), hence the pointers: an llm handler's empty tools list must still appear.
-type Handler struct {
-	Command   []string  `json:"command,omitempty"`
-	MaxTokens *int      `json:"max_tokens,omitempty"`
-	System    *string   `json:"system,omitempty"`
-	Tools     *[]string `json:"tools,omitempty"`
-	Type      string    `json:"type"`
-	URL       string    `json:"url,omitempty"`
-}
-
-// Idempotency is the work-key policy.
-type Idempotency struct {
-	Key           []string `json:"key"`
-	Table         string   `json:"table"`
-	WindowSeconds int64    `json:"window_seconds"`
-}
-
-// Jobs is the async-tool job record the worker keeps current (pk "JOB#<id>"): RUNNING when a
-// step starts, SUCCEEDED or FAILED when it ends. Present only for async tool classes.
-type Jobs struct {
-	IDField                string `json:"id_field"`
-	StatusPollAfterSeconds int64  `json:"status_poll_after_seconds"`
-	Table                  string `json:"table"`
-}
-
-// JobIDField is the detail field carrying the job id (the start tool's jobId).
-const JobIDField = "jobId"
-
-// Models is the router section: the class's policy and everything its fallbacks reach.
-type Models struct {
-	Policies map[string]ModelPolicy `json:"policies"`
-	Policy   string                 `json:"policy"`
-}
-
-// ModelPolicy is one routing policy.
-type ModelPolicy struct {
-	AllowedFails    int      `json:"allowed_fails"`
-	CooldownSeconds int64    `json:"cooldown_seconds"`
-	Fallbacks       []string `json:"fallbacks"`
-	MaxInFlight     int      `json:"max_in_flight"`
-	Retries         int      `json:"retries"`
-	Targets         []string `json:"targets"`
-	TimeoutSeconds  int64    `json:"timeout_seconds"`
-	TokensPerMinute int      `json:"tokens_per_minute"`
-}
-
-// Queue is the class's SQS side.
-type Queue struct {
-	DLQName                  string `json:"dlq_name"`
-	FIFO                     bool   `json:"fifo"`
-	GroupBy                  string `json:"group_by"`
-	HeartbeatSeconds         int64  `json:"heartbeat_seconds"`
-	MaxMessages              int    `json:"max_messages"`
-	MaxReceives              int    `json:"max_receives"`
-	Name                     string `json:"name"`
-	VisibilityTimeoutSeconds int64  `json:"visibility_timeout_seconds"`
-	WaitTimeSeconds          int64  `json:"wait_time_seconds"`
-}
-
-// Retry is the in-queue backoff.
-type Retry struct {
-	BaseMS      int `json:"base_ms"`
-	CapMS       int `json:"cap_ms"`
-	MaxAttempts int `json:"max_attempts"`
-}
-
-// Step bounds one handler call.
-type Step struct {
-	MaxSeconds int64 `json:"max_seconds"`
-	P95Seconds int64 `json:"p95_seconds"`
-}
-
-// Telemetry names the service and the metrics listener.
-type Telemetry struct {
-	MetricsAddr string `json:"metrics_addr"`
-	ServiceName string `json:"service_name"`
-}
 
 // Code documents one diagnostic code this package emits.
 type Code = diag.Code
@@ -169,12 +49,16 @@ func Codes() []Code {
 	}}
 }
 
-// Generate writes runtime/<class>.json for every agent class.
-func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
-	var (
-		files []artifact.File
-		ds    diag.Diagnostics
-	)
+// Configs holds each class's rendered runtime config, by class name: rendered once by the
+// compiler driver, written as runtime/<class>.json and embedded verbatim by the backends that
+// ship a config (compiler/keda's ConfigMap, compiler/terraform's FLEET_CONFIG_JSON).
+type Configs map[string][]byte
+
+// RenderAll renders every class's config; a class that cannot be rendered gets G001 and no
+// entry.
+func RenderAll(f *ir.Fleet) (Configs, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	out := Configs{}
 	for _, a := range f.Agents {
 		b, err := Render(f, a)
 		if err != nil {
@@ -182,9 +66,26 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 			d.Detail = "This is a compiler bug or an IR built in code without a handler; please report it."
 			continue
 		}
-		files = append(files, artifact.File{Path: path(a), Bytes: b})
+		out[a.Name] = b
 	}
-	return files, ds
+	return out, ds
+}
+
+// Files returns runtime/<class>.json for every class in configs, in the fleet's class order.
+func Files(f *ir.Fleet, configs Configs) []artifact.File {
+	var files []artifact.File
+	for _, a := range f.Agents {
+		if b, ok := configs[a.Name]; ok {
+			files = append(files, artifact.File{Path: path(a), Bytes: b})
+		}
+	}
+	return files
+}
+
+// Generate writes runtime/<class>.json for every agent class.
+func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
+	configs, ds := RenderAll(f)
+	return Files(f, configs), ds
 }
 
 func path(a *ir.Agent) string {
@@ -201,11 +102,11 @@ func Render(f *ir.Fleet, a *ir.Agent) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(c)
+	return rc.Marshal(c)
 }
 
 // Build returns the typed runtime config of one class.
-func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
+func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 	if f == nil || a == nil {
 		return nil, fmt.Errorf("nil fleet or agent")
 	}
@@ -213,13 +114,13 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Config{
+	c := &rc.Config{
 		FormatVersion: FormatVersion,
 		Fleet:         f.Name,
 		Class:         a.Name,
 		Region:        f.Region,
 		Runtime:       a.Runtime,
-		Queue: Queue{
+		Queue: rc.Queue{
 			Name:                     a.Queue.Name,
 			DLQName:                  a.DLQ.Name,
 			FIFO:                     a.Queue.FIFO,
@@ -230,28 +131,28 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 			MaxReceives:              a.Queue.MaxReceives,
 		},
 		Concurrency: a.Scaling.PerReplica,
-		Step:        Step{P95Seconds: ir.Seconds(a.StepP95), MaxSeconds: ir.Seconds(a.StepMax)},
+		Step:        rc.Step{P95Seconds: ir.Seconds(a.StepP95), MaxSeconds: ir.Seconds(a.StepMax)},
 		// One attempt per receive: the worker's retry budget is the redrive count, no more.
 		// The worker gives up one receive before SQS's redrive would: it then dead-letters the
 		// message itself, with ERROR_CODE and (for tasks) SendTaskFailure, and the last receive
 		// is left for a worker that crashed mid-step.
-		Retry: Retry{MaxAttempts: max(1, a.Queue.MaxReceives-1), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
-		Idempotency: Idempotency{
+		Retry: rc.Retry{MaxAttempts: max(1, a.Queue.MaxReceives-1), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
+		Idempotency: rc.Idempotency{
 			Table:         f.State.IdempotencyTable,
 			WindowSeconds: ir.Seconds(a.Idempotency.Window),
 			Key:           nonNil(a.Idempotency.Key),
 		},
-		ClaimCheck: ClaimCheck{Bucket: f.State.ClaimCheckBucket, ThresholdBytes: a.ClaimCheckOver},
-		Events: Events{
+		ClaimCheck: rc.ClaimCheck{Bucket: f.State.ClaimCheckBucket, ThresholdBytes: int(a.ClaimCheckOver)},
+		Events: rc.Events{
 			Bus: f.Bus.Name, BusModel: f.Bus.Model, MaxEntries: f.Bus.MaxEntries,
-			Emits: make([]Emit, 0, len(a.Emits)),
+			Emits: make([]rc.Emit, 0, len(a.Emits)),
 		},
 		Handler:   h,
 		Models:    models(a.Model),
-		Telemetry: Telemetry{ServiceName: f.Name + "-" + a.Name, MetricsAddr: MetricsAddr},
+		Telemetry: rc.Telemetry{ServiceName: f.Name + "-" + a.Name, MetricsAddr: MetricsAddr},
 	}
 	if a.Tool != nil && a.Tool.Async && f.State.JobsTable != "" {
-		c.Jobs = &Jobs{Table: f.State.JobsTable, IDField: JobIDField, StatusPollAfterSeconds: ir.Seconds(a.Tool.StatusPollAfter)}
+		c.Jobs = &rc.Jobs{Table: f.State.JobsTable, IDField: JobIDField, StatusPollAfterSeconds: ir.Seconds(a.Tool.StatusPollAfter)}
 	}
 	if a.FIFO {
 		c.Queue.GroupBy = a.GroupBy
@@ -267,40 +168,40 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 		}
 	}
 	for _, e := range a.Emits {
-		c.Events.Emits = append(c.Events.Emits, Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version})
+		c.Events.Emits = append(c.Events.Emits, rc.Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version})
 	}
 	return c, nil
 }
 
-func handler(h ir.Handler) (Handler, error) {
+func handler(h ir.Handler) (rc.Handler, error) {
 	switch h.Kind {
 	case "exec":
 		if len(h.Command) == 0 {
-			return Handler{}, fmt.Errorf("exec handler has no command")
+			return rc.Handler{}, fmt.Errorf("exec handler has no command")
 		}
-		return Handler{Type: "exec", Command: h.Command}, nil
+		return rc.Handler{Type: rc.HandlerExec, Command: h.Command}, nil
 	case "http":
-		return Handler{Type: "http", URL: h.URL}, nil
+		return rc.Handler{Type: rc.HandlerHTTP, URL: h.URL}, nil
 	case "llm":
-		system, tools, maxTokens := h.System, nonNil(h.Tools), h.MaxTokens
+		maxTokens := h.MaxTokens
 		if maxTokens <= 0 {
 			maxTokens = DefaultMaxTokens
 		}
-		return Handler{Type: "llm", System: &system, Tools: &tools, MaxTokens: &maxTokens}, nil
+		return rc.Handler{Type: rc.HandlerLLM, System: h.System, Tools: nonNil(h.Tools), MaxTokens: maxTokens}, nil
 	}
-	return Handler{}, fmt.Errorf("unknown handler kind %q", h.Kind)
+	return rc.Handler{}, fmt.Errorf("unknown handler kind %q", h.Kind)
 }
 
 // models is the class's policy plus every policy reachable through fallbacks, so the worker's
 // router can fail over without knowing the rest of the fleet.
-func models(m *ir.Model) Models {
-	out := Models{Policies: map[string]ModelPolicy{}}
+func models(m *ir.Model) rc.Models {
+	out := rc.Models{Policies: map[string]rc.ModelPolicy{}}
 	if m == nil {
 		return out
 	}
 	out.Policy = m.Name
 	for _, p := range Closure(m) {
-		mp := ModelPolicy{
+		mp := rc.ModelPolicy{
 			Targets:         nonNil(p.Targets),
 			Fallbacks:       []string{},
 			Retries:         p.Retries,
@@ -339,29 +240,6 @@ func Closure(m *ir.Model) []*ir.Model {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// marshal encodes v with sorted keys at every level (struct field order cannot leak),
-// two-space indent, no HTML escaping, and a trailing newline.
-func marshal(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(generic); err != nil { // Encode appends the trailing newline
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 func nonNil(s []string) []string {

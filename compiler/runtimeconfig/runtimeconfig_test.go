@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
@@ -17,24 +16,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/schemas"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-const schemaID = "https://fleetc.dev/schemas/runtime-config.schema.json"
-
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	raw, err := schemas.FS.ReadFile("runtime-config.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	if err := c.AddResource(schemaID, bytes.NewReader(raw)); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(schemaID)
+	s, err := rc.Schema()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,41 +94,18 @@ func decodeAny(t *testing.T, b []byte) any {
 	return v
 }
 
-// checkCrossField mirrors the rules a JSON Schema cannot express that fleet-worker refuses
-// to start without.
+// checkCrossField applies the rules a JSON Schema cannot express that fleet-worker refuses
+// to start without (the format's own Check, which the worker runs).
 func checkCrossField(t *testing.T, class string, b []byte) {
 	t.Helper()
-	var c Config
-	if err := json.Unmarshal(b, &c); err != nil {
-		t.Fatal(err)
+	c, err := rc.Parse(class, b)
+	if err != nil {
+		t.Error(err)
+		return
 	}
-	q := c.Queue
-	if q.FIFO != strings.HasSuffix(q.Name, ".fifo") || q.FIFO != strings.HasSuffix(q.DLQName, ".fifo") {
-		t.Errorf("%s: fifo %v with queue %q, dlq %q", class, q.FIFO, q.Name, q.DLQName)
-	}
-	if q.FIFO == (q.GroupBy == "") {
-		t.Errorf("%s: fifo %v with group_by %q", class, q.FIFO, q.GroupBy)
-	}
-	if q.HeartbeatSeconds > 0 && q.HeartbeatSeconds >= q.VisibilityTimeoutSeconds {
-		t.Errorf("%s: heartbeat %d not below visibility %d", class, q.HeartbeatSeconds, q.VisibilityTimeoutSeconds)
-	}
-	if q.HeartbeatSeconds == 0 && c.Step.MaxSeconds > q.VisibilityTimeoutSeconds {
-		t.Errorf("%s: step max %d above visibility %d without heartbeat", class, c.Step.MaxSeconds, q.VisibilityTimeoutSeconds)
-	}
-	if c.Step.P95Seconds > c.Step.MaxSeconds || c.Retry.BaseMS > c.Retry.CapMS {
-		t.Errorf("%s: step or retry bounds inverted: %+v %+v", class, c.Step, c.Retry)
-	}
-	if c.Models.Policy != "" {
-		if _, ok := c.Models.Policies[c.Models.Policy]; !ok {
-			t.Errorf("%s: policy %q not in policies", class, c.Models.Policy)
-		}
-	}
-	for n, p := range c.Models.Policies {
-		for _, fb := range p.Fallbacks {
-			if _, ok := c.Models.Policies[fb]; !ok {
-				t.Errorf("%s: policy %s falls back to %q, not in policies", class, n, fb)
-			}
-		}
+	// The compiler also promises a group field for every FIFO class.
+	if c.Queue.FIFO && c.Queue.GroupBy == "" {
+		t.Errorf("%s: fifo queue without group_by", class)
 	}
 }
 
@@ -445,7 +410,7 @@ func TestAsyncToolJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Jobs{Table: f.State.JobsTable, IDField: "jobId", StatusPollAfterSeconds: 15}
+	want := &rc.Jobs{Table: f.State.JobsTable, IDField: "jobId", StatusPollAfterSeconds: 15}
 	if f.State.JobsTable == "" || c.Jobs == nil || *c.Jobs != *want {
 		t.Fatalf("jobs = %+v, want %+v", c.Jobs, want)
 	}

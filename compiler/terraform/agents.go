@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 )
 
 // Alarm and runtime constants, each with the reason it has this value.
@@ -386,13 +385,9 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 		d := g.ds.Warnf("TF005", a.Path, "lambda class %s uses image %q, which is not in Amazon ECR", a.Name, a.Image)
 		d.Detail = "Lambda pulls container images only from ECR; push fleet-worker there and set worker.image or the class image."
 	}
-	if size, err := lambdaEnvSize(g.f, a); err != nil {
-		d := g.ds.Errorf("TF008", a.Path, "%s: cannot size the Lambda environment: %v", a.Name, err)
-		d.Detail = "The runtime config could not be rendered; this is a compiler bug, please report it."
-	} else if size > lambdaEnvLimit {
-		d := g.ds.Errorf("TF008", a.Path, "%s: the Lambda environment is %d bytes, over Lambda's 4 KB limit (%d bytes)", a.Name, size, lambdaEnvLimit)
-		d.Detail = "FLEET_CONFIG_JSON carries the whole runtime config, and Lambda refuses the function when all variables exceed 4 KB. " +
-			"Shorten handler.system, trim model fallbacks, tools or emitted events, or run the class on eks (its ConfigMap has no such limit)."
+	// A class without a rendered config has its G001 already; there is nothing to measure.
+	if cfg, ok := g.configs[a.Name]; ok {
+		g.checkLambdaEnv(a, cfg)
 	}
 	if l.Timeout > a.Queue.Visibility {
 		d := g.ds.Errorf("TF006", a.Queue.Path, "%s: queue visibility %ds is shorter than the function timeout %ds", a.Name, ir.Seconds(a.Queue.Visibility), ir.Seconds(l.Timeout))
@@ -439,14 +434,22 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	}
 }
 
-// lambdaEnvSize is the size Lambda measures for workerEnv: the JSON object of every variable,
-// with FLEET_CONFIG_JSON as Terraform's jsonencode renders the runtime config (minified, <>&
-// escaped) and the queue URLs as AWS forms them (12-digit account id).
-func lambdaEnvSize(f *ir.Fleet, a *ir.Agent) (int, error) {
-	cfg, err := runtimeconfig.Render(f, a)
-	if err != nil {
-		return 0, err
+// checkLambdaEnv reports TF008 when the function's variables would exceed Lambda's 4 KB.
+func (g *gen) checkLambdaEnv(a *ir.Agent, cfg []byte) {
+	if size, err := lambdaEnvSize(g.f, a, cfg); err != nil {
+		d := g.ds.Errorf("TF008", a.Path, "%s: cannot size the Lambda environment: %v", a.Name, err)
+		d.Detail = "The runtime config is not JSON; this is a compiler bug, please report it."
+	} else if size > lambdaEnvLimit {
+		d := g.ds.Errorf("TF008", a.Path, "%s: the Lambda environment is %d bytes, over Lambda's 4 KB limit (%d bytes)", a.Name, size, lambdaEnvLimit)
+		d.Detail = "FLEET_CONFIG_JSON carries the whole runtime config, and Lambda refuses the function when all variables exceed 4 KB. " +
+			"Shorten handler.system, trim model fallbacks, tools or emitted events, or run the class on eks (its ConfigMap has no such limit)."
 	}
+}
+
+// lambdaEnvSize is the size Lambda measures for workerEnv: the JSON object of every variable,
+// with FLEET_CONFIG_JSON as Terraform's jsonencode renders the runtime config cfg (minified,
+// <>& escaped) and the queue URLs as AWS forms them (12-digit account id).
+func lambdaEnvSize(f *ir.Fleet, a *ir.Agent, cfg []byte) (int, error) {
 	var compact, escaped bytes.Buffer
 	if err := json.Compact(&compact, cfg); err != nil {
 		return 0, err

@@ -95,9 +95,11 @@ func Codes() []Code {
 // Dir is where the configuration lives under the output root.
 const Dir = "terraform"
 
-// Generate renders the fleet's Terraform configuration.
-func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
-	g := &gen{f: f, names: map[string]string{}}
+// Generate renders the fleet's Terraform configuration. configs holds each class's rendered
+// runtime config by class name (a Lambda function carries it in FLEET_CONFIG_JSON; Terraform
+// reads the file, Generate only measures it).
+func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Diagnostics) {
+	g := &gen{f: f, configs: configs, names: map[string]string{}}
 	if f == nil {
 		g.ds.Errorf("TF000", "", "no fleet to generate")
 		return nil, g.ds
@@ -137,10 +139,11 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 }
 
 type gen struct {
-	f     *ir.Fleet
-	ds    diag.Diagnostics
-	files []*file
-	names map[string]string // "type.local" -> spec path that claimed it
+	f       *ir.Fleet
+	configs map[string][]byte // rendered runtime configs by class (sizes FLEET_CONFIG_JSON)
+	ds      diag.Diagnostics
+	files   []*file
+	names   map[string]string // "type.local" -> spec path that claimed it
 }
 
 func (g *gen) file(name string) *file {
@@ -301,7 +304,7 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 func (g *gen) agents() {
 	subs := make([]*gen, len(g.f.Agents))
 	parallel(len(subs), func(i int) {
-		subs[i] = &gen{f: g.f, names: map[string]string{}}
+		subs[i] = &gen{f: g.f, configs: g.configs, names: map[string]string{}}
 		subs[i].agent(g.f.Agents[i])
 	})
 	for _, sub := range subs {

@@ -36,9 +36,30 @@ func example(t *testing.T, name string) *ir.Fleet {
 	return lower(t, "../../examples/"+name+"/fleet.yaml")
 }
 
+// configs renders every class's runtime config, as the compiler driver does before it runs
+// the backends.
+func configs(t *testing.T, f *ir.Fleet) map[string][]byte {
+	t.Helper()
+	c, ds := runtimeconfig.RenderAll(f)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	return c
+}
+
+// envSize is lambdaEnvSize over the class's freshly rendered config.
+func envSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, error) {
+	t.Helper()
+	cfg, err := runtimeconfig.Render(f, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lambdaEnvSize(f, a, cfg)
+}
+
 func generate(t *testing.T, f *ir.Fleet) []artifact.File {
 	t.Helper()
-	files, ds := Generate(f)
+	files, ds := Generate(f, configs(t, f))
 	if ds.HasErrors() {
 		t.Fatalf("Generate: %v", ds)
 	}
@@ -184,7 +205,7 @@ func TestVersionConstraint(t *testing.T) {
 
 func TestLocalNameCollision(t *testing.T) {
 	f := lower(t, "testdata/collision/fleet.yaml")
-	_, ds := Generate(f)
+	_, ds := Generate(f, configs(t, f))
 	if !ds.HasErrors() {
 		t.Fatal("class 'delivery' collides with the fleet delivery DLQ, but Generate reported nothing")
 	}
@@ -769,7 +790,7 @@ func TestStallPeriods(t *testing.T) {
 	// A step longer than a day: the canary is clamped to 1440 one-minute periods, with TF009.
 	f := example(t, "research-fleet")
 	f.Agent("coder").StepMax = 25 * time.Hour
-	files, ds := Generate(f)
+	files, ds := Generate(f, configs(t, f))
 	if ds.HasErrors() {
 		t.Fatal(ds)
 	}
@@ -823,7 +844,7 @@ func TestLambdaEnvironmentLimit(t *testing.T) {
 	for _, tc := range []struct{ example, class string }{{"minimal", "greeter"}, {"async-tools", "cdk-synth"}} {
 		f := example(t, tc.example)
 		a := f.Agent(tc.class)
-		size, err := lambdaEnvSize(f, a)
+		size, err := envSize(t, f, a)
 		if err != nil || size <= 0 || size > lambdaEnvLimit {
 			t.Errorf("%s: environment %d bytes (%v)", tc.class, size, err)
 		}
@@ -836,7 +857,7 @@ func TestLambdaEnvironmentLimit(t *testing.T) {
 	f := example(t, "minimal")
 	a := f.Agent("greeter")
 	a.Handler.Command = []string{"/app/greet", ""}
-	base, err := lambdaEnvSize(f, a)
+	base, err := envSize(t, f, a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -846,10 +867,10 @@ func TestLambdaEnvironmentLimit(t *testing.T) {
 			n++
 		}
 		a.Handler.Command[1] = strings.Repeat("x", n)
-		if size, _ := lambdaEnvSize(f, a); size != base+n {
+		if size, _ := envSize(t, f, a); size != base+n {
 			t.Fatalf("an argument of %d bytes grew the environment by %d", n, size-base)
 		}
-		_, ds := Generate(f)
+		_, ds := Generate(f, configs(t, f))
 		var got *diag.Diagnostic
 		for _, d := range ds {
 			if d.Code == "TF008" {

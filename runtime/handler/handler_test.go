@@ -195,7 +195,7 @@ func TestHTTP(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	c := &config.Config{Handler: config.Handler{Type: config.HandlerLLM}}
+	c := &config.Config{File: config.File{Handler: config.Handler{Type: config.HandlerLLM}}}
 	if _, err := New(c, Options{}); !errors.Is(err, ErrNoLLM) {
 		t.Errorf("llm without factory: %v", err)
 	}

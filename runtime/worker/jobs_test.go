@@ -49,14 +49,14 @@ func newJobsEnv(t *testing.T) *jobsEnv {
 	t.Cleanup(func() {
 		_, _ = e.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(e.jobsTable)})
 	})
-	cfg := &config.Config{
+	cfg := &config.Config{File: config.File{
 		FormatVersion: 1, Fleet: "tools", Class: "cdk-synth", Runtime: "lambda",
 		Queue:       config.Queue{VisibilityTimeoutSeconds: 60, MaxReceives: 3},
 		Step:        config.Step{P95Seconds: 5, MaxSeconds: 30},
 		Retry:       config.Retry{MaxAttempts: 2, BaseMS: 10, CapMS: 100},
 		Idempotency: config.Idempotency{Table: kumotest.Table(t, awsCfg, "idem"), WindowSeconds: 3600, Key: []string{"jobId"}},
 		Jobs:        &config.Jobs{Table: e.jobsTable, IDField: "jobId", StatusPollAfterSeconds: 15},
-	}
+	}}
 	e.w = &worker.Worker{
 		Cfg:  cfg,
 		Idem: &idem.Dynamo{API: e.ddb, Table: cfg.Idempotency.Table, Class: cfg.Class, Window: cfg.Idempotency.Window()},

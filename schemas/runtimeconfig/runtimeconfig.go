@@ -1,0 +1,400 @@
+// Package runtimeconfig is the runtime config format (runtime/<class>.json, format_version 1):
+// the one set of Go types the compiler writes and fleet-worker reads, beside the JSON Schema
+// that is its contract (schemas/runtime-config.schema.json).
+//
+// It is a leaf: it imports only the embedded schemas, so the compiler and the worker can both
+// use it while the worker still imports neither the compiler nor the spec.
+//
+// Integer kinds follow one rule: durations (*_seconds) are int64, like the compiler's
+// ir.Seconds; counts, milliseconds and byte sizes (at most 1 MiB) are int.
+package runtimeconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fleetc/fleetc/schemas"
+)
+
+// FormatVersion is the format these types describe.
+const FormatVersion = 1
+
+// SchemaID is the $id of schemas/runtime-config.schema.json.
+const SchemaID = "https://fleetc.dev/schemas/runtime-config.schema.json"
+
+// SchemaFile is the schema's name in schemas.FS.
+const SchemaFile = "runtime-config.schema.json"
+
+// Runtime names (Config.Runtime).
+const (
+	RuntimeEKS       = "eks"
+	RuntimeLambda    = "lambda"
+	RuntimeAgentCore = "agentcore"
+)
+
+// Handler types (Handler.Type).
+const (
+	HandlerExec = "exec"
+	HandlerHTTP = "http"
+	HandlerLLM  = "llm"
+)
+
+// Config is runtime/<class>.json.
+type Config struct {
+	FormatVersion int         `json:"format_version"`
+	Fleet         string      `json:"fleet"`
+	Class         string      `json:"class"`
+	Region        string      `json:"region"`
+	Runtime       string      `json:"runtime"`
+	Queue         Queue       `json:"queue"`
+	Concurrency   int         `json:"concurrency"`
+	Step          Step        `json:"step"`
+	Retry         Retry       `json:"retry"`
+	Idempotency   Idempotency `json:"idempotency"`
+	Jobs          *Jobs       `json:"jobs,omitempty"`
+	ClaimCheck    ClaimCheck  `json:"claim_check"`
+	Events        Events      `json:"events"`
+	Handler       Handler     `json:"handler"`
+	Models        Models      `json:"models"`
+	Telemetry     Telemetry   `json:"telemetry"`
+}
+
+// Queue is the class's SQS side.
+type Queue struct {
+	Name                     string `json:"name"`
+	DLQName                  string `json:"dlq_name"`
+	FIFO                     bool   `json:"fifo"`
+	GroupBy                  string `json:"group_by"`
+	VisibilityTimeoutSeconds int64  `json:"visibility_timeout_seconds"`
+	HeartbeatSeconds         int64  `json:"heartbeat_seconds"`
+	WaitTimeSeconds          int64  `json:"wait_time_seconds"`
+	MaxMessages              int    `json:"max_messages"`
+	MaxReceives              int    `json:"max_receives"`
+}
+
+// VisibilityTimeout as a duration.
+func (q Queue) VisibilityTimeout() time.Duration { return seconds(q.VisibilityTimeoutSeconds) }
+
+// Heartbeat as a duration (0 = off).
+func (q Queue) Heartbeat() time.Duration { return seconds(q.HeartbeatSeconds) }
+
+// WaitTime (the long poll) as a duration.
+func (q Queue) WaitTime() time.Duration { return seconds(q.WaitTimeSeconds) }
+
+// Step bounds one handler call.
+type Step struct {
+	P95Seconds int64 `json:"p95_seconds"`
+	MaxSeconds int64 `json:"max_seconds"`
+}
+
+// Max as a duration.
+func (s Step) Max() time.Duration { return seconds(s.MaxSeconds) }
+
+// Retry is the in-queue backoff (full jitter from BaseMS, capped at CapMS).
+type Retry struct {
+	MaxAttempts int `json:"max_attempts"`
+	BaseMS      int `json:"base_ms"`
+	CapMS       int `json:"cap_ms"`
+}
+
+// Base as a duration.
+func (r Retry) Base() time.Duration { return time.Duration(r.BaseMS) * time.Millisecond }
+
+// Cap as a duration.
+func (r Retry) Cap() time.Duration { return time.Duration(r.CapMS) * time.Millisecond }
+
+// Idempotency is the work-key policy and its DynamoDB table.
+type Idempotency struct {
+	Table         string   `json:"table"`
+	WindowSeconds int64    `json:"window_seconds"`
+	Key           []string `json:"key"`
+}
+
+// Window as a duration.
+func (i Idempotency) Window() time.Duration { return seconds(i.WindowSeconds) }
+
+// Jobs is the async-tool job record (pk "JOB#<id>") the worker moves RUNNING -> SUCCEEDED |
+// FAILED; nil for classes that are not async tools.
+type Jobs struct {
+	Table                  string `json:"table"`
+	IDField                string `json:"id_field"`
+	StatusPollAfterSeconds int64  `json:"status_poll_after_seconds"`
+}
+
+// StatusPollAfter as a duration.
+func (j Jobs) StatusPollAfter() time.Duration { return seconds(j.StatusPollAfterSeconds) }
+
+// ClaimCheck is the S3 offload of large payloads.
+type ClaimCheck struct {
+	Bucket         string `json:"bucket"`
+	ThresholdBytes int    `json:"threshold_bytes"`
+}
+
+// Events configures completion events.
+type Events struct {
+	Bus        string `json:"bus"`
+	BusModel   string `json:"bus_model"`
+	MaxEntries int    `json:"max_entries"`
+	Emits      []Emit `json:"emits"`
+}
+
+// Emit is one event the class publishes on completion.
+type Emit struct {
+	DetailType string `json:"detail_type"`
+	Source     string `json:"source"`
+	Version    int    `json:"version"`
+}
+
+// Handler is how a step runs. Only the fields of its Type are written (the schema closes the
+// object per type; see MarshalJSON).
+type Handler struct {
+	Type      string   `json:"type"`
+	Command   []string `json:"command,omitempty"`
+	URL       string   `json:"url,omitempty"`
+	System    string   `json:"system,omitempty"`
+	Tools     []string `json:"tools,omitempty"`
+	MaxTokens int      `json:"max_tokens,omitempty"`
+}
+
+// MarshalJSON writes type plus exactly the fields the schema requires for that type: an llm
+// handler's empty system prompt and tool list must appear, an exec handler's url must not.
+func (h Handler) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"type": h.Type}
+	switch h.Type {
+	case HandlerExec:
+		m["command"] = h.Command
+	case HandlerHTTP:
+		m["url"] = h.URL
+	case HandlerLLM:
+		tools := h.Tools
+		if tools == nil {
+			tools = []string{}
+		}
+		m["system"], m["tools"], m["max_tokens"] = h.System, tools, h.MaxTokens
+	default:
+		return nil, fmt.Errorf("unknown handler type %q", h.Type)
+	}
+	return json.Marshal(m)
+}
+
+// Models is the router section: the class's policy and every policy its fallbacks reach.
+type Models struct {
+	Policy   string                 `json:"policy"`
+	Policies map[string]ModelPolicy `json:"policies"`
+}
+
+// ModelPolicy is one routing policy.
+type ModelPolicy struct {
+	Targets         []string `json:"targets"`
+	Fallbacks       []string `json:"fallbacks"`
+	Retries         int      `json:"retries"`
+	TimeoutSeconds  int64    `json:"timeout_seconds"`
+	AllowedFails    int      `json:"allowed_fails"`
+	CooldownSeconds int64    `json:"cooldown_seconds"`
+	MaxInFlight     int      `json:"max_in_flight"`
+	TokensPerMinute int      `json:"tokens_per_minute"`
+}
+
+// Timeout as a duration.
+func (p ModelPolicy) Timeout() time.Duration { return seconds(p.TimeoutSeconds) }
+
+// Cooldown as a duration.
+func (p ModelPolicy) Cooldown() time.Duration { return seconds(p.CooldownSeconds) }
+
+// Telemetry names the service and the metrics listener.
+type Telemetry struct {
+	ServiceName string `json:"service_name"`
+	MetricsAddr string `json:"metrics_addr"` // empty = no listener
+}
+
+func seconds(n int64) time.Duration { return time.Duration(n) * time.Second }
+
+// Marshal returns the canonical bytes of c: JSON with keys sorted at every level (struct field
+// order cannot leak into the file), two-space indent, no HTML escaping, trailing newline.
+func Marshal(c *Config) ([]byte, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var generic any
+	if err := dec.Decode(&generic); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(generic); err != nil { // Encode appends the trailing newline
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var (
+	schemaOnce sync.Once
+	schema     *jsonschema.Schema
+	schemaErr  error
+)
+
+// Schema returns the compiled runtime config schema.
+func Schema() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		raw, err := schemas.FS.ReadFile(SchemaFile)
+		if err != nil {
+			schemaErr = fmt.Errorf("runtime config schema: %w", err)
+			return
+		}
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		if err := c.AddResource(SchemaID, bytes.NewReader(raw)); err != nil {
+			schemaErr = fmt.Errorf("runtime config schema: %w", err)
+			return
+		}
+		schema, schemaErr = c.Compile(SchemaID)
+	})
+	return schema, schemaErr
+}
+
+// Error lists every problem found in a config, sorted, each prefixed by its
+// JSON pointer, so one run shows everything to fix.
+type Error struct {
+	Path     string
+	Problems []string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid runtime config %s:", e.Path)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// Parse validates raw (named name in errors) against the schema and the cross-field rules,
+// and decodes it. Every problem is reported at once.
+func Parse(name string, raw []byte) (*Config, error) {
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, &Error{Path: name, Problems: []string{"not JSON: " + err.Error()}}
+	}
+	if dec.More() {
+		return nil, &Error{Path: name, Problems: []string{"trailing data after the JSON document"}}
+	}
+	sch, err := Schema()
+	if err != nil {
+		return nil, err
+	}
+	if err := sch.Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return nil, &Error{Path: name, Problems: leafProblems(ve)}
+		}
+		return nil, &Error{Path: name, Problems: []string{err.Error()}}
+	}
+	var c Config
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, &Error{Path: name, Problems: []string{err.Error()}}
+	}
+	if probs := c.Check(); len(probs) > 0 {
+		return nil, &Error{Path: name, Problems: probs}
+	}
+	return &c, nil
+}
+
+// leafProblems flattens a validation error tree into sorted, deduplicated
+// "pointer: message" lines; the leaves carry the useful messages.
+func leafProblems(ve *jsonschema.ValidationError) []string {
+	seen := map[string]bool{}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := e.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			seen[loc+": "+e.Message] = true
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	out := slices.Sorted(maps.Keys(seen))
+	return out
+}
+
+// Check returns the problems a JSON Schema cannot express (cross-field rules), sorted; the
+// worker refuses to start on any of them.
+func (c *Config) Check() []string {
+	var p []string
+	q := c.Queue
+	if q.FIFO != strings.HasSuffix(q.Name, ".fifo") {
+		p = append(p, "/queue/name: a FIFO queue name ends in .fifo and only a FIFO queue's does")
+	}
+	if q.FIFO != strings.HasSuffix(q.DLQName, ".fifo") {
+		p = append(p, "/queue/dlq_name: the DLQ of a FIFO queue must be FIFO too (and of a standard queue, standard)")
+	}
+	if !q.FIFO && q.GroupBy != "" {
+		p = append(p, "/queue/group_by: only FIFO queues have message groups")
+	}
+	if q.HeartbeatSeconds > 0 && q.HeartbeatSeconds >= q.VisibilityTimeoutSeconds {
+		p = append(p, fmt.Sprintf("/queue/heartbeat_seconds: %d must be below visibility_timeout_seconds %d, or the message reappears between heartbeats", q.HeartbeatSeconds, q.VisibilityTimeoutSeconds))
+	}
+	if q.HeartbeatSeconds == 0 && c.Step.MaxSeconds > q.VisibilityTimeoutSeconds {
+		p = append(p, fmt.Sprintf("/step/max_seconds: %d exceeds visibility_timeout_seconds %d with no heartbeat; a slow step would be delivered twice", c.Step.MaxSeconds, q.VisibilityTimeoutSeconds))
+	}
+	if c.Runtime == RuntimeLambda && c.Step.MaxSeconds > 900 {
+		p = append(p, fmt.Sprintf("/step/max_seconds: %d exceeds Lambda's 900 s limit", c.Step.MaxSeconds))
+	}
+	if c.Step.P95Seconds > c.Step.MaxSeconds {
+		p = append(p, "/step/p95_seconds: above max_seconds")
+	}
+	if c.Retry.BaseMS > c.Retry.CapMS {
+		p = append(p, "/retry/base_ms: above cap_ms")
+	}
+	if c.Events.BusModel == "classic" && c.Events.MaxEntries > 10 {
+		p = append(p, "/events/max_entries: a classic bus takes at most 10 entries per PutEvents")
+	}
+	if len(c.Events.Emits) > 0 && c.Events.Bus == "" {
+		p = append(p, "/events/bus: required when events.emits is not empty")
+	}
+	if c.Models.Policy != "" {
+		if _, ok := c.Models.Policies[c.Models.Policy]; !ok {
+			p = append(p, fmt.Sprintf("/models/policy: %q is not in models.policies", c.Models.Policy))
+		}
+	}
+	names := slices.Sorted(maps.Keys(c.Models.Policies))
+	for _, n := range names {
+		for _, f := range c.Models.Policies[n].Fallbacks {
+			if _, ok := c.Models.Policies[f]; !ok {
+				p = append(p, fmt.Sprintf("/models/policies/%s/fallbacks: %q is not in models.policies", n, f))
+			}
+		}
+	}
+	if c.Jobs != nil && c.Jobs.Table == c.Idempotency.Table {
+		// The tables' keys differ (pk vs pk+sk): sharing one would fail every job write.
+		p = append(p, "/jobs/table: must differ from idempotency.table")
+	}
+	if c.Handler.Type == HandlerLLM && c.Models.Policy == "" {
+		p = append(p, "/handler: an llm handler needs models.policy")
+	}
+	sort.Strings(p)
+	return p
+}
