@@ -45,8 +45,8 @@ func NewMetrics() *Metrics {
 		}, []string{LabelClass}),
 		AWSRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricAWSRequests,
-			Help: "AWS API HTTP requests (every attempt), by service.",
-		}, []string{LabelService}),
+			Help: "AWS API HTTP requests (every attempt, each billed), by service and operation.",
+		}, []string{LabelService, LabelOperation}),
 	}
 	m.Registry.MustRegister(m.StepDuration, m.InFlight, m.Retries, m.DeadLettered, m.AWSRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -58,10 +58,15 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
 }
 
-// CountAWSRequest increments aws_api_requests_total; its signature fits
-// awsconfig.RequestCounter.OnRequest.
-func (m *Metrics) CountAWSRequest(service, _ string) {
-	m.AWSRequests.WithLabelValues(service).Inc()
+// CountAWSRequest increments aws_api_requests_total{service,operation}; its signature fits
+// awsconfig.RequestCounter.OnRequest. The operation (ReceiveMessage, DeleteMessageBatch,
+// ChangeMessageVisibilityBatch, PutItem, ...) is what AWS bills per request, so the cost
+// model can be read per operation; "unknown" when the SDK did not name it.
+func (m *Metrics) CountAWSRequest(service, operation string) {
+	if operation == "" {
+		operation = "unknown"
+	}
+	m.AWSRequests.WithLabelValues(service, operation).Inc()
 }
 
 // ObserveStep records one finished step: its duration under outcome, and

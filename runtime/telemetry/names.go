@@ -13,12 +13,13 @@ const (
 	MetricStepRetries = "agent_step_retries_total"
 	// MetricStepsDeadLettered counts steps the worker dead-lettered, by class.
 	MetricStepsDeadLettered = "agent_steps_dead_lettered_total"
-	// MetricAWSRequests counts AWS API HTTP attempts, by service.
+	// MetricAWSRequests counts AWS API HTTP attempts, by service and operation.
 	MetricAWSRequests = "aws_api_requests_total"
 
-	LabelClass   = "class"
-	LabelOutcome = "outcome"
-	LabelService = "service"
+	LabelClass     = "class"
+	LabelOutcome   = "outcome"
+	LabelService   = "service"
+	LabelOperation = "operation" // the AWS API action, e.g. ReceiveMessage
 )
 
 // Step outcomes (values of the outcome label).

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -94,7 +95,7 @@ func New(o Options) (*Telemetry, error) {
 	}
 	tp := sdktrace.NewTracerProvider(popts...)
 	base := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: o.LogLevel})
-	logger := slog.New(&traceHandler{next: base}).With(slog.String("service", o.ServiceName))
+	logger := slog.New(newTraceHandler(base)).With(slog.String("service", o.ServiceName))
 	if o.Class != "" {
 		logger = logger.With(slog.String(LogClass, o.Class))
 	}
@@ -262,7 +263,22 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 // traceHandler adds trace ids from the record's context to JSON logs:
 // trace_id (business), otel_trace_id and span_id. Use the *Context
 // logging methods (InfoContext, ErrorContext) to get them.
-type traceHandler struct{ next slog.Handler }
+//
+// It also keeps every line free of duplicate keys, which strict log pipelines
+// reject: a key already set on the logger (service, class), one of slog's own
+// (time, level, msg, source), or one set earlier in the record keeps its first
+// value, and later copies are dropped. Keys are tracked at the top level;
+// after WithGroup the group's object starts a fresh key space.
+type traceHandler struct {
+	next slog.Handler
+	keys map[string]bool // keys already on every line at the current level
+}
+
+func newTraceHandler(next slog.Handler) *traceHandler {
+	return &traceHandler{next: next, keys: map[string]bool{
+		slog.TimeKey: true, slog.LevelKey: true, slog.MessageKey: true, slog.SourceKey: true,
+	}}
+}
 
 func (h *traceHandler) Enabled(ctx context.Context, l slog.Level) bool {
 	return h.next.Enabled(ctx, l)
@@ -277,15 +293,48 @@ func (h *traceHandler) Handle(ctx context.Context, r slog.Record) error {
 			r.AddAttrs(slog.String(LogOTelTraceID, sc.TraceID().String()), slog.String(LogSpanID, sc.SpanID().String()))
 		}
 	}
-	return h.next.Handle(ctx, r)
+	seen := map[string]bool{}
+	dup := false
+	r.Attrs(func(a slog.Attr) bool {
+		dup = dup || h.keys[a.Key] || seen[a.Key]
+		seen[a.Key] = true
+		return !dup
+	})
+	if !dup {
+		return h.next.Handle(ctx, r)
+	}
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	clear(seen)
+	r.Attrs(func(a slog.Attr) bool {
+		if !h.keys[a.Key] && !seen[a.Key] {
+			seen[a.Key] = true
+			out.AddAttrs(a)
+		}
+		return true
+	})
+	return h.next.Handle(ctx, out)
 }
 
-func (h *traceHandler) WithAttrs(a []slog.Attr) slog.Handler {
-	return &traceHandler{next: h.next.WithAttrs(a)}
+func (h *traceHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	keys := maps.Clone(h.keys)
+	kept := make([]slog.Attr, 0, len(as))
+	for _, a := range as {
+		if keys != nil && keys[a.Key] {
+			continue
+		}
+		if keys != nil {
+			keys[a.Key] = true
+		}
+		kept = append(kept, a)
+	}
+	return &traceHandler{next: h.next.WithAttrs(kept), keys: keys}
 }
 
 func (h *traceHandler) WithGroup(name string) slog.Handler {
-	return &traceHandler{next: h.next.WithGroup(name)}
+	if name == "" {
+		return h
+	}
+	return &traceHandler{next: h.next.WithGroup(name), keys: map[string]bool{}}
 }
 
 // Attempt parses an SQS ApproximateReceiveCount attribute (0 if absent

@@ -18,6 +18,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fleetc/fleetc/runtime/internal/jsonkeys"
 )
 
 func newTel(t *testing.T, exp sdktrace.SpanExporter, sync bool) (*Telemetry, *bytes.Buffer) {
@@ -164,7 +166,9 @@ func TestMetricsEndpoint(t *testing.T) {
 	_, s2 := tel.StartStep(context.Background(), StepInfo{TraceID: "b"})
 	tel.Metrics.CountAWSRequest("sqs", "ReceiveMessage")
 	tel.Metrics.CountAWSRequest("sqs", "DeleteMessageBatch")
+	tel.Metrics.CountAWSRequest("sqs", "DeleteMessageBatch")
 	tel.Metrics.CountAWSRequest("eventbridge", "PutEvents")
+	tel.Metrics.CountAWSRequest("s3", "")
 	got := scrape(t, url)
 	if got[`agent_steps_in_flight{class="researcher"}`] != "2" {
 		t.Fatalf("in flight: %v", got)
@@ -179,8 +183,10 @@ func TestMetricsEndpoint(t *testing.T) {
 		`agent_step_duration_seconds_count{class="researcher",outcome="retry"}`:           "1",
 		`agent_step_duration_seconds_count{class="researcher",outcome="dead_letter"}`:     "1",
 		`agent_step_duration_seconds_bucket{class="researcher",outcome="retry",le="0.1"}`: "1",
-		`aws_api_requests_total{service="sqs"}`:                                           "2",
-		`aws_api_requests_total{service="eventbridge"}`:                                   "1",
+		`aws_api_requests_total{operation="ReceiveMessage",service="sqs"}`:                "1",
+		`aws_api_requests_total{operation="DeleteMessageBatch",service="sqs"}`:            "2",
+		`aws_api_requests_total{operation="PutEvents",service="eventbridge"}`:             "1",
+		`aws_api_requests_total{operation="unknown",service="s3"}`:                        "1",
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
@@ -252,5 +258,47 @@ func TestMetricNamesAreValid(t *testing.T) {
 	}
 	if Attempt("3") != 3 || Attempt("") != 0 || Attempt("x") != 0 {
 		t.Fatal("Attempt parsing")
+	}
+}
+
+// Every JSON log line has each key once, whatever the caller repeats: the logger's own
+// service and class, slog's msg, a key given twice in one call, and a trace_id from both the
+// context and the arguments. The first value wins.
+func TestLogLinesHaveNoDuplicateKeys(t *testing.T) {
+	tel, logs := newTel(t, nil, true)
+	ctx := context.WithValue(context.Background(), traceIDKey{}, "t-ctx") // as StartStep stores it
+	log := tel.Logger
+	log.Info("verdict", "class", "researcher", "key", "k1", "trace_id", "t-arg", "key", "k2")
+	log.InfoContext(ctx, "verdict", "trace_id", "t-arg", "msg", "shadow", "service", "other")
+	log.With("class", "again", "extra", 1).With("extra", 2).Warn("with twice", "extra", 3)
+	log.WithGroup("step").Info("grouped", "class", "inner", "class", "inner2")
+
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines:\n%s", len(lines), logs)
+	}
+	for _, line := range lines {
+		dups, err := jsonkeys.Duplicates([]byte(line))
+		if err != nil || len(dups) > 0 {
+			t.Errorf("duplicate keys %v (%v) in %s", dups, err, line)
+		}
+	}
+	var first, second, third, fourth map[string]any
+	for i, dst := range []*map[string]any{&first, &second, &third, &fourth} {
+		if err := json.Unmarshal([]byte(lines[i]), dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if first["class"] != "researcher" || first["key"] != "k1" || first["trace_id"] != "t-arg" {
+		t.Errorf("first value should win: %v", first)
+	}
+	if second["msg"] != "verdict" || second["service"] != "research-researcher" || second["trace_id"] != "t-arg" {
+		t.Errorf("logger keys and earlier values should win: %v", second)
+	}
+	if third["class"] != "researcher" || third["extra"] != 1.0 {
+		t.Errorf("With keys: %v", third)
+	}
+	if g, _ := fourth["step"].(map[string]any); g["class"] != "inner" || fourth["class"] != "researcher" {
+		t.Errorf("a group is its own key space: %v", fourth)
 	}
 }
