@@ -191,12 +191,32 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 	return c, nil
 }
 
-// Run consumes until ctx is cancelled, then stops receiving (a receive in
-// flight finishes, within WaitTime), makes received but unstarted messages
-// visible at once, lets in-flight steps finish within
-// DrainTimeout (then cancels them), and flushes pending deletes.
+// Run consumes until ctx is cancelled (SIGTERM), then stops receiving, makes
+// received but unstarted messages visible at once, lets in-flight steps
+// finish, and flushes pending deletes. DrainTimeout counts from the moment ctx
+// ends: a receive still on the wire may finish within it (what it returns is
+// released), and when it runs out the receive is abandoned and in-flight
+// steps are cancelled.
 func (c *Consumer) Run(ctx context.Context) error {
-	// Steps outlive ctx (SIGTERM) until the drain budget runs out.
+	// Steps and the last receive outlive ctx until the drain budget, which
+	// starts at ctx's end, runs out.
+	drainCtx, drainSpent := context.WithCancel(context.WithoutCancel(ctx))
+	defer drainSpent()
+	var drainTimer *time.Timer
+	var timerMu sync.Mutex
+	stopWatch := context.AfterFunc(ctx, func() {
+		timerMu.Lock()
+		drainTimer = time.AfterFunc(c.o.DrainTimeout, drainSpent)
+		timerMu.Unlock()
+	})
+	defer func() {
+		stopWatch()
+		timerMu.Lock()
+		if drainTimer != nil {
+			drainTimer.Stop()
+		}
+		timerMu.Unlock()
+	}()
 	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelSteps()
 	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
@@ -217,9 +237,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 		// The receive is not cancelled by ctx: a receive cut off mid-read
 		// can leave its messages invisible for a whole visibility timeout.
-		// It ends within WaitTime; what it returns after SIGTERM is made
-		// visible again at once.
-		msgs, err := c.receive(context.WithoutCancel(ctx), n)
+		// It ends within WaitTime, and what it returns after SIGTERM is made
+		// visible again at once; only a drain budget shorter than what is
+		// left of the long poll cuts it off.
+		msgs, err := c.receive(drainCtx, n)
 		if err == nil && ctx.Err() != nil {
 			c.giveBack(n - len(msgs))
 			c.mu.Lock()
@@ -257,8 +278,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 	go func() { c.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(c.o.DrainTimeout):
-		c.log.Warn("drain budget spent; cancelling in-flight steps", "budget", c.o.DrainTimeout)
+	case <-drainCtx.Done():
+		c.log.Warn("drain budget spent; cancelling in-flight steps", "budget", c.o.DrainTimeout.String())
 		cancelSteps()
 		select {
 		case <-done:
