@@ -52,9 +52,15 @@ const (
 	// ConfigHashAnnotation changes with the runtime config, so a config change rolls the pods.
 	ConfigHashAnnotation = "fleetc.dev/config-sha256"
 
-	// MetricsPort is where fleet-worker serves /metrics in a pod (the runtime config's
-	// telemetry.metrics_addr); the Deployment exposes and probes it.
+	// MetricsPort is where fleet-worker serves /metrics in a pod. The runtime config turns the
+	// listener off (two classes on one host would collide on any fixed port); the Deployment
+	// turns it on with FLEET_METRICS_ADDR on the pod's own network namespace, exposes the
+	// port, probes it and announces it to Prometheus, all from this one number.
 	MetricsPort = 9090
+	// EnvMetricsAddr is fleet-worker's metrics listen address variable.
+	EnvMetricsAddr = "FLEET_METRICS_ADDR"
+	// MetricsPath is what fleet-worker serves its metrics on.
+	MetricsPath = "/metrics"
 
 	// runAs is the distroless "nonroot" user the fleet-worker image runs as.
 	runAs = 65532
@@ -356,7 +362,7 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 	probe := func(initialDelay, period, failures int) Probe {
 		return Probe{
 			// fleet-worker serves no /healthz; /metrics answers once the listener is up.
-			HTTPGet:             HTTPGetAction{Path: "/metrics", Port: metrics},
+			HTTPGet:             HTTPGetAction{Path: MetricsPath, Port: metrics},
 			InitialDelaySeconds: initialDelay, PeriodSeconds: period, TimeoutSeconds: 5, FailureThreshold: failures,
 		}
 	}
@@ -370,8 +376,14 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 			Strategy: DeploymentStrategy{Type: "RollingUpdate", RollingUpdate: &RollingUpdate{MaxSurge: 1, MaxUnavailable: 0}},
 			Template: PodTemplate{
 				Metadata: PodMeta{
-					Labels:      Labels(f, a),
-					Annotations: map[string]string{ConfigHashAnnotation: hex.EncodeToString(sum[:])},
+					Labels: Labels(f, a),
+					Annotations: map[string]string{
+						ConfigHashAnnotation: hex.EncodeToString(sum[:]),
+						// The de-facto scrape annotations of Prometheus's Kubernetes pod discovery.
+						"prometheus.io/scrape": "true",
+						"prometheus.io/port":   strconv.Itoa(MetricsPort),
+						"prometheus.io/path":   MetricsPath,
+					},
 				},
 				Spec: PodSpec{
 					ServiceAccountName:            a.K8s.ServiceAccount,
@@ -385,9 +397,12 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 						Image:           a.Image,
 						ImagePullPolicy: "IfNotPresent",
 						Args:            Args(a),
-						Env:             []EnvVar{{Name: "AWS_REGION", Value: f.Region}},
-						Ports:           []ContainerPort{{Name: metrics, ContainerPort: MetricsPort, Protocol: "TCP"}},
-						ReadinessProbe:  probe(0, 10, 3),
+						Env: []EnvVar{
+							{Name: "AWS_REGION", Value: f.Region},
+							{Name: EnvMetricsAddr, Value: ":" + strconv.Itoa(MetricsPort)},
+						},
+						Ports:          []ContainerPort{{Name: metrics, ContainerPort: MetricsPort, Protocol: "TCP"}},
+						ReadinessProbe: probe(0, 10, 3),
 						// Liveness is lenient: a worker deep in a long step must not be killed for
 						// one slow scrape.
 						LivenessProbe: probe(15, 20, 6),

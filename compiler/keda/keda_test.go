@@ -3,6 +3,7 @@ package keda
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -271,17 +272,11 @@ func TestResearchFleet(t *testing.T) {
 		if !reflect.DeepEqual(ctr["args"], []any{"--config", "/etc/fleet/config.json", "--mode", "poll", "--drain-timeout", strconv.Itoa(int(a.StepMax.Seconds())) + "s"}) {
 			t.Errorf("%s: args %v", tc.class, ctr["args"])
 		}
-		if !reflect.DeepEqual(ctr["env"], []any{map[string]any{"name": "AWS_REGION", "value": "us-east-1"}}) {
+		if !reflect.DeepEqual(ctr["env"], []any{map[string]any{"name": "AWS_REGION", "value": "us-east-1"},
+			map[string]any{"name": "FLEET_METRICS_ADDR", "value": ":9090"}}) {
 			t.Errorf("%s: env %v", tc.class, ctr["env"])
 		}
-		if !reflect.DeepEqual(ctr["ports"], []any{map[string]any{"name": "metrics", "containerPort": 9090.0, "protocol": "TCP"}}) {
-			t.Errorf("%s: ports %v", tc.class, ctr["ports"])
-		}
-		for _, p := range []string{"readinessProbe", "livenessProbe"} {
-			if dig(t, ctr, p, "httpGet", "path") != "/metrics" || dig(t, ctr, p, "httpGet", "port") != "metrics" {
-				t.Errorf("%s: %s %v", tc.class, p, ctr[p])
-			}
-		}
+		checkMetricsPort(t, tc.class, dig(t, dep, "spec", "template").(map[string]any))
 		if dig(t, ctr, "securityContext", "readOnlyRootFilesystem") != true || dig(t, pod, "securityContext", "runAsNonRoot") != true ||
 			dig(t, ctr, "securityContext", "allowPrivilegeEscalation") != false {
 			t.Errorf("%s: security contexts %v / %v", tc.class, pod["securityContext"], ctr["securityContext"])
@@ -430,5 +425,36 @@ func TestCodes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(emitted, listed) || len(listed) == 0 {
 		t.Errorf("emitted %v, listed %v", emitted, listed)
+	}
+}
+
+// checkMetricsPort: the pod's metrics listener (FLEET_METRICS_ADDR, which the runtime config
+// leaves off), its container port, both probes and the Prometheus scrape annotations name the
+// same port and path.
+func checkMetricsPort(t *testing.T, class string, tmpl map[string]any) {
+	t.Helper()
+	ctr := dig(t, tmpl, "spec", "containers", 0).(map[string]any)
+	listen := ""
+	for _, e := range ctr["env"].([]any) {
+		if e := e.(map[string]any); e["name"] == "FLEET_METRICS_ADDR" {
+			listen = e["value"].(string)
+		}
+	}
+	_, port, ok := strings.Cut(listen, ":")
+	if !ok || port == "" {
+		t.Fatalf("%s: FLEET_METRICS_ADDR = %q, want a listen address with a port", class, listen)
+	}
+	ports := ctr["ports"].([]any)
+	if len(ports) != 1 || dig(t, ports[0], "name") != "metrics" || fmt.Sprint(dig(t, ports[0], "containerPort")) != port {
+		t.Errorf("%s: container ports %v, listener %s", class, ports, listen)
+	}
+	for _, p := range []string{"readinessProbe", "livenessProbe"} {
+		if dig(t, ctr, p, "httpGet", "path") != "/metrics" || dig(t, ctr, p, "httpGet", "port") != "metrics" {
+			t.Errorf("%s: %s %v", class, p, ctr[p])
+		}
+	}
+	ann := dig(t, tmpl, "metadata", "annotations").(map[string]any)
+	if ann["prometheus.io/scrape"] != "true" || ann["prometheus.io/port"] != port || ann["prometheus.io/path"] != "/metrics" {
+		t.Errorf("%s: scrape annotations %v, listener %s", class, ann, listen)
 	}
 }

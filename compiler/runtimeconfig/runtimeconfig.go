@@ -18,9 +18,11 @@ import (
 // Format constants of the runtime config.
 const (
 	FormatVersion = rc.FormatVersion
-	// MetricsPort is where fleet-worker serves /metrics; compiler/keda exposes and probes it.
-	MetricsPort = 9090
-	MetricsAddr = ":9090"
+	// MetricsAddr is telemetry.metrics_addr: no listener unless the environment asks for
+	// one (FLEET_METRICS_ADDR). A fixed default port would collide when two classes run on
+	// one host, and an all-interfaces default would expose metrics nobody asked to publish;
+	// the KEDA Deployment, which has a pod network namespace of its own, sets the variable.
+	MetricsAddr = ""
 
 	// The queue is the one retry layer: a failed step is left to reappear after its backoff
 	// (full jitter from RetryBaseMS, capped at RetryCapMS) until maxReceiveCount dead-letters it.

@@ -154,7 +154,7 @@ func TestResearchFleetEKS(t *testing.T) {
 	if emits := ev["emits"].([]any); len(emits) != 1 || emits[0].(map[string]any)["detail_type"] != "agent.step.completed" {
 		t.Errorf("emits = %v", emits)
 	}
-	if tel := m["telemetry"].(map[string]any); tel["service_name"] != "research-researcher" || tel["metrics_addr"] != ":9090" {
+	if tel := m["telemetry"].(map[string]any); tel["service_name"] != "research-researcher" || tel["metrics_addr"] != "" {
 		t.Errorf("telemetry = %v", tel)
 	}
 	if h := m["handler"]; !reflect.DeepEqual(h, map[string]any{"type": "exec", "command": []any{"/app/researcher"}}) {
@@ -433,5 +433,23 @@ func TestAsyncToolJobs(t *testing.T) {
 	}
 	if _, ok := decode(t, b)["jobs"]; ok {
 		t.Errorf("non-tool class emits jobs:\n%s", b)
+	}
+}
+
+// No runtime config opens a metrics listener by itself: two classes run on one host (or one
+// class twice) must not collide on a port, and nothing is exposed on all interfaces unless
+// the deployment asks (the KEDA Deployment sets FLEET_METRICS_ADDR in its own pod network).
+func TestNoMetricsListenerByDefault(t *testing.T) {
+	for _, p := range examples(t) {
+		f := lower(t, p)
+		for _, a := range f.Agents {
+			c, err := Build(f, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Telemetry.MetricsAddr != "" {
+				t.Errorf("%s: class %s listens on %q by default", p, a.Name, c.Telemetry.MetricsAddr)
+			}
+		}
 	}
 }
