@@ -25,7 +25,7 @@ func (w *Worker) NewPoller(api queue.API, o PollOptions) (*queue.Consumer, error
 		DLQURL:            o.DLQURL,
 		FIFO:              q.FIFO,
 		MaxMessages:       q.MaxMessages,
-		WaitTime:          time.Duration(q.WaitTimeSeconds) * time.Second,
+		WaitTime:          q.WaitTime(),
 		VisibilityTimeout: q.VisibilityTimeout(),
 		Heartbeat:         q.Heartbeat(),
 		Concurrency:       w.Cfg.Concurrency,

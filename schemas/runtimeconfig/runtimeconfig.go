@@ -2,8 +2,8 @@
 // the one set of Go types the compiler writes and fleet-worker reads, beside the JSON Schema
 // that is its contract (schemas/runtime-config.schema.json).
 //
-// It is a leaf: it imports only the embedded schemas, so the compiler and the worker can both
-// use it while the worker still imports neither the compiler nor the spec.
+// It is a leaf: of this module it imports only the embedded schemas, so the compiler and the
+// worker can both use it while the worker still imports neither the compiler nor the spec.
 //
 // Integer kinds follow one rule: durations (*_seconds) are int64, like the compiler's
 // ir.Seconds; counts, milliseconds and byte sizes (at most 1 MiB) are int.
