@@ -117,7 +117,7 @@ type Options struct {
 	VisibilityTimeout time.Duration // set on every receive and heartbeat
 	Heartbeat         time.Duration // 0 = off
 	Concurrency       int           // in-flight steps
-	DrainTimeout      time.Duration // shutdown budget for in-flight steps
+	DrainTimeout      time.Duration // shutdown budget, counted from ctx's end (SIGTERM)
 	Linger            time.Duration // how long a delete/visibility batch waits to fill (default 20 ms)
 	// GroupOf names a FIFO message's group when SQS did not report
 	// MessageGroupId (kumo omits it); nil = everything in one group.
