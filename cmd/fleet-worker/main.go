@@ -49,7 +49,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
 	mode := fs.String("mode", "", "poll | lambda | agentcore (default: from the config's runtime: eks→poll)")
-	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget for in-flight steps")
+	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
 	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
