@@ -27,6 +27,7 @@ Usage:
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
   fleetc explain ID
+  fleetc graph FILE [--format mermaid|dot]
   fleetc version
 
 Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
@@ -62,6 +63,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runRules(rest, stdout, stderr)
 	case "explain":
 		return runExplain(rest, stdout, stderr)
+	case "graph":
+		return runGraph(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK
