@@ -28,6 +28,8 @@ Usage:
   fleetc rules [--format text|json]
   fleetc explain ID
   fleetc graph FILE [--format mermaid|dot]
+  fleetc diff BASE HEAD | --base REF [FILE]  [--format text|markdown|json|github-actions]
+              [--fail-on replacement|breaking|security|posture|diagnostic|any]
   fleetc version
 
 Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
@@ -65,6 +67,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runExplain(rest, stdout, stderr)
 	case "graph":
 		return runGraph(rest, stdout, stderr)
+	case "diff":
+		return runDiff(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK
