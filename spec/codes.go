@@ -19,6 +19,7 @@ func Codes() []Code {
 		{ID: "P007", Severity: "error", Summary: "name AWS would refuse", Explain: "A name, or a name fleetc derives from it, breaks an AWS naming rule: SQS queue names are at most 80 characters of [A-Za-z0-9_-] (.fifo included), rule and IAM role and Lambda names at most 64, state machines at most 80, S3 buckets 3-63 lower-case characters. Generated names are <fleet>-<class>[-suffix]: shorten the fleet or class name."},
 		{ID: "P008", Severity: "error", Summary: "invalid value", Explain: "The value is outside what fleet.yaml accepts here: a missing required field, a value not in the allowed set, a number out of range, or a block that needs exactly one of several fields."},
 		{ID: "P009", Severity: "error", Summary: "unreadable file", Explain: "The spec could not be read: it does not exist, is a directory, is empty, is larger than 4 MiB, or is not UTF-8 text."},
+		{ID: "P010", Severity: "error", Summary: "past fleetc's input limits", Explain: "The spec asks for more work than fleetc accepts from one file: more than 2,000 events or agent classes, 500 model policies or workflows, 200 steps in a workflow, or an event detail schema of more than 5,000 values or 24 levels of nesting (20,000 values over all events). Specs in pull requests can come from forks, so fleetc bounds what one file can cost a CI machine; real fleets stay far below these limits."},
 	}
 	return codes
 }

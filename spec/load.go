@@ -122,6 +122,10 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	if c.truncated {
 		return nil, ds.Sorted() // nothing useful can be said about a truncated document
 	}
+	// Bound the work before the expensive part (schema validation, generation).
+	if lds := checkLimits(value, f.Index); lds != nil {
+		return nil, append(ds, lds...).Sorted()
+	}
 	// A value the converter refused (a huge number, a custom tag) became null; report every
 	// other problem too, but not a second one about the same value.
 	bad := map[string]bool{}

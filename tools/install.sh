@@ -2,6 +2,8 @@
 # Installs the offline checkers fleetc's tests run against generated artifacts:
 #   bin/kubeconform                      (Go, tools/kubeconform module)
 #   tools/node/node_modules/.bin/asl-validator  (npm, tools/node/package-lock.json)
+#   tools/mermaid/node_modules           (npm, tools/mermaid/package-lock.json: mermaid's parser)
+#   dot                                  (Debian's graphviz, through apt-get when missing; root only)
 #   bin/kumo                             (Go, tools/kumo module; ~8 min cold, seconds warm)
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
@@ -73,6 +75,33 @@ install_asl() {
 	echo "$h" >"$st"
 }
 
+install_mermaid() {
+	local dir="$ROOT/tools/mermaid" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/mermaid" "$st" "$h"; then
+		log "mermaid: up to date"
+		return
+	fi
+	log "mermaid: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+install_graphviz() {
+	if command -v dot >/dev/null; then
+		log "graphviz: up to date ($(dot -V 2>&1))"
+		return
+	fi
+	if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+		log "graphviz: dot not found; install Debian's graphviz (apt-get install graphviz)"
+		return 1
+	fi
+	log "graphviz: apt-get install graphviz"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >&2 ||
+		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >&2; }
+}
+
 install_kumo() {
 	local mod="$ROOT/tools/kumo" out="$BIN/kumo" st="$BIN/.kumo.stamp" h
 	h=$(stamp "$mod/go.mod" "$mod/go.sum")
@@ -117,7 +146,7 @@ install_schema_provider() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl schema-provider)
+	want=(kubeconform asl mermaid graphviz schema-provider)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -128,10 +157,12 @@ for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
+	mermaid) timed mermaid install_mermaid ;;
+	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl kumo schema-provider)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider)"
 		exit 2
 		;;
 	esac

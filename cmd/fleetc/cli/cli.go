@@ -27,6 +27,9 @@ Usage:
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
   fleetc explain ID
+  fleetc graph FILE [--format mermaid|dot]
+  fleetc diff BASE HEAD | --base REF [FILE]  [--format text|markdown|json|github-actions]
+              [--fail-on replacement|breaking|security|posture|diagnostic|any]
   fleetc version
 
 Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
@@ -62,6 +65,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runRules(rest, stdout, stderr)
 	case "explain":
 		return runExplain(rest, stdout, stderr)
+	case "graph":
+		return runGraph(rest, stdout, stderr)
+	case "diff":
+		return runDiff(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK

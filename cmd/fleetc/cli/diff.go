@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fleetc/fleetc/compiler/review"
+)
+
+var failOnValues = []string{"replacement", "breaking", "security", "posture", "diagnostic", "any"}
+
+// runDiff reviews a spec change: two files, or a file against itself at a git revision.
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("diff", stderr)
+	format := &formatFlag{value: "text", allowed: review.Formats}
+	fs.Var(format, "format", "output format: text, markdown, json or github-actions")
+	baseRef := fs.String("base", "", "compare FILE with itself at this git revision (read with git, no checkout)")
+	var failOn []string
+	fs.Func("fail-on", "exit 1 when a change of this category exists: "+strings.Join(failOnValues, ", ")+" (repeatable)", func(v string) error {
+		for _, c := range strings.Split(v, ",") {
+			if !slices.Contains(failOnValues, c) {
+				return fmt.Errorf("want one of %s", strings.Join(failOnValues, ", "))
+			}
+			failOn = append(failOn, c)
+		}
+		return nil
+	})
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	var baseName, headName string
+	var baseSrc, headSrc []byte
+	switch {
+	case *baseRef != "" && len(files) <= 1:
+		headName = "fleet.yaml"
+		if len(files) == 1 {
+			headName = files[0]
+		}
+		if headSrc, err = readSpec(headName); err == nil {
+			baseName = *baseRef + ":" + headName
+			baseSrc, err = gitShow(*baseRef, headName)
+		}
+	case *baseRef == "" && len(files) == 2:
+		baseName, headName = files[0], files[1]
+		if baseSrc, err = readSpec(baseName); err == nil {
+			headSrc, err = readSpec(headName)
+		}
+	default:
+		fmt.Fprintln(stderr, "fleetc diff: name BASE and HEAD files, or --base REF and at most one FILE")
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
+		return exitUsage
+	}
+	rep, err := review.Compare(review.Load(baseName, baseSrc), review.Load(headName, headSrc))
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
+		return exitUsage
+	}
+	if err := rep.Render(stdout, format.value); err != nil {
+		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
+		return exitUsage
+	}
+	for _, c := range failOn {
+		if rep.Has(c) {
+			return exitInvalid
+		}
+	}
+	return exitOK
+}
+
+// maxSpecBytes bounds what fleetc reads of one spec: far above any real fleet (the
+// 1,000-class benchmark fleet is under 1 MiB), low enough that an untrusted pull request
+// cannot make a CI machine read gigabytes.
+const maxSpecBytes = 8 << 20
+
+func readSpec(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return limitedRead(f, path)
+}
+
+func limitedRead(r io.Reader, name string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSpecBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB; fleetc refuses specs this large", name, maxSpecBytes>>20)
+	}
+	return b, nil
+}
+
+// gitShow reads a file as it was at a revision of the repository that holds it.
+func gitShow(ref, path string) ([]byte, error) {
+	if strings.HasPrefix(ref, "-") {
+		return nil, fmt.Errorf("--base %q is not a revision", ref)
+	}
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	cmd := exec.Command("git", "-C", dir, "show", ref+":./"+name)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		if _, lookErr := exec.LookPath("git"); lookErr != nil {
+			return nil, fmt.Errorf("--base needs git on PATH")
+		}
+		return nil, fmt.Errorf("reading %s at %s: %s", path, ref, strings.TrimSpace(errb.String()))
+	}
+	return limitedRead(&out, ref+":"+path)
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const researcherFIFO = "    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 90s, max: 10m }"
+
+func fifoOff(t *testing.T) (base, head string) {
+	t.Helper()
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base, head = filepath.Join(dir, "base.yaml"), filepath.Join(dir, "head.yaml")
+	if !strings.Contains(string(src), researcherFIFO) {
+		t.Fatal("research example changed; update the test")
+	}
+	changed := strings.Replace(string(src), researcherFIFO, "    step: { p95: 90s, max: 10m }", 1)
+	if err := os.WriteFile(base, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(head, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return base, head
+}
+
+func TestDiffExitCodes(t *testing.T) {
+	base, head := fifoOff(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"diff", research, research}, 0},
+		{[]string{"diff", research, research, "--fail-on", "any"}, 0},
+		{[]string{"diff", base, head}, 0},
+		{[]string{"diff", base, head, "--fail-on", "replacement"}, 1},
+		{[]string{"diff", base, head, "--fail-on", "security"}, 1},
+		{[]string{"diff", base, head, "--fail-on", "diagnostic"}, 0},
+		{[]string{"diff", base, head, "--fail-on", "breaking,any"}, 1},
+		{[]string{"diff", base}, 2},
+		{[]string{"diff", base, head, "--fail-on", "everything"}, 2},
+		{[]string{"diff", base, head, "--format", "html"}, 2},
+		{[]string{"diff", base, filepath.Join(t.TempDir(), "missing.yaml")}, 2},
+	} {
+		code, out, errs := run(t, tc.args...)
+		if code != tc.code {
+			t.Errorf("fleetc %s: exit %d, want %d\n%s%s", strings.Join(tc.args, " "), code, tc.code, out, errs)
+		}
+	}
+	if _, out, _ := run(t, "diff", research, research); !strings.Contains(out, ": no changes\n") {
+		t.Errorf("identical specs should say no changes:\n%s", out)
+	}
+}
+
+func TestDiffFormats(t *testing.T) {
+	base, head := fifoOff(t)
+	_, out, _ := run(t, "diff", base, head, "--format", "json")
+	var doc struct {
+		FormatVersion int `json:"format_version"`
+		Changes       []struct {
+			Category, Severity, Subject, Summary string
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 1 || len(doc.Changes) == 0 {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	for _, c := range doc.Changes {
+		if c.Category == "" || c.Severity == "" || c.Subject == "" || c.Summary == "" {
+			t.Errorf("change without category, severity, subject or summary: %+v", c)
+		}
+	}
+	_, out, _ = run(t, "diff", base, head, "--format", "github-actions")
+	if !strings.Contains(out, "::warning file="+head+",line=92,col=3,title=fleetc diff%3A replacement (class researcher)::aws_sqs_queue.researcher will be destroyed and re-created%0A") {
+		t.Errorf("github-actions annotations:\n%s", out)
+	}
+	_, out, _ = run(t, "diff", base, head, "--format", "markdown")
+	if !strings.HasPrefix(out, "### ⚠️ fleetc diff: needs review") || !strings.Contains(out, "```mermaid\nflowchart LR\n") {
+		t.Errorf("markdown:\n%s", out)
+	}
+}
+
+// --base REF reads the spec as it was at a revision of the repository, with git, no checkout.
+func TestDiffAgainstGitRevision(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	spec := filepath.Join(dir, "fleets", "fleet.yaml")
+	if err := os.MkdirAll(filepath.Dir(spec), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q")
+	if err := os.WriteFile(spec, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	changed := strings.Replace(string(src), researcherFIFO, "    step: { p95: 90s, max: 10m }", 1)
+	if err := os.WriteFile(spec, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "head")
+
+	code, out, errs := run(t, "diff", "--base", "HEAD~1", spec, "--fail-on", "replacement")
+	if code != 1 || !strings.Contains(out, "aws_sqs_queue.researcher will be destroyed and re-created") {
+		t.Errorf("diff --base HEAD~1: exit %d\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "HEAD~1:"+spec) {
+		t.Errorf("the base side should be named REF:FILE:\n%s", out)
+	}
+	if code, out, _ := run(t, "diff", "--base", "HEAD", spec); code != 0 || !strings.Contains(out, "no changes") {
+		t.Errorf("diff --base HEAD of a committed file: exit %d\n%s", code, out)
+	}
+	if code, _, errs := run(t, "diff", "--base", "no-such-ref", spec); code != 2 || !strings.Contains(errs, "no-such-ref") {
+		t.Errorf("unknown revision: exit %d, stderr %q", code, errs)
+	}
+}

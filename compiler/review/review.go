@@ -1,0 +1,261 @@
+// Package review says what a fleet.yaml change means before any plan runs: which resources
+// Terraform will replace and what they hold, which event-contract changes break consumers,
+// how reliability posture and IAM change, and which diagnostics appear or go. Both sides are
+// loaded, lowered and generated in memory; the IRs are compared with go-cmp and the
+// generated Terraform is compared resource by resource.
+package review
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/graph"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// Category groups changes the way a reviewer triages them.
+type Category string
+
+const (
+	Replacement Category = "replacement"
+	Breaking    Category = "breaking"
+	Posture     Category = "posture"
+	Security    Category = "security"
+	Diagnostic  Category = "diagnostic"
+)
+
+// Categories in report order.
+var Categories = []Category{Replacement, Breaking, Security, Posture, Diagnostic}
+
+// Severity: error blocks a merge, warning needs a reviewer's eye, info is for the record.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info"
+)
+
+func (s Severity) rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	}
+	return 2
+}
+
+// Change is one finding.
+type Change struct {
+	Category Category    `json:"category"`
+	Severity Severity    `json:"severity"`
+	Subject  string      `json:"subject"` // "class coder", "event agent.step.completed", "workflow conversation", "policy fast", "bus", "state"
+	Summary  string      `json:"summary"`
+	Detail   string      `json:"detail,omitempty"`
+	Address  string      `json:"address,omitempty"` // Terraform address, for resource findings
+	Side     string      `json:"side"`              // base or head: where the spec position is
+	Position *diag.Range `json:"position,omitempty"`
+
+	nodes []string // graph keys the change touches
+}
+
+// Side is one version of the spec, loaded and generated in memory.
+type Side struct {
+	Name  string
+	Fleet *ir.Fleet
+	Files *artifact.Set
+	Diags diag.Diagnostics
+}
+
+// Load reads one side from bytes. A spec that does not lower still yields a Side (its
+// diagnostics are compared), but no fleet or files.
+func Load(name string, src []byte) *Side {
+	_, fleet, ds := compiler.LoadBytes(name, src)
+	s := &Side{Name: name, Diags: ds}
+	if fleet == nil {
+		return s
+	}
+	// A fleet that lowered is reviewed even when rules object to it: the rule findings are
+	// diagnostic changes, and what the spec would deploy is still worth showing.
+	set, gds := compiler.Generate(fleet)
+	s.Diags = append(s.Diags, gds...).Sorted()
+	if !gds.HasErrors() {
+		s.Fleet, s.Files = fleet, set
+	}
+	return s
+}
+
+// Report is the whole review.
+type Report struct {
+	Base, Head string
+	Changes    []Change
+	Resources  []ResourceChange // Terraform's predicted plan for head over an applied base
+	// Incomplete says why some categories could not be computed (a side did not build).
+	Incomplete string
+
+	baseGraph, headGraph *graph.Graph
+}
+
+// Compare reviews the change from base to head.
+func Compare(base, head *Side) (*Report, error) {
+	r := &Report{Base: base.Name, Head: head.Name}
+	r.Changes = append(r.Changes, diagnosticChanges(base, head)...)
+	if base.Fleet == nil || head.Fleet == nil {
+		r.Incomplete = "a side has errors, so only diagnostics are compared; fix them first and more checks run after"
+		sortChanges(r.Changes)
+		return r, nil
+	}
+	r.baseGraph, r.headGraph = graph.Build(base.Fleet), graph.Build(head.Fleet)
+	btf, err := parseTerraform(base.Files)
+	if err != nil {
+		return nil, err
+	}
+	htf, err := parseTerraform(head.Files)
+	if err != nil {
+		return nil, err
+	}
+	r.Resources = predict(btf, htf)
+	r.Changes = append(r.Changes, replacementChanges(r.Resources, base, head, btf, htf)...)
+	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
+	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
+	r.Changes = append(r.Changes, securityChanges(btf, htf, base, head)...)
+	sortChanges(r.Changes)
+	return r, nil
+}
+
+func sortChanges(cs []Change) {
+	order := map[Category]int{}
+	for i, c := range Categories {
+		order[c] = i
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if order[a.Category] != order[b.Category] {
+			return order[a.Category] < order[b.Category]
+		}
+		if a.Severity.rank() != b.Severity.rank() {
+			return a.Severity.rank() < b.Severity.rank()
+		}
+		if a.Subject != b.Subject {
+			return a.Subject < b.Subject
+		}
+		return a.Summary < b.Summary
+	})
+}
+
+// Count returns the number of changes per category.
+func (r *Report) Count() map[Category]int {
+	n := map[Category]int{}
+	for _, c := range r.Changes {
+		n[c.Category]++
+	}
+	return n
+}
+
+// Has reports whether a change of the category exists ("any" matches every category).
+func (r *Report) Has(cat string) bool {
+	for _, c := range r.Changes {
+		if cat == "any" || string(c.Category) == cat {
+			return true
+		}
+	}
+	return false
+}
+
+// Verdict is the one-line outcome a pull request shows first.
+func (r *Report) Verdict() string {
+	if len(r.Changes) == 0 {
+		return "no changes"
+	}
+	errs, warns := 0, 0
+	for _, c := range r.Changes {
+		switch c.Severity {
+		case Error:
+			errs++
+		case Warning:
+			warns++
+		}
+	}
+	switch {
+	case errs > 0:
+		return fmt.Sprintf("blocking: %s need a fix before merge", plural(errs, "change"))
+	case warns > 0:
+		return fmt.Sprintf("needs review: %s to look at", plural(warns, "change"))
+	}
+	return fmt.Sprintf("safe: %s, none risky", plural(len(r.Changes), "change"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// locate fills a change's position from the side where its subject lives.
+func locate(c *Change, s *Side, path string) {
+	if s.Fleet == nil || s.Fleet.Index == nil || path == "" {
+		return
+	}
+	c.Position = s.Fleet.Index.Subject(path)
+}
+
+// diagnosticChanges lists diagnostics the head introduces and those it resolves.
+func diagnosticChanges(base, head *Side) []Change {
+	key := func(d *diag.Diagnostic) string { return d.Code + "\x00" + d.Path + "\x00" + d.Summary }
+	inBase, inHead := map[string]bool{}, map[string]bool{}
+	for _, d := range base.Diags {
+		inBase[key(d)] = true
+	}
+	for _, d := range head.Diags {
+		inHead[key(d)] = true
+	}
+	var out []Change
+	for _, d := range head.Diags {
+		if inBase[key(d)] {
+			continue
+		}
+		sev := Warning
+		if d.Severity == diag.Error {
+			sev = Error
+		}
+		out = append(out, Change{Category: Diagnostic, Severity: sev, Subject: subjectOfPath(d.Path),
+			Summary: fmt.Sprintf("new %s %s: %s", d.Severity, d.Code, d.Summary), Side: "head", Position: d.Subject})
+	}
+	for _, d := range base.Diags {
+		if inHead[key(d)] {
+			continue
+		}
+		out = append(out, Change{Category: Diagnostic, Severity: Info, Subject: subjectOfPath(d.Path),
+			Summary: fmt.Sprintf("resolved %s %s: %s", d.Severity, d.Code, d.Summary), Side: "base", Position: d.Subject})
+	}
+	return out
+}
+
+// subjectOfPath names the spec part a JSON pointer is under ("/agents/coder/step" → "class coder").
+func subjectOfPath(p string) string {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	unescape := strings.NewReplacer("~1", "/", "~0", "~").Replace
+	if len(parts) >= 2 {
+		name := unescape(parts[1])
+		switch parts[0] {
+		case "agents":
+			return "class " + name
+		case "events":
+			return "event " + name
+		case "workflows":
+			return "workflow " + name
+		case "models":
+			return "policy " + name
+		}
+	}
+	if parts[0] == "" {
+		return "fleet"
+	}
+	return parts[0]
+}

@@ -1,0 +1,260 @@
+package review
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/compiler/verify"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.md from the review cases; read the diff before committing")
+
+func research(t *testing.T) string {
+	t.Helper()
+	src, err := os.ReadFile("../../examples/research-fleet/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
+// edit applies old→new replacements to the spec, failing when one does not apply.
+func edit(t *testing.T, src string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(src, pairs[i]) {
+			t.Fatalf("edit: %q not in the spec", pairs[i])
+		}
+		src = strings.Replace(src, pairs[i], pairs[i+1], 1)
+	}
+	return src
+}
+
+func review(t *testing.T, base, head string) *Report {
+	t.Helper()
+	r, err := Compare(Load("base.yaml", []byte(base)), Load("head.yaml", []byte(head)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// find returns the changes of a category whose summary contains s.
+func find(r *Report, cat Category, s string) []Change {
+	var out []Change
+	for _, c := range r.Changes {
+		if c.Category == cat && strings.Contains(c.Summary+" "+c.Detail, s) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+const researcherFIFO = "    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 90s, max: 10m }"
+
+func TestReviewCases(t *testing.T) {
+	base := research(t)
+	type want struct {
+		cat      Category
+		sev      Severity
+		contains string
+		line     int // spec line of the finding's position; 0 to skip
+	}
+	for _, tc := range []struct {
+		name string
+		head string
+		want []want
+	}{
+		{
+			name: "FIFO toggled off replaces the class queues and their DLQ",
+			head: edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }"),
+			want: []want{
+				{Replacement, Warning, "aws_sqs_queue.researcher will be destroyed and re-created", 92},
+				{Replacement, Warning, "forced by fifo_queue removed; name changed; it holds its messages", 0},
+				{Replacement, Warning, "aws_sqs_queue.researcher_ingress will be destroyed", 0},
+				{Replacement, Info, "aws_sqs_queue_redrive_allow_policy.researcher_dlq will be destroyed and re-created", 0},
+				{Posture, Warning, "ordering.fifo: true → false", 92},
+				{Security, Warning, "new statement RuleDelivery", 0},
+			},
+		},
+		{
+			name: "renaming a class deletes its queue",
+			head: strings.ReplaceAll(edit(t, base, "  coder:\n    description", "  programmer:\n    description"), "agent: coder", "agent: programmer"),
+			want: []want{
+				{Replacement, Warning, "aws_sqs_queue.coder will be destroyed", 107},
+				{Posture, Info, "class programmer added", 0},
+				{Posture, Info, "class coder removed", 107},
+			},
+		},
+		{
+			name: "classic retry defaults hide an outage",
+			head: edit(t, base, "delivery: { attempts: 24, max_age: 1h }", "delivery: { attempts: 185, max_age: 24h }"),
+			want: []want{
+				{Posture, Warning, "delivery.attempts: 24 → 185", 0},
+				{Posture, Warning, "delivery.max_age: 1h → 1d", 0},
+			},
+		},
+		{
+			name: "a new emitted event widens the worker's PutEvents condition",
+			head: edit(t, base, "    emits: [agent.step.completed]\n    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 3m",
+				"    emits: [agent.step.completed, agent.step.requested]\n    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 3m"),
+			want: []want{
+				{Security, Warning, `condition StringEquals events:detail-type now also allows "agent.step.requested"`, 107},
+				{Posture, Info, "emits: [agent.step.completed] → [agent.step.completed, agent.step.requested]", 0},
+			},
+		},
+		{
+			name: "renaming the idempotency table loses its records",
+			head: edit(t, base, "worker:\n", "state: { idempotency_table: research-idem-v2 }\n\nworker:\n"),
+			want: []want{
+				{Replacement, Warning, "aws_dynamodb_table.idempotency will be destroyed and re-created", 0},
+				{Replacement, Warning, "idempotency records: finished work would run again", 0},
+			},
+		},
+		{
+			name: "dropping the archive loses replay history",
+			head: edit(t, base, "  archive: { retention: 7d }\n", ""),
+			want: []want{
+				{Replacement, Warning, "archived events", 0},
+				{Posture, Warning, "bus.archive: true → false", 0},
+			},
+		},
+		{
+			name: "removing a fallback and the cap",
+			head: edit(t, base, "    fallbacks: [sonnet-overflow]\n", "", "    max_in_flight: 800\n", ""),
+			want: []want{
+				{Posture, Warning, "fallbacks: [sonnet-overflow] → []", 0},
+				{Posture, Warning, "max_in_flight: 800 → 0", 0},
+				{Diagnostic, Warning, "new warning M001", 69},
+			},
+		},
+		{
+			name: "more receives before the DLQ",
+			head: edit(t, base, "max_receives: 3", "max_receives: 6"),
+			want: []want{
+				{Posture, Warning, "queue.max_receives: 3 → 6", 0},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := review(t, base, tc.head)
+			for _, w := range tc.want {
+				got := find(r, w.cat, w.contains)
+				if len(got) == 0 {
+					var all []string
+					for _, c := range r.Changes {
+						all = append(all, string(c.Category)+" "+string(c.Severity)+" "+c.Summary+" | "+c.Detail)
+					}
+					t.Errorf("no %s change containing %q; changes:\n%s", w.cat, w.contains, strings.Join(all, "\n"))
+					continue
+				}
+				if got[0].Severity != w.sev {
+					t.Errorf("%q: severity %s, want %s", w.contains, got[0].Severity, w.sev)
+				}
+				if w.line != 0 && (got[0].Position == nil || got[0].Position.Start.Line != w.line) {
+					t.Errorf("%q: position %v, want line %d", w.contains, got[0].Position, w.line)
+				}
+			}
+		})
+	}
+}
+
+func TestIdenticalSpecs(t *testing.T) {
+	r := review(t, research(t), research(t))
+	if len(r.Changes) != 0 || len(r.Resources) != 0 || r.Verdict() != "no changes" {
+		t.Fatalf("identical specs: %d changes, %d resources, verdict %q", len(r.Changes), len(r.Resources), r.Verdict())
+	}
+	var b bytes.Buffer
+	if err := r.Render(&b, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["format_version"] != float64(1) || doc["changes"] == nil {
+		t.Errorf("json report: %s", b.String())
+	}
+	if _, ok := doc["changes"].([]any); !ok {
+		t.Errorf("changes must be an array even when empty: %s", b.String())
+	}
+}
+
+// A head that does not load is still reviewed for its diagnostics, and says what it skipped.
+func TestBrokenHead(t *testing.T) {
+	r := review(t, research(t), "version: 1\nfleet: [\n")
+	if r.Incomplete == "" || len(find(r, Diagnostic, "new error P001")) == 0 {
+		t.Fatalf("broken head: incomplete %q, changes %+v", r.Incomplete, r.Changes)
+	}
+	if !strings.HasPrefix(r.Verdict(), "blocking") {
+		t.Errorf("verdict %q", r.Verdict())
+	}
+}
+
+// Every resource type fleetc generates has its force-new arguments on record.
+func TestForceNewCoversEveryEmittedType(t *testing.T) {
+	for _, ex := range []string{"research-fleet", "async-tools", "minimal"} {
+		src, err := os.ReadFile("../../examples/" + ex + "/fleet.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := Load(ex, src)
+		if s.Files == nil {
+			t.Fatalf("%s: %v", ex, s.Diags)
+		}
+		tf, err := parseTerraform(s.Files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range tf {
+			if _, ok := forceNew[r.Type]; !ok && !r.Data {
+				t.Errorf("%s: resource type %s has no force-new entry in forcenew.go", ex, r.Type)
+			}
+		}
+	}
+}
+
+// The pull-request comment for the README's example change: FIFO off plus a removed event field.
+func TestMarkdownGolden(t *testing.T) {
+	base := research(t)
+	head := edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }",
+		"        ttl_seconds: { type: integer, minimum: 1 }\n", "")
+	r := review(t, base, head)
+	var b bytes.Buffer
+	if err := r.Render(&b, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	golden := "testdata/fifo-off.md"
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (go test ./compiler/review -update)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("markdown differs from %s (go test ./compiler/review -update, then read the diff):\n%s", golden, b.String())
+	}
+	// The diagram GitHub will render parses with mermaid's own parser.
+	_, rest, ok := strings.Cut(b.String(), "```mermaid\n")
+	diagram, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("no mermaid block in the markdown report")
+	}
+	file := filepath.Join(t.TempDir(), "affected.mmd")
+	if err := os.WriteFile(file, []byte(diagram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = verify.Mermaid(file)
+	verify.SkipIfMissing(t, err)
+	if err != nil {
+		t.Error(err)
+	}
+}

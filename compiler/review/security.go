@@ -1,0 +1,182 @@
+package review
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// statement is one IAM policy statement as generated, its lists split into items.
+type statement struct {
+	doc, sid   string
+	effect     string
+	actions    []string
+	resources  []string
+	principals []string
+	conditions map[string][]string // "test variable" → values
+}
+
+var listItem = regexp.MustCompile(`"[^"]*"|[A-Za-z_][\w.\[\]*"-]*`)
+
+// items splits a generated list expression (["a", "b"], [aws_x.y.arn]) into its items.
+func items(expr string) []string {
+	expr = strings.TrimSpace(expr)
+	if !strings.HasPrefix(expr, "[") {
+		return []string{expr}
+	}
+	return listItem.FindAllString(strings.Trim(expr, "[]"), -1)
+}
+
+// statements extracts every statement of every aws_iam_policy_document.
+func statements(tf map[string]*resource) map[string]statement {
+	out := map[string]statement{}
+	for addr, r := range tf {
+		if !r.Data || r.Type != "aws_iam_policy_document" {
+			continue
+		}
+		for i := 0; ; i++ {
+			p := fmt.Sprintf("statement.%d.", i)
+			if !hasPrefix(r.Attrs, p) {
+				break
+			}
+			st := statement{doc: addr, sid: strings.Trim(r.Attrs[p+"sid"], `"`), effect: strings.Trim(r.Attrs[p+"effect"], `"`)}
+			st.actions = items(r.Attrs[p+"actions"])
+			st.resources = items(r.Attrs[p+"resources"])
+			for j := 0; hasPrefix(r.Attrs, fmt.Sprintf("%sprincipals.%d.", p, j)); j++ {
+				q := fmt.Sprintf("%sprincipals.%d.", p, j)
+				st.principals = append(st.principals, r.Attrs[q+"type"]+" "+r.Attrs[q+"identifiers"])
+			}
+			st.conditions = map[string][]string{}
+			for j := 0; hasPrefix(r.Attrs, fmt.Sprintf("%scondition.%d.", p, j)); j++ {
+				q := fmt.Sprintf("%scondition.%d.", p, j)
+				k := strings.Trim(r.Attrs[q+"test"], `"`) + " " + strings.Trim(r.Attrs[q+"variable"], `"`)
+				st.conditions[k] = items(r.Attrs[q+"values"])
+			}
+			key := addr + "#" + st.sid
+			if st.sid == "" {
+				key = fmt.Sprintf("%s#%d", addr, i)
+			}
+			out[key] = st
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func hasPrefix(m map[string]string, p string) bool {
+	for k := range m {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// added lists what is in y and not in x.
+func added(x, y []string) []string {
+	in := map[string]bool{}
+	for _, v := range x {
+		in[v] = true
+	}
+	var out []string
+	for _, v := range y {
+		if !in[v] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// encryption names the arguments that keep data private, per resource type.
+var encryption = map[string][]string{
+	"aws_sqs_queue":                                      {"sqs_managed_sse_enabled", "kms_master_key_id"},
+	"aws_dynamodb_table":                                 {"server_side_encryption.0.enabled", "server_side_encryption.0.kms_key_arn"},
+	"aws_s3_bucket_public_access_block":                  {"block_public_acls", "block_public_policy", "ignore_public_acls", "restrict_public_buckets"},
+	"aws_s3_bucket_server_side_encryption_configuration": {"rule.0.apply_server_side_encryption_by_default.0.sse_algorithm", "rule.0.apply_server_side_encryption_by_default.0.kms_master_key_id"},
+}
+
+// securityChanges reports IAM statements that grant more than before (computed from the
+// generated policy documents, not guessed from YAML) and encryption or public-access changes.
+func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
+	var out []Change
+	bs, hs := statements(btf), statements(htf)
+	keys := make([]string, 0, len(hs))
+	for k := range hs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		h := hs[k]
+		b, existed := bs[k]
+		var grants []string
+		if !existed {
+			grants = append(grants, fmt.Sprintf("new statement %s: %s %s on %s", h.sid, h.effect, strings.Join(h.actions, ", "), strings.Join(h.resources, ", ")))
+		} else {
+			if a := added(b.actions, h.actions); len(a) > 0 {
+				grants = append(grants, "actions added: "+strings.Join(a, ", "))
+			}
+			if a := added(b.resources, h.resources); len(a) > 0 {
+				grants = append(grants, "resources added: "+strings.Join(a, ", "))
+			}
+			if a := added(b.principals, h.principals); len(a) > 0 {
+				grants = append(grants, "principals added: "+strings.Join(a, ", "))
+			}
+			for _, k := range sortedKeys(b.conditions) {
+				hv, ok := h.conditions[k]
+				if !ok {
+					grants = append(grants, "condition removed: "+k)
+				} else if a := added(b.conditions[k], hv); len(a) > 0 {
+					grants = append(grants, fmt.Sprintf("condition %s now also allows %s", k, strings.Join(a, ", ")))
+				}
+			}
+		}
+		if len(grants) == 0 || h.effect == "Deny" {
+			continue
+		}
+		subject, specPath, nodes := owner(htf[h.doc], head.Fleet)
+		c := Change{Category: Security, Severity: Warning, Subject: subject, Address: h.doc, Side: "head", nodes: nodes,
+			Summary: fmt.Sprintf("IAM widened in %s (%s)", h.doc, h.sid), Detail: strings.Join(grants, "; ")}
+		locate(&c, head, specPath)
+		out = append(out, c)
+	}
+
+	addrs := make([]string, 0, len(htf))
+	for a := range htf {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	for _, addr := range addrs {
+		h := htf[addr]
+		b, ok := btf[addr]
+		if !ok {
+			continue
+		}
+		for _, attr := range encryption[h.Type] {
+			if b.Attrs[attr] == h.Attrs[attr] {
+				continue
+			}
+			subject, specPath, nodes := owner(h, head.Fleet)
+			c := Change{Category: Security, Severity: Warning, Subject: subject, Address: addr, Side: "head", nodes: nodes,
+				Summary: fmt.Sprintf("%s.%s: %s → %s", addr, attr, orNone(b.Attrs[attr]), orNone(h.Attrs[attr]))}
+			locate(&c, head, specPath)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(unset)"
+	}
+	return s
+}
