@@ -71,9 +71,22 @@ type Events struct {
 
 // Emit is one event the class publishes on completion.
 type Emit struct {
-	DetailType string `json:"detail_type"`
-	Source     string `json:"source"`
-	Version    int    `json:"version"`
+	Detail     EmitDetail `json:"detail"`
+	DetailType string     `json:"detail_type"`
+	Source     string     `json:"source"`
+	Version    int        `json:"version"`
+}
+
+// EmitDetail is how the worker builds the event's detail and the contract it checks it
+// against before PutEvents (ir.EmitDetail; README "Completion events").
+type EmitDetail struct {
+	// Carry are the declared properties copied from the consumed detail when present there.
+	Carry []string `json:"carry"`
+	// Schema is the event's detail JSON Schema as the spec declares it.
+	Schema any `json:"schema"`
+	// WorkerFields are the fields the worker writes itself: agent_class, trace_id,
+	// traceparent, result (result or result_ref, by the output's size).
+	WorkerFields []string `json:"worker_fields"`
 }
 
 // Handler is how a step runs. Only the fields of its Type are emitted (the schema is closed
@@ -267,9 +280,18 @@ func Build(f *ir.Fleet, a *ir.Agent) (*Config, error) {
 		}
 	}
 	for _, e := range a.Emits {
-		c.Events.Emits = append(c.Events.Emits, Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version})
+		c.Events.Emits = append(c.Events.Emits, Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version, Detail: emitDetail(e)})
 	}
 	return c, nil
+}
+
+func emitDetail(e *ir.Event) EmitDetail {
+	p := ir.EmitDetail(e)
+	var schema any = map[string]any{}
+	if e.Detail != nil {
+		schema = e.Detail
+	}
+	return EmitDetail{Carry: nonNil(p.Carry), WorkerFields: nonNil(p.Worker), Schema: schema}
 }
 
 func handler(h ir.Handler) (Handler, error) {

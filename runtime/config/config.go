@@ -152,9 +152,22 @@ type Events struct {
 
 // Emit is one completion event the class publishes.
 type Emit struct {
-	DetailType string `json:"detail_type"`
-	Source     string `json:"source"`
-	Version    int    `json:"version"`
+	DetailType string     `json:"detail_type"`
+	Source     string     `json:"source"`
+	Version    int        `json:"version"`
+	Detail     EmitDetail `json:"detail"`
+}
+
+// EmitDetail is how the worker builds the event's detail and the contract it checks it
+// against before PutEvents (README "Completion events").
+type EmitDetail struct {
+	// Carry are the declared properties copied from the consumed detail when present there.
+	Carry []string `json:"carry"`
+	// WorkerFields are written by the worker: agent_class, trace_id, traceparent, result
+	// (result or result_ref, by the output's size).
+	WorkerFields []string `json:"worker_fields"`
+	// Schema is the event's detail JSON Schema.
+	Schema json.RawMessage `json:"schema"`
 }
 
 // Handler selects how a step runs.
