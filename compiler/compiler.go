@@ -48,6 +48,7 @@ func lower(file *spec.File, ds diag.Diagnostics) (*spec.File, *ir.Fleet, diag.Di
 var backends = []func(*ir.Fleet) ([]artifact.File, diag.Diagnostics){
 	terraform.Generate,
 	asl.Generate,
+	asl.GenerateInputs,
 	keda.Generate,
 	eventschema.Generate,
 	runtimeconfig.Generate,

@@ -255,10 +255,9 @@ func (w *Worker) startTrace(ctx context.Context, env *Envelope, d *Delivery) (co
 		d.TraceParent = DetailField(env.Detail, "traceparent")
 	}
 	if w.Telemetry == nil {
-		if d.TraceParent != "" {
-			// No spans of our own: still carry the producer's context onward.
-			ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, "")
-		}
+		// No spans of our own: still carry the producer's context (or the one trace_id
+		// derives) onward, to the events' TraceHeader and a declared detail.traceparent.
+		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
 		return ctx, func(Result) {}
 	}
 	ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
