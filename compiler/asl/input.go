@@ -27,8 +27,10 @@ import (
 const InputSchemaDraft = "http://json-schema.org/draft-07/schema#"
 
 // InputSchemaPath and InputExamplePath are the artifact paths of a workflow's input contract.
-func InputSchemaPath(w *ir.Workflow) string  { return "statemachines/" + w.Name + ".input.schema.json" }
-func InputExamplePath(w *ir.Workflow) string { return "statemachines/" + w.Name + ".input.example.json" }
+func InputSchemaPath(w *ir.Workflow) string { return "statemachines/" + w.Name + ".input.schema.json" }
+func InputExamplePath(w *ir.Workflow) string {
+	return "statemachines/" + w.Name + ".input.example.json"
+}
 
 // GenerateInputs returns the input schema and example of every workflow with steps.
 func GenerateInputs(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
