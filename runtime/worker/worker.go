@@ -1,9 +1,10 @@
 // Package worker is the step pipeline every fleet-worker mode shares:
-// parse → receive-count limit → idempotency claim → claim-check resolve →
-// handler under a deadline → store result → completion events → Step
-// Functions callback → verdict (delete, release with jitter, or dead-letter
-// with a reason). Modes (SQS poller, Lambda, AgentCore) only move bytes in
-// and apply the verdict.
+// parse → idempotency claim → receive-count limit → claim-check resolve →
+// handler under a deadline → offload a large result → completion events
+// (checked against their contracts) → record the result → Step Functions
+// callback → verdict (delete, release with jitter, or dead-letter with a
+// reason). Modes (SQS poller, Lambda, AgentCore) only move bytes in and
+// apply the verdict.
 package worker
 
 import (
