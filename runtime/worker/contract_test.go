@@ -3,12 +3,14 @@ package worker_test
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
@@ -118,4 +120,22 @@ func validate(t *testing.T, schema string, doc []byte) error {
 		return err
 	}
 	return s.Validate(v)
+}
+
+// The detail schemas fleetc writes into the example fleets' runtime configs compile in the
+// worker (a schema it cannot compile would stop it at start).
+func TestGoldenContractsCompile(t *testing.T) {
+	paths, err := filepath.Glob("../../compiler/testdata/golden/*/runtime/*.json")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no golden runtime configs: %v", err)
+	}
+	for _, p := range paths {
+		cfg, err := config.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := (&worker.Worker{Cfg: cfg}).CompileContracts(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
 }
