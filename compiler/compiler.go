@@ -52,6 +52,7 @@ func backends(f *ir.Fleet, configs runtimeconfig.Configs) []func() ([]artifact.F
 	return []func() ([]artifact.File, diag.Diagnostics){
 		func() ([]artifact.File, diag.Diagnostics) { return terraform.Generate(f, configs) },
 		func() ([]artifact.File, diag.Diagnostics) { return asl.Generate(f) },
+		func() ([]artifact.File, diag.Diagnostics) { return asl.GenerateInputs(f) },
 		func() ([]artifact.File, diag.Diagnostics) { return keda.Generate(f, configs) },
 		func() ([]artifact.File, diag.Diagnostics) { return eventschema.Generate(f) },
 		func() ([]artifact.File, diag.Diagnostics) { return runtimeconfig.Files(f, configs), nil },

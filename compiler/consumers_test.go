@@ -42,7 +42,12 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 				full := filepath.Join(out, filepath.FromSlash(p))
 				b, _ := set.Get(p)
 				switch {
-				case kind == "statemachines":
+				case kind == "statemachines" && strings.HasSuffix(p, ".input.schema.json"):
+					example, _ := set.Get(strings.TrimSuffix(p, ".schema.json") + ".example.json")
+					if err := verify.Draft07Instance(b, example); err != nil {
+						t.Errorf("%s: %v", p, err)
+					}
+				case kind == "statemachines" && strings.HasSuffix(p, ".asl.json"):
 					verifyOrSkip(t, p, verify.ASL(full))
 				case kind == "k8s":
 					manifests = append(manifests, full)

@@ -183,7 +183,7 @@ func (r *Report) Verdict() string {
 	}
 	switch {
 	case errs > 0:
-		return fmt.Sprintf("blocking: %s need a fix before merge", plural(errs, "change"))
+		return fmt.Sprintf("blocking: %s to fix before merge", plural(errs, "change"))
 	case warns > 0:
 		return fmt.Sprintf("needs review: %s to look at", plural(warns, "change"))
 	}

@@ -6,6 +6,7 @@
 package runtimeconfig
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -170,7 +171,7 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 		}
 	}
 	for _, e := range a.Emits {
-		c.Events.Emits = append(c.Events.Emits, rc.Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version})
+		c.Events.Emits = append(c.Events.Emits, rc.Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version, Detail: emitDetail(e)})
 	}
 	return c, nil
 }
@@ -249,4 +250,15 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// emitDetail is the contract of one emitted event as the worker keeps it (ir.EmitDetail).
+func emitDetail(e *ir.Event) rc.EmitDetail {
+	p := ir.EmitDetail(e)
+	schema := rc.Document("{}")
+	if e.Detail != nil {
+		// The detail schema came from YAML: plain maps, lists and scalars always marshal.
+		schema, _ = json.Marshal(e.Detail)
+	}
+	return rc.EmitDetail{Carry: nonNil(p.Carry), WorkerFields: nonNil(p.Worker), Schema: schema}
 }

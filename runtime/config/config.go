@@ -58,6 +58,8 @@ type (
 	ClaimCheck  = rc.ClaimCheck
 	Events      = rc.Events
 	Emit        = rc.Emit
+	EmitDetail  = rc.EmitDetail
+	Document    = rc.Document
 	Handler     = rc.Handler
 	Models      = rc.Models
 	ModelPolicy = rc.ModelPolicy

@@ -111,6 +111,10 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if cfg.ClaimCheck.Bucket != "" {
 		w.Payloads = claimcheck.New(awsconfig.S3(awsCfg), cfg.ClaimCheck.Bucket, cfg.ClaimCheck.ThresholdBytes)
 	}
+	// Event contracts are compiled once, before any message is touched.
+	if err := w.CompileContracts(); err != nil {
+		return nil, err
+	}
 	rt := &Runtime{Cfg: cfg, Worker: w, SQS: sqsc, Counter: counter, Log: log, Tel: o.Telemetry}
 	if len(cfg.Events.Emits) > 0 {
 		b, err := events.New(awsconfig.EventBridge(awsCfg), events.Config{Bus: cfg.Events.Bus, BusModel: cfg.Events.BusModel, MaxEntries: cfg.Events.MaxEntries})

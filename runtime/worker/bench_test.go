@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -32,12 +33,33 @@ import (
 //	go test ./runtime/worker -run '^$' -bench StepOverhead -benchtime 2000x
 func BenchmarkStepOverhead(b *testing.B) {
 	for _, conc := range []int{1, 10, 50} {
-		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) { benchSteps(b, conc) })
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) { benchSteps(b, conc, false) })
 	}
 }
 
-func benchSteps(b *testing.B, concurrency int) {
+// BenchmarkEmittingStep is BenchmarkStepOverhead for a class that emits one completion
+// event per step (an open contract, checked before PutEvents), reporting DynamoDB writes
+// per step (target 2: the claim and the completion, recorded already published) and
+// PutEvents requests per step.
+//
+//	go test ./runtime/worker -run '^$' -bench EmittingStep -benchtime 1000x
+func BenchmarkEmittingStep(b *testing.B) { benchSteps(b, 10, true) }
+
+func benchSteps(b *testing.B, concurrency int, emit bool) {
 	awsCfg := kumotest.Require(b)
+	bus, emits := "", ""
+	if emit {
+		bus = kumotest.Name(b, "bbus")
+		eb := awsconfig.EventBridge(awsCfg)
+		if _, err := eb.CreateEventBus(context.Background(), &eventbridge.CreateEventBusInput{Name: aws.String(bus)}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			_, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(bus)})
+		})
+		emits = `{"source":"fleet.workers","detail_type":"agent.step.completed","version":1,
+ "detail":{"carry":[],"worker_fields":["agent_class","result","trace_id"],"schema":{"type":"object","required":["trace_id","agent_class"]}}}`
+	}
 	sqsc := awsconfig.SQS(awsCfg)
 	dlqName, dlqURL := kumotest.Queue(b, awsCfg, "bdlq", false, nil)
 	qName, qURL := kumotest.Queue(b, awsCfg, "bsrc", false, map[string]string{"VisibilityTimeout": "30"})
@@ -46,8 +68,8 @@ func benchSteps(b *testing.B, concurrency int) {
  "queue":{"name":%q,"dlq_name":%q,"fifo":false,"group_by":"","visibility_timeout_seconds":30,"heartbeat_seconds":10,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
  "concurrency":%d,"step":{"p95_seconds":1,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":[]},"claim_check":{"bucket":"","threshold_bytes":204800},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
- "models":{"policy":"","policies":{}},"telemetry":{"service_name":"bench-noop","metrics_addr":""}}`, qName, dlqName, concurrency, table)
+ "events":{"bus":%q,"bus_model":"classic","max_entries":10,"emits":[%s]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "models":{"policy":"","policies":{}},"telemetry":{"service_name":"bench-noop","metrics_addr":""}}`, qName, dlqName, concurrency, table, bus, emits)
 	cfg, err := parseCfg(raw)
 	if err != nil {
 		b.Fatal(err)
@@ -108,9 +130,15 @@ func benchSteps(b *testing.B, concurrency int) {
 	sqsReq, ddbReq := counter.Count("sqs"), counter.Count("dynamodb")
 	recv := counter.CountOperation("sqs", "ReceiveMessage")
 	del := counter.CountOperation("sqs", "DeleteMessageBatch")
+	ddbWrites := counter.CountOperation("dynamodb", "PutItem") + counter.CountOperation("dynamodb", "UpdateItem") + counter.CountOperation("dynamodb", "DeleteItem")
+	putEvents := counter.CountOperation("eventbridge", "PutEvents")
 	cancel()
 	<-done
 	n := float64(b.N)
+	b.ReportMetric(float64(ddbWrites)/n, "ddb-writes/step")
+	if emit {
+		b.ReportMetric(float64(putEvents)/n, "putevents/step")
+	}
 	b.ReportMetric(float64(sqsReq)/n, "sqs-req/step")
 	b.ReportMetric(float64(recv)/n, "receive/step")
 	b.ReportMetric(float64(del)/n, "delete/step")

@@ -55,6 +55,19 @@ type completion struct {
 
 func drainSink(t *testing.T, e *env, url string) []completion {
 	var out []completion
+	for _, body := range drainSinkBodies(t, e, url) {
+		var c completion
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			t.Fatalf("event %s: %v", body, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// drainSinkBodies reads (and deletes) every event on the sink queue.
+func drainSinkBodies(t *testing.T, e *env, url string) []string {
+	var out []string
 	for {
 		r, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 1})
 		if err != nil {
@@ -64,11 +77,7 @@ func drainSink(t *testing.T, e *env, url string) []completion {
 			return out
 		}
 		for _, m := range r.Messages {
-			var c completion
-			if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &c); err != nil {
-				t.Fatalf("event %s: %v", aws.ToString(m.Body), err)
-			}
-			out = append(out, c)
+			out = append(out, aws.ToString(m.Body))
 			_, _ = e.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle})
 		}
 	}

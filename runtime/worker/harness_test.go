@@ -147,6 +147,16 @@ type envOpts struct {
 	bus         string // non-empty: emit agent.step.completed to this bus
 	bucket      string // claim-check bucket
 	threshold   int    // claim-check threshold_bytes
+	// detail is the emitted event's runtime-config detail section; nil: an open contract
+	// ({"type": "object"}) with agent_class, result and trace_id written by the worker.
+	detail map[string]any
+}
+
+func (o envOpts) emitDetail() map[string]any {
+	if o.detail != nil {
+		return o.detail
+	}
+	return map[string]any{"carry": []string{}, "worker_fields": []string{"agent_class", "result", "trace_id"}, "schema": map[string]any{"type": "object"}}
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -203,7 +213,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		"telemetry":   map[string]any{"service_name": "test-researcher", "metrics_addr": ""},
 	}
 	if o.bus != "" {
-		raw["events"].(map[string]any)["emits"] = []any{map[string]any{"detail_type": "agent.step.completed", "source": "fleet.workers", "version": 1}}
+		raw["events"].(map[string]any)["emits"] = []any{map[string]any{"detail_type": "agent.step.completed", "source": "fleet.workers", "version": 1, "detail": o.emitDetail()}}
 	}
 	if o.heartbeat == 0 && o.visibility < 30 {
 		raw["step"] = map[string]any{"p95_seconds": 1, "max_seconds": o.visibility}

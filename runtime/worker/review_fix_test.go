@@ -57,6 +57,11 @@ func fixStore(api idem.DynamoAPI, table string, c *fixClock) *idem.Dynamo {
 }
 
 // fixWorker is a worker over a kumo table whose handler counts side effects.
+// openEmit is an emitted event with an open contract: the worker writes agent_class,
+// result and trace_id.
+const openEmit = `{"source":"fleet.rv","detail_type":"rv.done","version":1,
+ "detail":{"carry":[],"worker_fields":["agent_class","result","trace_id"],"schema":{"type":"object"}}}`
+
 func fixWorker(t *testing.T, api idem.DynamoAPI, table string, c *fixClock, calls *atomic.Int64, emits string, threshold int) *worker.Worker {
 	t.Helper()
 	bus := ""
@@ -385,7 +390,7 @@ func TestPermanentDeliveryErrorsDeadLetter(t *testing.T) {
 	table := kumotest.Table(t, cfg, "rv")
 	clk := newFixClock()
 	var calls atomic.Int64
-	emit := `{"source":"fleet.rv","detail_type":"rv.done","version":1}`
+	emit := openEmit
 	for i, tc := range []struct {
 		pubErr, cbErr error
 		action        queue.Action
@@ -427,32 +432,43 @@ func (r *recPublisher) PublishAll(_ context.Context, e []events.Entry) error {
 	return nil
 }
 
-// Completion events carry the step's trace context: detail.traceparent
-// (same trace as the delivery's) and the X-Ray TraceHeader.
+// Completion events carry the step's trace context in the X-Ray TraceHeader (the PutEvents
+// envelope), and in detail.traceparent only when the contract declares it: an undeclared
+// field would break a schema with additionalProperties: false.
 func TestCompletionEventCarriesTraceContext(t *testing.T) {
 	cfg := kumotest.Require(t)
 	table := kumotest.Table(t, cfg, "rv")
 	clk := newFixClock()
 	var calls atomic.Int64
-	w := fixWorker(t, kumotest.DynamoDB(cfg), table, clk, &calls, `{"source":"fleet.rv","detail_type":"rv.done","version":1}`, 204800)
-	pub := &recPublisher{}
-	w.Events = pub
-	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	body := []byte(`{"id":"evt-tc","detail-type":"x","source":"y","detail":{"trace_id":"tc-1"}}`)
-	if r := w.Process(context.Background(), worker.Delivery{MessageID: "m", Body: body, Attempt: 1, TraceParent: tp}); r.Action != queue.Delete {
-		t.Fatalf("%v %v", r.Action, r.Reason)
-	}
-	if len(pub.entries) != 1 {
-		t.Fatalf("entries %d", len(pub.entries))
-	}
-	e := pub.entries[0]
-	var detail struct {
-		TraceParent string `json:"traceparent"`
-	}
-	if err := json.Unmarshal(e.Detail, &detail); err != nil || !strings.HasPrefix(detail.TraceParent, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
-		t.Fatalf("detail %s", e.Detail)
-	}
-	if !strings.HasPrefix(e.TraceHeader, "Root=1-4bf92f35-77b34da6a3ce929d0e0e4736;") {
-		t.Fatalf("TraceHeader %q", e.TraceHeader)
+	declared := `{"source":"fleet.rv","detail_type":"rv.done","version":1,
+ "detail":{"carry":[],"worker_fields":["trace_id","traceparent"],"schema":{"type":"object","additionalProperties":false,
+  "properties":{"trace_id":{"type":"string"},"traceparent":{"type":"string"}}}}}`
+	for i, emit := range []string{openEmit, declared} {
+		w := fixWorker(t, kumotest.DynamoDB(cfg), table, clk, &calls, emit, 204800)
+		pub := &recPublisher{}
+		w.Events = pub
+		const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		body := []byte(fmt.Sprintf(`{"id":"evt-tc-%d","detail-type":"x","source":"y","detail":{"trace_id":"tc-1"}}`, i))
+		if r := w.Process(context.Background(), worker.Delivery{MessageID: "m", Body: body, Attempt: 1, TraceParent: tp}); r.Action != queue.Delete {
+			t.Fatalf("%v %v", r.Action, r.Reason)
+		}
+		if len(pub.entries) != 1 {
+			t.Fatalf("entries %d", len(pub.entries))
+		}
+		e := pub.entries[0]
+		var detail map[string]any
+		if err := json.Unmarshal(e.Detail, &detail); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := detail["traceparent"].(string)
+		if emit == openEmit && got != "" {
+			t.Errorf("undeclared traceparent written into the detail: %s", e.Detail)
+		}
+		if emit == declared && !strings.HasPrefix(got, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+			t.Errorf("declared traceparent missing: %s", e.Detail)
+		}
+		if !strings.HasPrefix(e.TraceHeader, "Root=1-4bf92f35-77b34da6a3ce929d0e0e4736;") {
+			t.Fatalf("TraceHeader %q", e.TraceHeader)
+		}
 	}
 }

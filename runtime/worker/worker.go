@@ -1,9 +1,10 @@
 // Package worker is the step pipeline every fleet-worker mode shares:
-// parse → receive-count limit → idempotency claim → claim-check resolve →
-// handler under a deadline → store result → completion events → Step
-// Functions callback → verdict (delete, release with jitter, or dead-letter
-// with a reason). Modes (SQS poller, Lambda, AgentCore) only move bytes in
-// and apply the verdict.
+// parse → idempotency claim → receive-count limit → claim-check resolve →
+// handler under a deadline → offload a large result → completion events
+// (checked against their contracts) → record the result → Step Functions
+// callback → verdict (delete, release with jitter, or dead-letter with a
+// reason). Modes (SQS poller, Lambda, AgentCore) only move bytes in and
+// apply the verdict.
 package worker
 
 import (
@@ -116,6 +117,10 @@ type Worker struct {
 
 	mu     sync.Mutex
 	active map[string]*activeStep // by message id
+
+	contractsOnce sync.Once
+	contracts     []contract // emitted events with compiled detail schemas (emit.go)
+	contractsErr  error
 }
 
 type activeStep struct {
@@ -171,22 +176,14 @@ func (w *Worker) GroupOf(m *queue.Message) string {
 }
 
 // Process runs one delivery to a verdict. It never returns Leave unless
-// ownership of the work was lost.
+// ownership of the work was lost. Its phases, each a method below: parse and
+// continue the trace → claim the work → step input (receive limit, claim
+// check) → step budget → run the handler → finish (store, announce, record,
+// answer the task).
 func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	start := w.now()
 	rep := Report{Class: w.Cfg.Class, MessageID: d.MessageID, Attempt: d.Attempt}
-	defer func() {
-		rep.Action = res.Action
-		rep.Duplicate = res.Duplicate
-		if res.Reason != nil && rep.Code == "" {
-			rep.Code = res.Reason.Code
-		}
-		rep.Duration = w.now().Sub(start)
-		w.logVerdict(rep, res)
-		if w.Observer != nil {
-			w.Observer.StepFinished(rep)
-		}
-	}()
+	defer func() { w.report(rep, res, start) }()
 
 	env, err := ParseEnvelope(d.Body)
 	if err != nil {
@@ -205,46 +202,93 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 			w.jobFailed(ctx, jobID, res.Reason)
 		}
 	}()
-	if w.Telemetry != nil {
-		var step *telemetry.Step
-		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
-		ctx, step = w.Telemetry.StartStep(ctx, telemetry.StepInfo{TraceID: env.TraceID, MessageID: d.MessageID, Attempt: d.Attempt, Source: env.Kind})
-		defer func() {
-			var err error
-			if res.Reason != nil {
-				err = res.Reason
-			}
-			step.End(outcomeLabel(res), err)
-		}()
-		if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
-			d.TraceParent = tp
-		}
-	} else if d.TraceParent != "" {
-		// No spans of our own: still carry the producer's context onward.
-		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, "")
-	}
+	ctx, endSpan := w.startTrace(ctx, env, &d)
+	defer func() { endSpan(res) }()
+
 	key, err := idem.Key(env.Detail, w.Cfg.Idempotency.Key, env.FallbackKey())
 	if err != nil {
-		r := deadLetter("BadIdempotencyKey", err.Error())
-		w.failTask(ctx, env, r.Reason)
-		return r
+		return w.deadLetterTask(ctx, env, "BadIdempotencyKey", err.Error())
 	}
 	rep.Key = key
 	if env.Kind == KindSFN && w.Callbacks == nil {
 		return deadLetter("NoCallbacks", "a Step Functions task message reached a worker without a Step Functions client")
 	}
-
-	// The record is consulted before the receive limit: finished work is
-	// answered from it and work another worker holds is left to it, so
-	// neither a crash after the side effect nor busy bounces kill it.
 	claimedAt := w.now()
+	claim, verdict := w.claim(ctx, env, d, key)
+	if verdict != nil {
+		return *verdict
+	}
+	// We own the work.
+	input, verdict := w.stepInput(ctx, env, d, key, claim.Owner)
+	if verdict != nil {
+		return *verdict
+	}
+	now := w.now()
+	budget, verdict := w.stepBudget(ctx, env, d, key, claim.Owner, now)
+	if verdict != nil {
+		return *verdict
+	}
+	w.jobRunning(ctx, jobID)
+	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, leaseUntil: claimedAt.Add(w.lease())}
+	return w.runStep(ctx, env, d, st, input, now.Add(budget), budget)
+}
+
+// report logs the verdict and hands it to the observer.
+func (w *Worker) report(rep Report, res Result, start time.Time) {
+	rep.Action = res.Action
+	rep.Duplicate = res.Duplicate
+	if res.Reason != nil {
+		rep.Code = res.Reason.Code
+	}
+	rep.Duration = w.now().Sub(start)
+	w.logVerdict(rep, res)
+	if w.Observer != nil {
+		w.Observer.StepFinished(rep)
+	}
+}
+
+// startTrace continues the producer's trace: the traceparent message attribute, else a
+// traceparent the consumed detail declares, else one derived from trace_id. With telemetry
+// it starts the step's span (d.TraceParent becomes the span's own context, for the handler)
+// and returns the function that ends it.
+func (w *Worker) startTrace(ctx context.Context, env *Envelope, d *Delivery) (context.Context, func(Result)) {
+	if d.TraceParent == "" {
+		d.TraceParent = DetailField(env.Detail, "traceparent")
+	}
+	if w.Telemetry == nil {
+		// No spans of our own: still carry the producer's context (or the one trace_id
+		// derives) onward, to the events' TraceHeader and a declared detail.traceparent.
+		ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
+		return ctx, func(Result) {}
+	}
+	ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
+	ctx, step := w.Telemetry.StartStep(ctx, telemetry.StepInfo{TraceID: env.TraceID, MessageID: d.MessageID, Attempt: d.Attempt, Source: env.Kind})
+	if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
+		d.TraceParent = tp
+	}
+	return ctx, func(res Result) {
+		var err error
+		if res.Reason != nil {
+			err = res.Reason
+		}
+		step.End(outcomeLabel(res), err)
+	}
+}
+
+// claim takes the idempotency claim, or returns the verdict when the work is not ours. The
+// record is consulted before the receive limit: finished work is answered from it and work
+// another worker holds is left to it, so neither a crash after the side effect nor busy
+// bounces kill it.
+func (w *Worker) claim(ctx context.Context, env *Envelope, d Delivery, key string) (idem.Claim, *Result) {
 	claim, err := w.Idem.Acquire(ctx, key, w.lease())
 	if err != nil {
-		return w.failed(ctx, env, d, retry.Retryable("IdempotencyUnavailable", err))
+		r := w.failed(ctx, env, d, retry.Retryable("IdempotencyUnavailable", err))
+		return claim, &r
 	}
 	switch claim.State {
 	case idem.Done:
-		return w.answerDuplicate(ctx, env, key, claim)
+		r := w.answerDuplicate(ctx, env, key, claim)
+		return claim, &r
 	case idem.Busy:
 		// Another live lease holds the work: not a failure, come back when
 		// it ends (plus jitter, so duplicates do not return in lockstep).
@@ -252,176 +296,195 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		if wait < time.Second {
 			wait = time.Second
 		}
-		rep.Code = "Busy"
-		return Result{Outcome: queue.Outcome{Action: queue.Release, Delay: wait, Reason: &retry.Error{Code: "Busy", Message: "another worker holds the lease", Retryable: true}}}
+		return claim, &Result{Outcome: queue.Outcome{Action: queue.Release, Delay: wait, Reason: &retry.Error{Code: "Busy", Message: "another worker holds the lease", Retryable: true}}}
 	}
+	return claim, nil
+}
 
-	// We own the work.
+// stepInput checks the receive limit and resolves a claim-checked payload. On a verdict the
+// claim has been given back.
+func (w *Worker) stepInput(ctx context.Context, env *Envelope, d Delivery, key, owner string) ([]byte, *Result) {
+	giveUp := func(code, msg string) ([]byte, *Result) {
+		w.abandon(ctx, key, owner)
+		r := w.deadLetterTask(ctx, env, code, msg)
+		return nil, &r
+	}
 	if limit := w.Cfg.RetryLimit(); d.Attempt > limit {
 		// Earlier attempts ended with no verdict and no live lease: the
 		// worker died or lost the message mid-step. Say so instead of
 		// redriving silently.
-		w.abandon(ctx, key, claim.Owner)
-		r := deadLetter("ReceiveLimitExceeded", fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
-		w.failTask(ctx, env, r.Reason)
-		return r
+		return giveUp("ReceiveLimitExceeded", fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
 	}
 	detail := []byte(env.Detail)
-	if _, hasRef, err := claimcheck.ParseRef(detail); err != nil {
-		w.abandon(ctx, key, claim.Owner)
-		r := deadLetter("BadPayloadRef", err.Error())
-		w.failTask(ctx, env, r.Reason)
-		return r
-	} else if hasRef {
-		if w.Payloads == nil {
-			w.abandon(ctx, key, claim.Owner)
-			r := deadLetter("NoClaimCheck", "payload_ref given but no claim-check store configured")
-			w.failTask(ctx, env, r.Reason)
-			return r
-		}
-		resolved, err := w.Payloads.Resolve(ctx, detail)
-		if err != nil {
-			w.abandon(ctx, key, claim.Owner)
-			return w.failed(ctx, env, d, retry.Retryable("PayloadFetchFailed", err))
-		}
-		detail = resolved
+	_, hasRef, err := claimcheck.ParseRef(detail)
+	switch {
+	case err != nil:
+		return giveUp("BadPayloadRef", err.Error())
+	case !hasRef:
+		return detail, nil
+	case w.Payloads == nil:
+		return giveUp("NoClaimCheck", "payload_ref given but no claim-check store configured")
 	}
+	resolved, err := w.Payloads.Resolve(ctx, detail)
+	if err != nil {
+		w.abandon(ctx, key, owner)
+		r := w.failed(ctx, env, d, retry.Retryable("PayloadFetchFailed", err))
+		return nil, &r
+	}
+	return resolved, nil
+}
 
-	// Deadline: the smaller of the step's max and what remains of the run;
-	// then no later than the invocation's end.
-	now := w.now()
+// stepBudget is the handler's deadline: the smaller of the step's max and what remains of
+// the run, then no later than the invocation's end. On a verdict the claim has been given back.
+func (w *Worker) stepBudget(ctx context.Context, env *Envelope, d Delivery, key, owner string, now time.Time) (time.Duration, *Result) {
 	budget := retry.StepBudget(w.Cfg.Step.Max(), env.Deadline, now)
 	if budget <= 0 {
-		w.abandon(ctx, key, claim.Owner)
+		w.abandon(ctx, key, owner)
+		deadline := env.Deadline.UTC().Format(time.RFC3339)
 		if env.TaskToken != "" {
 			// The task timed out in Step Functions already: its token is as
 			// good as stale and the state's Retry/Catch has taken over.
-			rep.Code = "StaleToken"
-			return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: fmt.Sprintf("the task's deadline %s passed before the step started", env.Deadline.UTC().Format(time.RFC3339))}}}
+			r := staleToken(fmt.Sprintf("the task's deadline %s passed before the step started", deadline))
+			return 0, &r
 		}
-		r := deadLetter("DeadlineExceeded", fmt.Sprintf("the run's deadline %s passed before the step started", env.Deadline.UTC().Format(time.RFC3339)))
-		w.failTask(ctx, env, r.Reason)
-		return r
+		r := w.deadLetterTask(ctx, env, "DeadlineExceeded", fmt.Sprintf("the run's deadline %s passed before the step started", deadline))
+		return 0, &r
 	}
 	if !d.InvocationDeadline.IsZero() {
-		if rem := d.InvocationDeadline.Sub(now); rem < budget {
-			budget = rem
-		}
+		budget = min(budget, d.InvocationDeadline.Sub(now))
 		if budget <= 0 {
-			w.abandon(ctx, key, claim.Owner)
-			return w.failed(ctx, env, d, &retry.Error{Code: "InvocationTimeLeft", Message: "no invocation time left to start the step", Retryable: true})
+			w.abandon(ctx, key, owner)
+			r := w.failed(ctx, env, d, &retry.Error{Code: "InvocationTimeLeft", Message: "no invocation time left to start the step", Retryable: true})
+			return 0, &r
 		}
 	}
-	w.jobRunning(ctx, jobID)
+	return budget, nil
+}
+
+// runStep runs the handler under its deadline with heartbeats (lease, visibility, SFN),
+// which go on until the result is recorded, then finishes the step.
+func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *activeStep, input []byte, deadline time.Time, budget time.Duration) Result {
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
 	defer cancelT()
-	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, cancel: cancel, leaseUntil: claimedAt.Add(w.lease())}
+	st.cancel = cancel
 	w.register(d.MessageID, st)
-	// Heartbeats (lease, visibility, SFN) run until the result is stored,
-	// not just while the handler runs.
 	stopBeat := w.selfHeartbeat(ctx, d.MessageID)
+	stopHeartbeats := sync.OnceFunc(func() { stopBeat(); w.unregister(d.MessageID) })
+	defer stopHeartbeats()
 	out, herr := w.Handler.Handle(stepCtx, handler.Request{
-		Class: w.Cfg.Class, Key: key, TraceID: env.TraceID, TraceParent: d.TraceParent,
-		Attempt: d.Attempt, Deadline: now.Add(budget), Input: detail,
+		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, TraceParent: d.TraceParent,
+		Attempt: d.Attempt, Deadline: deadline, Input: input,
 	})
 	if herr != nil {
-		stopBeat()
-		w.unregister(d.MessageID)
-		w.abandon(ctx, key, claim.Owner)
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
 		if w.isStale(st) {
 			// SFN timed the task out and will (or did) dispatch fresh work
 			// with a new token: this delivery is finished, never retried.
-			rep.Code = "StaleToken"
-			return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: "task token went stale during the step"}}}
+			return staleToken("task token went stale during the step")
 		}
 		return w.failed(ctx, env, d, herr)
 	}
 	if len(out) == 0 {
 		out = json.RawMessage("null")
 	}
-
-	// The side effect happened: from here the work is never released for
-	// another run. The result is stored (retrying while the lease holds)
-	// before anything is deleted or answered.
-	stored, fail := w.persist(ctx, env, key, st, out)
-	stopBeat()
-	w.unregister(d.MessageID)
-	if fail != nil {
-		if fail.Reason != nil {
-			rep.Code = fail.Reason.Code
-		}
-		fail.Output = out
-		return *fail
-	}
-	if w.isStale(st) {
-		// The result is stored: the task SFN re-dispatched with a new token
-		// is answered from the record. Emit events now, skip the callback.
-		noToken := *env
-		noToken.TaskToken = ""
-		res = w.publish(ctx, &noToken, key, stored, !w.emits())
-		if res.Action == queue.Delete {
-			rep.Code = "StaleToken"
-			res.Reason = &retry.Error{Code: "StaleToken", Message: "task token went stale during the step; result stored for the re-dispatched task"}
-		}
-		res.Output = out
-		return res
-	}
-	res = w.publish(ctx, env, key, stored, false)
+	res := w.finish(ctx, env, st, out, stopHeartbeats)
 	res.Output = out
 	return res
+}
+
+// finish delivers a successful handler's output. The side effect happened: from here the
+// work is never released for another run. Under the running lease, in order: offload a
+// large output to S3, check every completion event against its contract, mark the async job
+// SUCCEEDED and publish the events, and record the result, already marked published. So a
+// step that emits events costs two DynamoDB writes (claim, complete); only when publishing
+// fails is the flag set later by the delivery that publishes (a third). Then the heartbeats
+// stop and the Step Functions task is answered.
+func (w *Worker) finish(ctx context.Context, env *Envelope, st *activeStep, out json.RawMessage, stopHeartbeats func()) Result {
+	s, stored, fail := w.storeOutput(ctx, env, st, out)
+	if fail != nil {
+		return *fail
+	}
+	var entries []events.Entry
+	if w.emits() {
+		var err error
+		if entries, err = w.completionEntries(ctx, env, s); err != nil {
+			// The handler's output cannot make a valid event: a defect of the handler (or
+			// the contract), which no retry fixes.
+			w.abandon(ctx, st.key, st.owner)
+			return w.deadLetterTask(ctx, env, CodeContract, err.Error())
+		}
+	}
+	announced := w.announce(ctx, env, s, entries)
+	published := announced == nil || !w.emits()
+	if fail := w.underLease(ctx, env, st, len(out), func(c context.Context) error {
+		return w.Idem.Complete(c, st.key, st.owner, stored, published, w.lease())
+	}); fail != nil {
+		return *fail
+	}
+	stopHeartbeats()
+	if announced != nil {
+		// The result is recorded: the redelivery repeats only what is left.
+		return *announced
+	}
+	if w.isStale(st) {
+		// The task SFN re-dispatched with a new token is answered from the record.
+		return staleToken("task token went stale during the step; result stored for the re-dispatched task")
+	}
+	return w.answerTask(ctx, env, st.key, s)
 }
 
 // errResultTooLarge marks outputs that cannot be delivered (no claim-check
 // bucket for an output above an inline limit): retrying cannot help.
 var errResultTooLarge = errors.New("result too large to deliver inline and no claim-check bucket is configured")
 
-// persist stores the result (offloading it when large) and completes the
-// idempotency record. Transient failures are retried with jitter while our
-// lease holds, since releasing would let a later delivery re-run the side
-// effect; it gives up (Leave) only when the lease is lost or ctx ends.
-// Outputs that can never be delivered are dead-lettered.
-func (w *Worker) persist(ctx context.Context, env *Envelope, key string, st *activeStep, out json.RawMessage) (json.RawMessage, *Result) {
+// storeOutput offloads a large output to the claim-check store (retried under the lease)
+// and returns the completion payload and its encoding for the record.
+func (w *Worker) storeOutput(ctx context.Context, env *Envelope, st *activeStep, out json.RawMessage) (storedResult, json.RawMessage, *Result) {
+	var s storedResult
 	var stored json.RawMessage
+	fail := w.underLease(ctx, env, st, len(out), func(c context.Context) (err error) {
+		s, stored, err = w.storedResult(c, env, st.key, st.owner, out)
+		return err
+	})
+	return s, stored, fail
+}
+
+// underLease runs op, a write after the side effect, retrying transient failures with
+// jitter while our lease holds, since releasing would let a later delivery re-run the side
+// effect; it gives up (Leave) only when the lease is lost or ctx ends. Outputs that can
+// never be delivered are dead-lettered. A shutdown that lands just after the side effect
+// still gets its attempts; ctx only stops the retrying.
+func (w *Worker) underLease(ctx context.Context, env *Envelope, st *activeStep, size int, op func(context.Context) error) *Result {
 	pol := retry.Policy{Base: 100 * time.Millisecond, Cap: 2 * time.Second}
-	// A shutdown that lands just after the side effect still gets its
-	// store attempts; ctx only stops the retrying.
-	attempt := func() (err error) {
-		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if stored == nil {
-			if stored, err = w.storedResult(storeCtx, env, key, st.owner, out); err != nil {
-				return err
-			}
-		}
-		return w.Idem.Complete(storeCtx, key, st.owner, stored, !w.emits(), w.lease())
-	}
 	for i := 0; ; i++ {
-		err := attempt()
+		opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := op(opCtx)
+		cancel()
 		if err == nil {
-			return stored, nil
+			return nil
 		}
 		switch {
 		case errors.Is(err, idem.ErrLost):
-			return nil, leaseLost(err)
+			return leaseLost(err)
 		case errors.Is(err, errResultTooLarge), errors.Is(err, claimcheck.ErrNoBucket), errors.Is(err, idem.ErrResultTooLarge):
-			w.abandon(ctx, key, st.owner)
-			r := deadLetter("ResultTooLarge", fmt.Sprintf("the step succeeded but its %d-byte result cannot be delivered: %v", len(out), err))
-			w.failTask(ctx, env, r.Reason)
-			return nil, &r
+			w.abandon(ctx, st.key, st.owner)
+			r := w.deadLetterTask(ctx, env, "ResultTooLarge", fmt.Sprintf("the step succeeded but its %d-byte result cannot be delivered: %v", size, err))
+			return &r
 		}
 		if w.leaseGone(st) {
-			return nil, leaseLost(fmt.Errorf("lease ended while storing the result: %w", err))
+			return leaseLost(fmt.Errorf("lease ended while storing the result: %w", err))
 		}
-		w.log().Warn("storing the result failed; retrying under the lease", "key", key, "attempt", i+1, "err", err)
+		w.log().Warn("storing the result failed; retrying under the lease", "key", st.key, "attempt", i+1, "err", err)
 		t := time.NewTimer(pol.Backoff(i))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			// Shutdown: keep the claim (the record says running) and leave
 			// the message; only the lease's end lets another run happen.
-			return nil, &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "ResultStoreInterrupted", Message: err.Error(), Retryable: true}}}
+			return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "ResultStoreInterrupted", Message: err.Error(), Retryable: true}}}
 		case <-t.C:
 		}
 	}
@@ -449,11 +512,20 @@ type storedResult struct {
 	ResultRef *claimcheck.Ref `json:"result_ref,omitempty"`
 }
 
+// decodeStored reads a record's payload (a bare value from an older worker is the result).
+func decodeStored(stored json.RawMessage) storedResult {
+	var s storedResult
+	if err := json.Unmarshal(stored, &s); err != nil {
+		s = storedResult{Result: stored}
+	}
+	return s
+}
+
 // storedResult offloads out to the claim-check store above the class's
 // threshold, and for Step Functions tasks above sfnInlineMax whatever the
 // threshold (SendTaskSuccess would reject it); with no store such an
 // output is errResultTooLarge.
-func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner string, out json.RawMessage) (json.RawMessage, error) {
+func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner string, out json.RawMessage) (storedResult, json.RawMessage, error) {
 	limit := w.Cfg.ClaimCheck.ThresholdBytes
 	if limit <= 0 || limit > idemInlineMax {
 		limit = idemInlineMax
@@ -464,15 +536,16 @@ func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner str
 	s := storedResult{Result: out}
 	if len(out) > limit {
 		if w.Payloads == nil {
-			return nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
+			return s, nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
 		}
 		ref, err := w.Payloads.Write(ctx, w.Cfg.Class, key, owner, out)
 		if err != nil {
-			return nil, err
+			return s, nil, err
 		}
 		s = storedResult{ResultRef: ref}
 	}
-	return json.Marshal(s)
+	b, err := json.Marshal(s)
+	return s, b, err
 }
 
 // emits reports whether the class publishes completion events.
@@ -489,62 +562,76 @@ func (w *Worker) answerDuplicate(ctx context.Context, env *Envelope, key string,
 	return r
 }
 
-// publish emits completion events (unless already published), marks the
-// record, and closes the SFN task. Events and callback failures release the
-// message; the next delivery finds the record done and finishes the job.
+// publish finishes work an earlier delivery recorded as done: the job status, the events
+// if that delivery never published them (then the published flag), and the callback. A
+// failure releases the message; the next delivery finds the record done and tries again.
 func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored json.RawMessage, published bool) Result {
-	var s storedResult
-	if err := json.Unmarshal(stored, &s); err != nil {
-		s = storedResult{Result: stored}
+	s := decodeStored(stored)
+	var entries []events.Entry
+	if !published && w.emits() {
+		var err error
+		if entries, err = w.completionEntries(ctx, env, s); err != nil {
+			return w.deadLetterTask(ctx, env, CodeContract, err.Error())
+		}
 	}
-	// The job record goes first: a failed write releases the message, and the redelivery
-	// finds the idempotency record done and repeats only what is left.
-	if r := w.jobSucceeded(ctx, w.jobID(env.Detail), s); r != nil {
+	if r := w.announce(ctx, env, s, entries); r != nil {
 		return *r
 	}
-	if !published && w.emits() {
-		entries, err := w.completionEntries(ctx, env, s)
-		if err != nil {
-			return deadLetter("BadCompletionEvent", err.Error())
-		}
-		if err := w.Events.PublishAll(ctx, entries); err != nil {
-			if permanentPublishError(err) {
-				// No retry can make EventBridge take this event.
-				r := deadLetter("CompletionEventRejected", err.Error())
-				w.failTask(ctx, env, r.Reason)
-				return r
-			}
-			return w.release(&retry.Error{Code: "PublishFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
-		}
-	}
-	// Classes without events were stored as published by Complete.
-	if !published && w.emits() {
+	if len(entries) > 0 {
 		if err := w.Idem.MarkPublished(ctx, key); err != nil {
 			w.log().Warn("could not mark published; a duplicate delivery would re-emit", "key", key, "err", err)
 		}
 	}
-	if env.TaskToken != "" {
-		output := s.Result
-		if s.ResultRef != nil {
-			output, _ = json.Marshal(map[string]any{"result_ref": s.ResultRef})
+	return w.answerTask(ctx, env, key, s)
+}
+
+// announce marks the async job SUCCEEDED, then publishes the completion events: nil when
+// both are done, else the verdict (release, or a dead letter when EventBridge refuses an
+// event for good). The job goes first so that an event's consumer finds it finished.
+func (w *Worker) announce(ctx context.Context, env *Envelope, s storedResult, entries []events.Entry) *Result {
+	if r := w.jobSucceeded(ctx, w.jobID(env.Detail), s); r != nil {
+		return r
+	}
+	if len(entries) == 0 || w.Events == nil {
+		return nil
+	}
+	if err := w.Events.PublishAll(ctx, entries); err != nil {
+		if permanentPublishError(err) {
+			// No retry can make EventBridge take this event.
+			r := w.deadLetterTask(ctx, env, "CompletionEventRejected", err.Error())
+			return &r
 		}
-		if err := w.Callbacks.Success(ctx, env.TaskToken, output); err != nil {
-			if errors.Is(err, callback.ErrStaleToken) {
-				w.log().Info("stale task token on success; deleting", "key", key, "err", err)
-			} else if errors.Is(err, callback.ErrInvalidOutput) {
-				// Too large or not JSON (e.g. a record stored inline by an
-				// older worker): tell the workflow instead of retrying forever.
-				code := "InvalidOutput"
-				if len(output) > callback.MaxOutputBytes {
-					code = "ResultTooLarge"
-				}
-				r := deadLetter(code, err.Error())
-				w.failTask(ctx, env, r.Reason)
-				return r
-			} else {
-				return w.release(&retry.Error{Code: "CallbackFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
-			}
+		r := w.release(&retry.Error{Code: "PublishFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		return &r
+	}
+	return nil
+}
+
+// answerTask closes a Step Functions task with the result (or its reference) and deletes
+// the message; other deliveries are simply deleted.
+func (w *Worker) answerTask(ctx context.Context, env *Envelope, key string, s storedResult) Result {
+	if env.TaskToken == "" {
+		return Result{Outcome: queue.Outcome{Action: queue.Delete}}
+	}
+	output := s.Result
+	if s.ResultRef != nil {
+		output, _ = json.Marshal(map[string]any{"result_ref": s.ResultRef})
+	}
+	err := w.Callbacks.Success(ctx, env.TaskToken, output)
+	switch {
+	case err == nil:
+	case errors.Is(err, callback.ErrStaleToken):
+		w.log().Info("stale task token on success; deleting", "key", key, "err", err)
+	case errors.Is(err, callback.ErrInvalidOutput):
+		// Too large or not JSON (e.g. a record stored inline by an
+		// older worker): tell the workflow instead of retrying forever.
+		code := "InvalidOutput"
+		if len(output) > callback.MaxOutputBytes {
+			code = "ResultTooLarge"
 		}
+		return w.deadLetterTask(ctx, env, code, err.Error())
+	default:
+		return w.release(&retry.Error{Code: "CallbackFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
 	}
 	return Result{Outcome: queue.Outcome{Action: queue.Delete}}
 }
@@ -563,43 +650,6 @@ func permanentPublishError(err error) bool {
 	}
 	var ee *events.EntryError
 	return errors.As(err, &ee) && permanentEventCodes[ee.Code]
-}
-
-// completionEntries builds one entry per events.emits: detail = trace_id,
-// agent_class, the group_by field, and result or result_ref.
-// The step's trace context rides along (detail.traceparent and the X-Ray
-// TraceHeader), so consumers continue the trace.
-func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedResult) ([]events.Entry, error) {
-	detail := map[string]any{"agent_class": w.Cfg.Class}
-	if env.TraceID != "" {
-		detail["trace_id"] = env.TraceID
-	}
-	if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
-		detail["traceparent"] = tp
-	}
-	xray := telemetry.XRayTraceHeader(ctx)
-	if g := w.Cfg.Queue.GroupBy; g != "" {
-		var m map[string]json.RawMessage
-		if json.Unmarshal(env.Detail, &m) == nil {
-			if v, ok := m[g]; ok {
-				detail[g] = v
-			}
-		}
-	}
-	if s.ResultRef != nil {
-		detail["result_ref"] = s.ResultRef
-	} else {
-		detail["result"] = s.Result
-	}
-	raw, err := json.Marshal(detail)
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]events.Entry, 0, len(w.Cfg.Events.Emits))
-	for _, e := range w.Cfg.Events.Emits {
-		entries = append(entries, events.Entry{Source: e.Source, DetailType: e.DetailType, Detail: raw, TraceID: env.TraceID, TraceHeader: xray})
-	}
-	return entries, nil
 }
 
 // failed turns a step failure into release-with-jitter or dead-letter.
@@ -650,6 +700,18 @@ func outcomeLabel(r Result) string {
 		return telemetry.OutcomeStaleToken
 	}
 	return telemetry.OutcomeSuccess
+}
+
+// deadLetterTask dead-letters the delivery and fails its Step Functions task.
+func (w *Worker) deadLetterTask(ctx context.Context, env *Envelope, code, msg string) Result {
+	r := deadLetter(code, msg)
+	w.failTask(ctx, env, r.Reason)
+	return r
+}
+
+// staleToken is the verdict of a task whose token went stale: deleted, never retried.
+func staleToken(msg string) Result {
+	return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: msg}}}
 }
 
 func deadLetter(code, msg string) Result {

@@ -150,9 +150,44 @@ type Events struct {
 
 // Emit is one event the class publishes on completion.
 type Emit struct {
-	DetailType string `json:"detail_type"`
-	Source     string `json:"source"`
-	Version    int    `json:"version"`
+	DetailType string     `json:"detail_type"`
+	Source     string     `json:"source"`
+	Version    int        `json:"version"`
+	Detail     EmitDetail `json:"detail"`
+}
+
+// EmitDetail is how the worker builds the event's detail, and the contract it checks the
+// detail against before PutEvents (README "Completion events").
+type EmitDetail struct {
+	// Carry are the declared properties copied from the consumed detail when present there.
+	Carry []string `json:"carry"`
+	// WorkerFields are written by the worker: agent_class, trace_id, traceparent, result
+	// (result or result_ref, by the output's size).
+	WorkerFields []string `json:"worker_fields"`
+	// Schema is the event's detail JSON Schema, as the spec declares it.
+	Schema Document `json:"schema"`
+}
+
+// Document is an embedded JSON document, kept compact so that it compares and hashes the
+// same however the file around it was indented.
+type Document []byte
+
+// MarshalJSON writes the document as it is.
+func (d Document) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("null"), nil
+	}
+	return d, nil
+}
+
+// UnmarshalJSON keeps a compact copy of the document.
+func (d *Document) UnmarshalJSON(b []byte) error {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*d = buf.Bytes()
+	return nil
 }
 
 // Handler is how a step runs. Only the fields of its Type are written (the schema closes the

@@ -43,7 +43,10 @@ func TestDiffExitCodes(t *testing.T) {
 		{[]string{"diff", base, head}, 0},
 		{[]string{"diff", base, head, "--fail-on", "replacement"}, 1},
 		{[]string{"diff", base, head, "--fail-on", "security"}, 1},
-		{[]string{"diff", base, head, "--fail-on", "diagnostic"}, 0},
+		// FIFO off leaves the fan-out step without the conversation id its completion event
+		// requires: the head introduces E020.
+		{[]string{"diff", base, head, "--fail-on", "diagnostic"}, 1},
+		{[]string{"diff", base, base, "--fail-on", "diagnostic"}, 0},
 		{[]string{"diff", base, head, "--fail-on", "breaking,any"}, 1},
 		{[]string{"diff", base}, 2},
 		{[]string{"diff", base, head, "--fail-on", "everything"}, 2},
@@ -82,7 +85,7 @@ func TestDiffFormats(t *testing.T) {
 		t.Errorf("github-actions annotations:\n%s", out)
 	}
 	_, out, _ = run(t, "diff", base, head, "--format", "markdown")
-	if !strings.HasPrefix(out, "### ⚠️ fleetc diff: needs review") || !strings.Contains(out, "```mermaid\nflowchart LR\n") {
+	if !strings.HasPrefix(out, "### 🛑 fleetc diff: blocking: 1 change to fix before merge") || !strings.Contains(out, "```mermaid\nflowchart LR\n") {
 		t.Errorf("markdown:\n%s", out)
 	}
 }
