@@ -19,6 +19,7 @@ func Codes() []Code {
 		{ID: "P007", Severity: "error", Summary: "name AWS would refuse", Explain: "A name, or a name fleetc derives from it, breaks an AWS naming rule: SQS queue names are at most 80 characters of [A-Za-z0-9_-] (.fifo included), rule and IAM role and Lambda names at most 64, state machines at most 80, S3 buckets 3-63 lower-case characters. Generated names are <fleet>-<class>[-suffix]: shorten the fleet or class name."},
 		{ID: "P008", Severity: "error", Summary: "invalid value", Explain: "The value is outside what fleet.yaml accepts here: a missing required field, a value not in the allowed set, a number out of range, or a block that needs exactly one of several fields."},
 		{ID: "P009", Severity: "error", Summary: "unreadable file", Explain: "The spec could not be read: it does not exist, is a directory, is empty, is larger than 4 MiB, or is not UTF-8 text."},
+		{ID: "P010", Severity: "warning", Summary: "checks postponed", Explain: "The spec has input errors, so some checks could not run yet. fleetc still lowers and checks every part of the spec that parsed (each event, model policy, agent class and workflow is a part): references and rules are reported for them. Rules that involve a part with errors, fleet-wide rules and generation run once the errors are fixed; when the syntax or a top-level field is broken, nothing else can be checked. The note's detail says which parts wait."},
 	}
 	return codes
 }

@@ -13,6 +13,7 @@ import (
 type Index struct {
 	file   string
 	lines  []int // byte offset of each line start
+	size   int
 	keys   map[string]diag.Range
 	values map[string]diag.Range
 	// containers marks paths whose value is a map or a list.
@@ -20,7 +21,7 @@ type Index struct {
 }
 
 func newIndex(file string, src []byte) *Index {
-	idx := &Index{file: file, lines: []int{0}, keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
+	idx := &Index{file: file, lines: []int{0}, size: len(src), keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
 	for i, b := range src {
 		if b == '\n' {
 			idx.lines = append(idx.lines, i+1)
@@ -93,6 +94,15 @@ func (x *Index) lookup(path string, m map[string]diag.Range) *diag.Range {
 			path = path[:i]
 		}
 	}
+}
+
+// End is the position of the file's last line, where notes about the whole file go.
+func (x *Index) End() *diag.Range {
+	n := len(x.lines)
+	if n > 1 && x.lines[n-1] == x.size { // the file ends with a newline
+		n--
+	}
+	return x.rangeAt(n, 1, 0)
 }
 
 // Has reports whether path was written in the file.

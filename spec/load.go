@@ -32,6 +32,11 @@ type File struct {
 	Src   []byte
 	Fleet *Fleet
 	Index *Index
+	// Removed lists the parts of the spec ("/agents/coder") left out of Fleet because they
+	// have input errors; Fleet then holds the rest, so that references and rules can still be
+	// checked for every part that parsed. Affected lists the parts whose checks involve a
+	// removed one. Both are empty when the spec loaded without errors.
+	Removed, Affected map[string]bool
 }
 
 // LoadFile reads and loads path. Read failures are diagnostics too.
@@ -134,7 +139,12 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		}
 	}
 	if ds.HasErrors() {
-		return nil, ds.Sorted()
+		// Leave out the parts with errors and load the rest, if it is a valid spec by itself.
+		removed, affected, ok := leaveOut(value, ds)
+		if !ok || validateSchema(value, f.Index).HasErrors() {
+			return nil, ds.Sorted()
+		}
+		f.Removed, f.Affected = removed, affected
 	}
 	raw, err := json.Marshal(value)
 	if err == nil {
@@ -142,6 +152,9 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		dec.DisallowUnknownFields()
 		f.Fleet = new(Fleet)
 		err = dec.Decode(f.Fleet)
+	}
+	if err != nil && f.Removed != nil {
+		return nil, ds.Sorted()
 	}
 	if err != nil {
 		// The schema should have caught this; say so rather than pretend.

@@ -36,7 +36,7 @@ const (
 // Lower resolves a loaded spec into the IR. Undefined references and names AWS would
 // refuse are reported here, each with the spec path of the offending value.
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
-	l := &lowerer{src: file.Fleet, ds: nil}
+	l := &lowerer{src: file.Fleet, removed: file.Removed}
 	f := l.lower()
 	f.Index = file.Index
 	file.Index.Locate(l.ds)
@@ -47,7 +47,13 @@ type lowerer struct {
 	src *spec.Fleet
 	ds  diag.Diagnostics
 	f   *Fleet
+	// removed are the spec parts the loader left out for their input errors: a reference
+	// to one is not undefined, only not checkable yet.
+	removed map[string]bool
 }
+
+// collectionOf is the spec collection that defines a kind of reference.
+var collectionOf = map[string]string{"event": "events", "model policy": "models", "agent": "agents"}
 
 func (l *lowerer) lower() *Fleet {
 	s := l.src
@@ -144,6 +150,9 @@ func (l *lowerer) lowerModels() {
 }
 
 func (l *lowerer) undefined(path, kind, name string, known []string) {
+	if l.removed[spec.Pointer(collectionOf[kind], name)] {
+		return
+	}
 	d := l.ds.Errorf("P005", path, "undefined %s %q", kind, name)
 	if sug := spec.Suggest(name, known); sug != "" {
 		d.Summary += fmt.Sprintf("; did you mean %q?", sug)
