@@ -38,7 +38,7 @@ func LoadBytes(name string, src []byte) (*spec.File, *ir.Fleet, diag.Diagnostics
 func lower(file *spec.File, ds diag.Diagnostics) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	if file == nil || file.Fleet == nil {
 		if ds.HasErrors() && !unreadable(ds) {
-			ds = append(ds, postponed(file, ds, nil))
+			ds = append(ds, postponed(file, nil))
 		}
 		return file, nil, ds.Sorted()
 	}
@@ -66,7 +66,7 @@ func lower(file *spec.File, ds diag.Diagnostics) (*spec.File, *ir.Fleet, diag.Di
 			ds = append(ds, d)
 		}
 	}
-	return file, nil, append(ds, postponed(file, ds, skip)).Sorted()
+	return file, nil, append(ds, postponed(file, skip)).Sorted()
 }
 
 // unreadable reports whether the file could not be read at all (P009): nothing to postpone.
@@ -76,7 +76,7 @@ func unreadable(ds diag.Diagnostics) bool {
 
 // postponed is the note that ends a report with input errors: which checks did not run.
 // It sits on the file's last line, so it sorts after every finding.
-func postponed(file *spec.File, ds diag.Diagnostics, skip map[string]bool) *diag.Diagnostic {
+func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
 	var notes diag.Diagnostics
 	d := notes.Warnf("P010", "", "fix these first; more checks run after")
 	if skip == nil {
@@ -89,15 +89,8 @@ func postponed(file *spec.File, ds diag.Diagnostics, skip map[string]bool) *diag
 		d.Detail = "Every other part was checked. Rules that involve " + strings.Join(parts, ", ") +
 			", fleet-wide rules and generation run once the errors are fixed."
 	}
-	if file != nil && file.Index != nil {
+	if file != nil {
 		d.Subject = file.Index.End()
-	} else {
-		for _, e := range ds {
-			if e.Subject != nil && (d.Subject == nil || e.Subject.Start.Byte > d.Subject.Start.Byte) {
-				r := *e.Subject
-				d.Subject = &r
-			}
-		}
 	}
 	return d
 }

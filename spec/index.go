@@ -96,13 +96,9 @@ func (x *Index) lookup(path string, m map[string]diag.Range) *diag.Range {
 	}
 }
 
-// End is the position of the file's last line, where notes about the whole file go.
+// End is the end of the file, where notes about the whole file go.
 func (x *Index) End() *diag.Range {
-	n := len(x.lines)
-	if n > 1 && x.lines[n-1] == x.size { // the file ends with a newline
-		n--
-	}
-	return x.rangeAt(n, 1, 0)
+	return x.rangeAt(len(x.lines), 1+x.size-x.lines[len(x.lines)-1], 0)
 }
 
 // Has reports whether path was written in the file.

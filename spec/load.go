@@ -73,7 +73,7 @@ func unwrapPathError(err error) error {
 }
 
 // Load parses src as fleet.yaml. It never panics; every problem is a positioned diagnostic.
-// The returned File is nil when the document could not be decoded at all.
+// The returned File's Fleet is nil when the document could not be decoded at all.
 func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	f := &File{Name: name, Src: src, Index: newIndex(name, src)}
 	var ds diag.Diagnostics
@@ -82,20 +82,20 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	}
 	if len(src) > maxFileBytes {
 		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), maxFileBytes), 1, 1)
-		return nil, ds
+		return f, ds
 	}
 	if !utf8.Valid(src) {
 		line, col := firstInvalidUTF8(src)
 		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
 		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
 		at(d, line, col)
-		return nil, ds
+		return f, ds
 	}
 	if len(bytes.TrimSpace(stripComments(src))) == 0 {
 		d := ds.Errorf("P009", "", "the file is empty")
 		d.Detail = "A fleet spec starts with `version: 1`; see examples/minimal/fleet.yaml."
 		at(d, 1, 1)
-		return nil, ds
+		return f, ds
 	}
 
 	var doc yaml.Node
@@ -107,7 +107,7 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
 		}
 		at(d, line, 1)
-		return nil, ds
+		return f, ds
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
@@ -118,14 +118,14 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 			line, _ = yamlError(err)
 		}
 		at(ds.Errorf("P001", "", "the file holds more than one YAML document; a fleet spec is exactly one"), line, 1)
-		return nil, ds
+		return f, ds
 	}
 
 	c := converter{idx: f.Index}
 	value := c.convert(doc.Content[0], "", 0)
 	ds = append(ds, c.diags...)
 	if c.truncated {
-		return nil, ds.Sorted() // nothing useful can be said about a truncated document
+		return f, ds.Sorted() // nothing useful can be said about a truncated document
 	}
 	// A value the converter refused (a huge number, a custom tag) became null; report every
 	// other problem too, but not a second one about the same value.
@@ -142,7 +142,7 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		// Leave out the parts with errors and load the rest, if it is a valid spec by itself.
 		removed, affected, ok := leaveOut(value, ds)
 		if !ok || validateSchema(value, f.Index).HasErrors() {
-			return nil, ds.Sorted()
+			return f, ds.Sorted()
 		}
 		f.Removed, f.Affected = removed, affected
 	}
@@ -154,14 +154,14 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		err = dec.Decode(f.Fleet)
 	}
 	if err != nil && f.Removed != nil {
-		return nil, ds.Sorted()
+		return f, ds.Sorted()
 	}
 	if err != nil {
 		// The schema should have caught this; say so rather than pretend.
 		d := ds.Errorf("P003", "", "spec does not decode: %v", err)
 		d.Detail = "This is a fleetc bug: the schema accepted a document the Go types refuse. Please report it with the spec."
 		at(d, 1, 1)
-		return nil, ds
+		return f, ds
 	}
 	return f, ds.Sorted()
 }

@@ -28,7 +28,7 @@ func FuzzLoadAndLower(f *testing.F) {
 				t.Fatalf("diagnostic without position: %v", d)
 			}
 		}
-		if file == nil {
+		if file == nil || file.Fleet == nil {
 			if !ds.HasErrors() {
 				t.Fatal("no spec and no error")
 			}
