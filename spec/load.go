@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	goyaml "github.com/goccy/go-yaml"
+	goyamlparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/spec/diag"
@@ -101,23 +103,23 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {
-		line, msg := yamlError(err)
+		_, msg := yamlError(err)
+		line, col := syntaxErrorPos(src, err)
 		d := ds.Errorf("P001", "", "YAML syntax error: %s", msg)
 		if strings.Contains(msg, "tab") || bytes.Contains(src, []byte("\t")) && strings.Contains(msg, "cannot start any token") {
 			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
 		}
-		at(d, line, 1)
+		at(d, line, col)
 		return f, ds
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		line := 1
-		if err == nil {
-			line = extra.Line
-		} else {
-			line, _ = yamlError(err)
+	if starts := documentStarts(dec, src, doc.Line); len(starts) > 1 {
+		lines := make([]string, len(starts))
+		for i, l := range starts {
+			lines[i] = strconv.Itoa(l)
 		}
-		at(ds.Errorf("P001", "", "the file holds more than one YAML document; a fleet spec is exactly one"), line, 1)
+		d := ds.Errorf("P001", "", "the file holds %d YAML documents (starting at lines %s); a fleet spec is exactly one", len(starts), strings.Join(lines, ", "))
+		d.Detail = "A line `---` starts a new YAML document. Keep one fleet per file: split the others into their own files, or remove the separator."
+		at(d, starts[1], 1)
 		return f, ds
 	}
 
@@ -164,6 +166,59 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		return f, ds
 	}
 	return f, ds.Sorted()
+}
+
+// syntaxErrorPos is where the parser noticed a syntax error. yaml.v3 reports only a line:
+// exact for errors the scanner finds (a tab, a stray ':'), but for an error inside a
+// construct (an unclosed flow mapping) the line the construct began on, counted from zero.
+// goccy/go-yaml's parser keeps the token it stopped at, with its column. Take goccy's
+// position unless it lies before yaml.v3's line (it can stop earlier, at a scalar that a
+// stray ':' turns into a mapping key), or goccy accepted what yaml.v3 refused.
+func syntaxErrorPos(src []byte, err error) (line, col int) {
+	line, _ = yamlError(err)
+	defer func() {
+		if recover() != nil { // a second parser must never turn a syntax error into a crash
+			line, col = max(line, 1), 1
+		}
+	}()
+	_, perr := goyamlparser.ParseBytes(src, 0)
+	var se *goyaml.SyntaxError
+	if errors.As(perr, &se) && se.Token != nil && se.Token.Position.Line >= line {
+		return se.Token.Position.Line, max(se.Token.Position.Column, 1)
+	}
+	return line, 1
+}
+
+// documentStarts lists the first line of every document in the stream, given the first
+// document's line (the rest are read from dec). A document after a "---" starts there.
+func documentStarts(dec *yaml.Decoder, src []byte, first int) []int {
+	starts := []int{first}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			return starts
+		}
+		line := next.Line
+		if err != nil {
+			line, _ = yamlError(err)
+		}
+		starts = append(starts, separatorBefore(src, line, starts[len(starts)-1]))
+		if err != nil {
+			return starts
+		}
+	}
+}
+
+// separatorBefore is the line of the last "---" at or before line and after prev, or line.
+func separatorBefore(src []byte, line, prev int) int {
+	lines := bytes.Split(src, []byte("\n"))
+	for l := min(line, len(lines)); l > prev; l-- {
+		if t := bytes.TrimRight(lines[l-1], " \t\r"); bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+			return l
+		}
+	}
+	return line
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
