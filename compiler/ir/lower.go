@@ -36,7 +36,7 @@ const (
 // Lower resolves a loaded spec into the IR. Undefined references and names AWS would
 // refuse are reported here, each with the spec path of the offending value.
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
-	l := &lowerer{src: file.Fleet, removed: file.Removed}
+	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index}
 	f := l.lower()
 	f.Index = file.Index
 	file.Index.Locate(l.ds)
@@ -50,6 +50,7 @@ type lowerer struct {
 	// removed are the spec parts the loader left out for their input errors: a reference
 	// to one is not undefined, only not checkable yet.
 	removed map[string]bool
+	idx     *spec.Index // nil for specs built in code
 }
 
 // collectionOf is the spec collection that defines a kind of reference.
@@ -119,6 +120,7 @@ func (l *lowerer) lower() *Fleet {
 		}
 	}
 	l.checkNames()
+	l.checkCollisions()
 	return f
 }
 
