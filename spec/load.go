@@ -155,6 +155,9 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		f.Fleet = new(Fleet)
 		err = dec.Decode(f.Fleet)
 	}
+	if err != nil {
+		f.Fleet = nil
+	}
 	if err != nil && f.Removed != nil {
 		return f, ds.Sorted()
 	}

@@ -77,10 +77,39 @@ func validateSchema(value any, idx *Index) diag.Diagnostics {
 	if err == nil || !errors.As(err, &ve) {
 		return nil
 	}
+	fields := fieldErrors{missing: map[*diag.Diagnostic]string{}, unknown: map[*diag.Diagnostic]string{}}
 	for _, leaf := range leaves(ve) {
-		ds = append(ds, schemaDiag(leaf, value, doc, idx)...)
+		ds = append(ds, schemaDiag(leaf, value, doc, idx, fields)...)
 	}
-	return ds
+	return fields.foldMisplaced(ds)
+}
+
+// fieldErrors remembers which field each unknown-field and missing-field error names.
+type fieldErrors struct{ missing, unknown map[*diag.Diagnostic]string }
+
+// foldMisplaced turns "unknown field bus in state" plus "missing required field bus in the
+// top level" into one error at the field that is there, saying where it belongs: the field
+// is written, at the wrong place (usually its indentation).
+func (fe fieldErrors) foldMisplaced(ds diag.Diagnostics) diag.Diagnostics {
+	out := ds[:0]
+	for _, d := range ds {
+		name, isMissing := fe.missing[d]
+		if !isMissing {
+			out = append(out, d)
+			continue
+		}
+		folded := false
+		for u, uname := range fe.unknown {
+			if uname == name {
+				u.Summary += fmt.Sprintf("; %s belongs in %s, where it is missing (check its indentation)", name, where(d.Path))
+				folded = true
+			}
+		}
+		if !folded {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
@@ -95,7 +124,7 @@ func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 }
 
 // schemaDiag turns one schema failure into diagnostics that speak fleet.yaml, not JSON Schema.
-func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index) diag.Diagnostics {
+func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index, fields fieldErrors) diag.Diagnostics {
 	var ds diag.Diagnostics
 	path := ve.InstanceLocation
 	kw := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
@@ -127,6 +156,7 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 			}
 			d.Detail = "Known fields here: " + strings.Join(known, ", ") + "."
 			located(d, idx.Key(p))
+			fields.unknown[d] = name
 		}
 	case "required":
 		obj := lookup(root, path)
@@ -137,6 +167,7 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 			d := ds.Errorf("P008", path, "missing required field %q in %s", name, where(path))
 			d.Detail = describeField(node, name)
 			located(d, idx.Key(path))
+			fields.missing[d] = name
 		}
 	case "type":
 		want, _ := node["type"]
