@@ -9,7 +9,7 @@ import (
 type derived struct {
 	kind  string // the AWS resource type, e.g. "SQS queue"
 	name  string
-	role  string // what the resource is to its owner: "the queue of", "the dead-letter queue of"
+	role  string // what the resource is to its owner, "%s" standing for the owner: "the queue of %s"
 	owner string // spec path of the name it derives from
 }
 
@@ -23,34 +23,35 @@ func (l *lowerer) derivedNames() []derived {
 			out = append(out, derived{kind, name, role, owner})
 		}
 	}
-	add("SQS queue", f.TargetDLQ.Name, "the delivery dead-letter queue of", fleetPath)
-	idem, jobs := fleetPath, fleetPath
+	add("SQS queue", f.TargetDLQ.Name, "the delivery dead-letter queue named after %s", fleetPath)
+	idem, idemRole := fleetPath, "the idempotency table named after %s"
 	if s.State != nil && s.State.IdempotencyTable != "" {
-		idem = "/state/idempotency_table"
+		idem, idemRole = "/state/idempotency_table", "the idempotency table set in %s"
 	}
+	jobs, jobsRole := fleetPath, "the jobs table named after %s"
 	if s.State != nil && s.State.JobsTable != "" {
-		jobs = "/state/jobs_table"
+		jobs, jobsRole = "/state/jobs_table", "the jobs table set in %s"
 	}
-	add("DynamoDB table", f.State.IdempotencyTable, "the idempotency table of", idem)
-	add("DynamoDB table", f.State.JobsTable, "the jobs table of", jobs)
+	add("DynamoDB table", f.State.IdempotencyTable, idemRole, idem)
+	add("DynamoDB table", f.State.JobsTable, jobsRole, jobs)
 	for _, a := range f.Agents {
-		add("SQS queue", a.Queue.Name, "the queue of", a.Path)
-		add("SQS queue", a.DLQ.Name, "the dead-letter queue of", a.Path)
-		add("IAM role", a.RoleName, "the worker role of", a.Path)
+		add("SQS queue", a.Queue.Name, "the queue of %s", a.Path)
+		add("SQS queue", a.DLQ.Name, "the dead-letter queue of %s", a.Path)
+		add("IAM role", a.RoleName, "the worker role of %s", a.Path)
 		if a.Rule != nil {
-			add("EventBridge rule", a.Rule.Name, "the rule of", a.Path)
+			add("EventBridge rule", a.Rule.Name, "the rule of %s", a.Path)
 		}
 		if a.Lambda != nil {
-			add("Lambda function", a.Lambda.FunctionName, "the function of", a.Path)
+			add("Lambda function", a.Lambda.FunctionName, "the function of %s", a.Path)
 		}
 		if a.AgentCore != nil {
-			add("AgentCore runtime", a.AgentCore.RuntimeName, "the runtime of", a.Path)
+			add("AgentCore runtime", a.AgentCore.RuntimeName, "the runtime of %s", a.Path)
 		}
 	}
 	for _, w := range f.Workflows {
-		add("Step Functions state machine", w.StateMachineName, "the state machine of", w.Path)
-		add("IAM role", w.RoleName, "the execution role of", w.Path)
-		add("CloudWatch log group", w.LogGroup, "the log group of", w.Path)
+		add("Step Functions state machine", w.StateMachineName, "the state machine of %s", w.Path)
+		add("IAM role", w.RoleName, "the execution role of %s", w.Path)
+		add("CloudWatch log group", w.LogGroup, "the log group of %s", w.Path)
 	}
 	return out
 }
@@ -67,8 +68,8 @@ func (l *lowerer) checkCollisions() {
 			first[key] = d
 			continue
 		}
-		summary := fmt.Sprintf("%s %q would be created twice: as %s %s and as %s %s",
-			d.kind, d.name, prev.role, l.describe(prev.owner), d.role, l.describe(d.owner))
+		summary := fmt.Sprintf("%s %q would be created twice: as %s and as %s",
+			d.kind, d.name, fmt.Sprintf(prev.role, l.describe(prev.owner)), fmt.Sprintf(d.role, l.describe(d.owner)))
 		for _, owner := range []string{prev.owner, d.owner} {
 			diag := l.ds.Errorf("P006", owner, "%s", summary)
 			diag.Detail = "fleetc derives AWS names from spec names (<fleet>-<class>, <fleet>-<class>-dlq, <fleet>-<workflow>, ...), and these two meet. Rename one of them."
