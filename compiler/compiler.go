@@ -3,6 +3,9 @@
 package compiler
 
 import (
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -17,8 +20,10 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-// Load reads, validates and resolves a spec. The fleet is nil when the spec has errors
-// that stop lowering (syntax, schema); rule findings come back with a usable fleet.
+// Load reads, validates and resolves a spec. The fleet is nil when the spec has input
+// errors (syntax, schema, references, names); rule findings come back with a usable fleet.
+// Input errors do not hide the rest: the parts of the spec that parsed are still lowered
+// and checked, and a P010 note says which checks wait for the errors to be fixed.
 func Load(path string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	file, ds := spec.LoadFile(path)
 	return lower(file, ds)
@@ -31,17 +36,63 @@ func LoadBytes(name string, src []byte) (*spec.File, *ir.Fleet, diag.Diagnostics
 }
 
 func lower(file *spec.File, ds diag.Diagnostics) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	if file == nil || ds.HasErrors() {
-		return file, nil, ds
+	if file == nil || file.Fleet == nil {
+		if ds.HasErrors() && !unreadable(ds) {
+			ds = append(ds, postponed(file, nil))
+		}
+		return file, nil, ds.Sorted()
 	}
 	fleet, lds := ir.Lower(file)
 	ds = append(ds, lds...)
-	if lds.HasErrors() {
-		return file, nil, ds.Sorted()
-	}
 	cds := check.Run(fleet)
 	file.Index.Locate(cds)
-	return file, fleet, append(ds, cds...).Sorted()
+	if !ds.HasErrors() {
+		return file, fleet, append(ds, cds...).Sorted()
+	}
+	// Input errors: keep the rule findings about parts that neither have errors nor involve
+	// a part that has; fleet-wide findings need the whole fleet and wait.
+	skip := maps.Clone(file.Removed)
+	if skip == nil {
+		skip = map[string]bool{}
+	}
+	maps.Copy(skip, file.Affected)
+	for _, d := range ds {
+		if p := spec.Part(d.Path); d.Severity == diag.Error && p != "" {
+			skip[p] = true
+		}
+	}
+	for _, d := range cds {
+		if p := spec.Part(d.Path); p != "" && !skip[p] {
+			ds = append(ds, d)
+		}
+	}
+	return file, nil, append(ds, postponed(file, skip)).Sorted()
+}
+
+// unreadable reports whether the file could not be read at all (P009): nothing to postpone.
+func unreadable(ds diag.Diagnostics) bool {
+	return slices.ContainsFunc(ds, func(d *diag.Diagnostic) bool { return d.Code == "P009" })
+}
+
+// postponed is the note that ends a report with input errors: which checks did not run.
+// It sits on the file's last line, so it sorts after every finding.
+func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
+	var notes diag.Diagnostics
+	d := notes.Warnf("P010", "", "fix these first; more checks run after")
+	if skip == nil {
+		d.Detail = "Nothing else was checked: references, rules and generation need a spec whose syntax and structure are valid."
+	} else {
+		var parts []string
+		for _, p := range slices.Sorted(maps.Keys(skip)) {
+			parts = append(parts, strings.ReplaceAll(strings.TrimPrefix(p, "/"), "/", "."))
+		}
+		d.Detail = "Every other part was checked. Rules that involve " + strings.Join(parts, ", ") +
+			", fleet-wide rules and generation run once the errors are fixed."
+	}
+	if file != nil {
+		d.Subject = file.Index.End()
+	}
+	return d
 }
 
 // backends returns the generators in output order; each owns a distinct output directory.

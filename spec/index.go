@@ -13,6 +13,7 @@ import (
 type Index struct {
 	file   string
 	lines  []int // byte offset of each line start
+	size   int
 	keys   map[string]diag.Range
 	values map[string]diag.Range
 	// containers marks paths whose value is a map or a list.
@@ -20,7 +21,7 @@ type Index struct {
 }
 
 func newIndex(file string, src []byte) *Index {
-	idx := &Index{file: file, lines: []int{0}, keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
+	idx := &Index{file: file, lines: []int{0}, size: len(src), keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
 	for i, b := range src {
 		if b == '\n' {
 			idx.lines = append(idx.lines, i+1)
@@ -93,6 +94,11 @@ func (x *Index) lookup(path string, m map[string]diag.Range) *diag.Range {
 			path = path[:i]
 		}
 	}
+}
+
+// End is the end of the file, where notes about the whole file go.
+func (x *Index) End() *diag.Range {
+	return x.rangeAt(len(x.lines), 1+x.size-x.lines[len(x.lines)-1], 0)
 }
 
 // Has reports whether path was written in the file.

@@ -23,7 +23,7 @@ const (
 	MaxAgents        = 2_000
 	MaxModels        = 500
 	MaxWorkflows     = 500
-	MaxWorkflowSteps = 200 // per workflow; Step Functions has its own limit on definition size
+	MaxWorkflowSteps = 1_000 // per workflow; rule S005 (execution history) refuses real workflows far below it
 )
 
 // checkLimits reports every limit the decoded document exceeds, at the offending part.
@@ -31,7 +31,7 @@ func checkLimits(doc any, idx *Index) diag.Diagnostics {
 	var ds diag.Diagnostics
 	root, _ := doc.(map[string]any)
 	over := func(path, what string, n, limit int) {
-		d := ds.Errorf("P010", path, "%s: %d, over fleetc's limit of %d", what, n, limit)
+		d := ds.Errorf("P011", path, "%s: %d, over fleetc's limit of %d", what, n, limit)
 		d.Detail = "fleetc bounds the work one spec can cause (specs in pull requests may be untrusted); real fleets stay far below this. Split the fleet or simplify the schema."
 		d.Subject = idx.Subject(path)
 	}

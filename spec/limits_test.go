@@ -42,22 +42,22 @@ func TestLimits(t *testing.T) {
 		want string // "" when the spec is within every limit
 	}{
 		{"deep detail", specWith(map[string]string{"e0": nested(14, 1)}, 1),
-			"lim.yaml:10:5: P010: event e0: nesting depth of the detail schema: 36, over fleetc's limit of 24"},
+			"lim.yaml:10:5: P011: event e0: nesting depth of the detail schema: 36, over fleetc's limit of 24"},
 		{"wide detail", specWith(map[string]string{"e0": nested(6, 5)}, 1),
-			"P010: event e0: values in the detail schema"},
+			"P011: event e0: values in the detail schema"},
 		{"all details", specWith(map[string]string{"e0": nested(8, 2), "e1": nested(8, 2), "e2": nested(8, 2), "e3": nested(8, 2),
 			"e4": nested(8, 2), "e5": nested(8, 2), "e6": nested(8, 2), "e7": nested(8, 2), "e8": nested(8, 2), "e9": nested(8, 2),
 			"e10": nested(8, 2), "e11": nested(8, 2), "e12": nested(8, 2)}, 1),
-			"lim.yaml:6:1: P010: values in all event detail schemas: 21021, over fleetc's limit of 20000"},
+			"lim.yaml:6:1: P011: values in all event detail schemas: 21021, over fleetc's limit of 20000"},
 		{"too many classes", specWith(map[string]string{"e0": `{"type": "object"}`}, MaxAgents+1),
-			"P010: agent classes: 2001, over fleetc's limit of 2000"},
+			"P011: agent classes: 2001, over fleetc's limit of 2000"},
 		{"deep but allowed", specWith(map[string]string{"e0": nested(8, 2)}, 1), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ds := Load("lim.yaml", []byte(tc.src))
 			var got []string
 			for _, d := range ds {
-				if d.Code == "P010" {
+				if d.Code == "P011" {
 					got = append(got, d.String())
 				}
 			}
@@ -71,9 +71,9 @@ func TestLimits(t *testing.T) {
 			if !strings.Contains(all, tc.want) {
 				t.Fatalf("want %q, got:\n%s\n(all: %v)", tc.want, all, ds)
 			}
-			// A spec past a limit is refused before schema validation: only P010s come back.
+			// A spec past a limit is refused before schema validation: only P011s come back.
 			for _, d := range ds {
-				if d.Code != "P010" {
+				if d.Code != "P011" {
 					t.Errorf("unexpected %s after a limit was exceeded", d)
 				}
 			}

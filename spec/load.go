@@ -14,6 +14,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	goyaml "github.com/goccy/go-yaml"
+	goyamlparser "github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/spec/diag"
@@ -32,6 +34,11 @@ type File struct {
 	Src   []byte
 	Fleet *Fleet
 	Index *Index
+	// Removed lists the parts of the spec ("/agents/coder") left out of Fleet because they
+	// have input errors; Fleet then holds the rest, so that references and rules can still be
+	// checked for every part that parsed. Affected lists the parts whose checks involve a
+	// removed one. Both are empty when the spec loaded without errors.
+	Removed, Affected map[string]bool
 }
 
 // LoadFile reads and loads path. Read failures are diagnostics too.
@@ -68,7 +75,7 @@ func unwrapPathError(err error) error {
 }
 
 // Load parses src as fleet.yaml. It never panics; every problem is a positioned diagnostic.
-// The returned File is nil when the document could not be decoded at all.
+// The returned File's Fleet is nil when the document could not be decoded at all.
 func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	f := &File{Name: name, Src: src, Index: newIndex(name, src)}
 	var ds diag.Diagnostics
@@ -77,54 +84,54 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	}
 	if len(src) > maxFileBytes {
 		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), maxFileBytes), 1, 1)
-		return nil, ds
+		return f, ds
 	}
 	if !utf8.Valid(src) {
 		line, col := firstInvalidUTF8(src)
 		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
 		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
 		at(d, line, col)
-		return nil, ds
+		return f, ds
 	}
 	if len(bytes.TrimSpace(stripComments(src))) == 0 {
 		d := ds.Errorf("P009", "", "the file is empty")
 		d.Detail = "A fleet spec starts with `version: 1`; see examples/minimal/fleet.yaml."
 		at(d, 1, 1)
-		return nil, ds
+		return f, ds
 	}
 
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {
-		line, msg := yamlError(err)
+		_, msg := yamlError(err)
+		line, col := syntaxErrorPos(src, err)
 		d := ds.Errorf("P001", "", "YAML syntax error: %s", msg)
 		if strings.Contains(msg, "tab") || bytes.Contains(src, []byte("\t")) && strings.Contains(msg, "cannot start any token") {
 			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
 		}
-		at(d, line, 1)
-		return nil, ds
+		at(d, line, col)
+		return f, ds
 	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		line := 1
-		if err == nil {
-			line = extra.Line
-		} else {
-			line, _ = yamlError(err)
+	if starts := documentStarts(dec, src, doc.Line); len(starts) > 1 {
+		lines := make([]string, len(starts))
+		for i, l := range starts {
+			lines[i] = strconv.Itoa(l)
 		}
-		at(ds.Errorf("P001", "", "the file holds more than one YAML document; a fleet spec is exactly one"), line, 1)
-		return nil, ds
+		d := ds.Errorf("P001", "", "the file holds %d YAML documents (starting at lines %s); a fleet spec is exactly one", len(starts), strings.Join(lines, ", "))
+		d.Detail = "A line `---` starts a new YAML document. Keep one fleet per file: split the others into their own files, or remove the separator."
+		at(d, starts[1], 1)
+		return f, ds
 	}
 
 	c := converter{idx: f.Index}
 	value := c.convert(doc.Content[0], "", 0)
 	ds = append(ds, c.diags...)
 	if c.truncated {
-		return nil, ds.Sorted() // nothing useful can be said about a truncated document
+		return f, ds.Sorted() // nothing useful can be said about a truncated document
 	}
 	// Bound the work before the expensive part (schema validation, generation).
 	if lds := checkLimits(value, f.Index); lds != nil {
-		return nil, append(ds, lds...).Sorted()
+		return f, append(ds, lds...).Sorted()
 	}
 	// A value the converter refused (a huge number, a custom tag) became null; report every
 	// other problem too, but not a second one about the same value.
@@ -138,7 +145,12 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		}
 	}
 	if ds.HasErrors() {
-		return nil, ds.Sorted()
+		// Leave out the parts with errors and load the rest, if it is a valid spec by itself.
+		removed, affected, ok := leaveOut(value, ds)
+		if !ok || validateSchema(value, f.Index).HasErrors() {
+			return f, ds.Sorted()
+		}
+		f.Removed, f.Affected = removed, affected
 	}
 	raw, err := json.Marshal(value)
 	if err == nil {
@@ -148,13 +160,72 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		err = dec.Decode(f.Fleet)
 	}
 	if err != nil {
+		f.Fleet = nil
+	}
+	if err != nil && f.Removed != nil {
+		return f, ds.Sorted()
+	}
+	if err != nil {
 		// The schema should have caught this; say so rather than pretend.
 		d := ds.Errorf("P003", "", "spec does not decode: %v", err)
 		d.Detail = "This is a fleetc bug: the schema accepted a document the Go types refuse. Please report it with the spec."
 		at(d, 1, 1)
-		return nil, ds
+		return f, ds
 	}
 	return f, ds.Sorted()
+}
+
+// syntaxErrorPos is where the parser noticed a syntax error. yaml.v3 reports only a line:
+// exact for errors the scanner finds (a tab, a stray ':'), but for an error inside a
+// construct (an unclosed flow mapping) the line the construct began on, counted from zero.
+// goccy/go-yaml's parser keeps the token it stopped at, with its column. Take goccy's
+// position unless it lies before yaml.v3's line (it can stop earlier, at a scalar that a
+// stray ':' turns into a mapping key), or goccy accepted what yaml.v3 refused.
+func syntaxErrorPos(src []byte, err error) (line, col int) {
+	line, _ = yamlError(err)
+	defer func() {
+		if recover() != nil { // a second parser must never turn a syntax error into a crash
+			line, col = max(line, 1), 1
+		}
+	}()
+	_, perr := goyamlparser.ParseBytes(src, 0)
+	var se *goyaml.SyntaxError
+	if errors.As(perr, &se) && se.Token != nil && se.Token.Position.Line >= line {
+		return se.Token.Position.Line, max(se.Token.Position.Column, 1)
+	}
+	return line, 1
+}
+
+// documentStarts lists the first line of every document in the stream, given the first
+// document's line (the rest are read from dec). A document after a "---" starts there.
+func documentStarts(dec *yaml.Decoder, src []byte, first int) []int {
+	starts := []int{first}
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			return starts
+		}
+		line := next.Line
+		if err != nil {
+			line, _ = yamlError(err)
+		}
+		starts = append(starts, separatorBefore(src, line, starts[len(starts)-1]))
+		if err != nil {
+			return starts
+		}
+	}
+}
+
+// separatorBefore is the line of the last "---" at or before line and after prev, or line.
+func separatorBefore(src []byte, line, prev int) int {
+	lines := bytes.Split(src, []byte("\n"))
+	for l := min(line, len(lines)); l > prev; l-- {
+		if t := bytes.TrimRight(lines[l-1], " \t\r"); bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+			return l
+		}
+	}
+	return line
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -77,10 +77,39 @@ func validateSchema(value any, idx *Index) diag.Diagnostics {
 	if err == nil || !errors.As(err, &ve) {
 		return nil
 	}
+	fields := fieldErrors{missing: map[*diag.Diagnostic]string{}, unknown: map[*diag.Diagnostic]string{}}
 	for _, leaf := range leaves(ve) {
-		ds = append(ds, schemaDiag(leaf, value, doc, idx)...)
+		ds = append(ds, schemaDiag(leaf, value, doc, idx, fields)...)
 	}
-	return ds
+	return fields.foldMisplaced(ds)
+}
+
+// fieldErrors remembers which field each unknown-field and missing-field error names.
+type fieldErrors struct{ missing, unknown map[*diag.Diagnostic]string }
+
+// foldMisplaced turns "unknown field bus in state" plus "missing required field bus in the
+// top level" into one error at the field that is there, saying where it belongs: the field
+// is written, at the wrong place (usually its indentation).
+func (fe fieldErrors) foldMisplaced(ds diag.Diagnostics) diag.Diagnostics {
+	out := ds[:0]
+	for _, d := range ds {
+		name, isMissing := fe.missing[d]
+		if !isMissing {
+			out = append(out, d)
+			continue
+		}
+		folded := false
+		for u, uname := range fe.unknown {
+			if uname == name {
+				u.Summary += fmt.Sprintf("; %s belongs in %s, where it is missing (check its indentation)", name, where(d.Path))
+				folded = true
+			}
+		}
+		if !folded {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
@@ -94,10 +123,8 @@ func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	return out
 }
 
-var quotedRE = regexp.MustCompile(`'([^']*)'`)
-
 // schemaDiag turns one schema failure into diagnostics that speak fleet.yaml, not JSON Schema.
-func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index) diag.Diagnostics {
+func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index, fields fieldErrors) diag.Diagnostics {
 	var ds diag.Diagnostics
 	path := ve.InstanceLocation
 	kw := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
@@ -115,23 +142,32 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 	}
 	switch kw {
 	case "additionalProperties":
-		parent := schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))
-		known := propertyNames(parent)
-		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
-			name := m[1]
+		// The unknown fields and the known ones come from the schema node and the instance,
+		// never from the validator's English message.
+		known := propertyNames(node)
+		for _, name := range unknownFields(node, lookup(root, path)) {
 			p := path + "/" + escapePointer(name)
 			d := ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
 			if s := suggest(name, known); s != "" {
 				d.Summary += fmt.Sprintf("; did you mean %q?", s)
+				if slices.Contains(missingFields(node, lookup(root, path)), s) {
+					d.Summary += fmt.Sprintf(" (%s is required)", s)
+				}
 			}
 			d.Detail = "Known fields here: " + strings.Join(known, ", ") + "."
 			located(d, idx.Key(p))
+			fields.unknown[d] = name
 		}
 	case "required":
-		for _, m := range quotedRE.FindAllStringSubmatch(ve.Message, -1) {
-			d := ds.Errorf("P008", path, "missing required field %q in %s", m[1], where(path))
-			d.Detail = describeField(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation)), m[1])
+		obj := lookup(root, path)
+		for _, name := range missingFields(node, obj) {
+			if misspelt(name, node, obj) {
+				continue // the unknown-field error names it: "did you mean …? (… is required)"
+			}
+			d := ds.Errorf("P008", path, "missing required field %q in %s", name, where(path))
+			d.Detail = describeField(node, name)
 			located(d, idx.Key(path))
+			fields.missing[d] = name
 		}
 	case "type":
 		want, _ := node["type"]
@@ -204,6 +240,60 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 		located(d, idx.Value(path))
 	}
 	return ds
+}
+
+// unknownFields lists the fields of obj that the object schema node neither declares nor
+// matches with a pattern, sorted.
+func unknownFields(node map[string]any, obj any) []string {
+	m, _ := obj.(map[string]any)
+	props, _ := node["properties"].(map[string]any)
+	patterns, _ := node["patternProperties"].(map[string]any)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if _, ok := props[k]; ok {
+			continue
+		}
+		matched := false
+		for pat := range patterns {
+			if re, err := regexp.Compile(pat); err == nil && re.MatchString(k) {
+				matched = true
+			}
+		}
+		if !matched {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// missingFields lists the fields the object schema node requires that obj lacks, in the
+// schema's order.
+func missingFields(node map[string]any, obj any) []string {
+	m, _ := obj.(map[string]any)
+	req, _ := node["required"].([]any)
+	var out []string
+	for _, r := range req {
+		if name, ok := r.(string); ok {
+			if _, present := m[name]; !present {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// misspelt reports whether an unknown field of obj is a typo of the missing field name.
+func misspelt(name string, node map[string]any, obj any) bool {
+	if node["additionalProperties"] != false {
+		return false
+	}
+	known := propertyNames(node)
+	for _, u := range unknownFields(node, obj) {
+		if suggest(u, known) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // schemaNode resolves "…#/definitions/agent/properties/step" in the raw schema; for a

@@ -169,9 +169,17 @@ func Diff(have, want *Set) []Change {
 
 // WriteDir makes dir hold the set's files. Only paths fleetc owns are touched: the set's
 // files are replaced and the files the previous manifest listed but the set lacks are
-// removed; everything else in dir survives. Every file is first written to a staging
-// directory inside dir and then renamed into place, so a failure while writing leaves the
-// previous output as it was; the manifest is replaced last.
+// removed; everything else in dir survives (so dir as a whole cannot be swapped in one
+// rename: it holds Terraform state and .terraform/).
+//
+// What is guaranteed: every file is first written to a staging directory inside dir, so an
+// error before the last step (a file in the way, a full disk, a permission) leaves the
+// previous output exactly as it was. The last step renames the staged files into place one
+// by one, each rename atomic (a reader sees a file's old bytes or its new ones, never a
+// mix), removes stale files, and replaces the manifest last. A process killed during that
+// step leaves some files new and some old under the old manifest; `build --check` reports
+// them and the next build completes the change (and removes the abandoned staging
+// directory).
 func WriteDir(dir string, s *Set) error {
 	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
 		return fmt.Errorf("%s exists and is not a directory", dir)
@@ -179,6 +187,7 @@ func WriteDir(dir string, s *Set) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	removeAbandonedStages(dir)
 	old, err := readManifest(dir)
 	if err != nil {
 		return err
@@ -190,7 +199,7 @@ func WriteDir(dir string, s *Set) error {
 			return err
 		}
 	}
-	stage, err := os.MkdirTemp(dir, ".fleetc-stage-")
+	stage, err := os.MkdirTemp(dir, stagePrefix)
 	if err != nil {
 		return err
 	}
@@ -233,6 +242,19 @@ func WriteDir(dir string, s *Set) error {
 		removeEmptyParents(dir, filepath.Dir(full))
 	}
 	return os.Rename(filepath.Join(stage, Manifest), filepath.Join(dir, Manifest))
+}
+
+// stagePrefix names the staging directories WriteDir creates inside the output directory.
+const stagePrefix = ".fleetc-stage-"
+
+// removeAbandonedStages removes staging directories a killed build left behind.
+func removeAbandonedStages(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), stagePrefix) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 // placeable reports why the file p cannot be put under dir, if it cannot.

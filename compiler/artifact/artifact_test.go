@@ -117,3 +117,20 @@ func TestAddRejectsUncleanPaths(t *testing.T) {
 		t.Error("accepted a duplicate path")
 	}
 }
+
+// A build killed after staging leaves a staging directory; the next build removes it.
+func TestWriteDirRemovesAbandonedStages(t *testing.T) {
+	dir := t.TempDir()
+	abandoned := filepath.Join(dir, stagePrefix+"123", "terraform")
+	os.MkdirAll(abandoned, 0o755)
+	os.WriteFile(filepath.Join(abandoned, "main.tf"), []byte("half"), 0o644)
+	if err := WriteDir(dir, set(t, map[string]string{"terraform/main.tf": "v1"})); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), stagePrefix) {
+			t.Errorf("abandoned staging directory survived: %s", e.Name())
+		}
+	}
+}

@@ -7,22 +7,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/spec"
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
 var update = flag.Bool("update", false, "rewrite the .want files of testdata/bad (read the diff before committing)")
 
-// load runs the two stages that report plain input errors: the loader and lowering.
+// load runs the driver's pipeline as validate does up to generation: the loader, lowering
+// and the rules, which still run on every part of the spec that parsed.
 func load(t testing.TB, path string) diag.Diagnostics {
 	t.Helper()
-	file, ds := spec.LoadFile(path)
-	if file == nil || ds.HasErrors() {
-		return ds
-	}
-	_, lds := ir.Lower(file)
-	return append(ds, lds...).Sorted()
+	_, _, ds := compiler.Load(path)
+	return ds
 }
 
 // TestBadSpecs: every malformed spec yields its expected positioned diagnostics, never a panic.

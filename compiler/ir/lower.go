@@ -14,29 +14,10 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-// Defaults that the spec may override. The numbers come from the seeds: four strikes to
-// the DLQ, a DLQ that outlives its source, bounded EventBridge retries (24 attempts / 1 h)
-// rather than the classic 185 / 24 h, long polling always on.
-const (
-	DefaultRetention    = 4 * 24 * time.Hour
-	DefaultDLQRetention = 14 * 24 * time.Hour
-	DefaultLongPoll     = 20 * time.Second
-	DefaultMaxReceives  = 3
-	DefaultAttempts     = 24
-	DefaultMaxAge       = time.Hour
-	DefaultClaimCheck   = 200 * 1024
-	DefaultNamespace    = "agents"
-	DefaultImage        = "ghcr.io/fleetc/fleet-worker:latest"
-	// LambdaMaxTimeout is Lambda's hard stop.
-	LambdaMaxTimeout = 15 * time.Minute
-	// MaxVisibility is SQS's visibility ceiling.
-	MaxVisibility = 12 * time.Hour
-)
-
 // Lower resolves a loaded spec into the IR. Undefined references and names AWS would
 // refuse are reported here, each with the spec path of the offending value.
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
-	l := &lowerer{src: file.Fleet, ds: nil}
+	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index}
 	f := l.lower()
 	f.Index = file.Index
 	file.Index.Locate(l.ds)
@@ -47,7 +28,14 @@ type lowerer struct {
 	src *spec.Fleet
 	ds  diag.Diagnostics
 	f   *Fleet
+	// removed are the spec parts the loader left out for their input errors: a reference
+	// to one is not undefined, only not checkable yet.
+	removed map[string]bool
+	idx     *spec.Index // nil for specs built in code
 }
+
+// collectionOf is the spec collection that defines a kind of reference.
+var collectionOf = map[string]string{"event": "events", "model policy": "models", "agent": "agents"}
 
 func (l *lowerer) lower() *Fleet {
 	s := l.src
@@ -56,29 +44,29 @@ func (l *lowerer) lower() *Fleet {
 	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
-	f.Bus = Bus{Name: s.Bus.Name, Model: or(s.Bus.Model, "classic"), MaxEntries: 10, Path: "/bus"}
+	f.Bus = Bus{Name: s.Bus.Name, Model: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: 10, Path: "/bus"}
 	if f.Bus.Model == "v2" {
 		f.Bus.MaxEntries = 100
 	}
 	if s.Bus.Archive != nil {
-		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: dur(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
+		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
-	f.Worker = Worker{Image: DefaultImage, Namespace: DefaultNamespace}
+	f.Worker = Worker{Image: Defaults.Image, Namespace: Defaults.Namespace}
 	if s.Worker != nil {
-		f.Worker.Image = or(s.Worker.Image, f.Worker.Image)
-		f.Worker.Namespace = or(s.Worker.Namespace, f.Worker.Namespace)
+		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
+		f.Worker.Namespace = nonEmptyOr(s.Worker.Namespace, f.Worker.Namespace)
 	}
 	f.State = State{
 		IdempotencyTable: f.Name + "-idempotency",
 		ClaimCheckBucket: f.Name + "-claimcheck-" + f.Region,
-		ClaimCheckExpiry: 14 * 24 * time.Hour,
+		ClaimCheckExpiry: Defaults.ClaimCheckExpiry,
 	}
 	if st := s.State; st != nil {
-		f.State.IdempotencyTable = or(st.IdempotencyTable, f.State.IdempotencyTable)
-		f.State.ClaimCheckBucket = or(st.ClaimCheckBucket, f.State.ClaimCheckBucket)
-		f.State.ClaimCheckExpiry = dur(st.ClaimCheckExpiry, f.State.ClaimCheckExpiry)
+		f.State.IdempotencyTable = nonEmptyOr(st.IdempotencyTable, f.State.IdempotencyTable)
+		f.State.ClaimCheckBucket = nonEmptyOr(st.ClaimCheckBucket, f.State.ClaimCheckBucket)
+		f.State.ClaimCheckExpiry = durationOr(st.ClaimCheckExpiry, f.State.ClaimCheckExpiry)
 	}
-	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: DefaultDLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
+	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
 	f.SchemaRegistry = f.Name + "-events"
 
 	for _, name := range slices.Sorted(maps.Keys(s.Events)) {
@@ -106,13 +94,14 @@ func (l *lowerer) lower() *Fleet {
 	if t := s.Traffic; t != nil {
 		f.Traffic = &Traffic{
 			ConversationsPerMinute: t.ConversationsPerMinute, StepsPerConversation: t.StepsPerConversation,
-			StepDuration: dur(t.StepDuration, 0), Path: "/traffic",
+			StepDuration: durationOr(t.StepDuration, 0), Path: "/traffic",
 		}
 		if t.ConcurrentConversations != nil {
 			f.Traffic.ConcurrentConversations = *t.ConcurrentConversations
 		}
 	}
 	l.checkNames()
+	l.checkCollisions()
 	return f
 }
 
@@ -123,10 +112,10 @@ func (l *lowerer) lowerModels() {
 		m := s.Models[name]
 		im := &Model{
 			Name: name, Targets: m.Targets, Path: spec.Pointer("models", name),
-			Retries: intOr(m.Retries, 2), SDKRetries: intOr(m.SDKRetries, 0),
-			Timeout: dur(m.Timeout, 120*time.Second), AllowedFails: intOr(m.AllowedFails, 2),
-			Cooldown: dur(m.Cooldown, 60*time.Second), MaxInFlight: intOr(m.MaxInFlight, 0),
-			TokensPerMinute: intOr(m.TokensPerMinute, 0),
+			Retries: valueOr(m.Retries, Defaults.ModelRetries), SDKRetries: valueOr(m.SDKRetries, Defaults.ModelSDKRetries),
+			Timeout: durationOr(m.Timeout, Defaults.ModelTimeout), AllowedFails: valueOr(m.AllowedFails, Defaults.ModelAllowedFails),
+			Cooldown: durationOr(m.Cooldown, Defaults.ModelCooldown), MaxInFlight: valueOr(m.MaxInFlight, 0),
+			TokensPerMinute: valueOr(m.TokensPerMinute, 0),
 		}
 		f.Models = append(f.Models, im)
 		byName[name] = im
@@ -144,6 +133,9 @@ func (l *lowerer) lowerModels() {
 }
 
 func (l *lowerer) undefined(path, kind, name string, known []string) {
+	if l.removed[spec.Pointer(collectionOf[kind], name)] {
+		return
+	}
 	d := l.ds.Errorf("P005", path, "undefined %s %q", kind, name)
 	if sug := spec.Suggest(name, known); sug != "" {
 		d.Summary += fmt.Sprintf("; did you mean %q?", sug)
@@ -164,26 +156,40 @@ func (l *lowerer) model(name string) *Model {
 	return nil
 }
 
+// lowerAgent resolves one class in phases: what it is, its queues, where it runs, how it
+// scales, how events reach it and how long work keys live, then its event wiring. The
+// phases run in this order because each reads what the earlier ones settled (the
+// visibility timeout depends on the runtime; the idempotency window on queue and delivery).
 func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
-	f, s := l.f, l.src
+	a := l.agentIdentity(name, sa)
+	classQueue, fleetQueue := l.queueSettings(sa)
+	l.agentQueues(a, classQueue, fleetQueue)
+	l.agentRuntime(a, sa, classQueue, fleetQueue)
+	a.Scaling = agentScaling(sa, a.Path)
+	a.Delivery = l.agentDelivery(sa, a.Path)
+	a.Idempotency = l.agentIdempotency(a, sa)
+	l.wireEvents(a, sa)
+	return a
+}
+
+// agentIdentity is everything about a class that no other setting influences: names,
+// handler, model policy, payload limits, ordering, tool role.
+func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
+	f := l.f
 	p := spec.Pointer("agents", name)
 	a := &Agent{
 		Name: name, Description: sa.Description, Path: p, Runtime: sa.Runtime,
 		StepP95: sa.Step.P95.Duration, StepMax: sa.Step.Max.Duration,
-		SideEffects:    or(sa.SideEffects, "idempotent"),
+		SideEffects:    nonEmptyOr(sa.SideEffects, Defaults.SideEffects),
 		RoleName:       f.Name + "-" + name + "-worker",
-		Image:          or(sa.Image, f.Worker.Image),
+		Image:          nonEmptyOr(sa.Image, f.Worker.Image),
 		ConfigPath:     "runtime/" + name + ".json",
-		ClaimCheckOver: DefaultClaimCheck,
-		Deadline:       dur(sa.Step.Deadline, 0),
+		ClaimCheckOver: int64(Defaults.ClaimCheckOver),
+		Deadline:       durationOr(sa.Step.Deadline, 0),
 	}
 	if sa.Payload != nil {
-		if sa.Payload.ClaimCheckOver != nil {
-			a.ClaimCheckOver = int64(*sa.Payload.ClaimCheckOver)
-		}
-		if sa.Payload.Max != nil {
-			a.MaxPayload = int64(*sa.Payload.Max)
-		}
+		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))
+		a.MaxPayload = int64(valueOr(sa.Payload.Max, 0))
 	}
 	if o := sa.Ordering; o != nil && o.FIFO {
 		a.FIFO, a.GroupBy, a.HighThroughput = true, o.GroupBy, o.HighThroughput
@@ -198,24 +204,32 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	}
 	if sa.Model != "" {
 		if a.Model = l.model(sa.Model); a.Model == nil {
-			l.undefined(p+"/model", "model policy", sa.Model, slices.Sorted(maps.Keys(s.Models)))
+			l.undefined(p+"/model", "model policy", sa.Model, slices.Sorted(maps.Keys(l.src.Models)))
 		}
 	}
 	if sa.Tool != nil {
-		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: dur(sa.Tool.StatusPollAfter, 15*time.Second)}
+		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter)}
 	}
+	return a
+}
 
-	// Queue settings: class over defaults over built-ins.
-	var dq, cq spec.Queue
-	if s.Defaults != nil && s.Defaults.Queue != nil {
-		dq = *s.Defaults.Queue
+// queueSettings are the class's own queue block and the fleet's defaults.queue (zero when
+// absent); each queue setting comes from the class, else the fleet, else Defaults.
+func (l *lowerer) queueSettings(sa *spec.Agent) (class, fleet spec.Queue) {
+	if d := l.src.Defaults; d != nil && d.Queue != nil {
+		fleet = *d.Queue
 	}
 	if sa.Queue != nil {
-		cq = *sa.Queue
+		class = *sa.Queue
 	}
-	qpath := func(field string, set bool) string {
-		if set {
-			return p + "/queue/" + field
+	return class, fleet
+}
+
+// agentQueues names and sizes the class queue and its DLQ (visibility waits for the runtime).
+func (l *lowerer) agentQueues(a *Agent, cq, dq spec.Queue) {
+	settingPath := func(field string, inClass bool) string {
+		if inClass {
+			return a.Path + "/queue/" + field
 		}
 		return "/defaults/queue/" + field
 	}
@@ -224,131 +238,148 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 		suffix = ".fifo"
 	}
 	a.Queue = Queue{
-		Name: f.Name + "-" + name + suffix, FIFO: a.FIFO,
-		Retention:   durPick(cq.Retention, dq.Retention, DefaultRetention),
-		LongPoll:    durPick(cq.LongPoll, dq.LongPoll, DefaultLongPoll),
-		Delay:       durPick(cq.Delay, dq.Delay, 0),
-		MaxReceives: intPick(cq.MaxReceives, dq.MaxReceives, DefaultMaxReceives),
-		Path:        qpath("visibility", cq.Visibility != nil),
+		Name: l.f.Name + "-" + a.Name + suffix, FIFO: a.FIFO,
+		Retention:   firstDuration(cq.Retention, dq.Retention, Defaults.QueueRetention),
+		LongPoll:    firstDuration(cq.LongPoll, dq.LongPoll, Defaults.LongPoll),
+		Delay:       firstDuration(cq.Delay, dq.Delay, Defaults.QueueDelay),
+		MaxReceives: firstSet(cq.MaxReceives, dq.MaxReceives, Defaults.MaxReceives),
+		Path:        settingPath("visibility", cq.Visibility != nil),
 	}
 	a.DLQ = Queue{
-		Name: f.Name + "-" + name + "-dlq" + suffix, FIFO: a.FIFO,
-		Retention:  durPick(cq.DLQRetention, dq.DLQRetention, DefaultDLQRetention),
+		Name: l.f.Name + "-" + a.Name + "-dlq" + suffix, FIFO: a.FIFO,
+		Retention:  firstDuration(cq.DLQRetention, dq.DLQRetention, Defaults.DLQRetention),
 		Visibility: 5 * time.Minute,
-		Path:       qpath("dlq_retention", cq.DLQRetention != nil),
+		Path:       settingPath("dlq_retention", cq.DLQRetention != nil),
 	}
+}
 
+// agentRuntime sets up where the class runs, and the visibility timeout and heartbeat that
+// follow from it.
+func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
+	f, name, p := l.f, a.Name, a.Path
 	switch a.Runtime {
 	case "lambda":
-		timeout := roundUpSecond(a.StepMax)
-		if timeout > LambdaMaxTimeout {
-			timeout = LambdaMaxTimeout // W001 reports the overrun
-		}
-		a.Lambda = &Lambda{FunctionName: f.Name + "-" + name, Timeout: timeout, BatchSize: 1, Memory: 1024, Path: p + "/lambda"}
+		timeout := min(roundUpSecond(a.StepMax), LambdaMaxTimeout) // W001 reports an overrun
+		a.Lambda = &Lambda{FunctionName: f.Name + "-" + name, Timeout: timeout, BatchSize: Defaults.LambdaBatchSize, Memory: Defaults.LambdaMemory, Path: p + "/lambda"}
 		if lc := sa.Lambda; lc != nil {
-			a.Lambda.BatchSize = intOr(lc.BatchSize, 1)
-			a.Lambda.BatchingWindow = dur(lc.BatchingWindow, 0)
-			a.Lambda.Memory = intOr(lc.Memory, 1024)
+			a.Lambda.BatchSize = valueOr(lc.BatchSize, Defaults.LambdaBatchSize)
+			a.Lambda.BatchingWindow = durationOr(lc.BatchingWindow, 0)
+			a.Lambda.Memory = valueOr(lc.Memory, Defaults.LambdaMemory)
 		}
 		if a.FIFO && a.Lambda.BatchSize > 1 {
 			// One FIFO group's records run in order inside one invocation.
-			a.Lambda.Timeout = minDur(roundUpSecond(time.Duration(a.Lambda.BatchSize)*a.StepMax), LambdaMaxTimeout)
+			a.Lambda.Timeout = min(roundUpSecond(time.Duration(a.Lambda.BatchSize)*a.StepMax), LambdaMaxTimeout)
 		}
 		// AWS guidance for SQS event sources: visibility at least six times the function
 		// timeout, plus the batching window the records may wait in.
-		a.Queue.Visibility = durPick(cq.Visibility, dq.Visibility, minDur(6*a.Lambda.Timeout+a.Lambda.BatchingWindow, MaxVisibility))
+		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(6*a.Lambda.Timeout+a.Lambda.BatchingWindow, MaxVisibility))
+		if sa.Step.Heartbeat != nil {
+			a.Heartbeat = sa.Step.Heartbeat.Duration
+		}
 	default:
-		a.Queue.Visibility = durPick(cq.Visibility, dq.Visibility, minDur(roundUpSecond(a.StepMax*3/2), MaxVisibility))
-		a.Heartbeat = dur(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))
+		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(a.StepMax*3/2), MaxVisibility))
+		a.Heartbeat = durationOr(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))
 	}
-	if a.Runtime == "lambda" && sa.Step.Heartbeat != nil {
-		a.Heartbeat = sa.Step.Heartbeat.Duration
-	}
-	if a.Runtime == "eks" {
+	switch a.Runtime {
+	case "eks":
 		a.K8s = &K8s{Namespace: f.Worker.Namespace, Deployment: name + "-worker", ServiceAccount: name + "-worker"}
-	}
-	if a.Runtime == "agentcore" {
-		a.AgentCore = &AgentCore{RuntimeName: strings.ReplaceAll(f.Name+"_"+name, "-", "_"), Session: 8 * time.Hour, Path: p + "/agentcore"}
+	case "agentcore":
+		a.AgentCore = &AgentCore{RuntimeName: strings.ReplaceAll(f.Name+"_"+name, "-", "_"), Session: Defaults.AgentCoreSession, Path: p + "/agentcore"}
 		if ac := sa.AgentCore; ac != nil {
-			a.AgentCore.Session = dur(ac.Session, a.AgentCore.Session)
+			a.AgentCore.Session = durationOr(ac.Session, Defaults.AgentCoreSession)
 			a.AgentCore.Instances = ac.Instances
 		}
 	}
+}
 
-	// Scaling.
-	a.Scaling = Scaling{Min: 1, Max: 10, PerReplica: 4, Cooldown: 300 * time.Second, ScaleOnInFlight: true, Path: p + "/scaling"}
-	if sc := sa.Scaling; sc != nil {
-		a.Scaling.Min, a.Scaling.Max = sc.Min, sc.Max
-		a.Scaling.PerReplica = orInt(sc.PerReplica, a.Scaling.PerReplica)
-		a.Scaling.Cooldown = dur(sc.Cooldown, a.Scaling.Cooldown)
-		a.Scaling.Activation = intOr(sc.Activation, 0)
-		if sc.InFlight != nil {
-			a.Scaling.ScaleOnInFlight = *sc.InFlight
-		}
+// agentScaling bounds the class's workers.
+func agentScaling(sa *spec.Agent, p string) Scaling {
+	sc := Scaling{
+		Min: Defaults.ScalingMin, Max: Defaults.ScalingMax, PerReplica: Defaults.PerReplica,
+		Cooldown: Defaults.ScalingCooldown, Activation: Defaults.ScalingActivation,
+		ScaleOnInFlight: Defaults.ScaleOnInFlight, Path: p + "/scaling",
 	}
+	if s := sa.Scaling; s != nil {
+		sc.Min, sc.Max = s.Min, s.Max
+		sc.PerReplica = nonZeroOr(s.PerReplica, Defaults.PerReplica)
+		sc.Cooldown = durationOr(s.Cooldown, Defaults.ScalingCooldown)
+		sc.Activation = valueOr(s.Activation, Defaults.ScalingActivation)
+		sc.ScaleOnInFlight = valueOr(s.InFlight, Defaults.ScaleOnInFlight)
+	}
+	return sc
+}
 
-	// Delivery (EventBridge retry policy).
+// agentDelivery is the EventBridge retry policy of the class's rule target.
+func (l *lowerer) agentDelivery(sa *spec.Agent, p string) Delivery {
 	var dd, cd spec.Delivery
-	if s.Defaults != nil && s.Defaults.Delivery != nil {
-		dd = *s.Defaults.Delivery
+	if d := l.src.Defaults; d != nil && d.Delivery != nil {
+		dd = *d.Delivery
 	}
 	if sa.Delivery != nil {
 		cd = *sa.Delivery
 	}
-	a.Delivery = Delivery{
-		Attempts:       intPick(cd.Attempts, dd.Attempts, DefaultAttempts),
-		MaxAge:         durPick(cd.MaxAge, dd.MaxAge, DefaultMaxAge),
+	del := Delivery{
+		Attempts:       firstSet(cd.Attempts, dd.Attempts, Defaults.DeliveryAttempts),
+		MaxAge:         firstDuration(cd.MaxAge, dd.MaxAge, Defaults.DeliveryMaxAge),
 		MaxAgeExplicit: cd.MaxAge != nil || dd.MaxAge != nil,
 		Path:           "/defaults/delivery",
 	}
 	if sa.Delivery != nil {
-		a.Delivery.Path = p + "/delivery"
+		del.Path = p + "/delivery"
 	}
+	return del
+}
 
-	// Idempotency: the window must outlive every retry that can still reference the key.
+// agentIdempotency is the work-key policy: the window must outlive every retry that can
+// still reference the key, so by default it is the delivery max age plus queue retention.
+func (l *lowerer) agentIdempotency(a *Agent, sa *spec.Agent) Idempotency {
 	var di, ci spec.Idempotency
-	if s.Defaults != nil && s.Defaults.Idempotency != nil {
-		di = *s.Defaults.Idempotency
+	if d := l.src.Defaults; d != nil && d.Idempotency != nil {
+		di = *d.Idempotency
 	}
 	if sa.Idempotency != nil {
 		ci = *sa.Idempotency
 	}
-	a.Idempotency = Idempotency{
-		Window: durPick(ci.Window, di.Window, a.Delivery.MaxAge+a.Queue.Retention),
+	id := Idempotency{
+		Window: firstDuration(ci.Window, di.Window, a.Delivery.MaxAge+a.Queue.Retention),
 		Key:    ci.Key,
 		Path:   "/defaults/idempotency",
 	}
-	if a.Idempotency.Key == nil {
-		a.Idempotency.Key = di.Key
+	if id.Key == nil {
+		id.Key = di.Key
 	}
 	if sa.Idempotency != nil {
-		a.Idempotency.Path = p + "/idempotency"
+		id.Path = a.Path + "/idempotency"
 	}
+	return id
+}
 
-	// Event wiring.
+// wireEvents resolves the consumed event (and the rule that routes it) and emitted events.
+func (l *lowerer) wireEvents(a *Agent, sa *spec.Agent) {
+	f, p := l.f, a.Path
+	events := func() []string { return slices.Sorted(maps.Keys(l.src.Events)) }
 	if c := sa.Consumes; c != nil {
 		ev := f.Event(c.Event)
 		if ev == nil {
-			l.undefined(p+"/consumes/event", "event", c.Event, slices.Sorted(maps.Keys(s.Events)))
+			l.undefined(p+"/consumes/event", "event", c.Event, events())
 		} else {
 			a.Consumes = &Consumes{Event: ev}
 			ev.Consumers = append(ev.Consumers, a)
 			for _, field := range slices.Sorted(maps.Keys(c.Match)) {
 				a.Consumes.Match = append(a.Consumes.Match, Match{Field: field, Values: c.Match[field]})
 			}
-			a.Rule = &Rule{Name: f.Name + "-" + name, TargetID: name + "-queue", Pattern: pattern(ev, a.Consumes.Match)}
+			a.Rule = &Rule{Name: f.Name + "-" + a.Name, TargetID: a.Name + "-queue", Pattern: pattern(ev, a.Consumes.Match)}
 		}
 	}
 	for i, e := range sa.Emits {
 		ev := f.Event(e)
 		if ev == nil {
-			l.undefined(fmt.Sprintf("%s/emits/%d", p, i), "event", e, slices.Sorted(maps.Keys(s.Events)))
+			l.undefined(fmt.Sprintf("%s/emits/%d", p, i), "event", e, events())
 			continue
 		}
 		a.Emits = append(a.Emits, ev)
 		ev.Producers = append(ev.Producers, a)
 	}
-	return a
 }
 
 // pattern is the EventBridge event pattern of a consuming class.
@@ -368,7 +399,7 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 	f := l.f
 	p := spec.Pointer("workflows", name)
 	w := &Workflow{
-		Name: name, Description: sw.Description, Path: p, Type: or(sw.Type, "standard"),
+		Name: name, Description: sw.Description, Path: p, Type: nonEmptyOr(sw.Type, Defaults.WorkflowType),
 		StateMachineName: f.Name + "-" + name, RoleName: f.Name + "-" + name + "-sfn",
 		LogGroup: "/aws/vendedlogs/states/" + f.Name + "-" + name,
 	}
@@ -388,7 +419,7 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 			agentName, agentPath = fo.Agent, sp+"/fan_out/agent"
 			timeout, heartbeat = fo.Timeout, fo.Heartbeat
 			// 0 is Step Functions' "no limit" (10,000 child executions for a Distributed Map).
-			st.FanOut = &FanOut{Items: fo.Items, MaxConcurrency: intOr(fo.MaxConcurrency, 40), ExecutionType: or(fo.ExecutionType, "STANDARD")}
+			st.FanOut = &FanOut{Items: fo.Items, MaxConcurrency: valueOr(fo.MaxConcurrency, Defaults.FanOutConcurrency), ExecutionType: nonEmptyOr(fo.ExecutionType, Defaults.FanOutExecution)}
 			if fo.ToleratedFailurePercent != nil {
 				st.FanOut.ToleratedFailurePercent = *fo.ToleratedFailurePercent
 			}
@@ -413,9 +444,9 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 			d.Detail = "Give each step a distinct `name:`; state names must be unique in a state machine."
 		}
 		names[st.Name] = i
-		st.Timeout = dur(timeout, defaultTaskTimeout(a))
-		st.Heartbeat = dur(heartbeat, 0)
-		st.Retries = intOr(ss.Retries, 0)
+		st.Timeout = durationOr(timeout, defaultTaskTimeout(a))
+		st.Heartbeat = durationOr(heartbeat, 0)
+		st.Retries = valueOr(ss.Retries, Defaults.StepRetries)
 		w.Steps = append(w.Steps, st)
 		if !seen[a.Name] {
 			seen[a.Name] = true
@@ -494,53 +525,52 @@ func (l *lowerer) checkNames() {
 	limit("/fleet", "target DLQ", f.TargetDLQ.Name, 80)
 }
 
-func or(s, def string) string {
+// nonEmptyOr is s, or def when s is empty (a string the spec left out).
+func nonEmptyOr(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return s
 }
 
-func orInt(v, def int) int {
+// nonZeroOr is v, or def when v is zero (an integer the spec left out).
+func nonZeroOr(v, def int) int {
 	if v == 0 {
 		return def
 	}
 	return v
 }
 
-func intOr(p *int, def int) int {
+// valueOr is *p, or def when p is nil (an optional setting the spec left out).
+func valueOr[T any](p *T, def T) T {
 	if p == nil {
 		return def
 	}
 	return *p
 }
 
-func intPick(a, b *int, def int) int {
-	if a != nil {
-		return *a
+// firstSet is the class's setting if set, else the fleet default's, else def.
+func firstSet[T any](class, fleet *T, def T) T {
+	if class != nil {
+		return *class
 	}
-	return intOr(b, def)
+	return valueOr(fleet, def)
 }
 
-func dur(d *spec.Duration, def time.Duration) time.Duration {
+// durationOr is d's duration, or def when d is nil.
+func durationOr(d *spec.Duration, def time.Duration) time.Duration {
 	if d == nil {
 		return def
 	}
 	return d.Duration
 }
 
-func durPick(a, b *spec.Duration, def time.Duration) time.Duration {
-	if a != nil {
-		return a.Duration
+// firstDuration is the class's duration if set, else the fleet default's, else def.
+func firstDuration(class, fleet *spec.Duration, def time.Duration) time.Duration {
+	if class != nil {
+		return class.Duration
 	}
-	return dur(b, def)
-}
-
-func minDur(a, b time.Duration) time.Duration {
-	if a < b {
-		return a
-	}
-	return b
+	return durationOr(fleet, def)
 }
 
 func roundUpSecond(d time.Duration) time.Duration {

@@ -157,12 +157,20 @@ func (g *gen) file(name string) *file {
 func (g *gen) claim(kind, name, path string) string {
 	key := kind + "." + name
 	if prev, ok := g.names[key]; ok {
-		d := g.ds.Errorf("TF002", path, "Terraform address %s is generated twice (also for %s)", key, prev)
-		d.Detail = "Two spec names map to the same Terraform local name ('-' and '.' become '_', and suffixes like _dlq are added); rename one."
+		// On both spec locations: either name is the one to change.
+		for _, p := range []string{prev, path} {
+			d := g.ds.Errorf("TF002", p, "Terraform address %s would be generated twice: for %s and for %s", key, specName(prev), specName(path))
+			d.Detail = "Two spec names map to the same Terraform local name ('-' and '.' become '_', and suffixes like _dlq are added); rename one."
+		}
 		return name
 	}
 	g.names[key] = path
 	return name
+}
+
+// specName is a spec path as a message names it: events.a.b for /events/a.b.
+func specName(path string) string {
+	return strings.ReplaceAll(strings.TrimPrefix(path, "/"), "/", ".")
 }
 
 // usesAgentCore reports whether any class runs on AgentCore.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -33,7 +34,10 @@ func TestValidateExamples(t *testing.T) {
 }
 
 func TestValidateBadSpecText(t *testing.T) {
-	code, out, _ := run(t, "validate", "../../../compiler/ir/testdata/bad/undefined-model.yaml")
+	code, stdout, out := run(t, "validate", "../../../compiler/ir/testdata/bad/undefined-model.yaml")
+	if stdout != "" {
+		t.Errorf("text diagnostics belong on stderr; stdout has\n%s", stdout)
+	}
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
@@ -91,7 +95,7 @@ func TestStrictFailsOnWarnings(t *testing.T) {
 	spec := strings.Replace(string(src), "    fallbacks: [sonnet-overflow]\n", "", 1)
 	p := filepath.Join(dir, "fleet.yaml")
 	os.WriteFile(p, []byte(spec), 0o644)
-	if code, out, _ := run(t, "validate", p); code != 0 || !strings.Contains(out, "warning") {
+	if code, _, out := run(t, "validate", p); code != 0 || !strings.Contains(out, "warning") {
 		t.Fatalf("without --strict: exit %d\n%s", code, out)
 	}
 	if code, _, _ := run(t, "validate", "--strict", p); code != 1 {
@@ -237,7 +241,7 @@ func TestValidateRunsGenerationChecks(t *testing.T) {
 	spec := strings.Replace(string(src), "      required: [trace_id, name]\n", "      required: [trace_id, name]\n      if: { required: [name] }\n", 1)
 	p := filepath.Join(t.TempDir(), "fleet.yaml")
 	os.WriteFile(p, []byte(spec), 0o644)
-	code, out, _ := run(t, "validate", p)
+	code, _, out := run(t, "validate", p)
 	if code != 1 || !strings.Contains(out, ": G003: ") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -257,6 +261,10 @@ func BenchmarkCLIBuild1000Classes(b *testing.B) {
 		b.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
+	// As the fleetc binary runs it: its main sets GOGC=400 when GOGC is unset.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
+	}
 	for b.Loop() {
 		var o, e bytes.Buffer
 		if code := Main([]string{"build", spec, "-o", out}, nil, &o, &e); code != 0 {

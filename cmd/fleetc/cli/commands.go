@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -32,9 +32,11 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		all = append(all, compiler.Check(f)...)
 	}
 	all = all.Sorted()
-	valid := !failed(all, *strict)
-	render(stdout, format.value, all, valid)
-	if !valid {
+	v := judge(all, *strict)
+	if format.value == "json" || len(all) > 0 {
+		render(diagnosticStream(format.value, stdout, stderr), format.value, all, v)
+	}
+	if !v.Valid {
 		return exitInvalid
 	}
 	if format.value == "text" && len(all) == 0 {
@@ -43,15 +45,38 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func failed(ds diag.Diagnostics, strict bool) bool {
+// verdict is the one answer to "does this spec pass?". It is computed once per command from
+// the diagnostics and --strict; the exit code, the text summary and the JSON "valid" field
+// all read it, so no command or format can disagree with another.
+type verdict struct {
+	Valid    bool
+	Errors   int
+	Warnings int
+	Strict   bool
+}
+
+func judge(ds diag.Diagnostics, strict bool) verdict {
 	errs, warns := ds.Count()
-	return errs > 0 || strict && warns > 0
+	return verdict{Valid: errs == 0 && !(strict && warns > 0), Errors: errs, Warnings: warns, Strict: strict}
+}
+
+// failed reports whether ds fails the spec (warnings count with --strict).
+func failed(ds diag.Diagnostics, strict bool) bool { return !judge(ds, strict).Valid }
+
+// diagnosticStream is where a command prints its diagnostics: human-readable text goes to
+// stderr, as a compiler's does; a machine format the user asked for (json, github-actions)
+// is the command's output and goes to stdout.
+func diagnosticStream(format string, stdout, stderr io.Writer) io.Writer {
+	if format == "text" {
+		return stderr
+	}
+	return stdout
 }
 
 func runBuild(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("build", stderr)
 	out := fs.String("o", "out", "output directory (fleetc replaces only the files it wrote there)")
-	checkOnly := fs.Bool("check", false, "compare with the output directory and exit 1 if it is stale; write nothing")
+	checkOnly := fs.Bool("check", false, "compare with the output directory, print a unified diff and exit 1 if it is stale; write nothing")
 	strict := fs.Bool("strict", false, "treat warnings as errors")
 	format := &formatFlag{value: "text", allowed: []string{"text", "json", "github-actions"}}
 	fs.Var(format, "format", "output format: text, json or github-actions")
@@ -73,12 +98,12 @@ func runBuild(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(r.ds) > 0 {
-		render(stderr, format.value, r.ds, code == exitOK)
+		render(diagnosticStream(format.value, stdout, stderr), format.value, r.ds, r.verdict)
 	}
 	switch {
 	case r.err != "":
 		fmt.Fprintln(stderr, r.err)
-	case *checkOnly:
+	case *checkOnly && r.Checked:
 		r.printChanges(stdout)
 	case code == exitOK:
 		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(r.Files), *out)
@@ -93,6 +118,7 @@ type buildResult struct {
 	Checked bool              `json:"checked"`
 	Changes []artifact.Change `json:"changes,omitempty"`
 	ds      diag.Diagnostics
+	verdict verdict
 	err     string
 	have    *artifact.Set
 	want    *artifact.Set
@@ -100,13 +126,14 @@ type buildResult struct {
 
 func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
 	_, fleet, ds := compiler.Load(spec)
-	r.ds = ds
-	if fleet == nil || failed(ds, strict) {
+	r.ds, r.verdict = ds, judge(ds, strict)
+	if fleet == nil || !r.verdict.Valid {
+		r.verdict.Valid = false // no fleet: the spec has input errors
 		return exitInvalid
 	}
 	set, gds := compiler.Generate(fleet)
 	r.ds = append(ds, gds...).Sorted()
-	if failed(r.ds, strict) {
+	if r.verdict = judge(r.ds, strict); !r.verdict.Valid {
 		return exitInvalid
 	}
 	r.Files = set.Paths()
@@ -132,7 +159,9 @@ func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
 }
 
 // printChanges is the CI drift gate's report: the files fleetc owns in the output directory
-// (its manifest) must be exactly what build would write; others are not its business.
+// (its manifest) must be exactly what build would write; others are not its business. Each
+// change is a unified diff (a/ is what is on disk, b/ what build would write), as
+// `terraform fmt -diff` and `diff -u` print it, so `git apply`/`patch -p1` can read it.
 func (r *buildResult) printChanges(w io.Writer) {
 	if len(r.Changes) == 0 {
 		fmt.Fprintf(w, "%s is up to date\n", r.Output)
@@ -140,21 +169,32 @@ func (r *buildResult) printChanges(w io.Writer) {
 	}
 	for _, c := range r.Changes {
 		fmt.Fprintf(w, "%s: %s/%s\n", c.Kind, r.Output, c.Path)
-		if c.Kind == "changed" {
-			hb, _ := r.have.Get(c.Path)
-			wb, _ := r.want.Get(c.Path)
-			fmt.Fprint(w, cmp.Diff(strings.Split(string(hb), "\n"), strings.Split(string(wb), "\n")))
-		}
+		hb, _ := r.have.Get(c.Path)
+		wb, _ := r.want.Get(c.Path)
+		fmt.Fprint(w, unifiedDiff(c, string(hb), string(wb)))
 	}
 	fmt.Fprintf(w, "%s is stale: %d file(s) differ; run fleetc build to update it\n", r.Output, len(r.Changes))
 }
 
+// unifiedDiff is the change as a unified diff with three lines of context; an added or
+// removed file is a diff against /dev/null, as git prints it.
+func unifiedDiff(c artifact.Change, have, want string) string {
+	from, to := "a/"+c.Path, "b/"+c.Path
+	switch c.Kind {
+	case "added":
+		from = "/dev/null"
+	case "removed":
+		to = "/dev/null"
+	}
+	return udiff.Unified(from, to, have, want)
+}
+
 func (r *buildResult) report(w io.Writer) {
-	errs, warns := r.ds.Count()
+	v := r.verdict
 	doc := struct {
 		jsonReport
 		*buildResult
-	}{jsonReport{FormatVersion: "1.0", Valid: errs == 0, ErrorCount: errs, WarningCount: warns, Diagnostics: jsonDiags(r.ds)}, r}
+	}{jsonReport{FormatVersion: "1.0", Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(r.ds)}, r}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(doc)

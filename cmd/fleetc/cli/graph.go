@@ -23,7 +23,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 	}
 	_, fleet, ds := compiler.Load(files[0])
 	if fleet == nil || ds.HasErrors() {
-		render(stderr, "text", ds, false)
+		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid
 	}
 	g := graph.Build(fleet)

@@ -29,7 +29,7 @@ func (s sources) line(file string, n int) (string, bool) {
 
 // renderText prints diagnostics like a compiler: location, ID, message, the source line
 // with a caret under the offending value, then what to do.
-func renderText(w io.Writer, ds diag.Diagnostics, src sources) {
+func renderText(w io.Writer, ds diag.Diagnostics, src sources, v verdict) {
 	for _, d := range ds {
 		sev := ""
 		if d.Severity == diag.Warning {
@@ -63,10 +63,17 @@ func renderText(w io.Writer, ds diag.Diagnostics, src sources) {
 			}
 		}
 	}
-	errs, warns := ds.Count()
-	if errs+warns > 0 {
-		fmt.Fprintf(w, "%d error(s), %d warning(s)\n", errs, warns)
+	if v.Errors+v.Warnings > 0 {
+		fmt.Fprintf(w, "%d error(s), %d warning(s)%s\n", v.Errors, v.Warnings, strictNote(v))
 	}
+}
+
+// strictNote explains a verdict that warnings alone decided.
+func strictNote(v verdict) string {
+	if v.Strict && v.Errors == 0 && v.Warnings > 0 {
+		return "; --strict: warnings are errors"
+	}
+	return ""
 }
 
 type jsonPos struct {
@@ -100,9 +107,8 @@ type jsonReport struct {
 	Diagnostics   []jsonDiag `json:"diagnostics"`
 }
 
-func renderJSON(w io.Writer, ds diag.Diagnostics, valid bool) {
-	errs, warns := ds.Count()
-	rep := jsonReport{FormatVersion: "1.0", Valid: valid, ErrorCount: errs, WarningCount: warns, Diagnostics: jsonDiags(ds)}
+func renderJSON(w io.Writer, ds diag.Diagnostics, v verdict) {
+	rep := jsonReport{FormatVersion: "1.0", Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(ds)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(rep)
@@ -124,10 +130,10 @@ func jsonDiags(ds diag.Diagnostics) []jsonDiag {
 }
 
 // renderGitHub prints workflow commands that GitHub Actions turns into annotations.
-func renderGitHub(w io.Writer, ds diag.Diagnostics) {
+func renderGitHub(w io.Writer, ds diag.Diagnostics, v verdict) {
 	for _, d := range ds {
 		kind := "error"
-		if d.Severity == diag.Warning {
+		if d.Severity == diag.Warning && !(v.Strict && !v.Valid) {
 			kind = "warning"
 		}
 		props := "title=" + ghProp(d.Code)
@@ -150,13 +156,14 @@ func ghProp(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
-func render(w io.Writer, format string, ds diag.Diagnostics, valid bool) {
+// render prints diagnostics in format; v is the verdict the command computed from them.
+func render(w io.Writer, format string, ds diag.Diagnostics, v verdict) {
 	switch format {
 	case "json":
-		renderJSON(w, ds, valid)
+		renderJSON(w, ds, v)
 	case "github-actions":
-		renderGitHub(w, ds)
+		renderGitHub(w, ds, v)
 	default:
-		renderText(w, ds, sources{})
+		renderText(w, ds, sources{}, v)
 	}
 }
