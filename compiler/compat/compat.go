@@ -273,7 +273,7 @@ func (r Report) Diagnostics() diag.Diagnostics {
 		} else {
 			d = ds.Warnf(CodeVersioned, f.Path, msg, args...)
 		}
-		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, pointerOrRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
+		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, orRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
 	}
 	return ds
 }
@@ -290,11 +290,39 @@ func list(classes, workflows []string) string {
 	return strings.Join(parts, ", ")
 }
 
-func pointerOrRoot(p string) string {
+func orRoot(p string) string {
 	if p == "" {
 		return "the document root"
 	}
 	return p
+}
+
+// pointerOrRoot names a schema location for messages: "/properties/detail/properties/a/items"
+// reads "detail.a[]".
+func pointerOrRoot(p string) string {
+	if p == "" {
+		return "the event"
+	}
+	var b strings.Builder
+	segs := strings.Split(p[1:], "/")
+	for i := 0; i < len(segs); i++ {
+		seg := strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i])
+		switch {
+		case (seg == "properties" || seg == "definitions") && i+1 < len(segs) && (i == 0 || segs[i-1] != "properties"):
+			if seg == "definitions" {
+				b.WriteString("definitions")
+			}
+			continue
+		case seg == "items" && (i == 0 || segs[i-1] != "properties"):
+			b.WriteString("[]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
 }
 
 // CompareFleets compares the event contracts of two fleets.

@@ -228,7 +228,7 @@ func (p *plan) judge(opts Options) {
 		p.item.Action, p.item.Version = Unchanged, p.item.Previous
 		return
 	}
-	old, err := compat.Parse(p.c.Name, content)
+	old, err := stored(p.c, p.current)
 	if err != nil { // not a JSON document fleetc can read: every difference is a break
 		p.item.Action = Refused
 		p.item.Findings = []compat.Finding{{Kind: compat.ConstraintChanged, Breaking: true, Direction: compat.Both, Severity: compat.SevError,
@@ -238,11 +238,6 @@ func (p *plan) judge(opts Options) {
 		}
 		return
 	}
-	if m := versionInDescription.FindStringSubmatch(aws.ToString(p.current.Description)); m != nil {
-		old.Version, _ = strconv.Atoi(m[1])
-	}
-	old.Consumers, old.Workflows = p.c.Consumers, p.c.Workflows
-	old.Path = p.c.Path
 	r := compat.Compare([]compat.Contract{old}, []compat.Contract{p.c})
 	p.item.Findings = append(p.item.Findings, r.Findings...)
 	p.item.Action = Updated
@@ -349,4 +344,41 @@ func NewClient(ctx context.Context, endpoint string) (*schemas.Client, error) {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
 	}), nil
+}
+
+// Latest reads the registry's latest version of each contract's schema, as base contracts
+// for compat.Compare: the contract version comes from the description Publish wrote, the
+// consumers from the head contract. Schemas missing from the registry (or a missing
+// registry) are left out, so they compare as new events.
+func Latest(ctx context.Context, api API, registryName string, head []compat.Contract) ([]compat.Contract, error) {
+	var out []compat.Contract
+	for _, c := range head {
+		cur, err := describe(ctx, api, registryName, c.Name)
+		if err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			continue
+		}
+		old, err := stored(c, cur)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, old)
+	}
+	return out, nil
+}
+
+// stored is the registry's version of a contract: its content, the contract version from the
+// description Publish wrote, and the head's consumers (the registry knows none).
+func stored(head compat.Contract, cur *schemas.DescribeSchemaOutput) (compat.Contract, error) {
+	old, err := compat.Parse(head.Name, []byte(aws.ToString(cur.Content)))
+	if err != nil {
+		return old, err
+	}
+	if m := versionInDescription.FindStringSubmatch(aws.ToString(cur.Description)); m != nil {
+		old.Version, _ = strconv.Atoi(m[1])
+	}
+	old.Consumers, old.Workflows, old.Path = head.Consumers, head.Workflows, head.Path
+	return old, nil
 }

@@ -26,6 +26,8 @@ Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
+  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--format text|json]
+  fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
   fleetc explain ID
   fleetc version
 
@@ -58,6 +60,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runValidate(rest, stdout, stderr)
 	case "build":
 		return runBuild(rest, stdout, stderr)
+	case "schemas":
+		return runSchemas(rest, stdout, stderr)
 	case "rules":
 		return runRules(rest, stdout, stderr)
 	case "explain":
