@@ -26,7 +26,7 @@ Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
-  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--format text|json]
+  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
   fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
   fleetc explain ID
   fleetc version

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/fleetc/fleetc/compiler/registry/registrytest"
 )
 
@@ -182,5 +184,60 @@ func TestSchemasPublishCLI(t *testing.T) {
 	code, _, errs = run(t, "schemas", "publish", research, "--registry", "bad name", "--endpoint-url", srv.URL)
 	if code != 1 || !strings.Contains(errs, "refused before any call") || len(srv.Calls) != calls {
 		t.Fatalf("limits: exit %d\n%s", code, errs)
+	}
+}
+
+// The CI example runs fleetc commands that exist, with flags their usage line documents.
+func TestCIExampleCommands(t *testing.T) {
+	b, err := os.ReadFile("../../../examples/ci/fleet-review.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		On   map[string]any `json:"true"` // YAML 1.1 reads the key on as a boolean; GitHub reads "on"
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `json:"run"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatalf("not YAML: %v", err)
+	}
+	if wf.On["pull_request"] == nil || wf.On["push"] == nil {
+		t.Errorf("workflow must run on pull_request and push: %v", wf.On)
+	}
+	seen := map[string]bool{}
+	for _, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			fields := strings.Fields(st.Run)
+			if len(fields) < 2 || fields[0] != "fleetc" {
+				continue
+			}
+			cmd := "fleetc " + fields[1]
+			if fields[1] == "schemas" {
+				cmd += " " + fields[2]
+			}
+			seen[cmd] = true
+			var doc string
+			for _, l := range strings.Split(usage, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), cmd+" ") {
+					doc = l
+				}
+			}
+			if doc == "" {
+				t.Errorf("%q: no usage line for %s", st.Run, cmd)
+			}
+			for _, f := range fields {
+				if strings.HasPrefix(f, "-") && !strings.Contains(doc, f+" ") && !strings.Contains(doc, f+"]") {
+					t.Errorf("%q: flag %s is not in the usage line %q", st.Run, f, doc)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"fleetc validate", "fleetc build", "fleetc schemas check", "fleetc schemas publish"} {
+		if !seen[want] {
+			t.Errorf("the CI example does not run %s (runs %v)", want, seen)
+		}
 	}
 }
