@@ -170,8 +170,10 @@ func TestSchemasPublishCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Writes != 1 || res.Schemas[1].Action != "updated" || res.Schemas[1].Version != "2" {
 		t.Fatalf("allow-breaking: exit %d %v\n%s", code, err, out)
 	}
-	// Checking against the registry: the latest version is now the head itself.
-	code, out, errs = run(t, "schemas", "check", breaking, "--against-registry", "research-contracts", "--endpoint-url", srv.URL)
+	// Checking against the registry: the latest version is now the head itself. The endpoint
+	// comes from AWS_ENDPOINT_URL_SCHEMAS this time, which the SDK's configuration chain reads.
+	t.Setenv("AWS_ENDPOINT_URL_SCHEMAS", srv.URL)
+	code, out, errs = run(t, "schemas", "check", breaking, "--against-registry", "research-contracts")
 	if code != 0 || !strings.Contains(out, "event contracts unchanged since registry research-contracts") {
 		t.Fatalf("against registry: exit %d\n%s%s", code, out, errs)
 	}
