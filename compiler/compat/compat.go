@@ -306,7 +306,7 @@ func pointerOrRoot(p string) string {
 	var b strings.Builder
 	segs := strings.Split(p[1:], "/")
 	for i := 0; i < len(segs); i++ {
-		seg := strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i])
+		seg := unescaper.Replace(segs[i])
 		switch {
 		case (seg == "properties" || seg == "definitions") && i+1 < len(segs) && (i == 0 || segs[i-1] != "properties"):
 			if seg == "definitions" {
@@ -500,7 +500,7 @@ func resolve(doc any, ptr string) (any, bool) {
 	}
 	cur := doc
 	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = unescaper.Replace(seg)
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[seg]
@@ -900,6 +900,10 @@ func (w *walker) items(b, h map[string]any, ptr string) {
 	}
 }
 
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+// JSON pointer segment escaping (RFC 6901), built once: a Replacer compiles itself on first use.
+var (
+	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescaper = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
+func escape(s string) string { return escaper.Replace(s) }
