@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/check"
+	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/keda"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
@@ -37,6 +38,9 @@ func Catalog() []Entry {
 	sort.Slice(gen, func(i, j int) bool { return gen[i].ID < gen[j].ID })
 	for _, c := range gen {
 		out = append(out, Entry{c, "generation"})
+	}
+	for _, c := range compat.Codes() {
+		out = append(out, Entry{c, "compatibility"})
 	}
 	return out
 }

@@ -1,6 +1,59 @@
 package review
 
-import "github.com/fleetc/fleetc/compiler/ir"
+import (
+	"fmt"
+	"strings"
 
-// contractChanges lists event-contract changes; filled in by the shared compatibility package.
-func contractChanges(base, head *ir.Fleet) []Change { return nil }
+	"github.com/fleetc/fleetc/compiler/compat"
+	"github.com/fleetc/fleetc/compiler/graph"
+	"github.com/fleetc/fleetc/compiler/ir"
+)
+
+// contractChanges lists event-contract changes with the rules `fleetc schemas check` uses
+// (compiler/compat): breaking ones with the classes and workflows they break, additive ones
+// as safe (severity info, which --fail-on breaking does not count).
+func contractChanges(base, head *ir.Fleet) []Change {
+	rep, _ := compat.CompareFleets(base, head) // generation problems are diagnostic changes already
+	var out []Change
+	for _, f := range rep.Findings {
+		c := Change{Category: Breaking, Subject: "event " + f.Event, Side: f.Side,
+			nodes: []string{graph.NodeKey(graph.Event, f.Event)}}
+		switch f.Severity {
+		case compat.SevError:
+			c.Severity = Error
+		case compat.SevWarning:
+			c.Severity = Warning
+		default:
+			c.Severity = Info
+		}
+		if f.Breaking {
+			c.Summary = fmt.Sprintf("%s (%s, breaks %s readers)", f.Summary, f.Kind, f.Direction)
+			var who []string
+			if len(f.Consumers) > 0 {
+				who = append(who, "consumed by "+strings.Join(f.Consumers, ", "))
+			}
+			if len(f.Workflows) > 0 {
+				who = append(who, "dispatched by workflow "+strings.Join(f.Workflows, ", "))
+			}
+			version := fmt.Sprintf("version %d → %d", f.BaseVersion, f.HeadVersion)
+			if !f.Bumped {
+				version = fmt.Sprintf("version %d not bumped", f.HeadVersion)
+			}
+			c.Detail = strings.Join(append(who, version), "; ")
+			for _, a := range f.Consumers {
+				c.nodes = append(c.nodes, graph.NodeKey(graph.Class, a))
+			}
+		} else {
+			c.Summary = fmt.Sprintf("safe: %s (%s)", f.Summary, f.Kind)
+		}
+		fl := head
+		if f.Side == "base" {
+			fl = base
+		}
+		if fl.Index != nil && f.Path != "" {
+			c.Position = fl.Index.Subject(f.Path)
+		}
+		out = append(out, c)
+	}
+	return out
+}

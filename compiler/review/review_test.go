@@ -134,6 +134,31 @@ func TestReviewCases(t *testing.T) {
 			},
 		},
 		{
+			name: "a removed event field breaks its consumers",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", ""),
+			want: []want{
+				{Breaking, Error, `property "ttl_seconds" of detail removed`, 48},
+				{Breaking, Error, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
+			},
+		},
+		{
+			name: "a removed field with a version bump still breaks, as a warning",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "",
+				"  agent.step.requested:\n    version: 1", "  agent.step.requested:\n    version: 2"),
+			want: []want{
+				{Breaking, Warning, `property "ttl_seconds" of detail removed`, 0},
+				{Breaking, Warning, "version 1 → 2", 0},
+			},
+		},
+		{
+			name: "an optional field is a safe change",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
+				"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n"),
+			want: []want{
+				{Breaking, Info, "safe: ", 0},
+			},
+		},
+		{
 			name: "more receives before the DLQ",
 			head: edit(t, base, "max_receives: 3", "max_receives: 6"),
 			want: []want{
@@ -161,6 +186,20 @@ func TestReviewCases(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Safe contract changes are listed but do not trip --fail-on breaking.
+func TestSafeChangesDoNotFail(t *testing.T) {
+	base := research(t)
+	head := edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
+		"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n")
+	r := review(t, base, head)
+	if r.Has("breaking") {
+		t.Errorf("an added optional field counts as breaking: %+v", r.Changes)
+	}
+	if len(find(r, Breaking, "safe: ")) == 0 {
+		t.Errorf("the safe change is not listed: %+v", r.Changes)
 	}
 }
 

@@ -24,10 +24,12 @@ Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc rules [--format text|json]
+  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
+  fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
   fleetc explain ID
   fleetc graph FILE [--format mermaid|dot]
-  fleetc diff BASE HEAD | --base REF [FILE]  [--format text|markdown|json|github-actions]
-              [--fail-on replacement|breaking|security|posture|diagnostic|any]
+  fleetc diff (BASE HEAD | --base REF [FILE]) [--format text|markdown|json|github-actions] [--fail-on CATEGORY]
+      CATEGORY: replacement, breaking, security, posture, diagnostic or any (repeatable)
   fleetc version
 
 Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
@@ -54,6 +56,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runValidate(rest, stdout, stderr)
 	case "build":
 		return runBuild(rest, stdout, stderr)
+	case "schemas":
+		return runSchemas(rest, stdout, stderr)
 	case "rules":
 		return runRules(rest, stdout, stderr)
 	case "explain":

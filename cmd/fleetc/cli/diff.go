@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -44,8 +41,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			headName = files[0]
 		}
 		if headSrc, err = readSpec(headName); err == nil {
-			baseName = *baseRef + ":" + headName
-			baseSrc, err = gitShow(*baseRef, headName)
+			baseName, baseSrc, err = gitShow(*baseRef, headName)
 		}
 	case *baseRef == "" && len(files) == 2:
 		baseName, headName = files[0], files[1]
@@ -100,25 +96,4 @@ func limitedRead(r io.Reader, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is larger than %d MiB; fleetc refuses specs this large", name, maxSpecBytes>>20)
 	}
 	return b, nil
-}
-
-// gitShow reads a file as it was at a revision of the repository that holds it.
-func gitShow(ref, path string) ([]byte, error) {
-	if strings.HasPrefix(ref, "-") {
-		return nil, fmt.Errorf("--base %q is not a revision", ref)
-	}
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	cmd := exec.Command("git", "-C", dir, "show", ref+":./"+name)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		if _, lookErr := exec.LookPath("git"); lookErr != nil {
-			return nil, fmt.Errorf("--base needs git on PATH")
-		}
-		return nil, fmt.Errorf("reading %s at %s: %s", path, ref, strings.TrimSpace(errb.String()))
-	}
-	return limitedRead(&out, ref+":"+path)
 }

@@ -127,7 +127,7 @@ func TestDiffAgainstGitRevision(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "aws_sqs_queue.researcher will be destroyed and re-created") {
 		t.Errorf("diff --base HEAD~1: exit %d\n%s%s", code, out, errs)
 	}
-	if !strings.Contains(out, "HEAD~1:"+spec) {
+	if !strings.Contains(out, "HEAD~1:fleets/fleet.yaml") {
 		t.Errorf("the base side should be named REF:FILE:\n%s", out)
 	}
 	if code, out, _ := run(t, "diff", "--base", "HEAD", spec); code != 0 || !strings.Contains(out, "no changes") {

@@ -1,0 +1,245 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetc/fleetc/compiler/registry/registrytest"
+)
+
+const ttlLine = "        ttl_seconds: { type: integer, minimum: 1 }\n"
+
+// researchVariant writes the research example, edited, to dir/fleet.yaml.
+func researchVariant(t *testing.T, dir string, edit func(string) string) string {
+	t.Helper()
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(src)
+	if edit != nil {
+		s = edit(s)
+	}
+	p := filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func dropTTL(s string) string {
+	if !strings.Contains(s, ttlLine) {
+		panic("research example changed: no ttl_seconds line")
+	}
+	return strings.Replace(s, ttlLine, "", 1)
+}
+
+func addPriority(s string) string {
+	return strings.Replace(s, ttlLine, ttlLine+"        priority: { type: integer }\n", 1)
+}
+
+func TestSchemasCheckBaseFile(t *testing.T) {
+	head := researchVariant(t, t.TempDir(), dropTTL)
+	code, out, errs := run(t, "schemas", "check", head, "--base-file", research)
+	t.Logf("fleetc schemas check fleet.yaml --base-file examples/research-fleet/fleet.yaml\n%s", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
+	}
+	for _, want := range []string{
+		`BREAKING  agent.step.requested: property "ttl_seconds" of detail removed`,
+		"breaks forward; consumers: coder, researcher, workflow conversation; version 1 → 1 (not bumped)",
+		"examples/research-fleet/fleet.yaml:48:9", // the removed line, in the base file
+		"1 breaking change(s) since ../../../examples/research-fleet/fleet.yaml, 1 without a version bump; 0 safe",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+	// An additive change passes and is listed as safe.
+	safe := researchVariant(t, t.TempDir(), addPriority)
+	code, out, _ = run(t, "schemas", "check", safe, "--base-file", research, "--format", "json")
+	var rep struct {
+		FormatVersion string `json:"format_version"`
+		Errors        int
+		Findings      []struct {
+			Kind     string
+			Breaking bool
+			Range    *struct{ Filename string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	if rep.FormatVersion != "1.0" || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
+		t.Fatalf("json: %s", out)
+	}
+	// Usage errors.
+	if code, _, _ := run(t, "schemas", "check", safe); code != exitUsage {
+		t.Errorf("no base: exit %d", code)
+	}
+	if code, _, _ := run(t, "schemas", "check", safe, "--base", "HEAD", "--base-file", research); code != exitUsage {
+		t.Errorf("two bases: exit %d", code)
+	}
+}
+
+// --base reads the spec at a git revision with git itself: a repository with two commits.
+func TestSchemasCheckGitBase(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed (apt-get install git)")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=fleetc", "-c", "user.email=fleetc@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	sub := filepath.Join(dir, "fleet")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := researchVariant(t, sub, nil)
+	git("add", ".")
+	git("commit", "-q", "-m", "base")
+	researchVariant(t, sub, dropTTL)
+	git("commit", "-q", "-am", "drop ttl_seconds")
+
+	code, out, errs := run(t, "schemas", "check", spec, "--base", "HEAD~1")
+	if code != 1 || !strings.Contains(out, "HEAD~1:fleet/fleet.yaml:48:9") || !strings.Contains(out, `"ttl_seconds"`) {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = run(t, "schemas", "check", spec, "--base", "HEAD")
+	if code != 0 || !strings.Contains(out, "event contracts unchanged since HEAD:fleet/fleet.yaml") {
+		t.Fatalf("same revision: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = run(t, "schemas", "check", spec, "--base", "no-such-ref")
+	if code != exitUsage || !strings.Contains(errs, "reading fleet/fleet.yaml at no-such-ref") {
+		t.Fatalf("bad ref: exit %d\n%s", code, errs)
+	}
+}
+
+// publish end to end through the CLI: credentials and region from the environment (the
+// standard chain), the endpoint from --endpoint-url, against registrytest's Schemas server.
+func TestSchemasPublishCLI(t *testing.T) {
+	srv := registrytest.New(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDTEST")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
+	pub := func(file string, extra ...string) (int, string, string) {
+		return run(t, append([]string{"schemas", "publish", file, "--registry", "research-contracts", "--endpoint-url", srv.URL}, extra...)...)
+	}
+	code, out, errs := pub(research)
+	t.Logf("first publish:\n%s", out)
+	if code != 0 || !strings.Contains(out, "registry research-contracts: created") ||
+		!strings.Contains(out, "created      fleet.coordinator@agent.step.requested  version 1") || !strings.Contains(out, "3 write(s)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = pub(research)
+	t.Logf("republish:\n%s", out)
+	if code != 0 || !strings.Contains(out, "unchanged    fleet.coordinator@agent.step.requested  version 1 (already published)") || !strings.Contains(out, "0 write(s)") {
+		t.Fatalf("republish: exit %d\n%s", code, out)
+	}
+	breaking := researchVariant(t, t.TempDir(), dropTTL)
+	writes := srv.Writes()
+	code, out, errs = pub(breaking)
+	t.Logf("breaking:\n%s%s", out, errs)
+	if code != 1 || srv.Writes() != writes || !strings.Contains(out, "refused      fleet.coordinator@agent.step.requested  latest version 1") ||
+		!strings.Contains(errs, "nothing written") {
+		t.Fatalf("breaking: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = pub(breaking, "--allow-breaking", "--dry-run")
+	if code != 0 || srv.Writes() != writes || !strings.Contains(out, "would-update") || !strings.Contains(out, "dry run: nothing written") {
+		t.Fatalf("dry run: exit %d\n%s", code, out)
+	}
+	code, out, _ = pub(breaking, "--allow-breaking", "--format", "json")
+	var res struct {
+		Writes  int
+		Schemas []struct{ Schema, Action, Version string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || code != 0 || res.Writes != 1 || res.Schemas[1].Action != "updated" || res.Schemas[1].Version != "2" {
+		t.Fatalf("allow-breaking: exit %d %v\n%s", code, err, out)
+	}
+	// Checking against the registry: the latest version is now the head itself. The endpoint
+	// comes from AWS_ENDPOINT_URL_SCHEMAS this time, which the SDK's configuration chain reads.
+	t.Setenv("AWS_ENDPOINT_URL_SCHEMAS", srv.URL)
+	code, out, errs = run(t, "schemas", "check", breaking, "--against-registry", "research-contracts")
+	if code != 0 || !strings.Contains(out, "event contracts unchanged since registry research-contracts") {
+		t.Fatalf("against registry: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = run(t, "schemas", "check", research, "--against-registry", "research-contracts", "--endpoint-url", srv.URL)
+	if code != 0 || !strings.Contains(out, `safe      agent.step.requested: optional property "ttl_seconds" added to detail`) {
+		t.Fatalf("against registry, re-added field: exit %d\n%s", code, out)
+	}
+	// Limits refused before any call.
+	calls := len(srv.Calls)
+	code, _, errs = run(t, "schemas", "publish", research, "--registry", "bad name", "--endpoint-url", srv.URL)
+	if code != 1 || !strings.Contains(errs, "refused before any call") || len(srv.Calls) != calls {
+		t.Fatalf("limits: exit %d\n%s", code, errs)
+	}
+}
+
+// The CI example runs fleetc commands that exist, with flags their usage line documents.
+func TestCIExampleCommands(t *testing.T) {
+	b, err := os.ReadFile("../../../examples/ci/fleet-review.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wf struct {
+		On   map[string]any `json:"true"` // YAML 1.1 reads the key on as a boolean; GitHub reads "on"
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `json:"run"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal(b, &wf); err != nil {
+		t.Fatalf("not YAML: %v", err)
+	}
+	if wf.On["pull_request"] == nil || wf.On["push"] == nil {
+		t.Errorf("workflow must run on pull_request and push: %v", wf.On)
+	}
+	seen := map[string]bool{}
+	for _, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			fields := strings.Fields(st.Run)
+			if len(fields) < 2 || fields[0] != "fleetc" {
+				continue
+			}
+			cmd := "fleetc " + fields[1]
+			if fields[1] == "schemas" {
+				cmd += " " + fields[2]
+			}
+			seen[cmd] = true
+			var doc string
+			for _, l := range strings.Split(usage, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), cmd+" ") {
+					doc = l
+				}
+			}
+			if doc == "" {
+				t.Errorf("%q: no usage line for %s", st.Run, cmd)
+			}
+			for _, f := range fields {
+				if strings.HasPrefix(f, "-") && !strings.Contains(doc, f+" ") && !strings.Contains(doc, f+"]") {
+					t.Errorf("%q: flag %s is not in the usage line %q", st.Run, f, doc)
+				}
+			}
+		}
+	}
+	for _, want := range []string{"fleetc validate", "fleetc build", "fleetc diff", "fleetc schemas check", "fleetc schemas publish"} {
+		if !seen[want] {
+			t.Errorf("the CI example does not run %s (runs %v)", want, seen)
+		}
+	}
+}
