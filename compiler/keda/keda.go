@@ -2,7 +2,7 @@
 // ConfigMap (the runtime config), a ServiceAccount, the fleet-worker Deployment, a KEDA
 // TriggerAuthentication and a KEDA ScaledObject that scales the Deployment on queue depth.
 //
-// Objects are small local structs written as sigs.k8s.io/yaml would (toYAML: sorted keys); k8s.io/api
+// Objects are small local structs written with sigs.k8s.io/yaml (JSON field names, sorted keys); k8s.io/api
 // is deliberately not imported. The ConfigMap embeds runtimeconfig.Render's bytes: the one
 // import between backends, so runtime/<class>.json and the mounted config can never differ.
 //
@@ -32,6 +32,8 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Names and numbers shared with the worker and with deploy tooling.
@@ -98,7 +100,7 @@ func Class(f *ir.Fleet, a *ir.Agent) ([]artifact.File, error) {
 	}
 	out := make([]artifact.File, 0, len(objs))
 	for _, o := range objs {
-		b, err := toYAML(o.obj)
+		b, err := yaml.Marshal(o.obj)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.file, err)
 		}
