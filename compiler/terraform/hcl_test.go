@@ -65,13 +65,16 @@ func TestWriterLayoutIsCanonical(t *testing.T) {
 	checkCanonical(t, f.name, f.bytes())
 }
 
-// TestGeneratedTerraformIsCanonical checks every generated file of the examples and of a
-// 100-class fleet against the library formatter (the consumers test runs terraform fmt too).
+// TestGeneratedTerraformIsCanonical checks every generated file of the examples, the kitchen
+// sink and a 100-class fleet against the library formatter (the consumers test runs terraform fmt too).
 func TestGeneratedTerraformIsCanonical(t *testing.T) {
 	for _, name := range examples {
 		for _, fl := range generate(t, example(t, name)) {
 			checkCanonical(t, name+"/"+fl.Path, fl.Bytes)
 		}
+	}
+	for _, fl := range generate(t, lower(t, "../testdata/kitchen-sink/fleet.yaml")) {
+		checkCanonical(t, "kitchen-sink/"+fl.Path, fl.Bytes)
 	}
 	for _, fl := range generate(t, irtest.LoadSource(t, string(irtest.BigFleet(100)))) {
 		checkCanonical(t, "big/"+fl.Path, fl.Bytes)
