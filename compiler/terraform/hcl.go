@@ -18,8 +18,9 @@ import (
 // tuples, objects, templates, blocks) and the writer that lays it out. Literals are escaped
 // by hclwrite; the layout is our own: the generator knows every block and attribute it
 // writes, so the writer emits canonical HCL (the layout `terraform fmt` produces) directly
-// instead of building a token stream and running a general formatter over it. The goldens
-// and `terraform fmt -check` (also on a 1,000-class build) hold the output to that layout.
+// instead of building a token stream and running a general formatter over it. hcl_test.go
+// holds it to that layout: the library's hclwrite.Format leaves every generated file
+// unchanged (and the consumers test runs terraform fmt -check on the examples' output).
 
 // tokens is one HCL expression (nil: none). The generator code calls it tokens, from when
 // expressions were hclwrite token lists.
