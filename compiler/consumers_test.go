@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,7 +20,7 @@ import (
 
 // TestConsumersAcceptEveryArtifact is the build's acceptance test: `fleetc build` of every
 // example writes all five kinds of artifacts, and each is accepted by the tool that consumes
-// it — terraform fmt and validate, the provider schema, asl-validator, kubeconform -strict,
+// it (the kitchen sink too) — terraform fmt and validate, the provider schema, asl-validator, kubeconform -strict,
 // the draft-04 metaschema (with each example event), and the runtime config schema.
 func TestConsumersAcceptEveryArtifact(t *testing.T) {
 	rc, err := runtimeConfigSchema()
@@ -84,7 +85,14 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 			} else {
 				verifyOrSkip(t, "provider schema", err)
 			}
-			verifyOrSkip(t, "terraform validate", verify.TerraformValidateOut(context.Background(), out, "terraform"))
+			err := verify.TerraformValidateOut(context.Background(), out, "terraform")
+			if errors.Is(err, verify.ErrProviderUnavailable) {
+				// agentcore classes need aws >= 6.18, which the offline mirror (5.100.0) does not
+				// have: validate against the schema-only 6.x provider instead of skipping.
+				t.Logf("real provider unavailable, validating against the 6.x schema: %v", err)
+				err = verify.TerraformValidateSchemaOut(context.Background(), out, "terraform")
+			}
+			verifyOrSkip(t, "terraform validate", err)
 		})
 	}
 }

@@ -2,10 +2,10 @@
 // ConfigMap (the runtime config), a ServiceAccount, the fleet-worker Deployment, a KEDA
 // TriggerAuthentication and a KEDA ScaledObject that scales the Deployment on queue depth.
 //
-// Objects are small local structs written as sigs.k8s.io/yaml would (toYAML: sorted keys); k8s.io/api
-// is deliberately not imported. The ConfigMap embeds the runtime config bytes the compiler
-// driver rendered once (the same bytes it writes as runtime/<class>.json), so the file and the
-// mounted config can never differ and no backend imports another.
+// Objects are small local structs written with sigs.k8s.io/yaml (JSON field names, sorted
+// keys); k8s.io/api is deliberately not imported. The ConfigMap embeds the runtime config bytes
+// the compiler driver rendered once (the same bytes it writes as runtime/<class>.json), so the
+// file and the mounted config can never differ and no backend imports another.
 //
 // Identity: the Deployment's ServiceAccount gets its AWS role through an EKS Pod Identity
 // association (created AWS-side), so it carries no IRSA annotation; KEDA's aws-sqs-queue
@@ -32,6 +32,8 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+
+	"sigs.k8s.io/yaml"
 )
 
 // Names and numbers shared with the worker and with deploy tooling.
@@ -109,7 +111,7 @@ func Class(f *ir.Fleet, a *ir.Agent, cfg []byte) ([]artifact.File, error) {
 	}
 	out := make([]artifact.File, 0, len(objs))
 	for _, o := range objs {
-		b, err := toYAML(o.obj)
+		b, err := yaml.Marshal(o.obj)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", o.file, err)
 		}

@@ -6,25 +6,61 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/fleetc/fleetc/compiler/terraform/hclfmt"
-
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/apparentlymart/go-textseg/v15/textseg"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 )
 
-// This file holds the small vocabulary the generator speaks: every expression is an
-// hclwrite token stream built from typed pieces (values, traversals, calls), never a
-// formatted string of HCL.
+// This file holds the small vocabulary the generator speaks (values, traversals, calls,
+// tuples, objects, templates, blocks) and the writer that lays it out. Literals are escaped
+// by hclwrite; the layout is our own: the generator knows every block and attribute it
+// writes, so the writer emits canonical HCL (the layout `terraform fmt` produces) directly
+// instead of building a token stream and running a general formatter over it. hcl_test.go
+// holds it to that layout: the library's hclwrite.Format leaves every generated file
+// unchanged (and the consumers test runs terraform fmt -check on the examples' output).
 
-type tokens = hclwrite.Tokens
+// tokens is one HCL expression (nil: none). The generator code calls it tokens, from when
+// expressions were hclwrite token lists.
+type tokens = *expr
 
-func str(s string) tokens   { return hclwrite.TokensForValue(cty.StringVal(s)) }
-func num(n int64) tokens    { return hclwrite.TokensForValue(cty.NumberIntVal(n)) }
-func boolean(b bool) tokens { return hclwrite.TokensForValue(cty.BoolVal(b)) }
+// expr is an expression. Everything that fits on one line is kept as its source text (a
+// leaf); only an expression containing a non-empty object spans lines, and keeps its
+// structure so the writer can indent it where it lands.
+type expr struct {
+	kind  exprKind
+	text  string   // a leaf's source, or a call's function name
+	items []tokens // tuple elements or call arguments
+	attrs []kv     // object attributes, keys already in source form
+}
+
+type exprKind uint8
+
+const (
+	leafExpr exprKind = iota
+	tupleExpr
+	callExpr
+	objectExpr
+)
+
+func leaf(s string) tokens { return &expr{text: s} }
+
+func (e *expr) multiline() bool { return e.kind != leafExpr }
+
+// source is the HCL source of a literal value, as hclwrite writes (and escapes) it.
+func source(v cty.Value) string {
+	var b strings.Builder
+	for _, t := range hclwrite.TokensForValue(v) {
+		b.Write(t.Bytes)
+	}
+	return b.String()
+}
+
+func str(s string) tokens   { return leaf(source(cty.StringVal(s))) }
+func num(n int64) tokens    { return leaf(strconv.FormatInt(n, 10)) }
+func boolean(b bool) tokens { return leaf(strconv.FormatBool(b)) }
 
 // strs is a tuple of string literals.
 func strs(ss ...string) tokens {
@@ -32,25 +68,41 @@ func strs(ss ...string) tokens {
 	for i, s := range ss {
 		items[i] = str(s)
 	}
-	return hclfmt.Tuple(items)
+	return list(items...)
 }
 
-func list(items ...tokens) tokens { return hclfmt.Tuple(items) }
+// list is a tuple constructor [a, b, ...].
+func list(items ...tokens) tokens { return sequence(tupleExpr, "", items) }
+
+// call is a function call name(a, b, ...).
+func call(name string, args ...tokens) tokens { return sequence(callExpr, name, args) }
+
+// sequence builds a tuple or call; one whose items are all single-line is a leaf.
+func sequence(kind exprKind, name string, items []tokens) tokens {
+	if slices.ContainsFunc(items, (*expr).multiline) {
+		return &expr{kind: kind, text: name, items: items}
+	}
+	var b strings.Builder
+	open, close := "[", "]"
+	if kind == callExpr {
+		b.WriteString(name)
+		open, close = "(", ")"
+	}
+	b.WriteString(open)
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(it.text)
+	}
+	b.WriteString(close)
+	return leaf(b.String())
+}
 
 // ref is a traversal such as aws_sqs_queue.researcher.arn, written "aws_sqs_queue", "researcher", "arn".
 func ref(root string, attrs ...string) tokens {
-	return hclwrite.TokensForTraversal(traversal(root, attrs...))
+	return leaf(strings.Join(append([]string{root}, attrs...), "."))
 }
-
-func traversal(root string, attrs ...string) hcl.Traversal {
-	t := hcl.Traversal{hcl.TraverseRoot{Name: root}}
-	for _, a := range attrs {
-		t = append(t, hcl.TraverseAttr{Name: a})
-	}
-	return t
-}
-
-func call(name string, args ...tokens) tokens { return hclfmt.Call(name, args...) }
 
 // kv is one attribute of an object constructor.
 type kv struct {
@@ -62,15 +114,18 @@ var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // object builds { key = value, ... } in the given order; keys that are not identifiers are quoted.
 func object(attrs ...kv) tokens {
-	items := make([]hclwrite.ObjectAttrTokens, len(attrs))
-	for i, a := range attrs {
-		name := str(a.key)
-		if identRE.MatchString(a.key) {
-			name = hclwrite.TokensForIdentifier(a.key)
-		}
-		items[i] = hclwrite.ObjectAttrTokens{Name: name, Value: a.val}
+	if len(attrs) == 0 {
+		return leaf("{}")
 	}
-	return hclfmt.Object(items)
+	items := make([]kv, len(attrs))
+	for i, a := range attrs {
+		name := a.key
+		if !identRE.MatchString(name) {
+			name = str(name).text
+		}
+		items[i] = kv{name, a.val}
+	}
+	return &expr{kind: objectExpr, attrs: items}
 }
 
 // value turns a JSON-like Go value (maps, slices, strings, numbers, bools, nil) into an HCL
@@ -78,7 +133,7 @@ func object(attrs ...kv) tokens {
 func value(v any) (tokens, error) {
 	switch x := v.(type) {
 	case nil:
-		return hclwrite.TokensForValue(cty.NullVal(cty.DynamicPseudoType)), nil
+		return leaf("null"), nil
 	case string:
 		return str(x), nil
 	case bool:
@@ -91,7 +146,7 @@ func value(v any) (tokens, error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("number %v has no JSON form", x)
 		}
-		return hclwrite.TokensForValue(cty.NumberFloatVal(x)), nil
+		return leaf(source(cty.NumberFloatVal(x))), nil
 	case []any:
 		items := make([]tokens, len(x))
 		for i, e := range x {
@@ -121,7 +176,7 @@ func value(v any) (tokens, error) {
 // tpart is one piece of a quoted template: literal text, or an interpolated expression.
 type tpart struct {
 	lit  string
-	expr tokens
+	expr tokens // nil for literal text
 }
 
 // lit is literal template text (escaped by hclwrite); interp is a ${...} interpolation.
@@ -130,59 +185,86 @@ func interp(t tokens) tpart { return tpart{expr: t} }
 
 // tmpl builds a quoted template string from its parts.
 func tmpl(parts ...tpart) tokens {
-	out := tokens{{Type: hclsyntax.TokenOQuote, Bytes: []byte(`"`)}}
+	var b strings.Builder
+	b.WriteByte('"')
 	for _, p := range parts {
 		if p.expr == nil {
-			l := str(p.lit)
-			out = append(out, l[1:len(l)-1]...) // drop hclwrite's own quotes, keep its escaping
+			q := str(p.lit).text
+			b.WriteString(q[1 : len(q)-1]) // hclwrite's escaping without its quotes
 			continue
 		}
-		out = append(out, &hclwrite.Token{Type: hclsyntax.TokenTemplateInterp, Bytes: []byte("${")})
-		out = append(out, p.expr...)
-		out = append(out, &hclwrite.Token{Type: hclsyntax.TokenTemplateSeqEnd, Bytes: []byte("}")})
+		b.WriteString("${" + inline(p.expr) + "}")
 	}
-	return append(out, &hclwrite.Token{Type: hclsyntax.TokenCQuote, Bytes: []byte(`"`)})
+	b.WriteByte('"')
+	return leaf(b.String())
 }
 
-// block is a thin builder over an hclwrite block body.
-type block struct{ body *hclwrite.Body }
+// body is the content of a file or block, in order.
+type body struct{ items []item }
 
-// set assigns an attribute. Formatting rewrites token spacing in place, so an expression's
-// tokens must not be shared between attributes: build each one fresh (see accountID()).
-func (b block) set(name string, t tokens) block { b.body.SetAttributeRaw(name, t); return b }
+// item is one line (or construct) of a body: an attribute, a nested block, a comment line,
+// or a blank line (all fields empty).
+type item struct {
+	name    string // attribute name
+	val     tokens
+	block   *blockNode
+	comment string
+}
+
+type blockNode struct {
+	typ    string
+	labels []string
+	body   body
+}
+
+// block is the generator's handle on one block's body.
+type block struct{ body *body }
+
+// set assigns an attribute, replacing an earlier one of the same name in place.
+func (b block) set(name string, t tokens) block {
+	for i := range b.body.items {
+		if it := &b.body.items[i]; it.block == nil && it.name == name {
+			it.val = t
+			return b
+		}
+	}
+	b.body.items = append(b.body.items, item{name: name, val: t})
+	return b
+}
 
 func (b block) nested(typ string, labels ...string) block {
-	return block{b.body.AppendNewBlock(typ, labels).Body()}
+	n := &blockNode{typ: typ, labels: labels}
+	b.body.items = append(b.body.items, item{block: n})
+	return block{&n.body}
 }
 
 // comment appends "# text" lines at the current position.
 func (b block) comment(lines ...string) {
 	for _, l := range lines {
-		b.body.AppendUnstructuredTokens(tokens{{Type: hclsyntax.TokenComment, Bytes: []byte("# " + l + "\n")}})
+		b.body.items = append(b.body.items, item{comment: "# " + l})
 	}
 }
 
 // file is one generated .tf file.
 type file struct {
 	name string
-	f    *hclwrite.File
+	body body
 	n    int // top-level blocks so far
 }
 
-func newFile(name string) *file { return &file{name: name, f: hclwrite.NewEmptyFile()} }
+func newFile(name string) *file { return &file{name: name} }
 
-func (f *file) root() block { return block{f.f.Body()} }
+func (f *file) root() block { return block{&f.body} }
 
 // top appends a top-level block, separated from the previous one by a blank line, with
 // optional leading comment lines.
 func (f *file) top(typ string, labels []string, comments ...string) block {
-	body := f.f.Body()
 	if f.n > 0 {
-		body.AppendNewline()
+		f.body.items = append(f.body.items, item{})
 	}
 	f.n++
-	block{body}.comment(comments...)
-	return block{body.AppendNewBlock(typ, labels).Body()}
+	f.root().comment(comments...)
+	return f.root().nested(typ, labels...)
 }
 
 func (f *file) resource(typ, name string, comments ...string) block {
@@ -193,7 +275,183 @@ func (f *file) data(typ, name string, comments ...string) block {
 	return f.top("data", []string{typ, name}, comments...)
 }
 
-func (f *file) bytes() []byte { return hclfmt.Bytes(f.f) }
+func (f *file) bytes() []byte {
+	var w writer
+	w.body(f.body.items)
+	return w.out
+}
 
 // local is a Terraform local name for a spec name: '-' becomes '_'.
 func local(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// writer lays out HCL in canonical form:
+//   - each line is indented two spaces per open indentation step. A line that opens more
+//     brackets than it closes starts a step (however many brackets it opened); a line that
+//     closes more than it opens is indented after the steps it closes are popped, where
+//     closing part of a step shortens it. So `x = [{` indents its contents once, and a
+//     `}, {` between two objects in a tuple keeps that indentation;
+//   - in a run of consecutive single-line attributes, the `=` signs line up one column after
+//     the longest name (a block, comment, blank line or multi-line attribute ends the run);
+//   - one space after commas and around `=`, none inside brackets, `{}` for an empty object.
+//
+// Lines are collected without indentation and written once complete, when their bracket
+// balance is known.
+type writer struct {
+	out   []byte
+	line  []byte
+	net   int   // brackets opened minus closed on the current line
+	steps []int // open indentation steps, each the number of brackets still open in it
+}
+
+func (w *writer) text(s string) { w.line = append(w.line, s...) }
+
+func (w *writer) open(s string)  { w.text(s); w.net++ }
+func (w *writer) close(s string) { w.text(s); w.net-- }
+
+// newline ends the current line.
+func (w *writer) newline() {
+	if len(w.line) > 0 {
+		if w.net < 0 {
+			w.closeSteps(-w.net)
+		}
+		for range len(w.steps) {
+			w.out = append(w.out, ' ', ' ')
+		}
+		if w.net > 0 {
+			w.steps = append(w.steps, w.net)
+		}
+		w.out = append(w.out, w.line...)
+	}
+	w.out = append(w.out, '\n')
+	w.line, w.net = w.line[:0], 0
+}
+
+// closeSteps pops the indentation steps that n closing brackets end.
+func (w *writer) closeSteps(n int) {
+	for n > 0 && len(w.steps) > 0 {
+		top := &w.steps[len(w.steps)-1]
+		if n < *top {
+			*top -= n
+			return
+		}
+		n -= *top
+		w.steps = w.steps[:len(w.steps)-1]
+	}
+}
+
+// body writes a file's or block's items, aligning each run of single-line attributes.
+func (w *writer) body(items []item) {
+	for i := 0; i < len(items); {
+		if j := singleLineRun(items, i); j > i {
+			w.attributes(items[i:j])
+			i = j
+			continue
+		}
+		it := items[i]
+		switch {
+		case it.block != nil:
+			w.block(it.block)
+		case it.comment != "":
+			w.text(it.comment)
+			w.newline()
+		case it.name != "":
+			w.text(it.name + " = ")
+			w.expr(it.val)
+			w.newline()
+		default:
+			w.newline()
+		}
+		i++
+	}
+}
+
+// singleLineRun returns the end of the run of single-line attributes starting at i.
+func singleLineRun(items []item, i int) int {
+	for i < len(items) && items[i].block == nil && items[i].name != "" && !items[i].val.multiline() {
+		i++
+	}
+	return i
+}
+
+// attributes writes a run of single-line attributes with their `=` aligned.
+func (w *writer) attributes(run []item) {
+	width := 0
+	for _, it := range run {
+		width = max(width, columns(it.name))
+	}
+	for _, it := range run {
+		w.text(it.name)
+		w.text(strings.Repeat(" ", width-columns(it.name)+1))
+		w.text("= ")
+		w.text(it.val.text)
+		w.newline()
+	}
+}
+
+func (w *writer) block(b *blockNode) {
+	w.text(b.typ)
+	for _, l := range b.labels {
+		w.text(" " + str(l).text)
+	}
+	w.open(" {")
+	w.newline()
+	w.body(b.body.items)
+	w.close("}")
+	w.newline()
+}
+
+// inline is an expression's source on its own (the generator interpolates only references,
+// which are leaves; a multi-line expression keeps its line breaks, which HCL allows in ${}).
+func inline(e tokens) string {
+	if !e.multiline() {
+		return e.text
+	}
+	var w writer
+	w.expr(e)
+	return string(append(w.out, w.line...))
+}
+
+func (w *writer) expr(e tokens) {
+	switch e.kind {
+	case leafExpr:
+		w.text(e.text)
+	case tupleExpr, callExpr:
+		open, close := "[", "]"
+		if e.kind == callExpr {
+			w.text(e.text)
+			open, close = "(", ")"
+		}
+		w.open(open)
+		for i, it := range e.items {
+			if i > 0 {
+				w.text(", ")
+			}
+			w.expr(it)
+		}
+		w.close(close)
+	case objectExpr:
+		w.open("{")
+		w.newline()
+		items := make([]item, len(e.attrs))
+		for i, a := range e.attrs {
+			items[i] = item{name: a.key, val: a.val}
+		}
+		w.body(items)
+		w.close("}")
+	}
+}
+
+// columns is the display width of a name as terraform fmt counts it: bytes for ASCII,
+// grapheme clusters otherwise.
+func columns(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			n, err := textseg.TokenCount([]byte(s), textseg.ScanGraphemeClusters)
+			if err != nil {
+				return len(s)
+			}
+			return n
+		}
+	}
+	return len(s)
+}

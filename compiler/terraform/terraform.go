@@ -3,9 +3,9 @@
 // plane, the Step Functions state machines and the schema registry.
 //
 // The output is plain resources (no modules), one file per concern and one per agent class,
-// built with hclwrite and formatted once per file by hclfmt (hclwrite's formatter) so that
-// `terraform fmt -check` passes byte for byte. It reads sibling artifacts through path.module:
-// ../statemachines/<wf>.asl.json (templatefile with the queue URLs and, for workflows with a
+// written directly in canonical layout (hcl.go; literals escaped by hclwrite), so that
+// `terraform fmt -check` passes byte for byte without a formatting pass. It reads sibling
+// artifacts through path.module: ../statemachines/<wf>.asl.json (templatefile with the queue URLs and, for workflows with a
 // fan-out, claim_check_bucket for the Distributed Map's ResultWriter),
 // ../schemas/<detail-type>.json and ../runtime/<class>.json. The root module has one input,
 // variable "alarm_actions" (variables.tf, copied from templates/), notified by every alarm.
@@ -120,8 +120,7 @@ func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Dia
 			out = append(out, artifact.File{Path: Dir + "/" + fl.name})
 		}
 	}
-	// Rendering (hclwrite's alignment pass) dominates the cost of a large fleet; files are
-	// independent, so render them on every core. Each result lands at its own index.
+	// Files are independent, so render them on every core. Each result lands at its own index.
 	render(out, g.files)
 	static, err := fs.Glob(templates.Terraform, "terraform/*.tf")
 	if err != nil {
@@ -192,8 +191,7 @@ func Constraint(f *ir.Fleet) string {
 	return ConstraintDefault
 }
 
-// Common expressions: functions, because hclwrite formats tokens in place and a shared
-// token slice would be rewritten by every file (and goroutine) that uses it.
+// Common expressions.
 func accountID() tokens { return ref("data", "aws_caller_identity", "current", "account_id") }
 func partition() tokens { return ref("data", "aws_partition", "current", "partition") }
 

@@ -1,0 +1,149 @@
+resource "aws_cloudwatch_log_group" "delivery_sfn" {
+  name              = "/aws/vendedlogs/states/sink-delivery"
+  retention_in_days = 30
+}
+
+data "aws_iam_policy_document" "delivery_sfn_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "delivery_sfn" {
+  statement {
+    sid       = "DispatchToClassQueues"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.planner.arn, aws_sqs_queue.reviewer.arn]
+  }
+  statement {
+    sid       = "DistributedMapStart"
+    effect    = "Allow"
+    actions   = ["states:StartExecution"]
+    resources = ["arn:${data.aws_partition.current.partition}:states:eu-west-1:${data.aws_caller_identity.current.account_id}:stateMachine:sink-delivery"]
+  }
+  statement {
+    sid       = "DistributedMapChildren"
+    effect    = "Allow"
+    actions   = ["states:DescribeExecution", "states:StopExecution"]
+    resources = ["arn:${data.aws_partition.current.partition}:states:eu-west-1:${data.aws_caller_identity.current.account_id}:execution:sink-delivery/*"]
+  }
+  statement {
+    sid       = "FanOutResultWriter"
+    effect    = "Allow"
+    actions   = ["s3:AbortMultipartUpload", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/delivery/Fanout/*"]
+  }
+  statement {
+    sid       = "LogDelivery"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogDelivery", "logs:DeleteLogDelivery", "logs:DescribeLogGroups", "logs:DescribeResourcePolicies", "logs:GetLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:UpdateLogDelivery"]
+    resources = ["*"]
+  }
+}
+
+# Role of state machine sink-delivery: send to the queues it dispatches to, nothing else.
+resource "aws_iam_role" "delivery_sfn" {
+  name               = "sink-delivery-sfn"
+  assume_role_policy = data.aws_iam_policy_document.delivery_sfn_trust.json
+}
+
+resource "aws_iam_role_policy" "delivery_sfn" {
+  name   = "sink-delivery-sfn"
+  role   = aws_iam_role.delivery_sfn.id
+  policy = data.aws_iam_policy_document.delivery_sfn.json
+}
+
+resource "aws_sfn_state_machine" "delivery" {
+  name     = "sink-delivery"
+  type     = "STANDARD"
+  role_arn = aws_iam_role.delivery_sfn.arn
+  definition = templatefile("${path.module}/../statemachines/delivery.asl.json", {
+    claim_check_bucket = aws_s3_bucket.claimcheck.bucket
+    queue_url_planner  = aws_sqs_queue.planner.url
+    queue_url_reviewer = aws_sqs_queue.reviewer.url
+  })
+  logging_configuration {
+    log_destination        = "${aws_cloudwatch_log_group.delivery_sfn.arn}:*"
+    include_execution_data = false
+    level                  = "ERROR"
+  }
+  depends_on = [aws_iam_role_policy.delivery_sfn]
+}
+
+resource "aws_cloudwatch_log_group" "hotfix_sfn" {
+  name              = "/aws/vendedlogs/states/sink-hotfix"
+  retention_in_days = 30
+}
+
+data "aws_iam_policy_document" "hotfix_sfn_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["states.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "hotfix_sfn" {
+  statement {
+    sid       = "DispatchToClassQueues"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.planner.arn, aws_sqs_queue.reviewer.arn, aws_sqs_queue.summarizer.arn]
+  }
+  statement {
+    sid       = "LogDelivery"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogDelivery", "logs:DeleteLogDelivery", "logs:DescribeLogGroups", "logs:DescribeResourcePolicies", "logs:GetLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:UpdateLogDelivery"]
+    resources = ["*"]
+  }
+}
+
+# Role of state machine sink-hotfix: send to the queues it dispatches to, nothing else.
+resource "aws_iam_role" "hotfix_sfn" {
+  name               = "sink-hotfix-sfn"
+  assume_role_policy = data.aws_iam_policy_document.hotfix_sfn_trust.json
+}
+
+resource "aws_iam_role_policy" "hotfix_sfn" {
+  name   = "sink-hotfix-sfn"
+  role   = aws_iam_role.hotfix_sfn.id
+  policy = data.aws_iam_policy_document.hotfix_sfn.json
+}
+
+resource "aws_sfn_state_machine" "hotfix" {
+  name     = "sink-hotfix"
+  type     = "STANDARD"
+  role_arn = aws_iam_role.hotfix_sfn.arn
+  definition = templatefile("${path.module}/../statemachines/hotfix.asl.json", {
+    queue_url_planner    = aws_sqs_queue.planner.url
+    queue_url_reviewer   = aws_sqs_queue.reviewer.url
+    queue_url_summarizer = aws_sqs_queue.summarizer.url
+  })
+  logging_configuration {
+    log_destination        = "${aws_cloudwatch_log_group.hotfix_sfn.arn}:*"
+    include_execution_data = false
+    level                  = "ERROR"
+  }
+  depends_on = [aws_iam_role_policy.hotfix_sfn]
+}
