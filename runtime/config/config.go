@@ -183,6 +183,12 @@ type ModelPolicy struct {
 	CooldownSeconds int      `json:"cooldown_seconds"`
 	MaxInFlight     int      `json:"max_in_flight"`
 	TokensPerMinute int      `json:"tokens_per_minute"`
+	// OpenAI-compatible targets (openai/<model>): the endpoint and the name of the
+	// environment variable holding its API key (never the key itself).
+	BaseURL   string `json:"base_url,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Policies tried when a target reports that the input exceeds its context window.
+	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
 }
 
 // Telemetry configures service naming and the metrics listener.
@@ -338,9 +344,20 @@ func (c *Config) check() []string {
 	}
 	names := slices.Sorted(maps.Keys(c.Models.Policies))
 	for _, n := range names {
-		for _, f := range c.Models.Policies[n].Fallbacks {
+		mp := c.Models.Policies[n]
+		for _, f := range mp.Fallbacks {
 			if _, ok := c.Models.Policies[f]; !ok {
 				p = append(p, fmt.Sprintf("/models/policies/%s/fallbacks: %q is not in models.policies", n, f))
+			}
+		}
+		for _, f := range mp.ContextWindowFallbacks {
+			if _, ok := c.Models.Policies[f]; !ok {
+				p = append(p, fmt.Sprintf("/models/policies/%s/context_window_fallbacks: %q is not in models.policies", n, f))
+			}
+		}
+		for _, t := range mp.Targets {
+			if strings.HasPrefix(t, "openai/") && mp.BaseURL == "" {
+				p = append(p, fmt.Sprintf("/models/policies/%s/base_url: required for target %q", n, t))
 			}
 		}
 	}
@@ -369,6 +386,11 @@ const (
 	EnvVisibilitySecs  = "FLEET_VISIBILITY_TIMEOUT_SECONDS"
 	EnvHeartbeatSecs   = "FLEET_HEARTBEAT_SECONDS"
 	EnvWaitTimeSeconds = "FLEET_WAIT_TIME_SECONDS"
+	// EnvModelGatewayAddr is the loopback address of the model gateway (default 127.0.0.1:0).
+	EnvModelGatewayAddr = "FLEET_MODEL_GATEWAY_ADDR"
+	// EnvBedrockEndpoint overrides the Bedrock Runtime endpoint (FLEET_AWS_ENDPOINT is not
+	// used for Bedrock: emulators for the other services do not serve it).
+	EnvBedrockEndpoint = "FLEET_BEDROCK_ENDPOINT"
 )
 
 // Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
@@ -384,7 +406,7 @@ const (
 func Env() []string {
 	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
 		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
-		EnvConfigJSON, EnvConfigPath, EnvMode}
+		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint}
 }
 
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and
