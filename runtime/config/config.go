@@ -165,6 +165,8 @@ type Handler struct {
 	System    string   `json:"system,omitempty"`
 	Tools     []string `json:"tools,omitempty"`
 	MaxTokens int      `json:"max_tokens,omitempty"`
+	// MaxIterations caps the llm handler's tool-use loop (0 = its default, 8).
+	MaxIterations int `json:"max_iterations,omitempty"`
 }
 
 // Models is the router section (used by the llm handler).
