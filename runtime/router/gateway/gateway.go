@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
@@ -113,13 +115,19 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // context bounds the call by the caller's deadline header, else by the gateway timeout.
+// A traceparent header makes the chat spans children of the caller's (exec handlers
+// get the step's as TRACEPARENT).
 func (g *Gateway) context(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx := r.Context()
+	if r.Header.Get("traceparent") != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(r.Header))
+	}
 	if v := r.Header.Get(HeaderDeadline); v != "" {
 		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-			return context.WithDeadline(r.Context(), t)
+			return context.WithDeadline(ctx, t)
 		}
 	}
-	return context.WithTimeout(r.Context(), g.timeout)
+	return context.WithTimeout(ctx, g.timeout)
 }
 
 // policyFor is the named policy when the request names one this class may use, else the class's.
