@@ -79,12 +79,13 @@ type Emit struct {
 // Handler is how a step runs. Only the fields of its Type are emitted (the schema is closed
 // per type), hence the pointers: an llm handler's empty tools list must still appear.
 type Handler struct {
-	Command   []string  `json:"command,omitempty"`
-	MaxTokens *int      `json:"max_tokens,omitempty"`
-	System    *string   `json:"system,omitempty"`
-	Tools     *[]string `json:"tools,omitempty"`
-	Type      string    `json:"type"`
-	URL       string    `json:"url,omitempty"`
+	Command       []string  `json:"command,omitempty"`
+	MaxIterations int       `json:"max_iterations,omitempty"`
+	MaxTokens     *int      `json:"max_tokens,omitempty"`
+	System        *string   `json:"system,omitempty"`
+	Tools         *[]string `json:"tools,omitempty"`
+	Type          string    `json:"type"`
+	URL           string    `json:"url,omitempty"`
 }
 
 // Idempotency is the work-key policy.
@@ -113,7 +114,14 @@ type Models struct {
 
 // ModelPolicy is one routing policy.
 type ModelPolicy struct {
-	AllowedFails    int      `json:"allowed_fails"`
+	AllowedFails           int      `json:"allowed_fails"`
+	APIKeyEnv              string   `json:"api_key_env,omitempty"`
+	BaseURL                string   `json:"base_url,omitempty"`
+	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// Processes is the most worker processes that share this policy's fleet-wide
+	// max_in_flight and tokens_per_minute (Σ scaling.max of the classes that can reach it);
+	// each process enforces its share. Omitted when 1.
+	Processes       int      `json:"processes,omitempty"`
 	CooldownSeconds int64    `json:"cooldown_seconds"`
 	Fallbacks       []string `json:"fallbacks"`
 	MaxInFlight     int      `json:"max_in_flight"`
@@ -286,7 +294,7 @@ func handler(h ir.Handler) (Handler, error) {
 		if maxTokens <= 0 {
 			maxTokens = DefaultMaxTokens
 		}
-		return Handler{Type: "llm", System: &system, Tools: &tools, MaxTokens: &maxTokens}, nil
+		return Handler{Type: "llm", System: &system, Tools: &tools, MaxTokens: &maxTokens, MaxIterations: h.MaxIterations}, nil
 	}
 	return Handler{}, fmt.Errorf("unknown handler kind %q", h.Kind)
 }
@@ -309,9 +317,17 @@ func models(m *ir.Model) Models {
 			CooldownSeconds: ir.Seconds(p.Cooldown),
 			MaxInFlight:     p.MaxInFlight,
 			TokensPerMinute: p.TokensPerMinute,
+			BaseURL:         p.BaseURL,
+			APIKeyEnv:       p.APIKeyEnv,
+		}
+		if n := p.Processes; n > 1 {
+			mp.Processes = n
 		}
 		for _, fb := range p.Fallbacks {
 			mp.Fallbacks = append(mp.Fallbacks, fb.Name)
+		}
+		for _, fb := range p.ContextWindowFallbacks {
+			mp.ContextWindowFallbacks = append(mp.ContextWindowFallbacks, fb.Name)
 		}
 		out.Policies[p.Name] = mp
 	}
@@ -329,6 +345,9 @@ func Closure(m *ir.Model) []*ir.Model {
 		}
 		seen[p.Name] = p
 		for _, fb := range p.Fallbacks {
+			walk(fb)
+		}
+		for _, fb := range p.ContextWindowFallbacks {
 			walk(fb)
 		}
 	}

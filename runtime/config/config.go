@@ -191,6 +191,9 @@ type ModelPolicy struct {
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 	// Policies tried when a target reports that the input exceeds its context window.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// Processes is how many worker processes share max_in_flight and tokens_per_minute
+	// (0 or 1: this process alone); each process enforces its share.
+	Processes int `json:"processes,omitempty"`
 }
 
 // Telemetry configures service naming and the metrics listener.

@@ -35,6 +35,15 @@ type Options struct {
 	HTTP *http.Client
 }
 
+// share is this process's part of a fleet-wide number: rounded down so the processes
+// together never exceed it, but at least 1 so a capped policy stays callable (0 = no cap).
+func share(fleetWide, processes int) int {
+	if fleetWide <= 0 || processes <= 1 {
+		return fleetWide
+	}
+	return max(1, fleetWide/processes)
+}
+
 // FailWindow is the window allowed_fails counts in (LiteLLM's is a minute too).
 const FailWindow = time.Minute
 
@@ -52,7 +61,7 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 			Name: name, Fallbacks: mp.Fallbacks, ContextWindowFallbacks: mp.ContextWindowFallbacks,
 			Retries: mp.Retries, Timeout: time.Duration(mp.TimeoutSeconds) * time.Second,
 			AllowedFails: mp.AllowedFails, FailWindow: FailWindow, Cooldown: time.Duration(mp.CooldownSeconds) * time.Second,
-			MaxInFlight: mp.MaxInFlight, TokensPerMinute: mp.TokensPerMinute,
+			MaxInFlight: share(mp.MaxInFlight, mp.Processes), TokensPerMinute: share(mp.TokensPerMinute, mp.Processes),
 		}
 		var oa *openai.Client
 		for _, target := range mp.Targets {
