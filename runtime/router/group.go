@@ -2,6 +2,8 @@ package router
 
 import (
 	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 // deployment is a target's health: recent failures, cooldown, and the server's retry-after.
 type deployment struct {
 	Deployment
+	metrics   *depMetrics // nil: no metrics
 	mu        sync.Mutex
 	fails     []time.Time // failures within the window, oldest first
 	coolUntil time.Time   // benched until then (allowed_fails exceeded)
@@ -62,8 +65,9 @@ type group struct {
 	sem       chan struct{} // nil: no cap
 	bucket    *tokenBucket  // nil: no budget
 	inFlight  atomic.Int64
-	fallbacks []*group // the ordered chain after this group (transitive, deduplicated)
-	cwChain   []*group // context-window fallbacks (and their fallbacks)
+	gauge     prometheus.Gauge // in-flight series; nil: no metrics
+	fallbacks []*group         // the ordered chain after this group (transitive, deduplicated)
+	cwChain   []*group         // context-window fallbacks (and their fallbacks)
 }
 
 // pick chooses the next deployment round-robin among those ready now. If none is ready

@@ -56,14 +56,36 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) success(policy, dep string, d time.Duration, u Usage) {
+// depMetrics are one deployment's hot-path series, resolved once (no label hashing per call).
+type depMetrics struct {
+	ok            prometheus.Counter
+	duration      prometheus.Observer
+	input, output prometheus.Counter
+}
+
+func (m *Metrics) forDeployment(policy, dep string) *depMetrics {
 	if m == nil {
+		return nil
+	}
+	return &depMetrics{ok: m.calls.WithLabelValues(policy, dep, "success"), duration: m.duration.WithLabelValues(policy, dep),
+		input: m.tokens.WithLabelValues(policy, dep, "input"), output: m.tokens.WithLabelValues(policy, dep, "output")}
+}
+
+func (m *Metrics) forPolicy(policy string) prometheus.Gauge {
+	if m == nil {
+		return nil
+	}
+	return m.inflight.WithLabelValues(policy)
+}
+
+func (dm *depMetrics) success(d time.Duration, u Usage) {
+	if dm == nil {
 		return
 	}
-	m.calls.WithLabelValues(policy, dep, "success").Inc()
-	m.duration.WithLabelValues(policy, dep).Observe(d.Seconds())
-	m.tokens.WithLabelValues(policy, dep, "input").Add(float64(u.InputTokens))
-	m.tokens.WithLabelValues(policy, dep, "output").Add(float64(u.OutputTokens))
+	dm.ok.Inc()
+	dm.duration.Observe(d.Seconds())
+	dm.input.Add(float64(u.InputTokens))
+	dm.output.Add(float64(u.OutputTokens))
 }
 
 func (m *Metrics) failure(policy, dep, class string, d time.Duration, cooled bool) {
@@ -83,13 +105,6 @@ func (m *Metrics) fallback(from, to, reason string) {
 		return
 	}
 	m.fallbacks.WithLabelValues(from, to, reason).Inc()
-}
-
-func (m *Metrics) inFlight(policy string, delta float64) {
-	if m == nil {
-		return
-	}
-	m.inflight.WithLabelValues(policy).Add(delta)
 }
 
 // OpenTelemetry GenAI semantic-convention attribute names.

@@ -63,12 +63,12 @@ func New(policies []Policy, o Options) (*Router, error) {
 		if p.BackoffCap <= 0 {
 			p.BackoffCap = 2 * time.Second
 		}
-		g := &group{p: p}
+		g := &group{p: p, gauge: r.metrics.forPolicy(p.Name)}
 		for _, d := range p.Deployments {
 			if d.Provider == nil {
 				return nil, fmt.Errorf("model policy %q target %q has no provider", p.Name, d.Name)
 			}
-			g.deps = append(g.deps, &deployment{Deployment: d})
+			g.deps = append(g.deps, &deployment{Deployment: d, metrics: r.metrics.forDeployment(p.Name, d.Name)})
 		}
 		if p.MaxInFlight > 0 {
 			g.sem = make(chan struct{}, p.MaxInFlight)
@@ -232,16 +232,20 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 	defer cancel()
 	cctx, span := r.startSpan(cctx, g, d, req)
 	start := time.Now()
-	r.metrics.inFlight(g.p.Name, 1)
+	if g.gauge != nil {
+		g.gauge.Inc()
+	}
 	resp, err := d.Provider.Chat(cctx, d.Model, req)
-	r.metrics.inFlight(g.p.Name, -1)
+	if g.gauge != nil {
+		g.gauge.Dec()
+	}
 	now := time.Now()
 	if err == nil {
 		if g.bucket != nil {
 			g.bucket.charge(now, resp.Usage.Total())
 		}
 		resp.Policy, resp.Deployment = g.p.Name, d.Name
-		r.metrics.success(g.p.Name, d.Name, now.Sub(start), resp.Usage)
+		d.metrics.success(now.Sub(start), resp.Usage)
 		endSpan(span, resp, "", nil)
 		return resp, 0, nil
 	}
