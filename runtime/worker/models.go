@@ -67,7 +67,10 @@ func hasEventTools(h config.Handler) bool {
 		return false
 	}
 	for _, t := range h.Tools {
-		if strings.Contains(t, "event:") {
+		if name, target, ok := strings.Cut(t, "="); ok && !strings.Contains(name, ":") {
+			t = target
+		}
+		if strings.HasPrefix(t, "event:") {
 			return true
 		}
 	}
