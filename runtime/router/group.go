@@ -62,9 +62,8 @@ type group struct {
 	p         Policy
 	deps      []*deployment
 	rr        atomic.Uint32
-	sem       chan struct{} // nil: no cap
-	bucket    *tokenBucket  // nil: no budget
-	inFlight  atomic.Int64
+	sem       chan struct{}    // nil: no cap
+	bucket    *tokenBucket     // nil: no budget
 	gauge     prometheus.Gauge // in-flight series; nil: no metrics
 	fallbacks []*group         // the ordered chain after this group (transitive, deduplicated)
 	cwChain   []*group         // context-window fallbacks (and their fallbacks)
@@ -111,12 +110,10 @@ func (g *group) acquire(ctx context.Context) (func(), error) {
 		}
 	}
 	release := func() {
-		g.inFlight.Add(-1)
 		if g.sem != nil {
 			<-g.sem
 		}
 	}
-	g.inFlight.Add(1)
 	if g.bucket != nil {
 		wait := g.bucket.wait(time.Now())
 		if wait > 0 {

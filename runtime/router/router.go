@@ -119,14 +119,6 @@ func (r *Router) chain(start *group, names []string) ([]*group, error) {
 // Has reports whether policy is defined.
 func (r *Router) Has(policy string) bool { _, ok := r.groups[policy]; return ok }
 
-// InFlight is the number of calls in policy's group right now (tests, metrics).
-func (r *Router) InFlight(policy string) int {
-	if g := r.groups[policy]; g != nil {
-		return int(g.inFlight.Load())
-	}
-	return 0
-}
-
 // Chat routes req through policy: in-group attempts, then the fallback chain. ctx's
 // deadline (the step's) bounds every attempt and every wait. The error is a
 // *retry.Error: SpendLimit, ContextWindowExceeded and ModelRequestRejected are final,
