@@ -47,7 +47,6 @@ type Publisher interface {
 
 // Config is the handler's setup.
 type Config struct {
-	Class         string
 	Policy        string
 	System        string // the prompt text (read from the system prompt file)
 	Tools         []string

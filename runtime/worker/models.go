@@ -51,7 +51,7 @@ func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher) handler
 		if len(cfg.Events.Emits) > 0 {
 			source = cfg.Events.Emits[0].Source
 		}
-		lc := llm.Config{Class: cfg.Class, Policy: m.Policy, System: system, Tools: h.Tools, MaxTokens: h.MaxTokens,
+		lc := llm.Config{Policy: m.Policy, System: system, Tools: h.Tools, MaxTokens: h.MaxTokens,
 			MaxIterations: h.MaxIterations, EventSource: source}
 		if pub != nil {
 			lc.Events = pub
