@@ -77,17 +77,26 @@ func hasEventTools(h config.Handler) bool {
 	return false
 }
 
-// startGateway serves the router to an exec handler on loopback and hands it the URLs.
+// startGateway serves the router to an exec or http handler on loopback: an exec command
+// gets the URLs in its environment, an http sidecar in the X-Fleet-Model-Gateway header.
 func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
-	ex, ok := h.(*handler.Exec)
-	if r == nil || !ok {
+	if r == nil {
+		return nil, nil
+	}
+	ex, isExec := h.(*handler.Exec)
+	hh, isHTTP := h.(*handler.HTTP)
+	if !isExec && !isHTTP {
 		return nil, nil
 	}
 	gw, err := gateway.Start(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max())
 	if err != nil {
 		return nil, err
 	}
-	ex.Env = append(ex.Env, gw.Env()...)
+	if isExec {
+		ex.Env = append(ex.Env, gw.Env()...)
+	} else {
+		hh.ModelGateway = gw.URL() + "/v1"
+	}
 	return gw, nil
 }
 

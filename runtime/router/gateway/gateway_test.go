@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -154,5 +156,34 @@ func TestGatewayIsLoopbackOnly(t *testing.T) {
 	r, _, _ := fleet(t, rt.Always(rt.Reply{Text: "x"}))
 	if _, err := gateway.Start(r, "fast", "0.0.0.0:0", time.Second); err == nil {
 		t.Fatal("the gateway must refuse a non-loopback address")
+	}
+}
+
+// An http handler's sidecar finds the gateway in X-Fleet-Model-Gateway and gets the
+// fallback's answer the same way.
+func TestHTTPSidecarReachesTheGatewayFromItsHeader(t *testing.T) {
+	r, _, fb := fleet(t, rt.Always(rt.Reply{Text: "sidecar answer"}))
+	gw, err := gateway.Start(r, "fast", "127.0.0.1:0", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close(context.Background())
+	sidecar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		base := req.Header.Get("X-Fleet-Model-Gateway")
+		resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer sidecar.Close()
+	h, _ := handler.NewHTTP(sidecar.URL, nil)
+	h.ModelGateway = gw.URL() + "/v1"
+	out, err := h.Handle(context.Background(), handler.Request{Class: "c", Key: "k", Attempt: 1, Input: json.RawMessage(`{}`)})
+	if err != nil || !strings.Contains(string(out), "sidecar answer") || fb.Calls() != 1 {
+		t.Fatalf("%s %v (fallback calls %d)", out, err, fb.Calls())
 	}
 }
