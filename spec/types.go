@@ -93,6 +93,12 @@ type Model struct {
 	Cooldown        *Duration `json:"cooldown,omitempty"`
 	MaxInFlight     *int      `json:"max_in_flight,omitempty"`
 	TokensPerMinute *int      `json:"tokens_per_minute,omitempty"`
+	// BaseURL is the endpoint of openai/<model> targets (an OpenAI-compatible API).
+	BaseURL string `json:"base_url,omitempty"`
+	// APIKeyEnv names the environment variable holding base_url's API key; never the key.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// ContextWindowFallbacks are policies tried when the input exceeds a target's context window.
+	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
 }
 
 // Agent is one agent class: a queue, its workers and their contract.
@@ -150,6 +156,8 @@ type LLM struct {
 	System    string   `json:"system"`
 	Tools     []string `json:"tools,omitempty"`
 	MaxTokens int      `json:"max_tokens,omitempty"`
+	// MaxIterations caps the tool-use loop (default 8).
+	MaxIterations int `json:"max_iterations,omitempty"`
 }
 
 // Scaling bounds the class's worker count (KEDA for eks, reserved concurrency for lambda).

@@ -8,6 +8,8 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   curl                                 (Debian package, when missing and run as root: the model
+#                                         gateway test calls the gateway from a shell handler)
 #
 # Usage (from anywhere; paths are resolved from this script):
 #   bash tools/install.sh                 # everything
@@ -144,9 +146,24 @@ install_schema_provider() {
 	echo "$h" >"$st"
 }
 
+# curl: the model gateway test runs an exec handler written in shell that calls it with curl.
+install_curl() {
+	if command -v curl >/dev/null; then
+		log "curl: present ($(curl --version | head -1 | cut -d' ' -f1-2))"
+		return
+	fi
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		log "curl: apt-get install curl"
+		apt-get install -y --no-install-recommends curl >&2 || { apt-get update >&2 && apt-get install -y --no-install-recommends curl >&2; }
+		return
+	fi
+	log "curl: not found; install it (apt-get install curl)"
+	return 1
+}
+
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider)
+	want=(kubeconform asl mermaid graphviz schema-provider curl)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -161,8 +178,9 @@ for t in "${want[@]}"; do
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
+	curl) install_curl ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider curl)"
 		exit 2
 		;;
 	esac

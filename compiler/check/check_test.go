@@ -28,8 +28,10 @@ I001 I002 T001`)
 
 // beyondRulesMD are intentional additions to the catalog that rules.md does not list (yet):
 // E015 (a consumes.match field the event does not declare never matches: review finding 8)
-// and W007 (an exec handler in the stock image: review finding 28).
-var beyondRulesMD = []string{"E015", "E020", "W007"}
+// and W007 (an exec handler in the stock image: review finding 28), E020 (emitted event
+// contracts the worker can fill: issue 7), M006 (model targets fleet-worker's router can
+// call: issue 12).
+var beyondRulesMD = []string{"E015", "E020", "W007", "M006"}
 
 // passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
 // does not generate the queue → InvokeAgentRuntime dispatcher, so every agentcore class

@@ -2,7 +2,9 @@ package check
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -68,6 +70,49 @@ enables SDK retries; the runtime behaviour itself is tested in runtime/retry.
 Fix: set sdk_retries: 0 (fleetc's default); let the queue be the retry layer.`,
 		Check: checkSpendLimitRetries,
 	},
+	{
+		ID: "M006", Category: "models", Severity: diag.Error,
+		Summary: "model targets name a provider fleet-worker speaks; openai/ targets have a base_url and no key in the spec",
+		Explain: `fleet-worker's router calls two kinds of provider: bedrock/<model id> (Bedrock Converse
+through the AWS SDK, IAM from the class's role) and openai/<model> (any OpenAI-compatible
+chat-completions endpoint: OpenAI, a LiteLLM proxy, vLLM, a local server). An openai target
+needs the policy's base_url; its API key comes from the environment variable api_key_env
+names, never from fleet.yaml (the spec is reviewed and committed; a key in it leaks).
+A target of another provider would fail every call at worker start.
+Fix: use bedrock/<id> or openai/<model> with base_url (and api_key_env if it needs a key).`,
+		Check: checkTargets,
+	},
+}
+
+// checkTargets enforces M006.
+func checkTargets(f *ir.Fleet, r *Reporter) {
+	for _, m := range f.Models {
+		openai := false
+		for i, t := range m.Targets {
+			provider, _, _ := strings.Cut(t, "/")
+			switch provider {
+			case "bedrock":
+			case "openai":
+				openai = true
+			default:
+				r.Add(m.Path+"/targets/"+strconv.Itoa(i),
+					fmt.Sprintf("model policy %s: target %s: fleet-worker has no %q provider", m.Name, t, provider),
+					"Use bedrock/<model id>, or openai/<model> with base_url for an OpenAI-compatible endpoint.")
+			}
+		}
+		if openai && m.BaseURL == "" {
+			r.Add(m.Path, fmt.Sprintf("model policy %s has openai/ targets but no base_url", m.Name),
+				"Set base_url to the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1.")
+		}
+		if !openai && (m.BaseURL != "" || m.APIKeyEnv != "") {
+			r.Add(at(f, m.Path+"/base_url", m.Path), fmt.Sprintf("model policy %s sets base_url/api_key_env but has no openai/ target", m.Name),
+				"Remove them, or add an openai/<model> target.")
+		}
+		if u, err := url.Parse(m.BaseURL); m.BaseURL != "" && err == nil && u.User != nil {
+			r.Add(m.Path+"/base_url", fmt.Sprintf("model policy %s: base_url carries credentials", m.Name),
+				"Put the key in an environment variable and name it in api_key_env.")
+		}
+	}
 }
 
 // usedPolicies are the policies some class asks for directly.

@@ -92,7 +92,14 @@ type Model struct {
 	Cooldown        time.Duration
 	MaxInFlight     int // 0: uncapped
 	TokensPerMinute int // 0: unknown
-	Path            string
+	BaseURL         string
+	APIKeyEnv       string
+	// ContextWindowFallbacks are tried when the input exceeds a target's context window.
+	ContextWindowFallbacks []*Model
+	// Processes is how many worker processes may call this policy at once (Σ scaling.max
+	// of the classes that reach it): the divisor of the fleet-wide caps.
+	Processes int
+	Path      string
 }
 
 // Agent is one resolved agent class.
@@ -151,6 +158,8 @@ type Handler struct {
 	System    string
 	Tools     []string
 	MaxTokens int
+	// MaxIterations caps the llm tool-use loop (0: the worker's default).
+	MaxIterations int
 }
 
 // Idempotency is the class's work-key policy.

@@ -102,7 +102,32 @@ func (l *lowerer) lower() *Fleet {
 	}
 	l.checkNames()
 	l.checkCollisions()
+	countModelProcesses(f)
 	return f
+}
+
+// countModelProcesses sets Model.Processes: Σ scaling.max over the classes whose policy
+// reaches the model (directly, through fallbacks or context-window fallbacks); a class
+// without a maximum counts as one process.
+func countModelProcesses(f *Fleet) {
+	for _, a := range f.Agents {
+		seen := map[*Model]bool{}
+		var walk func(m *Model)
+		walk = func(m *Model) {
+			if m == nil || seen[m] {
+				return
+			}
+			seen[m] = true
+			m.Processes += max(a.Scaling.Max, 1)
+			for _, fb := range m.Fallbacks {
+				walk(fb)
+			}
+			for _, fb := range m.ContextWindowFallbacks {
+				walk(fb)
+			}
+		}
+		walk(a.Model)
+	}
 }
 
 func (l *lowerer) lowerModels() {
@@ -116,6 +141,7 @@ func (l *lowerer) lowerModels() {
 			Timeout: durationOr(m.Timeout, Defaults.ModelTimeout), AllowedFails: valueOr(m.AllowedFails, Defaults.ModelAllowedFails),
 			Cooldown: durationOr(m.Cooldown, Defaults.ModelCooldown), MaxInFlight: valueOr(m.MaxInFlight, 0),
 			TokensPerMinute: valueOr(m.TokensPerMinute, 0),
+			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv,
 		}
 		f.Models = append(f.Models, im)
 		byName[name] = im
@@ -128,6 +154,14 @@ func (l *lowerer) lowerModels() {
 				continue
 			}
 			im.Fallbacks = append(im.Fallbacks, target)
+		}
+		for i, fb := range s.Models[im.Name].ContextWindowFallbacks {
+			target, ok := byName[fb]
+			if !ok {
+				l.undefined(spec.Pointer("models", im.Name, "context_window_fallbacks", fmt.Sprint(i)), "model policy", fb, slices.Sorted(maps.Keys(s.Models)))
+				continue
+			}
+			im.ContextWindowFallbacks = append(im.ContextWindowFallbacks, target)
 		}
 	}
 }
@@ -200,7 +234,7 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	case sa.Handler.HTTP != "":
 		a.Handler = Handler{Kind: "http", URL: sa.Handler.HTTP}
 	case sa.Handler.LLM != nil:
-		a.Handler = Handler{Kind: "llm", System: sa.Handler.LLM.System, Tools: sa.Handler.LLM.Tools, MaxTokens: sa.Handler.LLM.MaxTokens}
+		a.Handler = Handler{Kind: "llm", System: sa.Handler.LLM.System, Tools: sa.Handler.LLM.Tools, MaxTokens: sa.Handler.LLM.MaxTokens, MaxIterations: sa.Handler.LLM.MaxIterations}
 	}
 	if sa.Model != "" {
 		if a.Model = l.model(sa.Model); a.Model == nil {

@@ -190,7 +190,7 @@ func handler(h ir.Handler) (rc.Handler, error) {
 		if maxTokens <= 0 {
 			maxTokens = DefaultMaxTokens
 		}
-		return rc.Handler{Type: rc.HandlerLLM, System: h.System, Tools: nonNil(h.Tools), MaxTokens: maxTokens}, nil
+		return rc.Handler{Type: rc.HandlerLLM, System: h.System, Tools: nonNil(h.Tools), MaxTokens: maxTokens, MaxIterations: h.MaxIterations}, nil
 	}
 	return rc.Handler{}, fmt.Errorf("unknown handler kind %q", h.Kind)
 }
@@ -213,9 +213,17 @@ func models(m *ir.Model) rc.Models {
 			CooldownSeconds: ir.Seconds(p.Cooldown),
 			MaxInFlight:     p.MaxInFlight,
 			TokensPerMinute: p.TokensPerMinute,
+			BaseURL:         p.BaseURL,
+			APIKeyEnv:       p.APIKeyEnv,
+		}
+		if n := p.Processes; n > 1 {
+			mp.Processes = n
 		}
 		for _, fb := range p.Fallbacks {
 			mp.Fallbacks = append(mp.Fallbacks, fb.Name)
+		}
+		for _, fb := range p.ContextWindowFallbacks {
+			mp.ContextWindowFallbacks = append(mp.ContextWindowFallbacks, fb.Name)
 		}
 		out.Policies[p.Name] = mp
 	}
@@ -233,6 +241,9 @@ func Closure(m *ir.Model) []*ir.Model {
 		}
 		seen[p.Name] = p
 		for _, fb := range p.Fallbacks {
+			walk(fb)
+		}
+		for _, fb := range p.ContextWindowFallbacks {
 			walk(fb)
 		}
 	}

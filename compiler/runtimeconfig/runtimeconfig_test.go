@@ -180,6 +180,8 @@ func TestResearchFleetEKS(t *testing.T) {
 		"targets": []any{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"}, "fallbacks": []any{"haiku-global"},
 		"retries": json.Number("1"), "timeout_seconds": json.Number("180"), "allowed_fails": json.Number("2"),
 		"cooldown_seconds": json.Number("60"), "max_in_flight": json.Number("400"), "tokens_per_minute": json.Number("2000000"),
+		// Every class reaching it may run scaling.max processes: Σ = 80, each enforcing 1/80.
+		"processes": json.Number("80"),
 	}
 	if !reflect.DeepEqual(so, wantSO) {
 		t.Errorf("sonnet-overflow = %v\nwant %v", so, wantSO)

@@ -103,6 +103,9 @@ func (g *gen) modelResources(m *ir.Model) []tokens {
 		for _, fb := range m.Fallbacks {
 			walk(fb)
 		}
+		for _, fb := range m.ContextWindowFallbacks {
+			walk(fb)
+		}
 	}
 	walk(m)
 

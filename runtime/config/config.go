@@ -104,6 +104,11 @@ const (
 	EnvVisibilitySecs  = "FLEET_VISIBILITY_TIMEOUT_SECONDS"
 	EnvHeartbeatSecs   = "FLEET_HEARTBEAT_SECONDS"
 	EnvWaitTimeSeconds = "FLEET_WAIT_TIME_SECONDS"
+	// EnvModelGatewayAddr is the loopback address of the model gateway (default 127.0.0.1:0).
+	EnvModelGatewayAddr = "FLEET_MODEL_GATEWAY_ADDR"
+	// EnvBedrockEndpoint overrides the Bedrock Runtime endpoint (FLEET_AWS_ENDPOINT is not
+	// used for Bedrock: emulators for the other services do not serve it).
+	EnvBedrockEndpoint = "FLEET_BEDROCK_ENDPOINT"
 )
 
 // Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
@@ -119,7 +124,7 @@ const (
 func Env() []string {
 	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
 		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
-		EnvConfigJSON, EnvConfigPath, EnvMode}
+		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint}
 }
 
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and

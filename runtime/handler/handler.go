@@ -1,5 +1,5 @@
 // Package handler runs one step: the class's own code behind exec or http,
-// or (later) the llm handler through the model router.
+// or the llm handler (runtime/llm) through the model router.
 package handler
 
 import (
@@ -36,8 +36,8 @@ type Func func(ctx context.Context, req Request) (json.RawMessage, error)
 func (f Func) Handle(ctx context.Context, req Request) (json.RawMessage, error) { return f(ctx, req) }
 
 // LLMFactory builds the llm handler (system prompt, tools, max tokens) on top
-// of the model router configured by models. It is the seam for the llm
-// handler and router; this package does not implement them.
+// of the model router configured by models. fleet-worker wires runtime/llm in
+// (runtime/worker.Build); this package does not depend on it.
 type LLMFactory func(h config.Handler, models config.Models) (Handler, error)
 
 // Options tune New.

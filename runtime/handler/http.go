@@ -21,6 +21,10 @@ import (
 type HTTP struct {
 	URL    string
 	Client *http.Client
+	// ModelGateway, when set, is sent as X-Fleet-Model-Gateway: the OpenAI-compatible
+	// base URL of fleet-worker's model gateway (on loopback, which a sidecar in the same
+	// pod shares).
+	ModelGateway string
 }
 
 // NewHTTP checks the URL; client nil means a plain client (no retries: the
@@ -58,6 +62,9 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	if !req.Deadline.IsZero() {
 		hr.Header.Set("X-Fleet-Deadline", req.Deadline.UTC().Format(time.RFC3339Nano))
+	}
+	if h.ModelGateway != "" {
+		hr.Header.Set("X-Fleet-Model-Gateway", h.ModelGateway)
 	}
 	resp, err := h.Client.Do(hr)
 	if err != nil {

@@ -17,6 +17,9 @@ import (
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
+	"github.com/fleetc/fleetc/runtime/llm"
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
@@ -33,6 +36,8 @@ type Runtime struct {
 	Counter *awsconfig.RequestCounter
 	Log     *slog.Logger
 	Tel     *telemetry.Telemetry // nil: no spans or metrics
+	Models  *router.Router       // nil: the class has no model policy
+	Gateway *gateway.Gateway     // nil: no exec handler to serve
 }
 
 // BuildOptions tune Build.
@@ -60,10 +65,6 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	h, err := handler.New(cfg, o.Handler)
-	if err != nil {
-		return nil, err
-	}
 	counter := o.AWSOptions.Counter
 	if counter == nil {
 		counter = awsconfig.NewRequestCounter()
@@ -77,6 +78,32 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		ao.Region = cfg.Region
 	}
 	awsCfg, err := awsconfig.Load(ctx, ao)
+	if err != nil {
+		return nil, err
+	}
+	models, err := newRouter(cfg, awsCfg, getenv, o.Telemetry)
+	if err != nil {
+		return nil, err
+	}
+	var batcher *events.Batcher
+	if len(cfg.Events.Emits) > 0 || hasEventTools(cfg.Handler) {
+		if batcher, err = events.New(awsconfig.EventBridge(awsCfg), events.Config{Bus: cfg.Events.Bus, BusModel: cfg.Events.BusModel, MaxEntries: cfg.Events.MaxEntries}); err != nil {
+			return nil, err
+		}
+	}
+	hopts := o.Handler
+	if hopts.LLM == nil {
+		var pub llm.Publisher
+		if batcher != nil {
+			pub = batcher
+		}
+		hopts.LLM = llmFactory(models, cfg, pub)
+	}
+	h, err := handler.New(cfg, hopts)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := startGateway(models, cfg, h, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +142,12 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if err := w.CompileContracts(); err != nil {
 		return nil, err
 	}
-	rt := &Runtime{Cfg: cfg, Worker: w, SQS: sqsc, Counter: counter, Log: log, Tel: o.Telemetry}
-	if len(cfg.Events.Emits) > 0 {
-		b, err := events.New(awsconfig.EventBridge(awsCfg), events.Config{Bus: cfg.Events.Bus, BusModel: cfg.Events.BusModel, MaxEntries: cfg.Events.MaxEntries})
-		if err != nil {
-			return nil, err
+	rt := &Runtime{Cfg: cfg, Worker: w, SQS: sqsc, Counter: counter, Log: log, Tel: o.Telemetry, Models: models, Gateway: gw}
+	if batcher != nil {
+		rt.Events = batcher
+		if len(cfg.Events.Emits) > 0 {
+			w.Events = batcher
 		}
-		rt.Events = b
-		w.Events = b
 	}
 	return rt, nil
 }
@@ -150,6 +175,9 @@ func queueURL(ctx context.Context, c *sqs.Client, name string) (string, error) {
 
 // Close flushes the events batcher (after the queue has drained).
 func (rt *Runtime) Close(ctx context.Context) error {
+	if err := closeGateway(ctx, rt.Gateway); err != nil {
+		rt.Log.Warn("model gateway close", "err", err)
+	}
 	if rt.Events != nil {
 		return rt.Events.Close(ctx)
 	}

@@ -199,6 +199,8 @@ type Handler struct {
 	System    string   `json:"system,omitempty"`
 	Tools     []string `json:"tools,omitempty"`
 	MaxTokens int      `json:"max_tokens,omitempty"`
+	// MaxIterations caps the llm handler's tool-use loop (0 = its default, 8).
+	MaxIterations int `json:"max_iterations,omitempty"`
 }
 
 // MarshalJSON writes type plus exactly the fields the schema requires for that type: an llm
@@ -216,6 +218,9 @@ func (h Handler) MarshalJSON() ([]byte, error) {
 			tools = []string{}
 		}
 		m["system"], m["tools"], m["max_tokens"] = h.System, tools, h.MaxTokens
+		if h.MaxIterations > 0 {
+			m["max_iterations"] = h.MaxIterations
+		}
 	default:
 		return nil, fmt.Errorf("unknown handler type %q", h.Type)
 	}
@@ -238,6 +243,17 @@ type ModelPolicy struct {
 	CooldownSeconds int64    `json:"cooldown_seconds"`
 	MaxInFlight     int      `json:"max_in_flight"`
 	TokensPerMinute int      `json:"tokens_per_minute"`
+	// OpenAI-compatible targets (openai/<model>): the endpoint and the name of the
+	// environment variable holding its API key (never the key itself).
+	BaseURL   string `json:"base_url,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// ContextWindowFallbacks are tried when a target reports that the input exceeds its
+	// context window.
+	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// Processes is the most worker processes that share this policy's fleet-wide
+	// max_in_flight and tokens_per_minute (the sum of scaling.max of the classes that can
+	// reach it); each process enforces its share. Omitted when 1.
+	Processes int `json:"processes,omitempty"`
 }
 
 // Timeout as a duration.
@@ -417,9 +433,20 @@ func (c *Config) Check() []string {
 	}
 	names := slices.Sorted(maps.Keys(c.Models.Policies))
 	for _, n := range names {
-		for _, f := range c.Models.Policies[n].Fallbacks {
+		mp := c.Models.Policies[n]
+		for _, f := range mp.Fallbacks {
 			if _, ok := c.Models.Policies[f]; !ok {
 				p = append(p, fmt.Sprintf("/models/policies/%s/fallbacks: %q is not in models.policies", n, f))
+			}
+		}
+		for _, f := range mp.ContextWindowFallbacks {
+			if _, ok := c.Models.Policies[f]; !ok {
+				p = append(p, fmt.Sprintf("/models/policies/%s/context_window_fallbacks: %q is not in models.policies", n, f))
+			}
+		}
+		for _, t := range mp.Targets {
+			if strings.HasPrefix(t, "openai/") && mp.BaseURL == "" {
+				p = append(p, fmt.Sprintf("/models/policies/%s/base_url: required for target %q", n, t))
 			}
 		}
 	}

@@ -1,0 +1,45 @@
+package compiler_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/runtime/config"
+)
+
+// The spec's OpenAI-compatible policy fields reach the worker: fleetc writes them into the
+// runtime config, and fleet-worker's loader accepts what fleetc wrote (issue 12).
+func TestOpenAIPolicyFieldsReachTheWorker(t *testing.T) {
+	raw, err := os.ReadFile("check/testdata/M006/pass.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := strings.Replace(string(raw), "    retries: 0\n", "    retries: 0\n    context_window_fallbacks: [backup]\n", 1)
+	spec = strings.Replace(spec, `handler: { exec: ["/app/worker"] }`, `handler: { llm: { system: prompts/worker.md, max_iterations: 5 } }`, 1)
+	path := filepath.Join(t.TempDir(), "fleet.yaml")
+	os.WriteFile(path, []byte(spec), 0o644)
+	set := buildFile(t, path)
+	b, ok := set.Get("runtime/worker.json")
+	if !ok {
+		t.Fatalf("no runtime/worker.json in %v", set.Paths())
+	}
+	c, err := config.Parse("worker.json", b)
+	if err != nil {
+		t.Fatalf("fleet-worker refuses what fleetc wrote: %v\n%s", err, b)
+	}
+	backup := c.Models.Policies["backup"]
+	if backup.BaseURL != "https://litellm.internal.example/v1" || backup.APIKeyEnv != "LITELLM_API_KEY" || backup.Targets[0] != "openai/gpt-4o-mini" {
+		t.Fatalf("backup policy %+v", backup)
+	}
+	if cw := c.Models.Policies["primary"].ContextWindowFallbacks; len(cw) != 1 || cw[0] != "backup" {
+		t.Fatalf("context_window_fallbacks %v", cw)
+	}
+	if c.Handler.Type != "llm" || c.Handler.MaxIterations != 5 || c.Handler.System != "prompts/worker.md" {
+		t.Fatalf("handler %+v", c.Handler)
+	}
+	if strings.Contains(string(b), "sk-") {
+		t.Fatal("a key in the runtime config")
+	}
+}

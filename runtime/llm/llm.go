@@ -1,0 +1,283 @@
+// Package llm is the `llm` handler: a tool-use loop over the model router. The step input
+// is the user turn, the system prompt comes from a file, every model call goes through the
+// class's policy with the step's deadline as its budget, and the loop stops at a hard cap
+// on iterations. Tools are HTTP endpoints or events to other classes; each call carries an
+// idempotency key derived from the run, the step, the tool and its arguments, so a
+// redelivered step repeats no side effect a tool deduplicates.
+package llm
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/events"
+	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/router"
+)
+
+// DefaultMaxIterations caps the tool-use loop when the config names no cap.
+const DefaultMaxIterations = 8
+
+// CodeMaxIterations dead-letters a step whose model never stopped asking for tools:
+// running it again would loop again.
+const CodeMaxIterations = "LLMMaxIterations"
+
+// Chatter is the router as the handler uses it.
+type Chatter interface {
+	Chat(ctx context.Context, policy string, req *router.Request) (*router.Response, error)
+}
+
+// Publisher sends event tools' events (the worker's EventBridge batcher).
+type Publisher interface {
+	Publish(ctx context.Context, e events.Entry) error
+}
+
+// Config is the handler's setup.
+type Config struct {
+	Policy        string
+	System        string // the prompt text (read from the system prompt file)
+	Tools         []string
+	MaxTokens     int
+	MaxIterations int
+	EventSource   string    // source of event tools' events
+	Events        Publisher // required when a tool is event:…
+	HTTP          *http.Client
+}
+
+// Tool kinds.
+const (
+	kindHTTP  = "http"
+	kindEvent = "event"
+)
+
+type tool struct {
+	spec   router.Tool
+	kind   string
+	target string // URL or detail-type
+}
+
+// Handler runs llm steps.
+type Handler struct {
+	cfg   Config
+	chat  Chatter
+	tools map[string]tool
+	specs []router.Tool
+}
+
+// ReadSystem reads the system prompt file.
+func ReadSystem(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("llm handler: system prompt: %w", err)
+	}
+	return string(b), nil
+}
+
+// New checks the tools and builds the handler.
+func New(cfg Config, chat Chatter) (*Handler, error) {
+	if cfg.Policy == "" {
+		return nil, fmt.Errorf("llm handler: no model policy")
+	}
+	if cfg.MaxIterations <= 0 {
+		cfg.MaxIterations = DefaultMaxIterations
+	}
+	if cfg.HTTP == nil {
+		cfg.HTTP = &http.Client{}
+	}
+	h := &Handler{cfg: cfg, chat: chat, tools: map[string]tool{}}
+	for _, s := range cfg.Tools {
+		t, err := parseTool(s)
+		if err != nil {
+			return nil, err
+		}
+		if t.kind == kindEvent && cfg.Events == nil {
+			return nil, fmt.Errorf("llm handler: tool %q publishes events, but the class has no event bus", s)
+		}
+		if _, dup := h.tools[t.spec.Name]; dup {
+			return nil, fmt.Errorf("llm handler: two tools are named %q (name them: name=target)", t.spec.Name)
+		}
+		h.tools[t.spec.Name] = t
+		h.specs = append(h.specs, t.spec)
+	}
+	return h, nil
+}
+
+var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// parseTool reads "[name=]https://host/path" (an HTTP tool: the arguments are POSTed)
+// or "[name=]event:<detail-type>" (an event to other classes, the arguments its detail).
+func parseTool(s string) (tool, error) {
+	name, target, named := strings.Cut(s, "=")
+	if !named || strings.Contains(name, ":") {
+		name, target = "", s
+	}
+	var t tool
+	switch {
+	case strings.HasPrefix(target, "event:"):
+		t.kind, t.target = kindEvent, strings.TrimPrefix(target, "event:")
+		if name == "" {
+			name = "emit_" + t.target
+		}
+		t.spec.Description = "Publish a " + t.target + " event; the arguments are its detail."
+	case strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://"):
+		u, err := url.Parse(target)
+		if err != nil || u.Host == "" {
+			return t, fmt.Errorf("llm handler: tool %q: not a URL", s)
+		}
+		t.kind, t.target = kindHTTP, target
+		if name == "" {
+			name = path.Base(u.Path)
+		}
+		t.spec.Description = "Call " + target + " with the arguments as a JSON body."
+	default:
+		return t, fmt.Errorf("llm handler: tool %q: want [name=]https://… or [name=]event:<detail-type>", s)
+	}
+	name = strings.Trim(nonName.ReplaceAllString(name, "_"), "_")
+	if name == "" || len(name) > 64 {
+		return t, fmt.Errorf("llm handler: tool %q: cannot derive a name (use name=target)", s)
+	}
+	t.spec.Name = name
+	t.spec.Schema = json.RawMessage(`{"type":"object"}`)
+	return t, nil
+}
+
+// Result is what a finished step returns.
+type Result struct {
+	Text       string `json:"text"`
+	StopReason string `json:"stop_reason"`
+	Model      string `json:"model"`
+	Policy     string `json:"policy"`
+	Deployment string `json:"deployment"`
+	Iterations int    `json:"iterations"`
+	Usage      struct {
+		InputTokens  int `json:"input_tokens"`
+		OutputTokens int `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+// Handle runs the loop: model, tools, model … until the model stops or the cap is hit.
+func (h *Handler) Handle(ctx context.Context, req handler.Request) (json.RawMessage, error) {
+	input := string(req.Input)
+	var s string
+	if json.Unmarshal(req.Input, &s) == nil {
+		input = s // a JSON string is the prompt itself
+	}
+	msgs := []router.Message{{Role: router.RoleUser, Content: []router.Block{{Text: input}}}}
+	var res Result
+	for i := 1; i <= h.cfg.MaxIterations; i++ {
+		resp, err := h.chat.Chat(ctx, h.cfg.Policy, &router.Request{System: h.cfg.System, Messages: msgs, Tools: h.specs, MaxTokens: h.cfg.MaxTokens})
+		if err != nil {
+			return nil, err // a *retry.Error from the router: SpendLimit dead-letters, the rest the queue retries
+		}
+		res.Iterations = i
+		res.Usage.InputTokens += resp.Usage.InputTokens
+		res.Usage.OutputTokens += resp.Usage.OutputTokens
+		res.Model, res.Policy, res.Deployment, res.StopReason = resp.Model, resp.Policy, resp.Deployment, resp.StopReason
+		uses := resp.ToolUses()
+		if len(uses) == 0 {
+			res.Text = resp.Text()
+			return json.Marshal(res)
+		}
+		msgs = append(msgs, resp.Message)
+		results := router.Message{Role: router.RoleUser}
+		for _, u := range uses {
+			content, isErr := h.callTool(ctx, req, u)
+			results.Content = append(results.Content, router.Block{ToolResult: &router.ToolResult{ID: u.ID, Content: content, IsError: isErr}})
+		}
+		if ctx.Err() != nil {
+			return nil, retry.Retryable("Timeout", ctx.Err())
+		}
+		msgs = append(msgs, results)
+	}
+	return nil, &retry.Error{Code: CodeMaxIterations, Message: fmt.Sprintf("the model still asked for tools after %d iterations", h.cfg.MaxIterations)}
+}
+
+// IdempotencyKey is the key of one tool call: the run (trace id), the step (its work
+// key), the tool and its arguments in canonical form. A redelivered step that makes the
+// same call sends the same key.
+func IdempotencyKey(run, step, tool string, args json.RawMessage) string {
+	canon := args
+	var v any
+	if json.Unmarshal(args, &v) == nil {
+		canon, _ = json.Marshal(v) // maps marshal with sorted keys
+	}
+	sum := sha256.New()
+	for _, part := range [][]byte{[]byte(run), []byte(step), []byte(tool), canon} {
+		sum.Write(part)
+		sum.Write([]byte{0})
+	}
+	return hex.EncodeToString(sum.Sum(nil))[:32]
+}
+
+// callTool runs one tool call; a failure becomes an error result the model sees.
+func (h *Handler) callTool(ctx context.Context, req handler.Request, u *router.ToolUse) (string, bool) {
+	t, ok := h.tools[u.Name]
+	if !ok {
+		return fmt.Sprintf("unknown tool %q", u.Name), true
+	}
+	args := u.Input
+	if len(args) == 0 || !json.Valid(args) {
+		args = json.RawMessage("{}")
+	}
+	key := IdempotencyKey(req.TraceID, req.Key, u.Name, args)
+	switch t.kind {
+	case kindEvent:
+		detail, err := withKey(args, key)
+		if err != nil {
+			return err.Error(), true
+		}
+		if err := h.cfg.Events.Publish(ctx, events.Entry{Source: h.cfg.EventSource, DetailType: t.target, Detail: detail, TraceID: req.TraceID}); err != nil {
+			return "publish failed: " + err.Error(), true
+		}
+		return fmt.Sprintf(`{"published":%q,"idempotency_key":%q}`, t.target, key), false
+	default:
+		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, t.target, bytes.NewReader(args))
+		if err != nil {
+			return err.Error(), true
+		}
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set("Idempotency-Key", key)
+		if dl, ok := ctx.Deadline(); ok {
+			hr.Header.Set("X-Fleet-Deadline", dl.UTC().Format(time.RFC3339Nano))
+		}
+		if req.TraceParent != "" {
+			hr.Header.Set("traceparent", req.TraceParent)
+		}
+		resp, err := h.cfg.HTTP.Do(hr)
+		if err != nil {
+			return "tool call failed: " + err.Error(), true
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if resp.StatusCode/100 != 2 {
+			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, body), true
+		}
+		return string(body), false
+	}
+}
+
+// withKey adds idempotency_key to an object detail (a non-object is wrapped as "input").
+func withKey(args json.RawMessage, key string) (json.RawMessage, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		obj = map[string]any{"input": json.RawMessage(args)}
+	}
+	obj["idempotency_key"] = key
+	return json.Marshal(obj)
+}

@@ -1,0 +1,103 @@
+// Package fromconfig maps a runtime config's models section onto router policies: the
+// thin adapter between the config types and the router's own.
+//
+// Numbers are per process: fleet.yaml's max_in_flight and tokens_per_minute are
+// fleet-wide, and fleetc divides them by the class's replica count before writing the
+// runtime config (see the README, "Model router").
+package fromconfig
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/openai"
+)
+
+// Options supply what the config does not hold.
+type Options struct {
+	// AWS builds the Bedrock client (needed only when a target is bedrock/…).
+	AWS *aws.Config
+	// BedrockEndpoint overrides the Bedrock Runtime endpoint ("" = the region's).
+	BedrockEndpoint string
+	// Getenv reads the API-key variables policies name (os.Getenv in fleet-worker).
+	Getenv func(string) string
+	// HTTP is the client for OpenAI-compatible targets (nil: one without a client-side
+	// timeout; the router's per-call timeout applies).
+	HTTP *http.Client
+}
+
+// share is this process's part of a fleet-wide number: rounded down so the processes
+// together never exceed it, but at least 1 so a capped policy stays callable (0 = no cap).
+func share(fleetWide, processes int) int {
+	if fleetWide <= 0 || processes <= 1 {
+		return fleetWide
+	}
+	return max(1, fleetWide/processes)
+}
+
+// FailWindow is the window allowed_fails counts in (LiteLLM's is a minute too).
+const FailWindow = time.Minute
+
+// Policies builds the router policies for every policy in m, sorted by name.
+func Policies(m config.Models, o Options) ([]router.Policy, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var br *bedrock.Provider
+	var out []router.Policy
+	for _, name := range slices.Sorted(maps.Keys(m.Policies)) {
+		mp := m.Policies[name]
+		p := router.Policy{
+			Name: name, Fallbacks: mp.Fallbacks, ContextWindowFallbacks: mp.ContextWindowFallbacks,
+			Retries: mp.Retries, Timeout: time.Duration(mp.TimeoutSeconds) * time.Second,
+			AllowedFails: mp.AllowedFails, FailWindow: FailWindow, Cooldown: time.Duration(mp.CooldownSeconds) * time.Second,
+			MaxInFlight: share(mp.MaxInFlight, mp.Processes), TokensPerMinute: share(mp.TokensPerMinute, mp.Processes),
+		}
+		var oa *openai.Client
+		for _, target := range mp.Targets {
+			provider, model, ok := strings.Cut(target, "/")
+			if !ok || model == "" {
+				return nil, fmt.Errorf("model policy %s: target %q is not provider/model", name, target)
+			}
+			d := router.Deployment{Name: target, Model: model}
+			switch provider {
+			case "bedrock":
+				if br == nil {
+					if o.AWS == nil {
+						return nil, fmt.Errorf("model policy %s: target %q needs AWS configuration", name, target)
+					}
+					br = &bedrock.Provider{API: bedrock.NewClient(*o.AWS, o.BedrockEndpoint)}
+				}
+				d.Provider = br
+			case "openai":
+				if mp.BaseURL == "" {
+					return nil, fmt.Errorf("model policy %s: target %q needs base_url", name, target)
+				}
+				if oa == nil {
+					oa = &openai.Client{BaseURL: mp.BaseURL, HTTP: o.HTTP}
+					if mp.APIKeyEnv != "" {
+						if oa.APIKey = getenv(mp.APIKeyEnv); oa.APIKey == "" {
+							return nil, fmt.Errorf("model policy %s: environment variable %s (api_key_env) is empty", name, mp.APIKeyEnv)
+						}
+					}
+				}
+				d.Provider = oa
+			default:
+				return nil, fmt.Errorf("model policy %s: target %q: unknown provider %q (want bedrock or openai)", name, target, provider)
+			}
+			p.Deployments = append(p.Deployments, d)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

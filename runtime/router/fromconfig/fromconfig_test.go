@@ -1,0 +1,67 @@
+package fromconfig
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/router"
+	rt "github.com/fleetc/fleetc/runtime/router/routertest"
+)
+
+func TestPoliciesFromRuntimeConfig(t *testing.T) {
+	srv := rt.OpenAI(t, "sk-from-env", rt.Always(rt.Reply{Text: "hi from litellm"}))
+	m := config.Models{Policy: "fast", Policies: map[string]config.ModelPolicy{
+		"fast": {Targets: []string{"bedrock/us.anthropic.claude-haiku-4-5", "bedrock/anthropic.claude-3-haiku"}, Fallbacks: []string{"proxy"},
+			ContextWindowFallbacks: []string{"proxy"}, Retries: 2, TimeoutSeconds: 120, AllowedFails: 2, CooldownSeconds: 60,
+			MaxInFlight: 400, TokensPerMinute: 2000000, Processes: 80},
+		"proxy": {Targets: []string{"openai/gpt-4o-mini"}, BaseURL: srv.URL + "/v1", APIKeyEnv: "LITELLM_KEY", Fallbacks: []string{},
+			Retries: 1, TimeoutSeconds: 30, MaxInFlight: 3},
+	}}
+	env := map[string]string{"LITELLM_KEY": "sk-from-env"}
+	ps, err := Policies(m, Options{AWS: &aws.Config{Region: "us-east-1"}, Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast, proxy := ps[0], ps[1]
+	if fast.Name != "fast" || len(fast.Deployments) != 2 || fast.Deployments[1].Model != "anthropic.claude-3-haiku" ||
+		fast.Deployments[0].Provider.System() != "aws.bedrock" || fast.Timeout != 120*time.Second || fast.Cooldown != time.Minute || fast.FailWindow != time.Minute {
+		t.Fatalf("fast = %+v", fast)
+	}
+	// Fleet-wide numbers divided across the 80 processes that share them.
+	if fast.MaxInFlight != 5 || fast.TokensPerMinute != 25000 {
+		t.Fatalf("per-process share: max_in_flight %d (want 400/80 = 5), tokens_per_minute %d (want 25000)", fast.MaxInFlight, fast.TokensPerMinute)
+	}
+	if proxy.MaxInFlight != 3 || proxy.Deployments[0].Provider.System() != "openai" || fast.ContextWindowFallbacks[0] != "proxy" {
+		t.Fatalf("proxy = %+v", proxy)
+	}
+	r, err := router.New(ps, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := r.Chat(context.Background(), "proxy", &router.Request{Messages: []router.Message{{Role: "user", Content: []router.Block{{Text: "x"}}}}})
+	if err != nil || resp.Text() != "hi from litellm" || srv.Models()[0] != "gpt-4o-mini" {
+		t.Fatalf("%v %v (the fake checks the bearer key from LITELLM_KEY)", resp, err)
+	}
+}
+
+func TestPoliciesRejects(t *testing.T) {
+	for name, c := range map[string]struct {
+		mp   config.ModelPolicy
+		want string
+	}{
+		"unknown provider": {config.ModelPolicy{Targets: []string{"anthropic/claude"}}, "unknown provider"},
+		"no base_url":      {config.ModelPolicy{Targets: []string{"openai/gpt"}}, "needs base_url"},
+		"empty key env":    {config.ModelPolicy{Targets: []string{"openai/gpt"}, BaseURL: "http://x/v1", APIKeyEnv: "NOPE"}, "NOPE"},
+		"no aws":           {config.ModelPolicy{Targets: []string{"bedrock/m"}}, "AWS"},
+	} {
+		_, err := Policies(config.Models{Policy: "p", Policies: map[string]config.ModelPolicy{"p": c.mp}}, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", name, err, c.want)
+		}
+	}
+}

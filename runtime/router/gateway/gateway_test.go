@@ -1,0 +1,189 @@
+package gateway_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+
+	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
+	rt "github.com/fleetc/fleetc/runtime/router/routertest"
+)
+
+// fleet builds the usual two-group setup: a hard-down Bedrock primary ("fast") and an
+// OpenAI-compatible fallback ("overflow"), both fake servers speaking their wire format.
+func fleet(t *testing.T, spare rt.Script) (*router.Router, *rt.Server, *rt.Server) {
+	t.Helper()
+	down := rt.Bedrock(t, rt.Always(rt.Reply{Status: 503, ErrorCode: "ServiceUnavailableException"}))
+	fb := rt.OpenAI(t, "", spare)
+	pol := func(name string, p router.Provider, model string, fallbacks ...string) router.Policy {
+		return router.Policy{Name: name, Deployments: []router.Deployment{{Name: name, Model: model, Provider: p}},
+			Fallbacks: fallbacks, Retries: 1, Timeout: 2 * time.Second, AllowedFails: 2, Cooldown: time.Minute, MaxInFlight: 4,
+			BackoffBase: time.Millisecond, BackoffCap: 5 * time.Millisecond}
+	}
+	r, err := router.New([]router.Policy{
+		pol("fast", rt.BedrockProvider(down), "us.anthropic.claude-haiku-4-5", "overflow"),
+		pol("overflow", rt.OpenAIProvider(fb, ""), "gpt-4o-mini"),
+	}, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, down, fb
+}
+
+func needCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		if os.Getenv("FLEETC_REQUIRE_TOOLS") == "1" {
+			t.Fatal("curl is required (apt-get install curl)")
+		}
+		t.Skip("curl not installed (apt-get install curl)")
+	}
+}
+
+// The issue's acceptance test: an exec handler written in shell calls the gateway with
+// curl and gets the fallback's answer, while the Bedrock primary is hard down.
+func TestShellExecHandlerGetsTheFallbacksAnswerThroughTheGateway(t *testing.T) {
+	needCurl(t)
+	r, down, fb := fleet(t, rt.Always(rt.Reply{Text: "answer from the fallback"}))
+	gw, err := gateway.Start(r, "fast", "127.0.0.1:0", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close(context.Background())
+	script := `set -eu
+question=$(cat)
+curl -sS --fail-with-body -X POST "$FLEET_MODEL_GATEWAY_URL/chat/completions" \
+  -H 'Content-Type: application/json' -H "X-Fleet-Deadline: $FLEET_DEADLINE" \
+  -d "{\"model\":\"fast\",\"messages\":[{\"role\":\"user\",\"content\":$question}]}"`
+	h, err := handler.NewExec([]string{"sh", "-c", script})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Env = gw.Env()
+	out, err := h.Handle(context.Background(), handler.Request{Class: "researcher", Key: "k1", Attempt: 1,
+		Deadline: time.Now().Add(10 * time.Second), Input: json.RawMessage(`"what is up?"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cr struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(out, &cr); err != nil || len(cr.Choices) != 1 {
+		t.Fatalf("handler output %s: %v", out, err)
+	}
+	if cr.Choices[0].Message.Content != "answer from the fallback" || cr.Model != "gpt-4o-mini" || cr.Choices[0].FinishReason != "stop" {
+		t.Fatalf("handler output %s", out)
+	}
+	if down.Calls() != 2 || fb.Calls() != 1 {
+		t.Fatalf("calls: primary %d (want 1 + 1 retry), fallback %d", down.Calls(), fb.Calls())
+	}
+	if got := fb.Requests()[0].Messages[0].Content[0].Text; got != "what is up?" {
+		t.Fatalf("the fallback got %q", got)
+	}
+}
+
+func TestGatewaySpeaksConverseToTheAWSSDK(t *testing.T) {
+	r, _, _ := fleet(t, rt.Always(rt.Reply{Text: "converse via fallback", Usage: router.Usage{InputTokens: 9, OutputTokens: 4}}))
+	gw, err := gateway.Start(r, "fast", "127.0.0.1:0", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close(context.Background())
+	client := bedrock.NewClient(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "s", "")}, gw.URL())
+	out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{
+		ModelId:  aws.String("us.anthropic.claude-haiku-4-5"),
+		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := out.Output.(*types.ConverseOutputMemberMessage).Value
+	if txt := msg.Content[0].(*types.ContentBlockMemberText).Value; txt != "converse via fallback" || aws.ToInt32(out.Usage.InputTokens) != 9 || out.StopReason != types.StopReasonEndTurn {
+		t.Fatalf("converse answer %q usage %+v stop %s", txt, out.Usage, out.StopReason)
+	}
+}
+
+func TestGatewayKeepsSpendLimitFinal(t *testing.T) {
+	spent := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, ErrorCode: "insufficient_quota"}))
+	r, _ := router.New([]router.Policy{{Name: "p", Deployments: []router.Deployment{{Name: "p", Model: "m", Provider: rt.OpenAIProvider(spent, "")}},
+		Retries: 2, Timeout: time.Second, AllowedFails: 2, Cooldown: time.Minute}}, router.Options{})
+	gw, _ := gateway.Start(r, "p", "127.0.0.1:0", 5*time.Second)
+	defer gw.Close(context.Background())
+	resp, err := http.Post(gw.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"p","messages":[{"role":"user","content":"x"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Error struct{ Code string } }
+	json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || body.Error.Code != "spend_limit" || spent.Calls() != 1 {
+		t.Fatalf("status %d retry-after %q code %q calls %d: a spend limit stays a final 429", resp.StatusCode, resp.Header.Get("Retry-After"), body.Error.Code, spent.Calls())
+	}
+	// What the caller's own classification (the worker's) makes of it: dead-letter.
+	if e := retry.FromStatus(resp.StatusCode, resp.Header.Get("Retry-After"), ""); e.Retryable || e.Code != "SpendLimit" {
+		t.Fatalf("%+v", e)
+	}
+	var re *retry.Error
+	_, err = r.Chat(context.Background(), "p", &router.Request{Messages: []router.Message{{Role: "user", Content: []router.Block{{Text: "x"}}}}})
+	if !errors.As(err, &re) || re.Code != router.CodeSpendLimit {
+		t.Fatal(err)
+	}
+}
+
+func TestGatewayIsLoopbackOnly(t *testing.T) {
+	r, _, _ := fleet(t, rt.Always(rt.Reply{Text: "x"}))
+	if _, err := gateway.Start(r, "fast", "0.0.0.0:0", time.Second); err == nil {
+		t.Fatal("the gateway must refuse a non-loopback address")
+	}
+}
+
+// An http handler's sidecar finds the gateway in X-Fleet-Model-Gateway and gets the
+// fallback's answer the same way.
+func TestHTTPSidecarReachesTheGatewayFromItsHeader(t *testing.T) {
+	r, _, fb := fleet(t, rt.Always(rt.Reply{Text: "sidecar answer"}))
+	gw, err := gateway.Start(r, "fast", "127.0.0.1:0", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close(context.Background())
+	sidecar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		base := req.Header.Get("X-Fleet-Model-Gateway")
+		resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			http.Error(w, err.Error(), 502)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer sidecar.Close()
+	h, _ := handler.NewHTTP(sidecar.URL, nil)
+	h.ModelGateway = gw.URL() + "/v1"
+	out, err := h.Handle(context.Background(), handler.Request{Class: "c", Key: "k", Attempt: 1, Input: json.RawMessage(`{}`)})
+	if err != nil || !strings.Contains(string(out), "sidecar answer") || fb.Calls() != 1 {
+		t.Fatalf("%s %v (fallback calls %d)", out, err, fb.Calls())
+	}
+}

@@ -1,0 +1,164 @@
+package router
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+)
+
+// Metric names (Prometheus), per policy and deployment.
+const (
+	MetricCalls     = "fleet_model_calls_total"           // {policy,deployment,outcome}
+	MetricFailures  = "fleet_model_failures_total"        // {policy,deployment,class}
+	MetricCooldowns = "fleet_model_cooldowns_total"       // {policy,deployment}
+	MetricFallbacks = "fleet_model_fallbacks_total"       // {policy,to,reason}
+	MetricInFlight  = "fleet_model_in_flight"             // {policy}
+	MetricTokens    = "fleet_model_tokens_total"          // {policy,deployment,type}
+	MetricDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
+)
+
+// Metrics are the router's Prometheus collectors. A nil *Metrics records nothing.
+type Metrics struct {
+	calls, failures, cooldowns, fallbacks, tokens *prometheus.CounterVec
+	inflight                                      *prometheus.GaugeVec
+	duration                                      *prometheus.HistogramVec
+}
+
+// NewMetrics creates the collectors and registers them on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCalls,
+			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{"policy", "deployment", "outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFailures,
+			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{"policy", "deployment", "class"}),
+		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCooldowns,
+			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{"policy", "deployment"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFallbacks,
+			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{"policy", "to", "reason"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricTokens,
+			Help: "Tokens reported by providers, by type (input, output)."}, []string{"policy", "deployment", "type"}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight,
+			Help: "Model calls in flight in this process, per policy group."}, []string{"policy"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDuration,
+			Help:    "Model call duration, one attempt.",
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{"policy", "deployment"}),
+	}
+	for _, c := range []prometheus.Collector{m.calls, m.failures, m.cooldowns, m.fallbacks, m.tokens, m.inflight, m.duration} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// depMetrics are one deployment's hot-path series, resolved once (no label hashing per call).
+type depMetrics struct {
+	ok            prometheus.Counter
+	duration      prometheus.Observer
+	input, output prometheus.Counter
+}
+
+func (m *Metrics) forDeployment(policy, dep string) *depMetrics {
+	if m == nil {
+		return nil
+	}
+	return &depMetrics{ok: m.calls.WithLabelValues(policy, dep, "success"), duration: m.duration.WithLabelValues(policy, dep),
+		input: m.tokens.WithLabelValues(policy, dep, "input"), output: m.tokens.WithLabelValues(policy, dep, "output")}
+}
+
+func (m *Metrics) forPolicy(policy string) prometheus.Gauge {
+	if m == nil {
+		return nil
+	}
+	return m.inflight.WithLabelValues(policy)
+}
+
+func (dm *depMetrics) success(d time.Duration, u Usage) {
+	if dm == nil {
+		return
+	}
+	dm.ok.Inc()
+	dm.duration.Observe(d.Seconds())
+	dm.input.Add(float64(u.InputTokens))
+	dm.output.Add(float64(u.OutputTokens))
+}
+
+func (m *Metrics) failure(policy, dep, class string, d time.Duration, cooled bool) {
+	if m == nil {
+		return
+	}
+	m.calls.WithLabelValues(policy, dep, "failure").Inc()
+	m.failures.WithLabelValues(policy, dep, class).Inc()
+	m.duration.WithLabelValues(policy, dep).Observe(d.Seconds())
+	if cooled {
+		m.cooldowns.WithLabelValues(policy, dep).Inc()
+	}
+}
+
+func (m *Metrics) fallback(from, to, reason string) {
+	if m == nil {
+		return
+	}
+	m.fallbacks.WithLabelValues(from, to, reason).Inc()
+}
+
+// OpenTelemetry GenAI semantic-convention attribute names.
+const (
+	attrOperation     = "gen_ai.operation.name"
+	attrProvider      = "gen_ai.provider.name"
+	attrRequestModel  = "gen_ai.request.model"
+	attrResponseModel = "gen_ai.response.model"
+	attrMaxTokens     = "gen_ai.request.max_tokens"
+	attrInputTokens   = "gen_ai.usage.input_tokens"
+	attrOutputTokens  = "gen_ai.usage.output_tokens"
+	attrFinish        = "gen_ai.response.finish_reasons"
+	attrErrorType     = "error.type"
+	attrPolicy        = "fleet.model.policy"
+	attrDeployment    = "fleet.model.deployment"
+)
+
+// startSpan opens the GenAI client span "chat {model}" for one attempt.
+func (r *Router) startSpan(ctx context.Context, g *group, d *deployment, req *Request) (context.Context, trace.Span) {
+	if !r.tracing {
+		return ctx, noopSpan
+	}
+	attrs := []attribute.KeyValue{
+		attribute.String(attrOperation, "chat"),
+		attribute.String(attrProvider, d.Provider.System()),
+		attribute.String(attrRequestModel, d.Model),
+		attribute.String(attrPolicy, g.p.Name),
+		attribute.String(attrDeployment, d.Name),
+	}
+	if req.MaxTokens > 0 {
+		attrs = append(attrs, attribute.Int(attrMaxTokens, req.MaxTokens))
+	}
+	return r.tracer.Start(ctx, "chat "+d.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+}
+
+// noopSpan is what an untraced router "opens": no allocation per call.
+var noopSpan = noop.Span{}
+
+func endSpan(span trace.Span, resp *Response, class string, err error) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	if resp != nil {
+		span.SetAttributes(
+			attribute.String(attrResponseModel, resp.Model),
+			attribute.Int(attrInputTokens, resp.Usage.InputTokens),
+			attribute.Int(attrOutputTokens, resp.Usage.OutputTokens),
+			attribute.StringSlice(attrFinish, []string{resp.StopReason}),
+		)
+	}
+	if err != nil {
+		span.SetAttributes(attribute.String(attrErrorType, class))
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}

@@ -1,0 +1,117 @@
+package router_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fleetc/fleetc/runtime/router"
+	rt "github.com/fleetc/fleetc/runtime/router/routertest"
+)
+
+func TestGenAISpansAndMetrics(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reg := prometheus.NewRegistry()
+	m, err := router.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := rt.Bedrock(t, rt.Always(rt.Reply{Status: 503, ErrorCode: "ServiceUnavailableException"}))
+	spare := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok", Usage: router.Usage{InputTokens: 30, OutputTokens: 7}}))
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.BedrockProvider(down), "us.anthropic.claude-haiku-4-5", func(p *router.Policy) { p.Fallbacks = []string{"overflow"}; p.Retries = 0; p.AllowedFails = 0 }),
+		pol("overflow", rt.OpenAIProvider(spare, ""), "gpt-4o-mini", nil),
+	}, router.Options{Tracer: tp, Metrics: m})
+	ctx, parent := tp.Tracer("test").Start(context.Background(), "step")
+	if _, err := r.Chat(ctx, "fast", ask("x")); err != nil {
+		t.Fatal(err)
+	}
+	parent.End()
+
+	var chats []sdktrace.ReadOnlySpan
+	for _, s := range rec.Ended() {
+		if strings.HasPrefix(s.Name(), "chat ") {
+			chats = append(chats, s)
+		}
+	}
+	if len(chats) != 2 {
+		t.Fatalf("%d chat spans, want 2 (failed primary, fallback)", len(chats))
+	}
+	attrs := func(s sdktrace.ReadOnlySpan) map[attribute.Key]attribute.Value {
+		out := map[attribute.Key]attribute.Value{}
+		for _, kv := range s.Attributes() {
+			out[kv.Key] = kv.Value
+		}
+		return out
+	}
+	fail, ok := chats[0], chats[1]
+	if fail.Name() != "chat us.anthropic.claude-haiku-4-5" || fail.SpanKind() != trace.SpanKindClient || fail.Parent().SpanID() != parent.SpanContext().SpanID() {
+		t.Fatalf("primary span %q kind %v", fail.Name(), fail.SpanKind())
+	}
+	fa := attrs(fail)
+	if fa["gen_ai.provider.name"].AsString() != "aws.bedrock" || fa["gen_ai.operation.name"].AsString() != "chat" || fa["error.type"].AsString() != "retryable" || fail.Status().Code.String() != "Error" {
+		t.Fatalf("primary span attributes %v status %v", fa, fail.Status())
+	}
+	oa := attrs(ok)
+	if ok.Name() != "chat gpt-4o-mini" || oa["gen_ai.provider.name"].AsString() != "openai" || oa["gen_ai.usage.input_tokens"].AsInt64() != 30 ||
+		oa["gen_ai.usage.output_tokens"].AsInt64() != 7 || oa["gen_ai.response.model"].AsString() != "gpt-4o-mini" ||
+		oa["gen_ai.request.model"].AsString() != "gpt-4o-mini" || oa["fleet.model.policy"].AsString() != "overflow" || oa["gen_ai.request.max_tokens"].AsInt64() != 64 {
+		t.Fatalf("fallback span attributes %v", oa)
+	}
+
+	checks := []struct {
+		name   string
+		labels prometheus.Labels
+		want   float64
+	}{
+		{router.MetricCalls, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "outcome": "failure"}, 1},
+		{router.MetricCalls, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "outcome": "success"}, 1},
+		{router.MetricFailures, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "class": "retryable"}, 1},
+		{router.MetricCooldowns, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5"}, 1},
+		{router.MetricFallbacks, prometheus.Labels{"policy": "fast", "to": "overflow", "reason": "failure"}, 1},
+		{router.MetricTokens, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "type": "input"}, 30},
+		{router.MetricInFlight, prometheus.Labels{"policy": "overflow"}, 0},
+	}
+	families, _ := reg.Gather()
+	for _, c := range checks {
+		found := false
+		for _, f := range families {
+			if f.GetName() != c.name {
+				continue
+			}
+			for _, mt := range f.GetMetric() {
+				match := true
+				for _, lp := range mt.GetLabel() {
+					if c.labels[lp.GetName()] != lp.GetValue() {
+						match = false
+					}
+				}
+				if !match {
+					continue
+				}
+				found = true
+				v := mt.GetCounter().GetValue()
+				if mt.GetGauge() != nil {
+					v = mt.GetGauge().GetValue()
+				}
+				if v != c.want {
+					t.Errorf("%s%v = %v, want %v", c.name, c.labels, v, c.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s%v missing", c.name, c.labels)
+		}
+	}
+	if n := testutil.CollectAndCount(reg, router.MetricDuration); n != 2 {
+		t.Errorf("%s series = %d, want 2", router.MetricDuration, n)
+	}
+}

@@ -1,0 +1,222 @@
+// Package routertest has fake model servers for tests: no emulator exists for Bedrock
+// Runtime, so Bedrock is an httptest server that checks each request the way the
+// Converse API reference documents it (POST /model/{modelId}/converse, SigV4-signed
+// JSON) and answers in its wire format, errors included (status, X-Amzn-ErrorType,
+// {"message"}); OpenAI is an httptest server speaking POST /v1/chat/completions.
+// Both are scripted per call to fail: hard down, 429 waves, 529, slow answers.
+package routertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/openai"
+)
+
+// Reply is one scripted answer.
+type Reply struct {
+	Status     int           // 0 = 200
+	ErrorCode  string        // Bedrock X-Amzn-ErrorType / OpenAI error.code
+	Message    string        // error message (default: "scripted <code>")
+	RetryAfter string        // Retry-After header, "" = none
+	Delay      time.Duration // answer after this long (or when the client gives up)
+	Text       string
+	ToolUse    *router.ToolUse
+	Usage      router.Usage
+}
+
+func (r Reply) errMessage() string {
+	if r.Message != "" {
+		return r.Message
+	}
+	return "scripted " + r.ErrorCode
+}
+
+// Script picks the reply to call n (1-based) of req.
+type Script func(n int, req *router.Request) Reply
+
+// Always answers every call with r.
+func Always(r Reply) Script { return func(int, *router.Request) Reply { return r } }
+
+// Server is a fake provider endpoint.
+type Server struct {
+	*httptest.Server
+	Kind     string // "bedrock" | "openai"
+	mu       sync.Mutex
+	calls    int
+	models   []string
+	requests []*router.Request
+	inFlight atomic.Int64
+	maxSeen  atomic.Int64
+	t        testing.TB
+	script   Script
+}
+
+// Calls is the number of requests received.
+func (s *Server) Calls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls }
+
+// MaxInFlight is the most requests the server held at once.
+func (s *Server) MaxInFlight() int { return int(s.maxSeen.Load()) }
+
+// Requests are the decoded requests, in arrival order.
+func (s *Server) Requests() []*router.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*router.Request(nil), s.requests...)
+}
+
+// Models are the model ids requested, in arrival order.
+func (s *Server) Models() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.models...)
+}
+
+func (s *Server) begin(model string, req *router.Request) (int, func()) {
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.models = append(s.models, model)
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+	cur := s.inFlight.Add(1)
+	for m := s.maxSeen.Load(); cur > m && !s.maxSeen.CompareAndSwap(m, cur); m = s.maxSeen.Load() {
+	}
+	return n, func() { s.inFlight.Add(-1) }
+}
+
+func wait(r *http.Request, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	select {
+	case <-time.After(d):
+	case <-r.Context().Done():
+	}
+}
+
+// Bedrock starts a fake Bedrock Runtime.
+func Bedrock(t testing.TB, script Script) *Server {
+	s := &Server{Kind: "bedrock", t: t, script: script}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serveBedrock))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
+	model, ok2 := strings.CutSuffix(rest, "/converse")
+	if r.Method != http.MethodPost || !ok || !ok2 || model == "" {
+		s.t.Errorf("bedrock: unexpected %s %s", r.Method, r.URL.Path)
+		http.Error(w, `{"message":"unknown operation"}`, http.StatusNotFound)
+		return
+	}
+	model, _ = url.PathUnescape(model)
+	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+		s.t.Errorf("bedrock: Content-Type %q, want application/json", ct)
+	}
+	if auth := r.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/bedrock/aws4_request") {
+		s.t.Errorf("bedrock: Authorization %q is not a SigV4 signature for service bedrock", auth)
+	}
+	var in bedrock.ConverseRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || len(in.Messages) == 0 {
+		s.t.Errorf("bedrock: request body: %v (%d messages)", err, len(in.Messages))
+	}
+	req := in.ToRouter()
+	n, done := s.begin(model, req)
+	defer done()
+	rep := s.script(n, req)
+	wait(r, rep.Delay)
+	if rep.RetryAfter != "" {
+		w.Header().Set("Retry-After", rep.RetryAfter)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if rep.Status >= 300 {
+		w.Header().Set("X-Amzn-ErrorType", rep.ErrorCode)
+		w.WriteHeader(rep.Status)
+		fmt.Fprintf(w, `{"message":%q}`, rep.errMessage())
+		return
+	}
+	json.NewEncoder(w).Encode(bedrock.FromRouter(reply(model, rep), 1))
+}
+
+// OpenAI starts a fake OpenAI-compatible server; its base URL is URL+"/v1". When key
+// is set, requests must carry it as a bearer token.
+func OpenAI(t testing.TB, key string, script Script) *Server {
+	s := &Server{Kind: "openai", t: t, script: script}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			t.Errorf("openai: unexpected %s %s", r.Method, r.URL.Path)
+			http.Error(w, "not found", http.StatusNotFound)
+			return
+		}
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			t.Errorf("openai: Authorization %q", r.Header.Get("Authorization"))
+		}
+		var in openai.ChatRequest
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Model == "" {
+			t.Errorf("openai: request body: %v (model %q)", err, in.Model)
+		}
+		req := in.ToRouter()
+		n, done := s.begin(in.Model, req)
+		defer done()
+		rep := s.script(n, req)
+		wait(r, rep.Delay)
+		if rep.RetryAfter != "" {
+			w.Header().Set("Retry-After", rep.RetryAfter)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if rep.Status >= 300 {
+			w.WriteHeader(rep.Status)
+			var eb openai.ErrorBody
+			eb.Error.Message, eb.Error.Type, eb.Error.Code = rep.errMessage(), "error", rep.ErrorCode
+			json.NewEncoder(w).Encode(eb)
+			return
+		}
+		json.NewEncoder(w).Encode(openai.FromRouterResponse(fmt.Sprintf("chatcmpl-%d", n), 1700000000, reply(in.Model, rep)))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func reply(model string, rep Reply) *router.Response {
+	resp := &router.Response{Model: model, StopReason: router.StopEndTurn, Usage: rep.Usage, Message: router.Message{Role: router.RoleAssistant}}
+	if resp.Usage == (router.Usage{}) {
+		resp.Usage = router.Usage{InputTokens: 12, OutputTokens: 3}
+	}
+	if rep.Text != "" || rep.ToolUse == nil {
+		resp.Message.Content = append(resp.Message.Content, router.Block{Text: rep.Text})
+	}
+	if rep.ToolUse != nil {
+		resp.StopReason = router.StopToolUse
+		resp.Message.Content = append(resp.Message.Content, router.Block{ToolUse: rep.ToolUse})
+	}
+	return resp
+}
+
+// BedrockProvider is a Bedrock provider pointed at s with test credentials and SDK
+// retries off, built the way fleet-worker builds its own.
+func BedrockProvider(s *Server) *bedrock.Provider {
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}
+	return &bedrock.Provider{API: bedrock.NewClient(cfg, s.URL)}
+}
+
+// OpenAIProvider is an OpenAI-compatible provider pointed at s.
+func OpenAIProvider(s *Server, key string) *openai.Client {
+	return &openai.Client{BaseURL: s.URL + "/v1", APIKey: key}
+}

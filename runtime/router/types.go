@@ -1,0 +1,142 @@
+// Package router is fleet-worker's model router: the one retry layer for model calls.
+//
+// A Policy is a group of interchangeable deployments (in-group targets) with bounded
+// in-group retries, a per-call timeout, a failure budget (allowed_fails within a window,
+// then a cooldown for that deployment), a concurrency cap (max_in_flight) and a token
+// bucket (tokens_per_minute, charged with the usage each response reports). When a group
+// cannot answer, the router leaves the failure domain: it tries the ordered cross-group
+// fallbacks, each gated by its own cap and bucket, so overflow cannot stampede them.
+//
+// The package has its own types; runtime/router/fromconfig maps a runtime config onto
+// them. Providers (Bedrock Converse, OpenAI-compatible chat completions) live in
+// subpackages and never retry on their own.
+package router
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Stop reasons (Bedrock Converse's names; OpenAI's finish_reason is mapped onto them).
+const (
+	StopEndTurn   = "end_turn"
+	StopToolUse   = "tool_use"
+	StopMaxTokens = "max_tokens"
+)
+
+// Message is one conversation turn.
+type Message struct {
+	Role    string  `json:"role"`
+	Content []Block `json:"content"`
+}
+
+// Block is one content block: exactly one of Text, ToolUse, ToolResult.
+type Block struct {
+	Text       string      `json:"text,omitempty"`
+	ToolUse    *ToolUse    `json:"tool_use,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+}
+
+// ToolUse is the model asking for a tool call.
+type ToolUse struct {
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult answers a ToolUse.
+type ToolResult struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	IsError bool   `json:"is_error,omitempty"`
+}
+
+// Tool is a tool the model may call; Schema is a JSON Schema object for its input.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Schema      json.RawMessage `json:"schema,omitempty"`
+}
+
+// Request is one chat call, provider-neutral.
+type Request struct {
+	System      string
+	Messages    []Message
+	Tools       []Tool
+	MaxTokens   int      // 0 = provider default
+	Temperature *float64 // nil = provider default
+}
+
+// Usage is what the provider reports; the token bucket is charged with it.
+type Usage struct {
+	InputTokens  int
+	OutputTokens int
+}
+
+// Total is input plus output tokens.
+func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
+
+// Response is one chat answer.
+type Response struct {
+	Model      string // the model that answered (response model id)
+	Message    Message
+	StopReason string
+	Usage      Usage
+	// Set by the router: which policy and deployment answered.
+	Policy     string
+	Deployment string
+}
+
+// Text concatenates the text blocks of the answer.
+func (r *Response) Text() string {
+	var s string
+	for _, b := range r.Message.Content {
+		s += b.Text
+	}
+	return s
+}
+
+// ToolUses lists the tool calls the answer asks for.
+func (r *Response) ToolUses() []*ToolUse {
+	var out []*ToolUse
+	for _, b := range r.Message.Content {
+		if b.ToolUse != nil {
+			out = append(out, b.ToolUse)
+		}
+	}
+	return out
+}
+
+// Deployment is one in-group target: a model on a provider.
+type Deployment struct {
+	Name     string // the target as written in fleet.yaml, e.g. "bedrock/us.anthropic.claude-haiku-4-5"
+	Model    string // the provider's model id
+	Provider Provider
+}
+
+// Policy is one routing group.
+type Policy struct {
+	Name        string
+	Deployments []Deployment
+	// Fallbacks are other policies, tried in order (and their own fallbacks after them)
+	// when this group cannot answer.
+	Fallbacks []string
+	// ContextWindowFallbacks are tried instead when a deployment says the input does
+	// not fit its context window; empty = such a call fails for good.
+	ContextWindowFallbacks []string
+	Retries                int           // in-group retries after the first attempt
+	Timeout                time.Duration // per call; the step deadline bounds it too
+	AllowedFails           int           // failures within FailWindow a deployment may have
+	FailWindow             time.Duration // default 60 s
+	Cooldown               time.Duration // how long a deployment over AllowedFails is benched
+	MaxInFlight            int           // concurrent calls into this group per process; 0 = no cap
+	TokensPerMinute        int           // token bucket per process; 0 = no budget
+	BackoffBase            time.Duration // full jitter between in-group attempts; default 100 ms
+	BackoffCap             time.Duration // default 2 s
+}

@@ -1,0 +1,108 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/runtime/llm"
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/fromconfig"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/telemetry"
+)
+
+// newRouter builds the class's model router (nil when the class has no policy), with
+// spans and per-policy metrics on the worker's telemetry.
+func newRouter(cfg *config.Config, awsCfg aws.Config, getenv func(string) string, tel *telemetry.Telemetry) (*router.Router, error) {
+	if cfg.Models.Policy == "" {
+		return nil, nil
+	}
+	policies, err := fromconfig.Policies(cfg.Models, fromconfig.Options{AWS: &awsCfg, BedrockEndpoint: getenv(config.EnvBedrockEndpoint), Getenv: getenv})
+	if err != nil {
+		return nil, err
+	}
+	var o router.Options
+	if tel != nil {
+		o.Tracer = tel.Provider
+		if o.Metrics, err = router.NewMetrics(tel.Metrics.Registry); err != nil {
+			return nil, err
+		}
+	}
+	return router.New(policies, o)
+}
+
+// llmFactory builds the llm handler on the router: the system prompt file is read at
+// startup, so a missing prompt is a startup error, not a failed step.
+func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher) handler.LLMFactory {
+	return func(h config.Handler, m config.Models) (handler.Handler, error) {
+		if r == nil {
+			return nil, fmt.Errorf("handler type llm: the class has no model policy")
+		}
+		system, err := llm.ReadSystem(h.System)
+		if err != nil {
+			return nil, err
+		}
+		source := "fleet." + cfg.Fleet
+		if len(cfg.Events.Emits) > 0 {
+			source = cfg.Events.Emits[0].Source
+		}
+		lc := llm.Config{Policy: m.Policy, System: system, Tools: h.Tools, MaxTokens: h.MaxTokens,
+			MaxIterations: h.MaxIterations, EventSource: source}
+		if pub != nil {
+			lc.Events = pub
+		}
+		return llm.New(lc, r)
+	}
+}
+
+// hasEventTools says an llm handler publishes events itself (it needs a batcher even
+// when the class emits no completion event).
+func hasEventTools(h config.Handler) bool {
+	if h.Type != config.HandlerLLM {
+		return false
+	}
+	for _, t := range h.Tools {
+		if name, target, ok := strings.Cut(t, "="); ok && !strings.Contains(name, ":") {
+			t = target
+		}
+		if strings.HasPrefix(t, "event:") {
+			return true
+		}
+	}
+	return false
+}
+
+// startGateway serves the router to an exec or http handler on loopback: an exec command
+// gets the URLs in its environment, an http sidecar in the X-Fleet-Model-Gateway header.
+func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
+	if r == nil {
+		return nil, nil
+	}
+	ex, isExec := h.(*handler.Exec)
+	hh, isHTTP := h.(*handler.HTTP)
+	if !isExec && !isHTTP {
+		return nil, nil
+	}
+	gw, err := gateway.Start(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max())
+	if err != nil {
+		return nil, err
+	}
+	if isExec {
+		ex.Env = append(ex.Env, gw.Env()...)
+	} else {
+		hh.ModelGateway = gw.URL() + "/v1"
+	}
+	return gw, nil
+}
+
+func closeGateway(ctx context.Context, gw *gateway.Gateway) error {
+	if gw == nil {
+		return nil
+	}
+	return gw.Close(ctx)
+}
