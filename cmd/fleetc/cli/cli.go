@@ -25,6 +25,9 @@ event-driven AI agent fleet on AWS.
 Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
+  fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
+  fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
+  fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
   fleetc rules [--format text|json]
   fleetc explain ID
   fleetc version
@@ -58,6 +61,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runValidate(rest, stdout, stderr)
 	case "build":
 		return runBuild(rest, stdout, stderr)
+	case "plan":
+		return runPlan(rest, stdout, stderr)
+	case "apply":
+		return runApply(rest, stdin, stdout, stderr)
+	case "destroy":
+		return runDestroy(rest, stdin, stdout, stderr)
 	case "rules":
 		return runRules(rest, stdout, stderr)
 	case "explain":
