@@ -67,7 +67,10 @@ type Workspace struct {
 // BuildError carries the diagnostics of a spec that does not build.
 type BuildError struct{ Diagnostics diag.Diagnostics }
 
-func (e *BuildError) Error() string { return fmt.Sprintf("%s does not build", "the spec") }
+func (e *BuildError) Error() string {
+	errs, warns := e.Diagnostics.Count()
+	return fmt.Sprintf("the spec does not build: %d error(s), %d warning(s)", errs, warns)
+}
 
 // Prepare builds the spec into opts.Dir exactly as `fleetc build` does, writes (or removes)
 // the emulator override, finds terraform and runs `terraform init -input=false`. Build

@@ -289,8 +289,19 @@ func (s *Summary) writeOmissions(w io.Writer) {
 	if s.Endpoint == "" {
 		return
 	}
-	fmt.Fprintf(w, "\nEmulator %s: the override %s leaves out or changes:\n", s.Endpoint, OverrideFile)
+	fmt.Fprintf(w, "\nEmulator %s: %s (never applied to AWS) leaves out or changes:\n", s.Endpoint, OverrideFile)
+	type key struct{ gap, what string }
+	var order []key
+	addrs := map[key][]string{}
 	for _, o := range s.EmulatorOmissions {
-		fmt.Fprintf(w, "  %s [%s]: %s\n", o.Address, o.Gap, o.What)
+		k := key{o.Gap, o.What}
+		if addrs[k] == nil {
+			order = append(order, k)
+		}
+		addrs[k] = append(addrs[k], o.Address)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].gap < order[j].gap })
+	for _, k := range order {
+		fmt.Fprintf(w, "  [%s] %s: %s\n", k.gap, k.what, strings.Join(addrs[k], ", "))
 	}
 }
