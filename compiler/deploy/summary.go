@@ -246,15 +246,24 @@ func (s *Summary) WriteText(w io.Writer) {
 	for _, g := range s.Groups {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, g.Group, counts(g))
 	}
-	var risky []Change
+	var risky, updates []string
 	for _, c := range s.Changes {
-		if c.Action == "replace" || c.Action == "delete" {
-			risky = append(risky, c)
+		switch c.Action {
+		case "replace", "delete":
+			risky = append(risky, c.Address)
+		case "update":
+			updates = append(updates, c.Address)
 		}
+	}
+	if len(updates) > 0 {
+		fmt.Fprintf(w, "\nUpdated in place: %s\n", strings.Join(updates, ", "))
 	}
 	if len(risky) > 0 {
 		fmt.Fprintln(w, "\nReplacements and deletions:")
-		for _, c := range risky {
+		for _, c := range s.Changes {
+			if c.Action != "replace" && c.Action != "delete" {
+				continue
+			}
 			fmt.Fprintf(w, "  %s %s (%s)", c.Action, c.Address, c.Group)
 			if len(c.ReplacePaths) > 0 {
 				fmt.Fprintf(w, ": %s forces replacement", strings.Join(c.ReplacePaths, ", "))
