@@ -222,7 +222,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI(t, "", append(append([]string{"destroy", spec, "--auto-approve"}, allowAll...), common...)...)
-	if code != exitOK || !strings.Contains(stdout, "Destroy complete!") {
+	if code != exitOK || !strings.Contains(stdout, " destroyed.") {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	destroyed = true
