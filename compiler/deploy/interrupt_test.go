@@ -84,3 +84,42 @@ func (n *notifyWriter) Write(p []byte) (int, error) {
 	}
 	return k, err
 }
+
+// TestOverrideOnlyWithEndpoint: --endpoint writes the override beside the generated files;
+// the next run without it removes the override, so Terraform targets AWS again, and the
+// generated files are the same bytes either way.
+func TestOverrideOnlyWithEndpoint(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "terraform")
+	if err := os.WriteFile(bin, []byte(fakeTerraform), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("testdata/e2e.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(spec, bytes.ReplaceAll(src, []byte("FLEET"), []byte("unit")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	override := filepath.Join(out, "terraform", OverrideFile)
+	w, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin, Endpoint: "http://127.0.0.1:4566"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEndpoint, _ := os.ReadFile(filepath.Join(out, "terraform", "agent_solver.tf"))
+	if b, err := os.ReadFile(override); err != nil || !bytes.Equal(b, w.Override.Bytes) {
+		t.Fatalf("override not written: %v", err)
+	}
+	if _, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(override); !os.IsNotExist(err) {
+		t.Fatalf("override left behind without --endpoint: %v", err)
+	}
+	without, _ := os.ReadFile(filepath.Join(out, "terraform", "agent_solver.tf"))
+	if !bytes.Equal(withEndpoint, without) || !bytes.Contains(without, []byte("sqs_managed_sse_enabled    = true")) {
+		t.Error("generated configuration differs with --endpoint")
+	}
+}
