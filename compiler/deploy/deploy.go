@@ -260,17 +260,6 @@ func (w *Workspace) Outputs(ctx context.Context) ([]Output, error) {
 	return out, nil
 }
 
-// OutputMap decodes the outputs into a map (sensitive values included), for tests and tools.
-func OutputMap(outs []Output) map[string]any {
-	m := map[string]any{}
-	for _, o := range outs {
-		var v any
-		_ = json.Unmarshal(o.Value, &v)
-		m[o.Name] = v
-	}
-	return m
-}
-
 // streamer turns `terraform apply -json` lines into Terraform's own progress messages.
 type streamer struct {
 	mu         sync.Mutex
