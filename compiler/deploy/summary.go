@@ -224,11 +224,25 @@ func Groups(set *artifact.Set) (map[string]string, error) {
 
 var instanceKey = regexp.MustCompile(`\[[^\]]*\]$`)
 
+// groupOf is the class or plane of addr. A resource no longer in the configuration (a
+// deletion) belongs to the class its name starts with, if any.
 func groupOf(groups map[string]string, addr string) string {
-	if g, ok := groups[instanceKey.ReplaceAllString(addr, "")]; ok {
+	addr = instanceKey.ReplaceAllString(addr, "")
+	if g, ok := groups[addr]; ok {
 		return g
 	}
-	return "other"
+	name := addr[strings.LastIndex(addr, ".")+1:]
+	best := ""
+	for _, g := range groups {
+		class, ok := strings.CutPrefix(g, "class ")
+		if ok && (name == class || strings.HasPrefix(name, class+"_")) && len(g) > len(best) {
+			best = g
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return "removed"
 }
 
 // WriteText prints the summary as fleetc plan's text: one line per class and plane, every

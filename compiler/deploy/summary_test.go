@@ -23,6 +23,7 @@ func planFixture() *tfjson.Plan {
 		rc("aws_dynamodb_table", "idempotency", "", nil, tfjson.ActionDelete),
 		rc("aws_sfn_state_machine", "flow", tfjson.ActionReasonReplaceBecauseTainted, nil, tfjson.ActionCreate, tfjson.ActionDelete),
 		rc("aws_cloudwatch_event_bus", "fleet", "", nil, tfjson.ActionNoop),
+		rc("aws_sqs_queue_policy", "solver", tfjson.ActionReasonDeleteBecauseNoResourceConfig, nil, tfjson.ActionDelete),
 		{Address: "data.aws_iam_policy_document.x", Mode: tfjson.DataResourceMode, Type: "aws_iam_policy_document", Name: "x",
 			Change: &tfjson.Change{Actions: tfjson.Actions{tfjson.ActionRead}}},
 	}}
@@ -36,10 +37,11 @@ var fixtureGroups = map[string]string{
 
 func TestSummarize(t *testing.T) {
 	s := Summarize(planFixture(), fixtureGroups)
-	if s.Add != 4 || s.Change != 1 || s.Destroy != 4 {
-		t.Errorf("counts: +%d ~%d -%d, want +4 ~1 -4 (as Terraform counts a replacement)", s.Add, s.Change, s.Destroy)
+	if s.Add != 4 || s.Change != 1 || s.Destroy != 5 {
+		t.Errorf("counts: +%d ~%d -%d, want +4 ~1 -5 (as Terraform counts a replacement)", s.Add, s.Change, s.Destroy)
 	}
-	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2}, {Group: "state", Delete: 1}, {Group: "workflows", Replace: 1}}
+	// The queue policy no longer in the configuration still belongs to its class.
+	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2, Delete: 1}, {Group: "state", Delete: 1}, {Group: "workflows", Replace: 1}}
 	if len(s.Groups) != len(want) {
 		t.Fatalf("groups %+v", s.Groups)
 	}
@@ -51,13 +53,14 @@ func TestSummarize(t *testing.T) {
 	var text bytes.Buffer
 	s.WriteText(&text)
 	for _, line := range []string{
-		"  class solver  1 to create, 1 to update, 2 to replace\n",
+		"  class solver  1 to create, 1 to update, 2 to replace, 1 to delete\n",
+		"  delete aws_sqs_queue_policy.solver (class solver) [delete_because_no_resource_config]\n",
 		"  replace aws_sqs_queue.solver (class solver): fifo_queue, name forces replacement [replace_because_cannot_update]\n" +
 			"      destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver\n",
 		"      destroys a dead-letter queue and every dead-lettered message in it; apply needs --allow-replace aws_sqs_queue.solver_dlq\n",
 		"  delete aws_dynamodb_table.idempotency (state)\n      destroys the idempotency table and its claims",
 		"  replace aws_sfn_state_machine.flow (workflows) [replace_because_tainted]\n\nPlan",
-		"Plan: 4 to add, 1 to change, 4 to destroy.\n",
+		"Plan: 4 to add, 1 to change, 5 to destroy.\n",
 	} {
 		if !strings.Contains(text.String(), line) {
 			t.Errorf("text lacks %q:\n%s", line, text.String())

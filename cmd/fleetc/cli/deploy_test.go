@@ -201,7 +201,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec}, common...)...)
-	if code != exitOK || !strings.Contains(stdout, "replace aws_sqs_queue.solver (class solver): fifo_queue forces replacement") ||
+	if code != exitOK || !strings.Contains(stdout, "replace aws_sqs_queue.solver (class solver): name, fifo_queue forces replacement") ||
 		!strings.Contains(stdout, "destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver") {
 		t.Fatalf("replacement plan: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -349,8 +349,8 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 	}
 
 	// Test setup: the same definition with the context-object fields kumo lacks
-	// ($$.Execution.Id, $$.State.Name, $$.State.EnteredTime) left out of the message, under
-	// the generated role. Its Solve step sends to the class queue with a task token, and
+	// ($$.Execution.Id, $$.State.Name, $$.State.EnteredTime) left out of the message (a
+	// constant execution_id instead), under the generated role. Its Solve step sends to the class queue with a task token, and
 	// fleet-worker answers it.
 	def, err := os.ReadFile(filepath.Join(out, "statemachines", "flow.asl.json"))
 	if err != nil {
@@ -367,6 +367,8 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 		}
 		delete(body, k)
 	}
+	// The execution id is the worker's idempotency key for a workflow step: a constant stands in.
+	body["execution_id"] = "kumo-execution-" + fleet
 	def, _ = json.Marshal(asl)
 	def = bytes.ReplaceAll(def, []byte("${queue_url_solver}"), []byte(aws.ToString(qurl.QueueUrl)))
 	sm, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(fleet + "-flow-kumo"),
