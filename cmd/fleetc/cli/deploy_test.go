@@ -349,8 +349,8 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 	}
 
 	// Test setup: the same definition with the context-object fields kumo lacks
-	// ($$.Execution.Id, $$.State.Name, $$.State.EnteredTime) left out of the message (a
-	// constant execution_id instead), under the generated role. Its Solve step sends to the class queue with a task token, and
+	// ($$.Execution.Id, $$.State.Name, $$.State.EnteredTime) left out of the message (constant
+	// execution_id and state instead), under the generated role. Its Solve step sends to the class queue with a task token, and
 	// fleet-worker answers it.
 	def, err := os.ReadFile(filepath.Join(out, "statemachines", "flow.asl.json"))
 	if err != nil {
@@ -367,8 +367,9 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 		}
 		delete(body, k)
 	}
-	// The execution id is the worker's idempotency key for a workflow step: a constant stands in.
-	body["execution_id"] = "kumo-execution-" + fleet
+	// Execution id and state name make the worker's idempotency key for a workflow step:
+	// constants stand in (the state name is what $$.State.Name would give).
+	body["execution_id"], body["state"] = "kumo-execution-"+fleet, "Solve"
 	def, _ = json.Marshal(asl)
 	def = bytes.ReplaceAll(def, []byte("${queue_url_solver}"), []byte(aws.ToString(qurl.QueueUrl)))
 	sm, err := sf.CreateStateMachine(ctx, &sfn.CreateStateMachineInput{Name: aws.String(fleet + "-flow-kumo"),
