@@ -23,6 +23,9 @@ event-driven AI agent fleet on AWS.
 Usage:
   fleetc validate [--format text|json|github-actions] [--strict] FILE...
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
+  fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
+  fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
+  fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
   fleetc rules [--format text|json]
   fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
   fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
@@ -58,6 +61,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runBuild(rest, stdout, stderr)
 	case "schemas":
 		return runSchemas(rest, stdout, stderr)
+	case "plan":
+		return runPlan(rest, stdout, stderr)
+	case "apply":
+		return runApply(rest, stdin, stdout, stderr)
+	case "destroy":
+		return runDestroy(rest, stdin, stdout, stderr)
 	case "rules":
 		return runRules(rest, stdout, stderr)
 	case "explain":

@@ -1,0 +1,342 @@
+// Package deploy plans, applies and destroys a compiled fleet with the real Terraform CLI
+// (through hashicorp/terraform-exec). It builds exactly as `fleetc build` does, adds what only
+// fleetc knows to Terraform's plan (which agent class or plane a resource belongs to, which
+// replacement strands messages or records) and refuses to lose stateful resources unless each
+// one is named. With an emulator endpoint it writes an override file (see EmulatorOverride)
+// beside the generated configuration, never into it.
+//
+// It lives under compiler/ because it drives the compiler's output to its consumer, as
+// compiler/verify does for the checkers; cmd/fleetc/cli only parses flags and prints.
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-exec/tfexec"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// EnvEndpoint is the environment variable that stands in for --endpoint.
+const EnvEndpoint = "FLEETC_AWS_ENDPOINT"
+
+// ErrTerraformMissing is returned when no terraform binary can be found.
+var ErrTerraformMissing = errors.New("terraform not found")
+
+// ErrInterrupted is returned when the context ended while Terraform ran.
+var ErrInterrupted = errors.New("interrupted")
+
+// Options says what to build and how to run Terraform.
+type Options struct {
+	Spec          string   // fleet.yaml
+	Dir           string   // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
+	TerraformBin  string   // terraform binary; "" = search PATH
+	Endpoint      string   // local AWS emulator base URL; "" = AWS
+	VarFiles      []string // -var-file, passed through
+	BackendConfig []string // init -backend-config, passed through
+	Strict        bool     // warnings fail the build, as `fleetc build --strict`
+	// GracePeriod is how long an interrupted Terraform gets to finish in-flight calls and
+	// write its state before it is killed (default 2 minutes).
+	GracePeriod time.Duration
+}
+
+// Workspace is a built fleet with Terraform initialised in its terraform directory.
+type Workspace struct {
+	Dir, TFDir string
+	Set        *artifact.Set
+	Override   *Override // nil without an endpoint
+	groups     map[string]string
+	tf         *tfexec.Terraform
+	opts       Options
+}
+
+// BuildError carries the diagnostics of a spec that does not build.
+type BuildError struct{ Diagnostics diag.Diagnostics }
+
+func (e *BuildError) Error() string {
+	errs, warns := e.Diagnostics.Count()
+	return fmt.Sprintf("the spec does not build: %d error(s), %d warning(s)", errs, warns)
+}
+
+// Prepare builds the spec into opts.Dir exactly as `fleetc build` does, writes (or removes)
+// the emulator override, finds terraform and runs `terraform init -input=false`. Build
+// diagnostics (warnings too) come back for the caller to print; on build errors the error is a
+// *BuildError and nothing was written.
+func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, error) {
+	_, fleet, ds := compiler.Load(opts.Spec)
+	if fleet == nil || failed(ds, opts.Strict) {
+		return nil, ds, &BuildError{ds}
+	}
+	set, gds := compiler.Generate(fleet)
+	ds = append(ds, gds...).Sorted()
+	if failed(ds, opts.Strict) {
+		return nil, ds, &BuildError{ds}
+	}
+	bin, err := FindTerraform(opts.TerraformBin)
+	if err != nil {
+		return nil, ds, err
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, ds, err
+	}
+	w := &Workspace{Dir: dir, TFDir: filepath.Join(dir, "terraform"), Set: set, opts: opts}
+	if w.groups, err = Groups(set); err != nil {
+		return nil, ds, err
+	}
+	if err := artifact.WriteDir(opts.Dir, set); err != nil {
+		return nil, ds, fmt.Errorf("writing %s: %w", opts.Dir, err)
+	}
+	override := filepath.Join(w.TFDir, OverrideFile)
+	if opts.Endpoint != "" {
+		if w.Override, err = EmulatorOverride(set, opts.Endpoint, KumoGaps); err != nil {
+			return nil, ds, err
+		}
+		if err := os.WriteFile(override, w.Override.Bytes, 0o644); err != nil {
+			return nil, ds, err
+		}
+	} else if err := os.Remove(override); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, ds, err
+	}
+
+	if w.tf, err = tfexec.NewTerraform(w.TFDir, bin); err != nil {
+		return nil, ds, err
+	}
+	grace := opts.GracePeriod
+	if grace == 0 {
+		grace = 2 * time.Minute
+	}
+	// On cancellation terraform-exec sends SIGINT (Terraform's graceful stop: in-flight calls
+	// finish, state is written) and kills only after the grace period.
+	if err := w.tf.SetWaitDelay(grace); err != nil {
+		return nil, ds, err
+	}
+	if err := w.tf.SetEnv(terraformEnv(os.Environ(), opts.Endpoint)); err != nil {
+		return nil, ds, err
+	}
+	var initOpts []tfexec.InitOption
+	for _, kv := range opts.BackendConfig {
+		initOpts = append(initOpts, tfexec.BackendConfig(kv))
+	}
+	if err := w.tf.Init(ctx, initOpts...); err != nil {
+		return nil, ds, w.tfErr(ctx, "terraform init", err)
+	}
+	return w, ds, nil
+}
+
+func failed(ds diag.Diagnostics, strict bool) bool {
+	errs, warns := ds.Count()
+	return errs > 0 || strict && warns > 0
+}
+
+// FindTerraform returns bin if set (it must exist), else terraform on PATH.
+func FindTerraform(bin string) (string, error) {
+	if bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%w: --terraform-bin %s: %v", ErrTerraformMissing, bin, err)
+		}
+		return bin, nil
+	}
+	p, err := exec.LookPath("terraform")
+	if err != nil {
+		return "", fmt.Errorf("%w on PATH: install Terraform >= 1.5 (https://developer.hashicorp.com/terraform/install) or pass --terraform-bin", ErrTerraformMissing)
+	}
+	return p, nil
+}
+
+// terraformEnv passes the environment through untouched (TF_*, AWS_*, credentials), minus
+// the variables terraform-exec sets itself. Against an emulator, dummy credentials are added
+// only when none are set, so none are ever written to a file.
+func terraformEnv(environ []string, endpoint string) map[string]string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	env["CHECKPOINT_DISABLE"] = "1"
+	if endpoint != "" && env["AWS_ACCESS_KEY_ID"] == "" && env["AWS_PROFILE"] == "" {
+		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "test", "test"
+	}
+	return tfexec.CleanEnv(env)
+}
+
+// tfErr wraps a Terraform failure; an interruption says what state Terraform left.
+func (w *Workspace) tfErr(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %s stopped (SIGINT, then up to %s to finish in-flight calls); %s",
+			ErrInterrupted, what, w.grace(), w.stateNote())
+	}
+	return fmt.Errorf("%s in %s: %w", what, w.TFDir, err)
+}
+
+func (w *Workspace) grace() time.Duration {
+	if w.opts.GracePeriod == 0 {
+		return 2 * time.Minute
+	}
+	return w.opts.GracePeriod
+}
+
+// stateNote says where the state is after an interruption.
+func (w *Workspace) stateNote() string {
+	if len(w.opts.BackendConfig) > 0 {
+		return "the state is in the configured backend; resources that were being changed may exist only partly: run fleetc plan to see"
+	}
+	return fmt.Sprintf("the state Terraform wrote is %s; resources that were being changed may exist only partly: run fleetc plan to see",
+		filepath.Join(w.TFDir, "terraform.tfstate"))
+}
+
+// Plan runs `terraform plan -out planFile` (a destroy plan when destroy is set) and
+// summarises the saved plan.
+func (w *Workspace) Plan(ctx context.Context, planFile string, destroy bool) (*Summary, error) {
+	opts := []tfexec.PlanOption{tfexec.Out(planFile), tfexec.Destroy(destroy)}
+	for _, f := range w.opts.VarFiles {
+		opts = append(opts, tfexec.VarFile(f))
+	}
+	if _, err := w.tf.Plan(ctx, opts...); err != nil {
+		return nil, w.tfErr(ctx, "terraform plan", err)
+	}
+	return w.Show(ctx, planFile)
+}
+
+// Show summarises a saved plan (`terraform show -json`).
+func (w *Workspace) Show(ctx context.Context, planFile string) (*Summary, error) {
+	p, err := w.tf.ShowPlanFile(ctx, planFile)
+	if err != nil {
+		return nil, w.tfErr(ctx, "terraform show", err)
+	}
+	s := Summarize(p, w.groups)
+	if w.Override != nil {
+		s.Endpoint = w.opts.Endpoint
+		s.EmulatorOmissions = w.Override.Omissions
+	}
+	return s, nil
+}
+
+// Apply applies a saved plan, streaming Terraform's progress (resource by resource, with
+// elapsed time, each line tagged with its class or plane) to progress and its diagnostics to
+// diags.
+func (w *Workspace) Apply(ctx context.Context, planFile string, progress, diags io.Writer) error {
+	s := &streamer{groups: w.groups, out: progress, diags: diags}
+	err := w.tf.ApplyJSON(ctx, s, tfexec.DirOrPlan(planFile))
+	s.flush()
+	if err != nil {
+		return w.tfErr(ctx, "terraform apply", err)
+	}
+	return nil
+}
+
+// Output is one Terraform output, its value as JSON.
+type Output struct {
+	Name      string          `json:"name"`
+	Value     json.RawMessage `json:"value"`
+	Sensitive bool            `json:"sensitive,omitempty"`
+}
+
+// Outputs returns the root module's outputs, sorted by name.
+func (w *Workspace) Outputs(ctx context.Context) ([]Output, error) {
+	m, err := w.tf.Output(ctx)
+	if err != nil {
+		return nil, w.tfErr(ctx, "terraform output", err)
+	}
+	var out []Output
+	for name, o := range m {
+		out = append(out, Output{Name: name, Value: o.Value, Sensitive: o.Sensitive})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// streamer turns `terraform apply -json` lines into Terraform's own progress messages.
+type streamer struct {
+	mu         sync.Mutex
+	groups     map[string]string
+	out, diags io.Writer
+	buf        bytes.Buffer
+}
+
+func (s *streamer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	for {
+		line, err := s.buf.ReadBytes('\n')
+		if err != nil {
+			s.buf.Write(line) // an incomplete line waits for the rest
+			return len(p), nil
+		}
+		s.line(line)
+	}
+}
+
+func (s *streamer) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.buf.Len() > 0 {
+		s.line(s.buf.Bytes())
+		s.buf.Reset()
+	}
+}
+
+// uiMessage is the part of Terraform's machine-readable UI that progress needs.
+type uiMessage struct {
+	Message string `json:"@message"`
+	Type    string `json:"type"`
+	Hook    struct {
+		Resource struct {
+			Addr string `json:"addr"`
+		} `json:"resource"`
+	} `json:"hook"`
+	Diagnostic *struct {
+		Severity string `json:"severity"`
+		Summary  string `json:"summary"`
+		Detail   string `json:"detail"`
+		Address  string `json:"address"`
+	} `json:"diagnostic"`
+}
+
+func (s *streamer) line(b []byte) {
+	var m uiMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			fmt.Fprintln(s.diags, t)
+		}
+		return
+	}
+	switch m.Type {
+	case "apply_start", "apply_progress", "apply_complete", "apply_errored":
+		fmt.Fprintf(s.out, "[%s] %s\n", groupOf(s.groups, m.Hook.Resource.Addr), m.Message)
+	case "change_summary":
+		fmt.Fprintln(s.out, m.Message)
+	case "diagnostic":
+		d := m.Diagnostic
+		if d == nil {
+			return
+		}
+		sev := "Warning"
+		if d.Severity == "error" {
+			sev = "Error"
+		}
+		where := ""
+		if d.Address != "" {
+			where = " (" + d.Address + ")"
+		}
+		fmt.Fprintf(s.diags, "%s: %s%s\n", sev, d.Summary, where)
+		if d.Detail != "" {
+			fmt.Fprintf(s.diags, "  %s\n", strings.ReplaceAll(d.Detail, "\n", "\n  "))
+		}
+	}
+}

@@ -1,0 +1,406 @@
+package deploy
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+)
+
+// OverrideFile is the Terraform override file `--endpoint` writes next to the generated
+// configuration. Terraform merges *_override.tf files into the blocks they name, so the
+// generated files stay byte for byte what AWS gets; `fleetc build` never writes it, and a
+// plan without --endpoint removes it.
+const OverrideFile = "fleetc_emulator_override.tf"
+
+// Gap is one thing a local AWS emulator (kumo) lacks and how the override works around it.
+// Drop, or any of Set, Blocks and IgnoreChanges, says what the override does to each matching resource.
+type Gap struct {
+	ID       string // stable name, used in tests and the printed list
+	Resource string // the resource type it concerns
+	// Match narrows the resources of that type (nil: all of them).
+	Match func(body *hclsyntax.Body) bool
+	// Emulator is what the emulator does, Workaround what fleetc writes instead.
+	Emulator, Workaround string
+	Drop                 bool                 // count = 0: the resource (and what refers to it) is left out
+	Set                  map[string]cty.Value // attributes overridden (null = provider default)
+	Blocks               map[string]map[string]cty.Value
+	IgnoreChanges        []string // lifecycle ignore_changes: drift the emulator reports that AWS would not
+}
+
+// KumoGaps are the differences between kumo v0.33.1 and AWS that stop `terraform apply` of a
+// generated fleet, one entry per gap. Each has a test (emulator_test.go) that the generated
+// configuration for AWS is unchanged and that the override does exactly this.
+var KumoGaps = []Gap{
+	{
+		ID: "sqs-managed-sse", Resource: "aws_sqs_queue",
+		Emulator:   "GetQueueAttributes never returns SqsManagedSseEnabled, so the provider waits 3 minutes per queue and fails",
+		Workaround: "sqs_managed_sse_enabled left unset (queues are unencrypted on the emulator)",
+		Set:        map[string]cty.Value{"sqs_managed_sse_enabled": cty.NullVal(cty.Bool)},
+	},
+	{
+		ID: "sqs-redrive-allow-policy", Resource: "aws_sqs_queue_redrive_allow_policy",
+		Emulator:   "GetQueueAttributes never returns RedriveAllowPolicy, so the provider waits forever",
+		Workaround: "left out: any queue may dead-letter into the DLQs on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "cloudwatch-alarms", Resource: "aws_cloudwatch_metric_alarm",
+		Emulator: "TagResource answers a body the SDK cannot parse (a tagged alarm fails to create); dimensions, " +
+			"treat_missing_data and datapoints_to_alarm are not read back (every plan drifts); metric math answers 400",
+		Workaround: "left out: no alarms on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "schema-registry", Resource: "aws_schemas_registry",
+		Emulator:   "no EventBridge Schemas service (CreateRegistry answers 404)",
+		Workaround: "left out with its schemas: the event contracts are not published on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "dynamodb-pitr", Resource: "aws_dynamodb_table",
+		Emulator:   "UpdateContinuousBackups is an unknown operation",
+		Workaround: "point-in-time recovery off on the emulator",
+		Blocks:     map[string]map[string]cty.Value{"point_in_time_recovery": {"enabled": cty.False}},
+	},
+	{
+		ID: "dynamodb-sse", Resource: "aws_dynamodb_table",
+		Emulator:      "DescribeTable returns no SSEDescription, so every plan wants to enable server-side encryption",
+		Workaround:    "changes to server_side_encryption ignored",
+		IgnoreChanges: []string{"server_side_encryption"},
+	},
+	{
+		ID: "eventbridge-bus-tags", Resource: "aws_cloudwatch_event_bus",
+		Emulator:      "CreateEventBus drops the tags (default_tags), so every plan wants to tag the bus again",
+		Workaround:    "changes to the bus's tags ignored",
+		IgnoreChanges: []string{"tags", "tags_all"},
+	},
+	{
+		ID: "sfn-update", Resource: "aws_sfn_state_machine",
+		Emulator:      "no UpdateStateMachine (400 InvalidAction), so any change to a workflow, or to a queue it sends to, fails the apply",
+		Workaround:    "changes to the definition, role and logging ignored: a changed workflow keeps its first definition until destroyed",
+		IgnoreChanges: []string{"definition", "role_arn", "logging_configuration", "tracing_configuration"},
+	},
+	{
+		ID: "s3-lifecycle", Resource: "aws_s3_bucket_lifecycle_configuration",
+		Emulator:   "the lifecycle rule is accepted but never reads back, so the provider waits 3 minutes and fails",
+		Workaround: "left out: claim-check payloads do not expire on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "iam-managed-policy", Resource: "aws_iam_policy",
+		Emulator:   "no GetPolicyVersion, so the provider cannot read a managed policy back",
+		Workaround: "left out: the KEDA scaler policy does not exist on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "pipes", Resource: "aws_pipes_pipe",
+		Emulator:   "a pipe is created but never moves messages",
+		Workaround: "left out: FIFO classes receive nothing through their ingress queue on the emulator",
+		Drop:       true,
+	},
+}
+
+// EmulatorServices are the provider endpoint keys fleetc's configurations use; the override
+// points each at the emulator.
+var EmulatorServices = []string{"cloudwatch", "dynamodb", "eks", "events", "iam", "lambda", "logs",
+	"pipes", "s3", "schemas", "sfn", "sqs", "sts"}
+
+// Omission is one thing the emulator deployment leaves out or changes, for the printed list.
+type Omission struct {
+	Gap     string `json:"gap"`
+	Address string `json:"address"`
+	What    string `json:"what"`
+}
+
+// Override is an emulator override file and what it changed.
+type Override struct {
+	Bytes     []byte
+	Omissions []Omission
+}
+
+// EmulatorOverride returns the override file for the generated configuration in set (its
+// terraform/*.tf files): provider endpoints aimed at endpoint, credential and account checks
+// skipped, and every gap applied to the resources it matches. A resource that refers to a left
+// out resource is left out too, and an output that does is set to null.
+func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override, error) {
+	mod, err := parseModule(set)
+	if err != nil {
+		return nil, err
+	}
+	f := hclwrite.NewEmptyFile()
+	root := f.Body()
+	prov := root.AppendNewBlock("provider", []string{"aws"}).Body()
+	prov.SetAttributeValue("s3_use_path_style", cty.True)
+	prov.SetAttributeValue("skip_credentials_validation", cty.True)
+	prov.SetAttributeValue("skip_metadata_api_check", cty.True)
+	prov.SetAttributeValue("skip_requesting_account_id", cty.True)
+	eps := prov.AppendNewBlock("endpoints", nil).Body()
+	for _, s := range EmulatorServices {
+		eps.SetAttributeValue(s, cty.StringVal(endpoint))
+	}
+
+	o := &Override{}
+	dropped := map[string]string{} // address → why
+	type edit struct {
+		gap Gap
+		res *block
+	}
+	var edits []edit
+	for _, g := range gaps {
+		for _, r := range mod.resources {
+			if r.typ != g.Resource || (g.Match != nil && !g.Match(r.body)) {
+				continue
+			}
+			if g.Drop {
+				dropped[r.addr()] = g.ID
+				o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
+				continue
+			}
+			edits = append(edits, edit{g, r})
+			o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
+		}
+	}
+	// Whatever refers to a left-out resource cannot be planned: leave it out as well.
+	for changed := true; changed; {
+		changed = false
+		for _, r := range mod.resources {
+			if _, gone := dropped[r.addr()]; gone {
+				continue
+			}
+			if ref := r.refersTo(dropped); ref != "" {
+				dropped[r.addr()] = dropped[ref]
+				o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: r.addr(), What: "left out: refers to " + ref})
+				changed = true
+			}
+		}
+	}
+
+	byAddr := map[string][]edit{}
+	for _, e := range edits {
+		if _, gone := dropped[e.res.addr()]; !gone {
+			byAddr[e.res.addr()] = append(byAddr[e.res.addr()], e)
+		}
+	}
+	for _, r := range mod.resources {
+		_, gone := dropped[r.addr()]
+		es := byAddr[r.addr()]
+		if !gone && len(es) == 0 {
+			continue
+		}
+		kind := "resource"
+		if r.data {
+			kind = "data"
+		}
+		root.AppendNewline()
+		b := root.AppendNewBlock(kind, []string{r.typ, r.name}).Body()
+		if gone {
+			b.SetAttributeValue("count", cty.Zero)
+			// Terraform checks references even in a resource with no instances.
+			if err := r.rewriteRefs(b, dropped); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, e := range es {
+			for _, k := range slices.Sorted(maps.Keys(e.gap.Set)) {
+				b.SetAttributeValue(k, e.gap.Set[k])
+			}
+			for _, k := range slices.Sorted(maps.Keys(e.gap.Blocks)) {
+				nb := b.AppendNewBlock(k, nil).Body()
+				for _, a := range slices.Sorted(maps.Keys(e.gap.Blocks[k])) {
+					nb.SetAttributeValue(a, e.gap.Blocks[k][a])
+				}
+			}
+			if len(e.gap.IgnoreChanges) > 0 {
+				f, _ := hclwrite.ParseConfig([]byte("x = ["+strings.Join(e.gap.IgnoreChanges, ", ")+"]\n"), "", hcl.InitialPos)
+				b.AppendNewBlock("lifecycle", nil).Body().SetAttributeRaw("ignore_changes", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+			}
+		}
+	}
+	for _, out := range mod.outputs {
+		if ref := out.refersTo(dropped); ref != "" {
+			root.AppendNewline()
+			b := root.AppendNewBlock("output", []string{out.name}).Body()
+			if err := out.rewriteRefs(b, dropped); err != nil {
+				return nil, err
+			}
+			o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: "output." + out.name, What: "null where it refers to " + ref})
+		}
+	}
+	sort.SliceStable(o.Omissions, func(i, j int) bool { return o.Omissions[i].Address < o.Omissions[j].Address })
+	header := "# Written by fleetc --endpoint for a local AWS emulator; never applied to AWS.\n" +
+		"# Terraform merges it into the generated configuration; delete it to target AWS again.\n"
+	o.Bytes = append([]byte(header), hclwrite.Format(f.Bytes())...)
+	return o, nil
+}
+
+// module is the parsed generated configuration.
+type module struct {
+	resources []*block // resources and data sources, in file then source order
+	outputs   []*block
+}
+
+type block struct {
+	file, typ, name string
+	data            bool
+	body            *hclsyntax.Body
+	src             []byte // the whole file, for source ranges
+}
+
+func (b *block) addr() string {
+	if b.data {
+		return "data." + b.typ + "." + b.name
+	}
+	if b.typ == "" {
+		return "output." + b.name
+	}
+	return b.typ + "." + b.name
+}
+
+// refersTo returns the first address in addrs that an expression of b refers to; depends_on
+// is not a reference that needs an instance, so it does not count.
+func (b *block) refersTo(addrs map[string]string) string {
+	var found []string
+	var walk func(body *hclsyntax.Body)
+	walk = func(body *hclsyntax.Body) {
+		for name, a := range body.Attributes {
+			if name == "depends_on" {
+				continue
+			}
+			for _, tr := range a.Expr.Variables() {
+				if ref := traversalAddr(tr); ref != "" {
+					if _, ok := addrs[ref]; ok {
+						found = append(found, ref)
+					}
+				}
+			}
+		}
+		for _, nb := range body.Blocks {
+			walk(nb.Body)
+		}
+	}
+	walk(b.body)
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	return found[0]
+}
+
+// rewriteRefs writes into b every top-level attribute of r that refers to a dropped resource,
+// each such reference X.attr rewritten as one(X[*].attr): valid for a resource with count = 0,
+// and null. A reference inside a nested block cannot be overridden alone (an override replaces
+// all blocks of that type), so it is an error.
+func (r *block) rewriteRefs(b *hclwrite.Body, dropped map[string]string) error {
+	for _, nb := range r.body.Blocks {
+		if ref := (&block{body: nb.Body}).refersTo(dropped); ref != "" {
+			return fmt.Errorf("deploy: %s refers to %s (left out on the emulator) inside a %s block; the emulator override cannot neutralise that", r.addr(), ref, nb.Type)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.body.Attributes)) {
+		a := r.body.Attributes[name]
+		if name == "depends_on" {
+			continue
+		}
+		src := r.src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]
+		base := a.Expr.Range().Start.Byte
+		type repl struct {
+			from, to int
+			text     string
+		}
+		var rs []repl
+		for _, tr := range a.Expr.Variables() {
+			ref := traversalAddr(tr)
+			if _, ok := dropped[ref]; !ok {
+				continue
+			}
+			rg := tr.SourceRange()
+			text := string(r.src[rg.Start.Byte:rg.End.Byte])
+			rest := strings.TrimPrefix(text, ref)
+			rs = append(rs, repl{rg.Start.Byte - base, rg.End.Byte - base, "one(" + ref + "[*]" + rest + ")"})
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		sort.Slice(rs, func(i, j int) bool { return rs[i].from > rs[j].from })
+		expr := string(src)
+		for _, x := range rs {
+			expr = expr[:x.from] + x.text + expr[x.to:]
+		}
+		f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
+		if ds.HasErrors() {
+			return fmt.Errorf("deploy: rewriting %s.%s: %s", r.addr(), name, ds.Error())
+		}
+		b.SetAttributeRaw(name, f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+	}
+	return nil
+}
+
+// traversalAddr is the resource address an expression traversal starts with ("aws_x.y",
+// "data.aws_x.y"), or "".
+func traversalAddr(tr hcl.Traversal) string {
+	var parts []string
+	for _, s := range tr {
+		switch s := s.(type) {
+		case hcl.TraverseRoot:
+			parts = append(parts, s.Name)
+		case hcl.TraverseAttr:
+			parts = append(parts, s.Name)
+		}
+		if len(parts) == 3 {
+			break
+		}
+	}
+	switch {
+	case len(parts) >= 3 && parts[0] == "data":
+		return strings.Join(parts[:3], ".")
+	case len(parts) >= 2 && strings.Contains(parts[0], "_") && parts[0] != "path":
+		return parts[0] + "." + parts[1]
+	}
+	return ""
+}
+
+func hasBlock(b *hclsyntax.Body, typ string) bool {
+	for _, nb := range b.Blocks {
+		if nb.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// parseModule parses the terraform/*.tf files of set.
+func parseModule(set *artifact.Set) (*module, error) {
+	m := &module{}
+	for _, p := range set.Paths() {
+		if path.Dir(p) != "terraform" || !strings.HasSuffix(p, ".tf") {
+			continue
+		}
+		src, _ := set.Get(p)
+		f, ds := hclsyntax.ParseConfig(src, p, hcl.InitialPos)
+		if ds.HasErrors() {
+			return nil, fmt.Errorf("deploy: parsing generated %s: %s", p, ds.Error())
+		}
+		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+			switch {
+			case b.Type == "resource" && len(b.Labels) == 2:
+				m.resources = append(m.resources, &block{file: p, typ: b.Labels[0], name: b.Labels[1], body: b.Body, src: src})
+			case b.Type == "data" && len(b.Labels) == 2:
+				m.resources = append(m.resources, &block{file: p, typ: b.Labels[0], name: b.Labels[1], data: true, body: b.Body, src: src})
+			case b.Type == "output" && len(b.Labels) == 1:
+				m.outputs = append(m.outputs, &block{file: p, name: b.Labels[0], body: b.Body, src: src})
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,175 @@
+package deploy
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/artifact"
+)
+
+// generate builds a spec (a path under the repository, or testdata/e2e.yaml with FLEET named).
+func generate(t *testing.T, specPath string) *artifact.Set {
+	t.Helper()
+	src, err := os.ReadFile(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fleet, ds := compiler.LoadBytes(specPath, bytes.ReplaceAll(src, []byte("FLEET"), []byte("unit")))
+	if fleet == nil || ds.HasErrors() {
+		t.Fatalf("%s: %v", specPath, ds)
+	}
+	set, gds := compiler.Generate(fleet)
+	if gds.HasErrors() {
+		t.Fatal(gds)
+	}
+	return set
+}
+
+var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml"}
+
+// overrideBlocks parses an override file into "kind label label" → body.
+func overrideBlocks(t *testing.T, src []byte) map[string]*hclsyntax.Body {
+	t.Helper()
+	f, ds := hclsyntax.ParseConfig(src, OverrideFile, hcl.InitialPos)
+	if ds.HasErrors() {
+		t.Fatalf("override does not parse: %v\n%s", ds, src)
+	}
+	m := map[string]*hclsyntax.Body{}
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		m[strings.Join(append([]string{b.Type}, b.Labels...), " ")] = b.Body
+	}
+	return m
+}
+
+// TestEmulatorOverrideLeavesAWSOutputUnchanged: the generated files are the same bytes with
+// and without an override, and none of them is the override file.
+func TestEmulatorOverrideLeavesAWSOutputUnchanged(t *testing.T) {
+	for _, spec := range specs {
+		set := generate(t, spec)
+		before := map[string]string{}
+		for _, f := range set.Files() {
+			before[f.Path] = string(f.Bytes)
+		}
+		if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps); err != nil {
+			t.Fatal(err)
+		}
+		again := generate(t, spec)
+		for _, f := range set.Files() {
+			if before[f.Path] != string(f.Bytes) {
+				t.Errorf("%s: %s changed by EmulatorOverride", spec, f.Path)
+			}
+			if g, _ := again.Get(f.Path); string(g) != string(f.Bytes) {
+				t.Errorf("%s: %s differs between builds", spec, f.Path)
+			}
+			if filepath.Base(f.Path) == OverrideFile {
+				t.Errorf("%s: build wrote the emulator override", spec)
+			}
+		}
+	}
+}
+
+// TestEachKumoGap checks, per gap, that the AWS configuration keeps what AWS gets and that
+// the override does exactly the gap's workaround on every resource it matches.
+func TestEachKumoGap(t *testing.T) {
+	type res struct {
+		file, addr string
+		body       *hclsyntax.Body
+	}
+	for _, g := range KumoGaps {
+		t.Run(g.ID, func(t *testing.T) {
+			matched := 0
+			for _, spec := range specs {
+				set := generate(t, spec)
+				mod, err := parseModule(set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, err := EmulatorOverride(set, "http://127.0.0.1:4566", []Gap{g})
+				if err != nil {
+					t.Fatal(err)
+				}
+				blocks := overrideBlocks(t, o.Bytes)
+				for _, r := range mod.resources {
+					if r.typ != g.Resource || g.Match != nil && !g.Match(r.body) {
+						continue
+					}
+					matched++
+					ob := blocks["resource "+r.typ+" "+r.name]
+					if ob == nil {
+						t.Fatalf("%s: no override for %s", spec, r.addr())
+					}
+					if g.Drop {
+						if _, ok := ob.Attributes["count"]; !ok {
+							t.Errorf("%s: %s not left out", spec, r.addr())
+						}
+						continue
+					}
+					for k := range g.Set {
+						if _, ok := ob.Attributes[k]; !ok {
+							t.Errorf("%s: %s.%s not overridden", spec, r.addr(), k)
+						}
+						// What AWS gets still sets it.
+						if _, ok := r.body.Attributes[k]; !ok {
+							t.Errorf("%s: generated %s no longer sets %s: the gap is stale", spec, r.addr(), k)
+						}
+					}
+					for k := range g.Blocks {
+						if !hasBlock(ob, k) || !hasBlock(r.body, k) {
+							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), hasBlock(r.body, k))
+						}
+					}
+					if len(g.IgnoreChanges) > 0 && !hasBlock(ob, "lifecycle") {
+						t.Errorf("%s: %s has no lifecycle override", spec, r.addr())
+					}
+				}
+				// Only the provider block and this gap's edits (and dependents) are in the file.
+				for _, om := range o.Omissions {
+					if om.Gap != g.ID {
+						t.Errorf("%s: omission %v is not from gap %s", spec, om, g.ID)
+					}
+				}
+				if strings.Contains(string(o.Bytes), "access_key") || strings.Contains(string(o.Bytes), "secret_key") {
+					t.Errorf("override carries credentials:\n%s", o.Bytes)
+				}
+			}
+			if matched == 0 {
+				t.Fatalf("no generated resource matches gap %s (%s): stale entry?", g.ID, g.Resource)
+			}
+		})
+	}
+}
+
+// TestDroppedResourceDependents: the schema registry left out takes its schemas with it,
+// and the output naming it becomes null through one(...[*]) so Terraform's static checks pass.
+func TestDroppedResourceDependents(t *testing.T) {
+	set := generate(t, "testdata/e2e.yaml")
+	o, err := EmulatorOverride(set, "http://localhost:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(o.Bytes)
+	for _, want := range []string{
+		"resource \"aws_schemas_schema\" \"task_requested\" {\n  count         = 0\n  registry_name = one(aws_schemas_registry.fleet[*].name)\n}",
+		"output \"schema_registry\" {\n  value = one(aws_schemas_registry.fleet[*].name)\n}",
+		"output \"keda_scaler_policy_arn\" {\n  value = one(aws_iam_policy.keda_scaler[*].arn)\n}",
+		"sqs        = \"http://localhost:4566\"",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("override lacks\n%s\ngot:\n%s", want, got)
+		}
+	}
+	// Terraform's formatter agrees with the file.
+	if f := hclwriteFormat(o.Bytes); string(f) != got {
+		t.Errorf("override not canonically formatted")
+	}
+}
+
+func hclwriteFormat(b []byte) []byte { return hclwrite.Format(b) }

@@ -1,0 +1,330 @@
+package deploy
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+)
+
+// SummaryFormatVersion versions the --format json document; additions keep it, a change to
+// an existing field bumps it.
+const SummaryFormatVersion = "1"
+
+// Summary is a plan as fleetc reads it: changes per agent class and per plane, and every
+// replacement and deletion with Terraform's reason and what it destroys.
+type Summary struct {
+	FormatVersion     string       `json:"format_version"`
+	Groups            []GroupCount `json:"groups"`
+	Changes           []Change     `json:"changes"`
+	Add               int          `json:"add"`
+	Change            int          `json:"change"`
+	Destroy           int          `json:"destroy"`
+	Endpoint          string       `json:"endpoint,omitempty"`
+	EmulatorOmissions []Omission   `json:"emulator_omissions,omitempty"`
+}
+
+// GroupCount counts the changes of one agent class ("class researcher") or plane ("bus",
+// "state", "workflows", "schemas", "keda", "provider").
+type GroupCount struct {
+	Group   string `json:"group"`
+	Create  int    `json:"create"`
+	Update  int    `json:"update"`
+	Replace int    `json:"replace"`
+	Delete  int    `json:"delete"`
+}
+
+// Change is one resource that the plan creates, updates, replaces or deletes.
+type Change struct {
+	Address string `json:"address"`
+	Group   string `json:"group"`
+	Action  string `json:"action"` // create | update | replace | delete
+	// Reason is Terraform's action_reason; ReplacePaths the attributes forcing a replacement.
+	Reason       string   `json:"reason,omitempty"`
+	ReplacePaths []string `json:"replace_paths,omitempty"`
+	// Destroys says what is lost when a stateful resource is replaced or deleted.
+	Destroys string `json:"destroys,omitempty"`
+}
+
+// HasChanges reports whether applying the plan would change anything.
+func (s *Summary) HasChanges() bool { return len(s.Changes) > 0 }
+
+// Stateful returns the replacements and deletions that destroy data (queues with messages,
+// tables with records, buckets, archives).
+func (s *Summary) Stateful() []Change {
+	var out []Change
+	for _, c := range s.Changes {
+		if c.Destroys != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Blocked returns the stateful replacements and deletions not named in allow.
+func (s *Summary) Blocked(allow []string) []Change {
+	ok := map[string]bool{}
+	for _, a := range allow {
+		ok[a] = true
+	}
+	var out []Change
+	for _, c := range s.Stateful() {
+		if !ok[c.Address] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// statefulTypes are the resources whose replacement or deletion loses data, and what.
+var statefulTypes = map[string]string{
+	"aws_sqs_queue":                "a queue and every message in it",
+	"aws_dynamodb_table":           "a table and all its records",
+	"aws_s3_bucket":                "a bucket and the objects in it",
+	"aws_cloudwatch_event_archive": "an event archive and the events kept for replay",
+}
+
+// destroys names what a stateful resource holds, from its type and generated name.
+func destroys(typ, name string) string {
+	what := statefulTypes[typ]
+	switch {
+	case what == "":
+		return ""
+	case typ == "aws_sqs_queue" && strings.HasSuffix(name, "dlq"):
+		return "a dead-letter queue and every dead-lettered message in it"
+	case typ == "aws_dynamodb_table" && name == "idempotency":
+		return "the idempotency table and its claims (completed steps may run again)"
+	case typ == "aws_s3_bucket" && name == "claimcheck":
+		return "the claim-check bucket and the payloads in flight"
+	}
+	return what
+}
+
+// Summarize reads a `terraform show -json` plan; groups maps resource addresses to their
+// class or plane (Groups).
+func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
+	s := &Summary{FormatVersion: SummaryFormatVersion, Groups: []GroupCount{}, Changes: []Change{}}
+	counts := map[string]*GroupCount{}
+	for _, rc := range p.ResourceChanges {
+		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
+			continue
+		}
+		a := rc.Change.Actions
+		c := Change{Address: rc.Address, Group: groupOf(groups, rc.Address), Reason: string(rc.ActionReason)}
+		switch {
+		case a.Replace():
+			c.Action = "replace"
+			s.Add++
+			s.Destroy++
+		case a.Create():
+			c.Action = "create"
+			s.Add++
+		case a.Update():
+			c.Action = "update"
+			s.Change++
+		case a.Delete():
+			c.Action = "delete"
+			s.Destroy++
+		default:
+			continue
+		}
+		if c.Action == "replace" || c.Action == "delete" {
+			c.Destroys = destroys(rc.Type, rc.Name)
+		}
+		for _, rp := range rc.Change.ReplacePaths {
+			c.ReplacePaths = append(c.ReplacePaths, pathString(rp))
+		}
+		g := counts[c.Group]
+		if g == nil {
+			g = &GroupCount{Group: c.Group}
+			counts[c.Group] = g
+		}
+		switch c.Action {
+		case "create":
+			g.Create++
+		case "update":
+			g.Update++
+		case "replace":
+			g.Replace++
+		case "delete":
+			g.Delete++
+		}
+		s.Changes = append(s.Changes, c)
+	}
+	for _, g := range counts {
+		s.Groups = append(s.Groups, *g)
+	}
+	sort.Slice(s.Groups, func(i, j int) bool { return groupLess(s.Groups[i].Group, s.Groups[j].Group) })
+	sort.SliceStable(s.Changes, func(i, j int) bool {
+		if s.Changes[i].Group != s.Changes[j].Group {
+			return groupLess(s.Changes[i].Group, s.Changes[j].Group)
+		}
+		return s.Changes[i].Address < s.Changes[j].Address
+	})
+	return s
+}
+
+// groupLess puts agent classes first, then planes, each alphabetically.
+func groupLess(a, b string) bool {
+	ca, cb := strings.HasPrefix(a, "class "), strings.HasPrefix(b, "class ")
+	if ca != cb {
+		return ca
+	}
+	return a < b
+}
+
+// pathString renders a replace path ([]any of names and indexes) as "a.b[0]".
+func pathString(p any) string {
+	parts, ok := p.([]any)
+	if !ok {
+		return fmt.Sprint(p)
+	}
+	var b strings.Builder
+	for i, x := range parts {
+		switch x := x.(type) {
+		case string:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(x)
+		default:
+			fmt.Fprintf(&b, "[%v]", x)
+		}
+	}
+	return b.String()
+}
+
+// Groups maps each resource address of the generated configuration to its agent class
+// ("class <name>", from agent_<name>.tf) or plane (the file's name: bus, state, workflows,
+// schemas, keda, versions → "provider").
+func Groups(set *artifact.Set) (map[string]string, error) {
+	mod, err := parseModule(set)
+	if err != nil {
+		return nil, err
+	}
+	g := map[string]string{}
+	for _, r := range mod.resources {
+		base := strings.TrimSuffix(path.Base(r.file), ".tf")
+		switch {
+		case strings.HasPrefix(base, "agent_"):
+			base = "class " + strings.TrimPrefix(base, "agent_")
+		case base == "versions":
+			base = "provider"
+		}
+		g[r.addr()] = base
+	}
+	return g, nil
+}
+
+var instanceKey = regexp.MustCompile(`\[[^\]]*\]$`)
+
+// groupOf is the class or plane of addr. A resource no longer in the configuration (a
+// deletion) belongs to the class its name starts with, if any.
+func groupOf(groups map[string]string, addr string) string {
+	addr = instanceKey.ReplaceAllString(addr, "")
+	if g, ok := groups[addr]; ok {
+		return g
+	}
+	name := addr[strings.LastIndex(addr, ".")+1:]
+	best := ""
+	for _, g := range groups {
+		class, ok := strings.CutPrefix(g, "class ")
+		if ok && (name == class || strings.HasPrefix(name, class+"_")) && len(g) > len(best) {
+			best = g
+		}
+	}
+	if best != "" {
+		return best
+	}
+	return "removed"
+}
+
+// WriteText prints the summary as fleetc plan's text: one line per class and plane, every
+// replacement and deletion, the emulator's omissions, and Terraform's closing line.
+func (s *Summary) WriteText(w io.Writer) {
+	if !s.HasChanges() {
+		fmt.Fprintln(w, "No changes. The fleet's infrastructure matches the configuration.")
+		s.writeOmissions(w)
+		return
+	}
+	width := 0
+	for _, g := range s.Groups {
+		width = max(width, len(g.Group))
+	}
+	for _, g := range s.Groups {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, g.Group, counts(g))
+	}
+	var risky, updates []string
+	for _, c := range s.Changes {
+		switch c.Action {
+		case "replace", "delete":
+			risky = append(risky, c.Address)
+		case "update":
+			updates = append(updates, c.Address)
+		}
+	}
+	if len(updates) > 0 {
+		fmt.Fprintf(w, "\nUpdated in place: %s\n", strings.Join(updates, ", "))
+	}
+	if len(risky) > 0 {
+		fmt.Fprintln(w, "\nReplacements and deletions:")
+		for _, c := range s.Changes {
+			if c.Action != "replace" && c.Action != "delete" {
+				continue
+			}
+			fmt.Fprintf(w, "  %s %s (%s)", c.Action, c.Address, c.Group)
+			if len(c.ReplacePaths) > 0 {
+				fmt.Fprintf(w, ": %s forces replacement", strings.Join(c.ReplacePaths, ", "))
+			}
+			if c.Reason != "" {
+				fmt.Fprintf(w, " [%s]", c.Reason)
+			}
+			fmt.Fprintln(w)
+			if c.Destroys != "" {
+				fmt.Fprintf(w, "      destroys %s; apply needs --allow-replace %s\n", c.Destroys, c.Address)
+			}
+		}
+	}
+	s.writeOmissions(w)
+	fmt.Fprintf(w, "\nPlan: %d to add, %d to change, %d to destroy.\n", s.Add, s.Change, s.Destroy)
+}
+
+func counts(g GroupCount) string {
+	var parts []string
+	for _, p := range []struct {
+		n    int
+		verb string
+	}{{g.Create, "create"}, {g.Update, "update"}, {g.Replace, "replace"}, {g.Delete, "delete"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d to %s", p.n, p.verb))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *Summary) writeOmissions(w io.Writer) {
+	if s.Endpoint == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nEmulator %s: %s (never applied to AWS) leaves out or changes:\n", s.Endpoint, OverrideFile)
+	type key struct{ gap, what string }
+	var order []key
+	addrs := map[key][]string{}
+	for _, o := range s.EmulatorOmissions {
+		k := key{o.Gap, o.What}
+		if addrs[k] == nil {
+			order = append(order, k)
+		}
+		addrs[k] = append(addrs[k], o.Address)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].gap < order[j].gap })
+	for _, k := range order {
+		fmt.Fprintf(w, "  [%s] %s: %s\n", k.gap, k.what, strings.Join(addrs[k], ", "))
+	}
+}

@@ -1,0 +1,127 @@
+package deploy
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	tfjson "github.com/hashicorp/terraform-json"
+)
+
+// planFixture is the part of `terraform show -json` Summarize reads: a FIFO change that
+// replaces a class queue and its DLQ, an in-place update, a create and a delete.
+func planFixture() *tfjson.Plan {
+	rc := func(typ, name string, reason tfjson.ActionReason, paths []any, actions ...tfjson.Action) *tfjson.ResourceChange {
+		return &tfjson.ResourceChange{Address: typ + "." + name, Mode: tfjson.ManagedResourceMode, Type: typ, Name: name,
+			ActionReason: reason, Change: &tfjson.Change{Actions: actions, ReplacePaths: paths}}
+	}
+	return &tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{
+		rc("aws_sqs_queue", "solver", tfjson.ActionReasonReplaceBecauseCannotUpdate, []any{[]any{"fifo_queue"}, []any{"name"}}, tfjson.ActionDelete, tfjson.ActionCreate),
+		rc("aws_sqs_queue", "solver_dlq", tfjson.ActionReasonReplaceBecauseCannotUpdate, []any{[]any{"fifo_queue"}}, tfjson.ActionDelete, tfjson.ActionCreate),
+		rc("aws_cloudwatch_event_target", "solver", "", nil, tfjson.ActionUpdate),
+		rc("aws_sqs_queue", "solver_ingress", "", nil, tfjson.ActionCreate),
+		rc("aws_dynamodb_table", "idempotency", "", nil, tfjson.ActionDelete),
+		rc("aws_sfn_state_machine", "flow", tfjson.ActionReasonReplaceBecauseTainted, nil, tfjson.ActionCreate, tfjson.ActionDelete),
+		rc("aws_cloudwatch_event_bus", "fleet", "", nil, tfjson.ActionNoop),
+		rc("aws_sqs_queue_policy", "solver", tfjson.ActionReasonDeleteBecauseNoResourceConfig, nil, tfjson.ActionDelete),
+		{Address: "data.aws_iam_policy_document.x", Mode: tfjson.DataResourceMode, Type: "aws_iam_policy_document", Name: "x",
+			Change: &tfjson.Change{Actions: tfjson.Actions{tfjson.ActionRead}}},
+	}}
+}
+
+var fixtureGroups = map[string]string{
+	"aws_sqs_queue.solver": "class solver", "aws_sqs_queue.solver_dlq": "class solver", "aws_sqs_queue.solver_ingress": "class solver",
+	"aws_cloudwatch_event_target.solver": "class solver", "aws_dynamodb_table.idempotency": "state",
+	"aws_sfn_state_machine.flow": "workflows", "aws_cloudwatch_event_bus.fleet": "bus",
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize(planFixture(), fixtureGroups)
+	if s.Add != 4 || s.Change != 1 || s.Destroy != 5 {
+		t.Errorf("counts: +%d ~%d -%d, want +4 ~1 -5 (as Terraform counts a replacement)", s.Add, s.Change, s.Destroy)
+	}
+	// The queue policy no longer in the configuration still belongs to its class.
+	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2, Delete: 1}, {Group: "state", Delete: 1}, {Group: "workflows", Replace: 1}}
+	if len(s.Groups) != len(want) {
+		t.Fatalf("groups %+v", s.Groups)
+	}
+	for i := range want {
+		if s.Groups[i] != want[i] {
+			t.Errorf("group %d: %+v, want %+v", i, s.Groups[i], want[i])
+		}
+	}
+	var text bytes.Buffer
+	s.WriteText(&text)
+	for _, line := range []string{
+		"  class solver  1 to create, 1 to update, 2 to replace, 1 to delete\n",
+		"  delete aws_sqs_queue_policy.solver (class solver) [delete_because_no_resource_config]\n",
+		"  replace aws_sqs_queue.solver (class solver): fifo_queue, name forces replacement [replace_because_cannot_update]\n" +
+			"      destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver\n",
+		"      destroys a dead-letter queue and every dead-lettered message in it; apply needs --allow-replace aws_sqs_queue.solver_dlq\n",
+		"  delete aws_dynamodb_table.idempotency (state)\n      destroys the idempotency table and its claims",
+		"  replace aws_sfn_state_machine.flow (workflows) [replace_because_tainted]\n\nPlan",
+		"Plan: 4 to add, 1 to change, 5 to destroy.\n",
+	} {
+		if !strings.Contains(text.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, text.String())
+		}
+	}
+}
+
+func TestGuard(t *testing.T) {
+	s := Summarize(planFixture(), fixtureGroups)
+	addrs := func(cs []Change) string {
+		var a []string
+		for _, c := range cs {
+			a = append(a, c.Address)
+		}
+		return strings.Join(a, " ")
+	}
+	// The state machine replacement loses no data; the queues and the table do.
+	if got := addrs(s.Blocked(nil)); got != "aws_sqs_queue.solver aws_sqs_queue.solver_dlq aws_dynamodb_table.idempotency" {
+		t.Errorf("blocked: %s", got)
+	}
+	if got := addrs(s.Blocked([]string{"aws_sqs_queue.solver", "aws_dynamodb_table.idempotency"})); got != "aws_sqs_queue.solver_dlq" {
+		t.Errorf("blocked with two allowed: %s", got)
+	}
+	if got := s.Blocked([]string{"aws_sqs_queue.solver", "aws_sqs_queue.solver_dlq", "aws_dynamodb_table.idempotency"}); len(got) != 0 {
+		t.Errorf("all allowed, still blocked: %v", got)
+	}
+}
+
+func TestNoChanges(t *testing.T) {
+	s := Summarize(&tfjson.Plan{}, nil)
+	var b bytes.Buffer
+	s.WriteText(&b)
+	if s.HasChanges() || !strings.HasPrefix(b.String(), "No changes.") {
+		t.Errorf("%v %q", s.HasChanges(), b.String())
+	}
+}
+
+// TestStreamer: Terraform's -json UI lines become its own progress messages, tagged with
+// the class or plane, split across writes anywhere; diagnostics go to their own stream.
+func TestStreamer(t *testing.T) {
+	var out, diags bytes.Buffer
+	s := &streamer{groups: fixtureGroups, out: &out, diags: &diags}
+	lines := `{"@level":"info","@message":"Terraform 1.11.0","type":"version"}
+{"@level":"info","@message":"aws_sqs_queue.solver: Creating...","type":"apply_start","hook":{"resource":{"addr":"aws_sqs_queue.solver"},"action":"create"}}
+{"@level":"info","@message":"aws_sqs_queue.solver: Still creating... [10s elapsed]","type":"apply_progress","hook":{"resource":{"addr":"aws_sqs_queue.solver"},"elapsed_seconds":10}}
+{"@level":"info","@message":"aws_sqs_queue.solver: Creation complete after 12s [id=x]","type":"apply_complete","hook":{"resource":{"addr":"aws_sqs_queue.solver"},"elapsed_seconds":12}}
+{"@level":"error","@message":"Error: boom","type":"diagnostic","diagnostic":{"severity":"error","summary":"boom","detail":"line one\nline two","address":"aws_dynamodb_table.idempotency"}}
+{"@level":"info","@message":"Apply complete! Resources: 1 added, 0 changed, 0 destroyed.","type":"change_summary"}
+`
+	for i := 0; i < len(lines); i += 7 {
+		s.Write([]byte(lines[i:min(i+7, len(lines))]))
+	}
+	s.flush()
+	want := "[class solver] aws_sqs_queue.solver: Creating...\n" +
+		"[class solver] aws_sqs_queue.solver: Still creating... [10s elapsed]\n" +
+		"[class solver] aws_sqs_queue.solver: Creation complete after 12s [id=x]\n" +
+		"Apply complete! Resources: 1 added, 0 changed, 0 destroyed.\n"
+	if out.String() != want {
+		t.Errorf("progress:\n%s\nwant:\n%s", out.String(), want)
+	}
+	if diags.String() != "Error: boom (aws_dynamodb_table.idempotency)\n  line one\n  line two\n" {
+		t.Errorf("diagnostics: %q", diags.String())
+	}
+}
