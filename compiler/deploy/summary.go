@@ -11,6 +11,7 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/lifecycle"
 )
 
 // SummaryFormatVersion versions the --format json document; additions keep it, a change to
@@ -60,7 +61,8 @@ func (s *Summary) HasChanges() bool { return len(s.Changes) > 0 }
 func (s *Summary) Stateful() []Change {
 	var out []Change
 	for _, c := range s.Changes {
-		if c.Destroys != "" {
+		typ, _, _ := strings.Cut(c.Address, ".")
+		if c.Destroys != "" && lifecycle.Stateful(typ) {
 			out = append(out, c)
 		}
 	}
@@ -80,30 +82,6 @@ func (s *Summary) Blocked(allow []string) []Change {
 		}
 	}
 	return out
-}
-
-// statefulTypes are the resources whose replacement or deletion loses data, and what.
-var statefulTypes = map[string]string{
-	"aws_sqs_queue":                "a queue and every message in it",
-	"aws_dynamodb_table":           "a table and all its records",
-	"aws_s3_bucket":                "a bucket and the objects in it",
-	"aws_cloudwatch_event_archive": "an event archive and the events kept for replay",
-}
-
-// destroys names what a stateful resource holds, from its type and generated name.
-func destroys(typ, name string) string {
-	what := statefulTypes[typ]
-	switch {
-	case what == "":
-		return ""
-	case typ == "aws_sqs_queue" && strings.HasSuffix(name, "dlq"):
-		return "a dead-letter queue and every dead-lettered message in it"
-	case typ == "aws_dynamodb_table" && name == "idempotency":
-		return "the idempotency table and its claims (completed steps may run again)"
-	case typ == "aws_s3_bucket" && name == "claimcheck":
-		return "the claim-check bucket and the payloads in flight"
-	}
-	return what
 }
 
 // Summarize reads a `terraform show -json` plan; groups maps resource addresses to their
@@ -135,7 +113,7 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 			continue
 		}
 		if c.Action == "replace" || c.Action == "delete" {
-			c.Destroys = destroys(rc.Type, rc.Name)
+			c.Destroys = lifecycle.Destroys(rc.Type, rc.Name)
 		}
 		for _, rp := range rc.Change.ReplacePaths {
 			c.ReplacePaths = append(c.ReplacePaths, pathString(rp))
@@ -286,8 +264,12 @@ func (s *Summary) WriteText(w io.Writer) {
 				fmt.Fprintf(w, " [%s]", c.Reason)
 			}
 			fmt.Fprintln(w)
-			if c.Destroys != "" {
+			typ, _, _ := strings.Cut(c.Address, ".")
+			switch {
+			case c.Destroys != "" && lifecycle.Stateful(typ):
 				fmt.Fprintf(w, "      destroys %s; apply needs --allow-replace %s\n", c.Destroys, c.Address)
+			case c.Destroys != "":
+				fmt.Fprintf(w, "      destroys %s\n", c.Destroys)
 			}
 		}
 	}

@@ -59,7 +59,7 @@ func TestSummarize(t *testing.T) {
 			"      destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver\n",
 		"      destroys a dead-letter queue and every dead-lettered message in it; apply needs --allow-replace aws_sqs_queue.solver_dlq\n",
 		"  delete aws_dynamodb_table.idempotency (state)\n      destroys the idempotency table and its claims",
-		"  replace aws_sfn_state_machine.flow (workflows) [replace_because_tainted]\n\nPlan",
+		"  replace aws_sfn_state_machine.flow (workflows) [replace_because_tainted]\n      destroys a state machine and its running executions\n\nPlan",
 		"Plan: 4 to add, 1 to change, 5 to destroy.\n",
 	} {
 		if !strings.Contains(text.String(), line) {

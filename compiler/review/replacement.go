@@ -82,26 +82,13 @@ func replacementChanges(rcs []ResourceChange, base, head *Side, btf, htf map[str
 			c.Detail = "it is no longer generated"
 		}
 		if rc.Holds != "" {
-			c.Detail += "; it holds " + holdsOf(rc, r)
+			c.Detail += "; it destroys " + rc.Holds
 		}
 		c.Side = sideName(side == head)
 		locate(&c, side, specPath)
 		out = append(out, c)
 	}
 	return out
-}
-
-// holdsOf is what a destroyed resource takes with it, named for the fleet's own stores.
-func holdsOf(rc ResourceChange, r *resource) string {
-	if rc.Type == "aws_dynamodb_table" {
-		switch {
-		case strings.HasSuffix(rc.Address, ".idempotency"):
-			return "its idempotency records: finished work would run again on redelivery"
-		case strings.HasSuffix(rc.Address, ".jobs"):
-			return "its job records: async tool status is lost"
-		}
-	}
-	return rc.Holds
 }
 
 func sideName(isHead bool) string {

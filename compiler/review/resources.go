@@ -2,6 +2,8 @@ package review
 
 import (
 	"fmt"
+
+	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"sort"
 	"strings"
 )
@@ -67,14 +69,14 @@ func predict(base, head map[string]*resource) []ResourceChange {
 		rc := ResourceChange{Address: addr, Type: r.Type, Action: act}
 		if act == Replace || act == Update {
 			for path, why := range p.changed[addr] {
-				if act == Update || forcesNew(r.Type, path) {
+				if act == Update || lifecycle.ForcesNew(r.Type, path) {
 					rc.Reasons = append(rc.Reasons, path+" "+why)
 				}
 			}
 			sort.Strings(rc.Reasons)
 		}
 		if act == Replace || act == Delete {
-			rc.Holds = holds[r.Type]
+			rc.Holds = lifecycle.Destroys(r.Type, localName(addr))
 		}
 		out = append(out, rc)
 	}
@@ -98,7 +100,7 @@ func (p *prediction) mark(addr, path, why string) bool {
 	p.changed[addr][path] = why
 	r := p.head[addr]
 	switch {
-	case !r.Data && forcesNew(r.Type, path):
+	case !r.Data && lifecycle.ForcesNew(r.Type, path):
 		p.status[addr] = Replace
 	case p.status[addr] == "":
 		p.status[addr] = Update
@@ -182,3 +184,6 @@ func summarizeActions(rcs []ResourceChange) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// localName is the name part of a resource address (aws_sqs_queue.coder → coder).
+func localName(addr string) string { return addr[strings.LastIndexByte(addr, '.')+1:] }

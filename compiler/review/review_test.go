@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"github.com/fleetc/fleetc/compiler/verify"
 )
 
@@ -75,7 +76,7 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }"),
 			want: []want{
 				{Replacement, Warning, "aws_sqs_queue.researcher will be destroyed and re-created", 92},
-				{Replacement, Warning, "forced by fifo_queue removed; name changed; it holds its messages", 0},
+				{Replacement, Warning, "forced by fifo_queue removed; name changed; it destroys a queue and every message in it", 0},
 				{Replacement, Warning, "aws_sqs_queue.researcher_ingress will be destroyed", 0},
 				{Replacement, Info, "aws_sqs_queue_redrive_allow_policy.researcher_dlq will be destroyed and re-created", 0},
 				{Posture, Warning, "ordering.fifo: true → false", 92},
@@ -113,14 +114,14 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, "worker:\n", "state: { idempotency_table: research-idem-v2 }\n\nworker:\n"),
 			want: []want{
 				{Replacement, Warning, "aws_dynamodb_table.idempotency will be destroyed and re-created", 0},
-				{Replacement, Warning, "idempotency records: finished work would run again", 0},
+				{Replacement, Warning, "the idempotency table and its claims (completed steps may run again)", 0},
 			},
 		},
 		{
 			name: "dropping the archive loses replay history",
 			head: edit(t, base, "  archive: { retention: 7d }\n", ""),
 			want: []want{
-				{Replacement, Warning, "archived events", 0},
+				{Replacement, Warning, "an event archive and the events kept for replay", 0},
 				{Posture, Warning, "bus.archive: true → false", 0},
 			},
 		},
@@ -251,8 +252,8 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range tf {
-			if _, ok := forceNew[r.Type]; !ok && !r.Data {
-				t.Errorf("%s: resource type %s has no force-new entry in forcenew.go", ex, r.Type)
+			if !lifecycle.Known(r.Type) && !r.Data {
+				t.Errorf("%s: resource type %s has no force-new entry in compiler/lifecycle", ex, r.Type)
 			}
 		}
 	}

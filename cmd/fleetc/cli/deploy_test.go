@@ -24,6 +24,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/compiler/deploy"
+	"github.com/fleetc/fleetc/compiler/review"
 	"github.com/fleetc/fleetc/compiler/verify"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
@@ -205,6 +206,19 @@ func TestFullLoopOnKumo(t *testing.T) {
 		!strings.Contains(stdout, "destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver") {
 		t.Fatalf("replacement plan: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// fleetc diff predicted this plan without Terraform: its create/update/replace/delete per
+	// address must be exactly what `terraform show -json` says, for every resource the
+	// emulator override kept.
+	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--format", "json"}, common...)...)
+	if code != exitOK {
+		t.Fatalf("replacement plan json: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var replan deploy.Summary
+	if err := json.Unmarshal([]byte(stdout), &replan); err != nil {
+		t.Fatal(err)
+	}
+	comparePrediction(t, src, []byte(fifo(string(src))), &replan)
+
 	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve", "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
 	if code != exitInvalid || !strings.Contains(stderr, "refusing") || !strings.Contains(stderr, "--allow-replace aws_sqs_queue.solver_dlq") ||
 		strings.Contains(stdout, "Apply complete") {
@@ -226,6 +240,46 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	destroyed = true
+}
+
+// comparePrediction holds fleetc diff's predicted resource actions to Terraform's plan.
+// Resources the emulator override left out or changed (its omissions) are not compared: what
+// kumo is given there is not what fleetc generated.
+func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) {
+	t.Helper()
+	rep, err := review.Compare(review.Load("base.yaml", base), review.Load("head.yaml", head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	skip := map[string]string{}
+	for _, o := range plan.EmulatorOmissions {
+		skip[o.Address] = o.Gap
+	}
+	predicted, planned := map[string]string{}, map[string]string{}
+	for _, rc := range rep.Resources {
+		if skip[rc.Address] == "" {
+			predicted[rc.Address] = string(rc.Action)
+		}
+	}
+	for _, c := range plan.Changes {
+		if skip[c.Address] == "" {
+			planned[c.Address] = c.Action
+		}
+	}
+	if len(planned) == 0 {
+		t.Fatal("terraform planned nothing for the FIFO change")
+	}
+	for addr, act := range planned {
+		if predicted[addr] != act {
+			t.Errorf("%s: terraform plans %s, fleetc diff predicted %q", addr, act, predicted[addr])
+		}
+	}
+	for addr, act := range predicted {
+		if _, ok := planned[addr]; !ok {
+			t.Errorf("%s: fleetc diff predicted %s, terraform plans nothing", addr, act)
+		}
+	}
+	t.Logf("fleetc diff predicted %d resource changes; terraform agreed on all of them (%d left out by the emulator override)", len(predicted), len(skip))
 }
 
 // runFleet starts fleet-worker for each class with its generated runtime config, puts an
