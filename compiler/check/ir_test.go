@@ -71,8 +71,8 @@ func TestE010BatchLimit(t *testing.T) {
 	expectNone(t, f, "E010")
 	f.Bus.MaxEntries = 11
 	expectOnly(t, f, "E010", "PutEvents batches of 11 entries on a classic bus; EventBridge allows 1–10")
-	f.Bus.Model, f.Bus.MaxEntries = "v2", 100
-	expectNone(t, f, "E010")
+	f.Bus.MaxEntries = 100 // what an EventsV2 bus would take; fleetc creates only classic buses (E017)
+	expectOnly(t, f, "E010", "PutEvents batches of 100 entries on a classic bus; EventBridge allows 1–10")
 }
 
 func TestS010ExecutionType(t *testing.T) {

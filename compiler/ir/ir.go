@@ -39,12 +39,21 @@ type Tag struct{ Key, Value string }
 
 // Bus is the fleet's EventBridge bus.
 type Bus struct {
-	Name       string
-	Model      string // classic | v2
-	MaxEntries int    // PutEvents entries per request: 10 classic, 100 v2
+	Name string
+	// Model is the bus fleetc creates: always "classic" (the AWS provider has no EventsV2
+	// resource). RequestedModel is bus.model as written; rule E017 refuses "v2".
+	Model          string
+	RequestedModel string
+	// MaxEntries is what the generated bus accepts per PutEvents request. fleetc can only
+	// create classic buses (the AWS provider has no EventsV2 resource), so it is always
+	// ClassicBusMaxEntries; the runtime configs copy it.
+	MaxEntries int
 	Archive    *Archive
 	Path       string
 }
+
+// ClassicBusMaxEntries is PutEvents' entry limit on a classic bus (aws_cloudwatch_event_bus).
+const ClassicBusMaxEntries = 10
 
 // Archive keeps the bus's events for replay.
 type Archive struct {

@@ -56,10 +56,7 @@ func (l *lowerer) lower() *Fleet {
 	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
-	f.Bus = Bus{Name: s.Bus.Name, Model: or(s.Bus.Model, "classic"), MaxEntries: 10, Path: "/bus"}
-	if f.Bus.Model == "v2" {
-		f.Bus.MaxEntries = 100
-	}
+	f.Bus = Bus{Name: s.Bus.Name, Model: "classic", RequestedModel: or(s.Bus.Model, "classic"), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: dur(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
