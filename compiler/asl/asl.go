@@ -32,7 +32,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -381,7 +380,7 @@ func checkStep(st *ir.Step, ds *diag.Diagnostics) {
 			d.Detail = "Each item is an agent step (.waitForTaskToken); Express child workflows support only request-response integrations. Use `execution_type: STANDARD`."
 		}
 		if fo.ToleratedFailurePercent < 0 || fo.ToleratedFailurePercent > 100 {
-			ds.Errorf("S010", p+"/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% is outside 0-100", st.Name, fo.ToleratedFailurePercent)
+			ds.Errorf("S010", p+"/tolerated_failure_percent", "fan-out %q: tolerated failure %d%% is outside 0-100", st.Name, fo.ToleratedFailurePercent)
 		}
 		if fo.BatchInputBytes < 0 || fo.BatchInputBytes > maxBatchBytes {
 			ds.Errorf("S010", p+"/batch_input", "fan-out %q: batch input %d bytes is outside 0-%d", st.Name, fo.BatchInputBytes, maxBatchBytes)
@@ -469,12 +468,7 @@ func fanOutState(w *ir.Workflow, st *ir.Step, child string, labels names, ds *di
 	task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
 	task.End = true
 
-	conc := fo.MaxConcurrency
-	tol := int(math.Floor(fo.ToleratedFailurePercent))
-	if float64(tol) != fo.ToleratedFailurePercent {
-		d := ds.Warnf("S010", st.Path+"/fan_out/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% rounded down to %d%%", st.Name, fo.ToleratedFailurePercent, tol)
-		d.Detail = "ToleratedFailurePercentage is emitted as a whole percentage; write an integer to silence this."
-	}
+	conc, tol := fo.MaxConcurrency, fo.ToleratedFailurePercent
 	label := st.Name
 	if len(label) > 40 {
 		label = label[:36]

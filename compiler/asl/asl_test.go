@@ -495,14 +495,14 @@ func TestCodes(t *testing.T) {
 }
 
 // TestBuiltInCode covers fleets built without a source file (no Index) and edge settings the
-// loader would not produce: a FIFO class without group_by, a fractional tolerated failure.
+// loader would not produce: a FIFO class without group_by.
 func TestBuiltInCode(t *testing.T) {
 	a := &ir.Agent{Name: "solo-worker", FIFO: true, Queue: ir.Queue{Name: "x-solo-worker.fifo", FIFO: true}}
 	f := &ir.Fleet{Name: "x", Region: "us-east-1", Agents: []*ir.Agent{a}, Workflows: []*ir.Workflow{{
 		Name: "w", Path: "/workflows/w", Type: "standard",
 		Steps: []*ir.Step{{
 			Name: "Fan", Path: "/workflows/w/steps/0", Agent: a, Timeout: 90e9,
-			FanOut: &ir.FanOut{Items: "$.xs", MaxConcurrency: 3, ToleratedFailurePercent: 2.5, ExecutionType: "STANDARD"},
+			FanOut: &ir.FanOut{Items: "$.xs", MaxConcurrency: 3, ToleratedFailurePercent: 2, ExecutionType: "STANDARD"},
 		}},
 		Agents: []*ir.Agent{a},
 	}, {
@@ -517,7 +517,7 @@ func TestBuiltInCode(t *testing.T) {
 	for _, d := range ds {
 		codes[d.Code] = d.Severity
 	}
-	if codes["S009"] != diag.Error || codes["S010"] != diag.Warning || len(ds) != 2 {
+	if codes["S009"] != diag.Error || len(ds) != 1 {
 		t.Errorf("diagnostics %v", ds)
 	}
 	def := decode(t, files[0].Bytes)

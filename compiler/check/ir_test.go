@@ -82,6 +82,15 @@ func TestS010ExecutionType(t *testing.T) {
 	expectOnly(t, f, "S010", `fan-out A000FanOut has ExecutionType ""; a DISTRIBUTED ItemProcessor needs STANDARD or EXPRESS`)
 }
 
+// TestS010Tolerance: fleet.yaml's schema keeps tolerated_failure_percent within 0–100; the
+// rule guards IRs built in code.
+func TestS010Tolerance(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1)+"\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000, tolerated_failure_percent: 100 }\n")
+	expectNone(t, f, "S010")
+	f.Workflows[0].Steps[0].FanOut.ToleratedFailurePercent = 150
+	expectOnly(t, f, "S010", "fan-out A000FanOut: tolerated_failure_percent 150 is outside 0–100")
+}
+
 // TestRunSurvivesSparseIR: a hand-built IR with nothing filled in must not crash the catalog.
 func TestRunSurvivesSparseIR(t *testing.T) {
 	if ds := Run(nil); ds != nil {

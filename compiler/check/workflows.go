@@ -124,7 +124,8 @@ Fix: set the workflow's type: standard, and fan_out.execution_type: STANDARD.`,
 		Summary: "fan-out: DISTRIBUTED with an ExecutionType, batch input ≤ 262,144 bytes, tolerance 0–100 %",
 		Explain: `A Distributed Map's ItemProcessor needs ProcessorConfig Mode DISTRIBUTED with an
 ExecutionType (STANDARD or EXPRESS). Its ItemBatcher BatchInput is capped at 256 KiB
-(262,144 bytes), like every state payload, and ToleratedFailurePercentage takes 0–100.
+(262,144 bytes), like every state payload, and ToleratedFailurePercentage takes a whole
+percent 0–100 (fleet.yaml's tolerated_failure_percent is an integer for that reason).
 Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB, and
 tolerated_failure_percent within 0–100.`,
 		Check: checkFanOut,
@@ -435,7 +436,7 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 			}
 			if p := fo.ToleratedFailurePercent; p < 0 || p > 100 {
 				r.Add(stepPath(st, "tolerated_failure_percent"),
-					fmt.Sprintf("fan-out %s: tolerated_failure_percent %s is outside 0–100", st.Name, num(p)),
+					fmt.Sprintf("fan-out %s: tolerated_failure_percent %d is outside 0–100", st.Name, p),
 					"Set fan_out.tolerated_failure_percent between 0 and 100.")
 			}
 		}
