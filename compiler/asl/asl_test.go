@@ -134,6 +134,10 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 				return
 			}
 			tasks++
+			if s["Resource"] == InvokeResource {
+				checkInvokeTask(t, f, file.Path+"/"+name, s)
+				return
+			}
 			if s["Resource"] != Resource {
 				t.Errorf("%s/%s: Resource %v", file.Path, name, s["Resource"])
 			}
@@ -187,6 +191,44 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 		if tasks == 0 {
 			t.Errorf("%s: no callback task", file.Path)
 		}
+	}
+}
+
+// checkInvokeTask: a synchronous step invokes a lambda class's function with the task shape
+// minus TaskToken, within the 5-minute Express limit, with a jittered retry of Lambda faults.
+func checkInvokeTask(t *testing.T, f *ir.Fleet, where string, s map[string]any) {
+	t.Helper()
+	params := s["Parameters"].(map[string]any)
+	var agent *ir.Agent
+	for _, a := range f.Agents {
+		if params["FunctionName"] == "${"+ir.FunctionARNVar(a)+"}" && a.Lambda != nil {
+			agent = a
+		}
+	}
+	if agent == nil {
+		t.Fatalf("%s: FunctionName %v is no lambda class's placeholder", where, params["FunctionName"])
+	}
+	payload := params["Payload"].(map[string]any)
+	for k, want := range map[string]string{"execution_id.$": "$$.Execution.Id", "state.$": "$$.State.Name", "detail.$": "$", "entered_time.$": "$$.State.EnteredTime"} {
+		if payload[k] != want {
+			t.Errorf("%s: Payload[%q] = %v, want %q", where, k, payload[k], want)
+		}
+	}
+	if _, ok := payload["TaskToken.$"]; ok || s["HeartbeatSeconds"] != nil {
+		t.Errorf("%s: a synchronous invoke carries a task token or heartbeat", where)
+	}
+	if timeout, _ := s["TimeoutSeconds"].(float64); timeout <= 0 || timeout > 300 || payload["timeout_seconds"] != timeout {
+		t.Errorf("%s: TimeoutSeconds %v (payload %v), want 1–300", where, s["TimeoutSeconds"], payload["timeout_seconds"])
+	}
+	retried := false
+	for _, r := range s["Retry"].([]any) {
+		r := r.(map[string]any)
+		if r["ErrorEquals"].([]any)[0] == "Lambda.ServiceException" {
+			retried = r["JitterStrategy"] == "FULL"
+		}
+	}
+	if !retried {
+		t.Errorf("%s: no jittered retrier for Lambda faults: %v", where, s["Retry"])
 	}
 }
 
@@ -388,8 +430,8 @@ func TestRefusals(t *testing.T) {
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].path < got[j].path })
 	want := []key{
-		{"S009", "/workflows/express-children/steps/0/fan_out/execution_type"},
-		{"S009", "/workflows/quick"},
+		{"S009", "/workflows/express-children/steps/0/fan_out/agent"},
+		{"S009", "/workflows/quick/steps/0/agent"},
 		{"S003", "/workflows/slow-heartbeat/steps/0/heartbeat"},
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -39,11 +39,9 @@ var beyondRulesMD = []string{"E015", "E017", "Q012", "W007"}
 // with a queue warns until it does.
 var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
 
-// alsoFires names the other errors a fixture cannot avoid. Every fleetc agent step is a
-// task-token callback, so an express workflow over budget (S001) is also an express
-// workflow with agent steps (S009).
+// alsoFires names the other errors a fixture cannot avoid.
 // E009 needs a v2 bus, which E017 refuses.
-var alsoFires = map[string][]string{"S001": {"S009"}, "E009": {"E017"}}
+var alsoFires = map[string][]string{"E009": {"E017"}}
 
 func TestCatalog(t *testing.T) {
 	rules := Rules()

@@ -111,12 +111,16 @@ Fix: request a quota increase, or move high-rate choreography off the state mach
 	},
 	{
 		ID: "S009", Category: "workflows", Severity: diag.Error,
-		Summary: "express workflows support no .waitForTaskToken: no agent steps",
-		Explain: `Express workflows support only the request-response integration pattern: no
-.waitForTaskToken and no .sync. Every fleetc agent step is a task-token callback (send to
-the class queue, wait for SendTaskSuccess), so an express workflow cannot dispatch one;
-the same holds for fan-out children run as EXPRESS executions.
-Fix: set the workflow's type: standard, and fan_out.execution_type: STANDARD.`,
+		Summary: "express executions: agent steps only on lambda classes (synchronous lambda:invoke), step.max ≤ 300 s",
+		Explain: `Express executions (type: express, and fan-out children with execution_type: EXPRESS)
+support only request-response integrations: no .waitForTaskToken, no .sync. There a step
+on a lambda class invokes the class's function synchronously (lambda:invoke, no task
+token) and gets the handler result as the response. A queue-fed class (eks, agentcore)
+is reached only through its queue with a task token, so Express cannot dispatch it.
+The execution stops at 5 minutes: a synchronous step whose class step.max exceeds 300 s
+cannot finish inside it (fleetc caps the task's TimeoutSeconds at 300).
+Fix: run queue-fed classes in a standard workflow (fan_out.execution_type: STANDARD), and
+keep step.max of synchronously invoked lambda classes ≤ 5m.`,
 		Check: checkExpressCallbacks,
 	},
 	{
@@ -399,19 +403,24 @@ func checkSFNRates(f *ir.Fleet, r *Reporter) {
 func checkExpressCallbacks(f *ir.Fleet, r *Reporter) {
 	for _, w := range f.Workflows {
 		for _, st := range w.Steps {
-			if st.Agent == nil {
+			a := st.Agent
+			if a == nil || !st.Express(w) {
 				continue
 			}
-			if w.Type == "express" {
+			where, fix := "express workflow "+w.Name, "Set the workflow's type: standard."
+			if st.FanOut != nil {
+				where, fix = "fan-out "+st.Name+"'s EXPRESS child executions", "Set fan_out.execution_type: STANDARD."
+			}
+			if !st.Synchronous(w) {
 				r.Add(stepPath(st, "agent"),
-					fmt.Sprintf("express workflow %s dispatches class %s with .waitForTaskToken, which Express does not support", w.Name, st.Agent.Name),
-					"Set the workflow's type: standard.")
+					fmt.Sprintf("%s cannot run class %s (runtime %s): a queue-fed class is reached only through its queue with a task token (.waitForTaskToken), which Express does not support", where, a.Name, a.Runtime),
+					fix+" Only lambda classes can be invoked synchronously in Express executions.")
 				continue
 			}
-			if st.FanOut != nil && st.FanOut.ExecutionType == "EXPRESS" {
-				r.Add(stepPath(st, "execution_type"),
-					fmt.Sprintf("fan-out %s runs EXPRESS child executions, which cannot wait for class %s's task token", st.Name, st.Agent.Name),
-					"Set fan_out.execution_type: STANDARD.")
+			if a.StepMax > expressMax {
+				r.Add(at(f, a.Path+"/step/max", stepPath(st, "agent")),
+					fmt.Sprintf("%s invokes class %s synchronously, but its step.max %s exceeds the 5-minute Express limit", where, a.Name, dur(a.StepMax)),
+					fix+" Or keep class "+a.Name+"'s step.max at 5m or less.")
 			}
 		}
 	}

@@ -310,6 +310,17 @@ func QueueURLVar(a *Agent) string {
 	return "queue_url_" + strings.ReplaceAll(a.Name, "-", "_")
 }
 
+// FunctionARNVar is the templatefile() variable through which Terraform hands a lambda
+// class's function ARN to state machines that invoke it synchronously (ir.Step.Synchronous).
+func FunctionARNVar(a *Agent) string {
+	return "function_arn_" + strings.ReplaceAll(a.Name, "-", "_")
+}
+
+// ClaimCheckOutputPrefix is the key prefix under which a class's workers write the outputs
+// they offload to the claim-check bucket: "outputs/<class>/" (runtime/claimcheck.OutputKey).
+// Terraform grants the class's role s3:PutObject under it and nowhere else.
+func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" }
+
 // ClaimCheckBucketVar is the templatefile() variable holding the claim-check bucket name,
 // where every Distributed Map writes its results.
 const ClaimCheckBucketVar = "claim_check_bucket"
