@@ -265,7 +265,7 @@ type Step struct {
 type FanOut struct {
 	Items                   string
 	MaxConcurrency          int
-	ToleratedFailurePercent int // whole percent, 0–100: ASL ToleratedFailurePercentage is an integer
+	ToleratedFailurePercent int    // whole percent, 0–100: ASL ToleratedFailurePercentage is an integer
 	ExecutionType           string // STANDARD | EXPRESS
 	BatchInputBytes         int64
 }

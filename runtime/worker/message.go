@@ -15,7 +15,7 @@ const (
 	// KindSFNInvoke is a Step Functions task invoked synchronously (lambda:invoke in Express
 	// executions): the task shape without a TaskToken; the result is the invocation's answer.
 	KindSFNInvoke = "sfn-invoke"
-	KindRaw         = "raw"         // a bare detail object (direct producers, AgentCore)
+	KindRaw       = "raw" // a bare detail object (direct producers, AgentCore)
 )
 
 // Envelope is a parsed message body.
