@@ -110,6 +110,7 @@ func (l *lowerer) lower() *Fleet {
 		}
 	}
 	l.checkNames()
+	l.checkStateNames()
 	return f
 }
 
