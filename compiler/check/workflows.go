@@ -90,7 +90,8 @@ conversations before you reach 1,000.`,
 3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
 fleet-worker heartbeats every task-token message it holds once per visibility extension,
 whatever the step's HeartbeatSeconds, so the class's cadence sets the rate.
-Formula: callbacks/s = Σ over workflow classes of class steps/s; heartbeats/s = Σ of
+Formula: callbacks/s = Σ over classes workflows reach with a task token (synchronous
+Express invokes make none) of class steps/s; heartbeats/s = Σ of
 in-flight steps (steps/s × duration) ÷ the class's step.heartbeat (lambda: none).
 The seed's fleet calls back 125/s: 4× headroom.
 Fix: batch callbacks per execution, lengthen step.heartbeat, shard across accounts, or
@@ -352,8 +353,8 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 	refill, _ := callbackRefill(f.Region)
 	var callbacks, heartbeats float64
 	for _, a := range f.Agents {
-		if len(a.Workflows) == 0 {
-			continue
+		if !tokenDispatched(a) {
+			continue // synchronous invokes (Express) make no task-token calls
 		}
 		callbacks += per
 		if a.Heartbeat > 0 { // the worker's cadence, whatever the steps' HeartbeatSeconds
@@ -371,6 +372,18 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 			fmt.Sprintf("projected %s SendTaskHeartbeat/s exceeds the %s/s refill in %s", num(heartbeats), num(refill), f.Region),
 			"Lengthen the classes' step.heartbeat (keeping it below half the visibility) or request a quota increase.")
 	}
+}
+
+// tokenDispatched says some workflow reaches the class through its queue with a task token.
+func tokenDispatched(a *ir.Agent) bool {
+	for _, w := range a.Workflows {
+		for _, st := range w.Steps {
+			if st.Agent == a && !st.Synchronous(w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func checkSFNRates(f *ir.Fleet, r *Reporter) {
