@@ -42,7 +42,8 @@ remainder as a new message before 12 h; then lower step.max (or the step's timeo
 // sqsVisibilityCeiling is how long after a receive SQS keeps a message hidden at most.
 const sqsVisibilityCeiling = 12 * time.Hour
 
-const ceilingFix = "Split the step into steps of at most 12h, or checkpoint its progress and re-enqueue the remainder as a new message before 12h; then lower step.max."
+// splitOrCheckpoint is what a step longer than the ceiling should do instead.
+const splitOrCheckpoint = "split the step into steps of at most 12h, or checkpoint its progress and re-enqueue the remainder as a new message before 12h"
 
 func checkBusModel(f *ir.Fleet, r *Reporter) {
 	if f.Bus.RequestedModel != "v2" {
@@ -59,7 +60,7 @@ func checkVisibilityCeiling(f *ir.Fleet, r *Reporter) {
 		if a.StepMax > sqsVisibilityCeiling && (a.Rule != nil || len(a.Workflows) == 0) {
 			r.Add(at(f, a.Path+"/step/max", a.Path),
 				fmt.Sprintf("class %s: step.max %s is above SQS's 12h visibility ceiling; the message reappears mid-step and a second worker starts it again", a.Name, dur(a.StepMax)),
-				ceilingFix)
+				"Either "+splitOrCheckpoint+"; then lower step.max to 12h or less.")
 		}
 	}
 	for _, w := range f.Workflows {
@@ -75,10 +76,8 @@ func checkVisibilityCeiling(f *ir.Fleet, r *Reporter) {
 			if run > sqsVisibilityCeiling {
 				r.Add(at(f, stepPath(st, "timeout"), st.Path),
 					fmt.Sprintf("workflow %s step %s: its timeout lets class %s's queue-fed step run %s (step.max %s), past SQS's 12h visibility ceiling", w.Name, st.Name, a.Name, dur(run), dur(a.StepMax)),
-					"Set the step's timeout to 12h or less, or "+lowerFirst(ceilingFix))
+					"Set the step's timeout to 12h or less, or "+splitOrCheckpoint+".")
 			}
 		}
 	}
 }
-
-func lowerFirst(s string) string { return string(s[0]+'a'-'A') + s[1:] }

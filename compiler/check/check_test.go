@@ -28,10 +28,9 @@ M001 M002 M003 M004 M005
 I001 I002 T001`)
 
 // beyondRulesMD are intentional additions to the catalog that rules.md does not list (yet):
-// E015 (a consumes.match field the event does not declare never matches: review finding 8)
-// and W007 (an exec handler in the stock image: review finding 28).
-// E017 (bus.model v2 cannot be created: issue 7 item 2) and Q012 (the 12-hour visibility
-// ceiling: issue 7 item 3).
+// E015 (a consumes.match field the event does not declare never matches: review finding 8),
+// W007 (an exec handler in the stock image: review finding 28), E017 (bus.model v2 cannot
+// be created: issue 7 item 2) and Q012 (the 12-hour visibility ceiling: issue 7 item 3).
 var beyondRulesMD = []string{"E015", "E017", "Q012", "W007"}
 
 // passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
@@ -39,10 +38,9 @@ var beyondRulesMD = []string{"E015", "E017", "Q012", "W007"}
 // with a queue warns until it does.
 var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
 
-// alsoFires names the other errors a fixture cannot avoid.
-// E009 needs a v2 bus, which E017 refuses.
-// Retrying at two layers (M002) means SDK retries, which M005 warns about as an error.
-// An agentcore payload over 100 MB (W004) is also over SQS's 1 MiB message (Q009).
+// alsoFires names the other errors a fixture cannot avoid: E009 needs a v2 bus, which E017
+// refuses; retrying at two layers (M002) means SDK retries, which M005 reports; an agentcore
+// payload over 100 MB (W004) is also over SQS's 1 MiB message (Q009).
 var alsoFires = map[string][]string{"E009": {"E017"}, "M002": {"M005"}, "W004": {"Q009"}}
 
 func TestCatalog(t *testing.T) {
