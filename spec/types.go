@@ -217,7 +217,7 @@ type FanOut struct {
 	Items                   string    `json:"items"`
 	Agent                   string    `json:"agent"`
 	MaxConcurrency          *int      `json:"max_concurrency,omitempty"`
-	ToleratedFailurePercent *float64  `json:"tolerated_failure_percent,omitempty"`
+	ToleratedFailurePercent *int      `json:"tolerated_failure_percent,omitempty"`
 	ExecutionType           string    `json:"execution_type,omitempty"` // STANDARD | EXPRESS
 	Timeout                 *Duration `json:"timeout,omitempty"`
 	Heartbeat               *Duration `json:"heartbeat,omitempty"`

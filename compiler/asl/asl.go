@@ -9,6 +9,11 @@
 // detail is the whole state input, so a claim-check reference (payload_ref: {type, bucket, key})
 // placed in the workflow input travels inside detail untouched, and so do earlier results.
 //
+// Inside Express executions (type: express, and EXPRESS fan-out children) no task token can be
+// awaited: a step on a lambda class is then a request-response "lambda:invoke" Task whose
+// Payload is the same message minus TaskToken, bounded by the 5-minute Express limit; its
+// result lands at $.steps.<StateName>.Payload. Steps on queue-fed classes there are refused (S009).
+//
 // Data convention: a step's result (the worker's SendTaskSuccess output, i.e. the handler result)
 // lands at ResultPath "$.steps.<StateName>", so the input (trace_id, payload_ref, group key) stays
 // intact for later steps and every later step sees every earlier result. A fan-out's item results
@@ -32,9 +37,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -44,6 +47,18 @@ import (
 
 // Resource is the optimized SQS integration with the callback pattern.
 const Resource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
+
+// InvokeResource is the optimized Lambda integration, request-response: the synchronous form
+// of an agent step on a lambda class inside an Express execution (ir.Step.Synchronous).
+const InvokeResource = "arn:aws:states:::lambda:invoke"
+
+// Errors of the Lambda integration that a retry can fix (service faults, throttling), and the
+// error type fleet-worker's Lambda mode reports for a step it would have released for retry.
+var (
+	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
+	// ErrWorkerRetry must match runtime/lambda.ErrorRetry.
+	ErrWorkerRetry = "FleetWorker.Retry"
+)
 
 // ResultWriterResource is the S3 export of a Distributed Map's child results.
 const ResultWriterResource = "arn:aws:states:::s3:putObject"
@@ -88,7 +103,7 @@ const maxBatchBytes = 262144
 func Path(w *ir.Workflow) string { return "statemachines/" + w.Name + ".asl.json" }
 
 // Generate returns one definition per workflow that can be expressed. A workflow that cannot
-// (express with callback steps, EXPRESS fan-out children, heartbeat ≥ timeout, ...) gets error
+// (queue-fed steps in Express executions, heartbeat ≥ timeout, ...) gets error
 // diagnostics and no file: the backend never writes a definition AWS would refuse.
 func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	var files []artifact.File
@@ -136,7 +151,7 @@ type state struct {
 	Type                       string            `json:"Type"`
 	Comment                    string            `json:"Comment,omitempty"`
 	Resource                   string            `json:"Resource,omitempty"`
-	Parameters                 *sendParams       `json:"Parameters,omitempty"`
+	Parameters                 any               `json:"Parameters,omitempty"` // *sendParams | *invokeParams
 	ItemsPath                  string            `json:"ItemsPath,omitempty"`
 	ItemSelector               map[string]string `json:"ItemSelector,omitempty"`
 	ItemBatcher                *itemBatcher      `json:"ItemBatcher,omitempty"`
@@ -164,6 +179,23 @@ type sendParams struct {
 	QueueURL       string      `json:"QueueUrl"`
 	MessageBody    messageBody `json:"MessageBody"`
 	MessageGroupID string      `json:"MessageGroupId.$,omitempty"`
+}
+
+// invokeParams are the lambda:invoke parameters of a synchronous step. Payload is the worker's
+// "Step Functions task" shape without a TaskToken: fleet-worker answers with the handler
+// result as the function's response (runtime/lambda).
+type invokeParams struct {
+	FunctionName string        `json:"FunctionName"`
+	Payload      invokePayload `json:"Payload"`
+}
+
+type invokePayload struct {
+	ExecutionID    string `json:"execution_id.$"`
+	State          string `json:"state.$"`
+	TraceID        string `json:"trace_id.$"`
+	Detail         string `json:"detail.$"`
+	EnteredTime    string `json:"entered_time.$"`
+	TimeoutSeconds int64  `json:"timeout_seconds"`
 }
 
 // messageBody is the worker's "Step Functions task" message shape.
@@ -290,42 +322,21 @@ func groupPath(a *ir.Agent, root string) string {
 	return fmt.Sprintf("States.Format('{}', %s)", field(root, a.GroupBy))
 }
 
-// names hands out state names that are unique in the whole state machine (Map children included).
-type names map[string]bool
-
-func (n names) take(base string) string {
-	name := base
-	for i := 2; n[name]; i++ {
-		name = base + strconv.Itoa(i)
-	}
-	n[name] = true
-	return name
-}
-
 // build lowers one workflow to a definition, or explains why it cannot.
 func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 	var ds diag.Diagnostics
-	if w.Type == "express" && len(w.Steps) > 0 {
-		d := ds.Errorf("S009", w.Path, "express workflow %q has agent steps; Express workflows cannot wait for a task token", w.Name)
-		d.Detail = "Express workflows support only request-response integrations (no .waitForTaskToken, no .sync), and every agent step is a task-token callback. Use `type: standard`."
-		return nil, ds
-	}
 	if len(w.Steps) == 0 {
 		ds.Errorf("P008", w.Path, "workflow %q has no steps", w.Name)
 		return nil, ds
 	}
 	for _, st := range w.Steps {
-		checkStep(st, &ds)
+		checkStep(w, st, &ds)
 	}
 	if ds.HasErrors() {
 		return nil, ds
 	}
 
-	used := names{}
-	for _, st := range w.Steps {
-		used[st.Name] = true
-	}
-	labels := names{}
+	stateNames := ir.StateNames(w)
 	comment := w.Description
 	if comment == "" {
 		comment = "Workflow " + w.Name + " (generated by fleetc)."
@@ -333,13 +344,12 @@ func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 	def := &definition{Comment: tmpl(comment), QueryLanguage: "JSONPath", StartAt: w.Steps[0].Name}
 	var fails states
 	for i, st := range w.Steps {
-		failName := used.take(st.Name + "Failed")
+		failName := stateNames[i].Failed
 		var s *state
 		if st.FanOut != nil {
-			s = fanOutState(w, st, used.take(st.Name+"Item"), labels, &ds)
+			s = fanOutState(w, st, stateNames[i])
 		} else {
-			s = taskState(st, "$")
-			s.Comment = tmpl(fmt.Sprintf("Agent step: send to the %s queue (%s) with a task token and wait for the worker's SendTaskSuccess.", st.Agent.Name, st.Agent.Queue.Name))
+			s = stepTask(w, st, "$")
 		}
 		s.ResultPath = field("$.steps", st.Name)
 		s.Catch = []catcher{{ErrorEquals: []string{"States.ALL"}, ResultPath: "$.error", Next: failName}}
@@ -361,10 +371,14 @@ func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 }
 
 // checkStep reports step settings that would make the definition invalid.
-func checkStep(st *ir.Step, ds *diag.Diagnostics) {
+func checkStep(w *ir.Workflow, st *ir.Step, ds *diag.Diagnostics) {
 	p := st.Path
 	if st.FanOut != nil {
 		p += "/fan_out"
+	}
+	if st.Express(w) && !st.Synchronous(w) {
+		d := ds.Errorf("S009", p+"/agent", "step %q runs in an Express execution on %s class %q, which can only be reached through its queue with a task token", st.Name, st.Agent.Runtime, st.Agent.Name)
+		d.Detail = "Express executions support only request-response integrations (no .waitForTaskToken). Only lambda classes can be invoked synchronously; use type: standard (fan_out.execution_type: STANDARD) for queue-fed classes."
 	}
 	timeout, heartbeat := ir.Seconds(st.Timeout), ir.Seconds(st.Heartbeat)
 	if timeout <= 0 {
@@ -376,12 +390,11 @@ func checkStep(st *ir.Step, ds *diag.Diagnostics) {
 		d.Detail = "HeartbeatSeconds must be smaller than TimeoutSeconds; lower the heartbeat or raise the timeout."
 	}
 	if fo := st.FanOut; fo != nil {
-		if fo.ExecutionType != "STANDARD" {
-			d := ds.Errorf("S009", p+"/execution_type", "fan-out %q runs %s child executions, which cannot wait for a task token", st.Name, fo.ExecutionType)
-			d.Detail = "Each item is an agent step (.waitForTaskToken); Express child workflows support only request-response integrations. Use `execution_type: STANDARD`."
+		if fo.ExecutionType != "STANDARD" && fo.ExecutionType != "EXPRESS" {
+			ds.Errorf("S010", p+"/execution_type", "fan-out %q: execution type %q is neither STANDARD nor EXPRESS", st.Name, fo.ExecutionType)
 		}
 		if fo.ToleratedFailurePercent < 0 || fo.ToleratedFailurePercent > 100 {
-			ds.Errorf("S010", p+"/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% is outside 0-100", st.Name, fo.ToleratedFailurePercent)
+			ds.Errorf("S010", p+"/tolerated_failure_percent", "fan-out %q: tolerated failure %d%% is outside 0-100", st.Name, fo.ToleratedFailurePercent)
 		}
 		if fo.BatchInputBytes < 0 || fo.BatchInputBytes > maxBatchBytes {
 			ds.Errorf("S010", p+"/batch_input", "fan-out %q: batch input %d bytes is outside 0-%d", st.Name, fo.BatchInputBytes, maxBatchBytes)
@@ -393,6 +406,52 @@ func checkStep(st *ir.Step, ds *diag.Diagnostics) {
 			ds.Errorf("S010", p+"/items", "fan-out %q: items %q is not a JSONPath", st.Name, fo.Items)
 		}
 	}
+}
+
+// stepTask is st's agent task: a synchronous Lambda invoke inside Express executions on a
+// lambda class, else the SQS callback.
+func stepTask(w *ir.Workflow, st *ir.Step, root string) *state {
+	a := st.Agent
+	if st.Synchronous(w) {
+		s := invokeState(st, root)
+		s.Comment = tmpl(fmt.Sprintf("Agent step: invoke class %s's function (%s) synchronously; its response is the handler result.", a.Name, a.Lambda.FunctionName))
+		return s
+	}
+	s := taskState(st, root)
+	s.Comment = tmpl(fmt.Sprintf("Agent step: send to the %s queue (%s) with a task token and wait for the worker's SendTaskSuccess.", a.Name, a.Queue.Name))
+	return s
+}
+
+// invokeState is the request-response Lambda task of a synchronous step, bounded by the
+// Express 5-minute limit. The result lands at $.steps.<Name> as {"Payload": <handler result>}.
+func invokeState(st *ir.Step, root string) *state {
+	timeout := min(ir.Seconds(st.Timeout), ir.Seconds(ir.ExpressMax))
+	s := &state{
+		Type:     "Task",
+		Resource: InvokeResource,
+		Parameters: &invokeParams{
+			FunctionName: "${" + ir.FunctionARNVar(st.Agent) + "}",
+			Payload: invokePayload{
+				ExecutionID: "$$.Execution.Id", State: "$$.State.Name", TraceID: field(root, "trace_id"),
+				Detail: "$", EnteredTime: "$$.State.EnteredTime", TimeoutSeconds: timeout,
+			},
+		},
+		TimeoutSeconds: timeout,
+		ResultSelector: map[string]string{"Payload.$": "$.Payload"},
+	}
+	if st.Retries > 0 {
+		s.Retry = append(s.Retry, retrier{
+			ErrorEquals:     []string{"States.Timeout", ErrWorkerRetry},
+			IntervalSeconds: timeoutRetryInterval, MaxAttempts: st.Retries, BackoffRate: backoffRate,
+			JitterStrategy: "FULL",
+		})
+	}
+	s.Retry = append(s.Retry, retrier{
+		ErrorEquals:     lambdaTransient,
+		IntervalSeconds: sqsRetryInterval, MaxAttempts: sqsRetryAttempts, BackoffRate: backoffRate,
+		MaxDelaySeconds: sqsRetryMaxDelay, JitterStrategy: "FULL",
+	})
+	return s
 }
 
 // taskState is the SQS callback task of st; root is where trace_id and the group key live.
@@ -442,7 +501,8 @@ func taskState(st *ir.Step, root string) *state {
 // fanOutState is a Distributed Map whose every item is one agent step in a STANDARD child
 // execution. Items carry trace_id and, on FIFO classes, the group key next to the item. The
 // child results go to S3 (ResultWriter); only the export's reference stays in the state.
-func fanOutState(w *ir.Workflow, st *ir.Step, child string, labels names, ds *diag.Diagnostics) *state {
+func fanOutState(w *ir.Workflow, st *ir.Step, sn ir.StepStates) *state {
+	child := sn.Item
 	fo, a := st.FanOut, st.Agent
 	carry := map[string]string{"trace_id.$": "$.trace_id"}
 	if a.FIFO && a.GroupBy != "" {
@@ -460,34 +520,29 @@ func fanOutState(w *ir.Workflow, st *ir.Step, child string, labels names, ds *di
 			item[k] = v
 		}
 	}
-	task := taskState(st, root)
-	if a.FIFO && a.GroupBy != "" && batcher == nil {
-		// One lane per item: the conversation's group alone would serialise the whole fan-out
-		// behind one in-flight message (FIFO head-of-line blocking); each item keeps its own order.
-		task.Parameters.MessageGroupID = fmt.Sprintf("States.Format('{}#{}', %s, $.index)", field("$", a.GroupBy))
+	task := stepTask(w, st, root)
+	if sp, ok := task.Parameters.(*sendParams); ok {
+		if a.FIFO && a.GroupBy != "" && batcher == nil {
+			// One lane per item: the conversation's group alone would serialise the whole fan-out
+			// behind one in-flight message (FIFO head-of-line blocking); each item keeps its own order.
+			sp.MessageGroupID = fmt.Sprintf("States.Format('{}#{}', %s, $.index)", field("$", a.GroupBy))
+		}
+		task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
+	} else {
+		task.Comment = tmpl(fmt.Sprintf("One %s item: invoke class %s's function (%s) synchronously in an EXPRESS child execution.", st.Name, a.Name, a.Lambda.FunctionName))
 	}
-	task.Comment = tmpl(fmt.Sprintf("One %s item: send to the %s queue (%s) with a task token and wait for the worker.", st.Name, a.Name, a.Queue.Name))
 	task.End = true
 
-	conc := fo.MaxConcurrency
-	tol := int(math.Floor(fo.ToleratedFailurePercent))
-	if float64(tol) != fo.ToleratedFailurePercent {
-		d := ds.Warnf("S010", st.Path+"/fan_out/tolerated_failure_percent", "fan-out %q: tolerated failure %v%% rounded down to %d%%", st.Name, fo.ToleratedFailurePercent, tol)
-		d.Detail = "ToleratedFailurePercentage is emitted as a whole percentage; write an integer to silence this."
-	}
-	label := st.Name
-	if len(label) > 40 {
-		label = label[:36]
-	}
+	conc, tol := fo.MaxConcurrency, fo.ToleratedFailurePercent
 	return &state{
 		Type:                       "Map",
-		Comment:                    tmpl(fmt.Sprintf("Fan-out: one %s agent step per item of %s, as STANDARD child executions of a Distributed Map.", a.Name, fo.Items)),
+		Comment:                    tmpl(fmt.Sprintf("Fan-out: one %s agent step per item of %s, as %s child executions of a Distributed Map.", a.Name, fo.Items, fo.ExecutionType)),
 		ItemsPath:                  tmpl(fo.Items),
 		ItemSelector:               item,
 		ItemBatcher:                batcher,
 		MaxConcurrency:             &conc,
 		ToleratedFailurePercentage: &tol,
-		Label:                      labels.take(label),
+		Label:                      sn.Label,
 		ItemProcessor: &itemProcessor{
 			ProcessorConfig: processorConfig{Mode: "DISTRIBUTED", ExecutionType: fo.ExecutionType},
 			StartAt:         child,

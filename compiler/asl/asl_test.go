@@ -134,6 +134,10 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 				return
 			}
 			tasks++
+			if s["Resource"] == InvokeResource {
+				checkInvokeTask(t, f, file.Path+"/"+name, s)
+				return
+			}
 			if s["Resource"] != Resource {
 				t.Errorf("%s/%s: Resource %v", file.Path, name, s["Resource"])
 			}
@@ -187,6 +191,44 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 		if tasks == 0 {
 			t.Errorf("%s: no callback task", file.Path)
 		}
+	}
+}
+
+// checkInvokeTask: a synchronous step invokes a lambda class's function with the task shape
+// minus TaskToken, within the 5-minute Express limit, with a jittered retry of Lambda faults.
+func checkInvokeTask(t *testing.T, f *ir.Fleet, where string, s map[string]any) {
+	t.Helper()
+	params := s["Parameters"].(map[string]any)
+	var agent *ir.Agent
+	for _, a := range f.Agents {
+		if params["FunctionName"] == "${"+ir.FunctionARNVar(a)+"}" && a.Lambda != nil {
+			agent = a
+		}
+	}
+	if agent == nil {
+		t.Fatalf("%s: FunctionName %v is no lambda class's placeholder", where, params["FunctionName"])
+	}
+	payload := params["Payload"].(map[string]any)
+	for k, want := range map[string]string{"execution_id.$": "$$.Execution.Id", "state.$": "$$.State.Name", "detail.$": "$", "entered_time.$": "$$.State.EnteredTime"} {
+		if payload[k] != want {
+			t.Errorf("%s: Payload[%q] = %v, want %q", where, k, payload[k], want)
+		}
+	}
+	if _, ok := payload["TaskToken.$"]; ok || s["HeartbeatSeconds"] != nil {
+		t.Errorf("%s: a synchronous invoke carries a task token or heartbeat", where)
+	}
+	if timeout, _ := s["TimeoutSeconds"].(float64); timeout <= 0 || timeout > 300 || payload["timeout_seconds"] != timeout {
+		t.Errorf("%s: TimeoutSeconds %v (payload %v), want 1–300", where, s["TimeoutSeconds"], payload["timeout_seconds"])
+	}
+	retried := false
+	for _, r := range s["Retry"].([]any) {
+		r := r.(map[string]any)
+		if r["ErrorEquals"].([]any)[0] == "Lambda.ServiceException" {
+			retried = r["JitterStrategy"] == "FULL"
+		}
+	}
+	if !retried {
+		t.Errorf("%s: no jittered retrier for Lambda faults: %v", where, s["Retry"])
 	}
 }
 
@@ -388,8 +430,8 @@ func TestRefusals(t *testing.T) {
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].path < got[j].path })
 	want := []key{
-		{"S009", "/workflows/express-children/steps/0/fan_out/execution_type"},
-		{"S009", "/workflows/quick"},
+		{"S009", "/workflows/express-children/steps/0/fan_out/agent"},
+		{"S009", "/workflows/quick/steps/0/agent"},
 		{"S003", "/workflows/slow-heartbeat/steps/0/heartbeat"},
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -495,14 +537,14 @@ func TestCodes(t *testing.T) {
 }
 
 // TestBuiltInCode covers fleets built without a source file (no Index) and edge settings the
-// loader would not produce: a FIFO class without group_by, a fractional tolerated failure.
+// loader would not produce: a FIFO class without group_by.
 func TestBuiltInCode(t *testing.T) {
 	a := &ir.Agent{Name: "solo-worker", FIFO: true, Queue: ir.Queue{Name: "x-solo-worker.fifo", FIFO: true}}
 	f := &ir.Fleet{Name: "x", Region: "us-east-1", Agents: []*ir.Agent{a}, Workflows: []*ir.Workflow{{
 		Name: "w", Path: "/workflows/w", Type: "standard",
 		Steps: []*ir.Step{{
 			Name: "Fan", Path: "/workflows/w/steps/0", Agent: a, Timeout: 90e9,
-			FanOut: &ir.FanOut{Items: "$.xs", MaxConcurrency: 3, ToleratedFailurePercent: 2.5, ExecutionType: "STANDARD"},
+			FanOut: &ir.FanOut{Items: "$.xs", MaxConcurrency: 3, ToleratedFailurePercent: 2, ExecutionType: "STANDARD"},
 		}},
 		Agents: []*ir.Agent{a},
 	}, {
@@ -517,7 +559,7 @@ func TestBuiltInCode(t *testing.T) {
 	for _, d := range ds {
 		codes[d.Code] = d.Severity
 	}
-	if codes["S009"] != diag.Error || codes["S010"] != diag.Warning || len(ds) != 2 {
+	if codes["S009"] != diag.Error || len(ds) != 1 {
 		t.Errorf("diagnostics %v", ds)
 	}
 	def := decode(t, files[0].Bytes)

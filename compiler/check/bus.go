@@ -113,13 +113,13 @@ Fix: set defaults.delivery.max_age (or the class's delivery.max_age).`,
 	},
 	{
 		ID: "E010", Category: "bus", Severity: diag.Error,
-		Summary: "PutEvents ≤ 10 entries (classic) / 100 (v2), request < 1 MB",
-		Explain: `A classic-bus PutEvents request carries up to 10 entries (1–100 on V2 buses), and the
+		Summary: "PutEvents ≤ 10 entries (classic bus), request < 1 MB",
+		Explain: `A classic-bus PutEvents request carries up to 10 entries (fleetc creates only classic buses: E017), and the
 whole request must stay under 1 MB (1,048,576 bytes); one entry may use the full 1 MB
 alone. Entry size: Time 14 bytes + UTF-8 lengths of Source, DetailType and Detail.
 Formula: the largest inline payload of an emitting class, min(payload.max,
 payload.claim_check_over), must fit 1,048,576 − (14 + len(source) + len(detail-type)).
-fleet-worker's batcher sizes its batches to the bus model (the IR's MaxEntries is checked).
+fleet-worker's batcher sizes its batches to the generated bus (the IR's MaxEntries is checked).
 Fix: set payload.claim_check_over below 1MiB so large results go to S3 (claim-check).`,
 		Check: checkPutEventsLimits,
 	},
@@ -129,9 +129,9 @@ Fix: set payload.claim_check_over below 1MiB so large results go to S3 (claim-ch
 		Explain: `PutEvents is throttled per account and region: 10,000 rps in us-east-1, us-west-2 and
 eu-west-1; 2,400 in us-east-2, eu-central-1 and eu-south-2; 400–1,200 elsewhere (400 is
 used). Formula: completion events/s = Σ over emitting classes of class steps/s × events
-emitted; requests/s = events/s ÷ entries per batch (10 classic, 100 v2). The seed's
+emitted; requests/s = events/s ÷ 10 entries per batch (classic bus). The seed's
 worked fleet: 125 events/s ÷ 10 = 12.5 rps.
-Fix: request a quota increase (adjustable), batch more (v2 bus), or emit fewer events.`,
+Fix: request a quota increase (adjustable), or emit fewer events.`,
 		Check: checkPutEventsRate,
 	},
 	{
@@ -342,7 +342,7 @@ func checkTargetDLQStandard(f *ir.Fleet, r *Reporter) {
 }
 
 func checkV2MaxAge(f *ir.Fleet, r *Reporter) {
-	if f.Bus.Model != "v2" {
+	if f.Bus.RequestedModel != "v2" {
 		return
 	}
 	for _, a := range f.Agents {
@@ -361,14 +361,10 @@ func envelope(ev *ir.Event) int64 {
 }
 
 func checkPutEventsLimits(f *ir.Fleet, r *Reporter) {
-	limit := 10
-	if f.Bus.Model == "v2" {
-		limit = 100
-	}
-	if f.Bus.MaxEntries < 1 || f.Bus.MaxEntries > limit {
+	if limit := ir.ClassicBusMaxEntries; f.Bus.MaxEntries < 1 || f.Bus.MaxEntries > limit {
 		r.Add(at(f, "/bus/model", "/bus"),
-			fmt.Sprintf("PutEvents batches of %d entries on a %s bus; EventBridge allows 1–%d", f.Bus.MaxEntries, f.Bus.Model, limit),
-			"Batch at most 10 entries per request on classic buses, 100 on v2.")
+			fmt.Sprintf("PutEvents batches of %d entries on a classic bus; EventBridge allows 1–%d", f.Bus.MaxEntries, limit),
+			"Batch at most 10 entries per request: the generated bus is a classic bus.")
 	}
 	for _, a := range f.Agents {
 		var worst *ir.Event
@@ -408,7 +404,7 @@ func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
 		r.Add(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s PutEvents requests/s (%s events/s ÷ %d per batch) exceeds %s rps in %s",
 				num(rps), num(ev), f.Bus.MaxEntries, num(q), f.Region),
-			"Request a PutEvents quota increase (adjustable), use a v2 bus (100 entries per request), or emit fewer events.")
+			"Request a PutEvents quota increase (adjustable), or emit fewer events.")
 	}
 }
 

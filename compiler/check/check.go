@@ -8,6 +8,7 @@ package check
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -42,7 +43,15 @@ func (r *Reporter) Warn(path, summary, detail string) {
 	r.emit(diag.Warning, path, summary, detail)
 }
 
+// traceReport, when set (by the fixture coverage test), learns the file and line of every
+// Add/Warn call site that reports a finding.
+var traceReport func(file string, line int)
+
 func (r *Reporter) emit(sev diag.Severity, path, summary, detail string) {
+	if traceReport != nil {
+		_, file, line, _ := runtime.Caller(2)
+		traceReport(file, line)
+	}
 	*r.out = append(*r.out, &diag.Diagnostic{
 		Severity: sev, Code: r.rule.ID, Path: path, Summary: summary, Detail: detail,
 	})
@@ -51,7 +60,7 @@ func (r *Reporter) emit(sev diag.Severity, path, summary, detail string) {
 // Rules returns the catalog sorted by ID.
 func Rules() []Rule {
 	var all []Rule
-	for _, family := range [][]Rule{queueRules, busRules, workflowRules, workerRules, modelRules, idempotencyRules, contractRules} {
+	for _, family := range [][]Rule{queueRules, busRules, workflowRules, workerRules, modelRules, idempotencyRules, contractRules, ceilingRules} {
 		all = append(all, family...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })

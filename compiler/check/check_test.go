@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -27,21 +28,22 @@ M001 M002 M003 M004 M005
 I001 I002 T001`)
 
 // beyondRulesMD are intentional additions to the catalog that rules.md does not list (yet):
-// E015 (a consumes.match field the event does not declare never matches: review finding 8)
-// and W007 (an exec handler in the stock image: review finding 28), E020 (emitted event
-// contracts the worker can fill: issue 7), M006 (model targets fleet-worker's router can
-// call: issue 12).
-var beyondRulesMD = []string{"E015", "E020", "W007", "M006"}
+// E015 (a consumes.match field the event does not declare never matches: review finding 8),
+// W007 (an exec handler in the stock image: review finding 28), E017 (bus.model v2 cannot be
+// created: issue 7 item 2), E020 (emitted event contracts the worker can fill: issue 7 item 1),
+// Q012 (the 12-hour visibility ceiling: issue 7 item 3) and M006 (model targets fleet-worker's
+// router can call: issue 12).
+var beyondRulesMD = []string{"E015", "E017", "E020", "Q012", "W007", "M006"}
 
 // passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
 // does not generate the queue → InvokeAgentRuntime dispatcher, so every agentcore class
 // with a queue warns until it does.
 var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
 
-// alsoFires names the other errors a fixture cannot avoid. Every fleetc agent step is a
-// task-token callback, so an express workflow over budget (S001) is also an express
-// workflow with agent steps (S009).
-var alsoFires = map[string][]string{"S001": {"S009"}}
+// alsoFires names the other errors a fixture cannot avoid: E009 needs a v2 bus, which E017
+// refuses; retrying at two layers (M002) means SDK retries, which M005 reports; an agentcore
+// payload over 100 MB (W004) is also over SQS's 1 MiB message (Q009).
+var alsoFires = map[string][]string{"E009": {"E017"}, "M002": {"M005"}, "W004": {"Q009"}}
 
 func TestCatalog(t *testing.T) {
 	rules := Rules()
@@ -109,55 +111,27 @@ func TestEveryRuleHasFixture(t *testing.T) {
 	}
 }
 
+// failFixtures lists a rule's fail fixtures: fail.yaml and any fail-<case>.yaml, each
+// with its .want beside it.
+func failFixtures(t *testing.T, id string) []string {
+	t.Helper()
+	names, err := filepath.Glob(filepath.Join("testdata", id, "fail*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(names)
+	return names
+}
+
 func TestFixtures(t *testing.T) {
 	for _, r := range Rules() {
 		if _, ok := irFixtures[r.ID]; ok {
 			continue
 		}
 		t.Run(r.ID, func(t *testing.T) {
-			failName := r.ID + "/fail.yaml"
-			ds := load(t, failName, mustRead(t, filepath.Join("testdata", failName)))
-			var lines []string
-			fired := false
-			for _, d := range ds {
-				lines = append(lines, d.String())
-				if d.Code == r.ID {
-					fired = true
-					if d.Detail == "" {
-						t.Errorf("%v: no detail (how to fix)", d)
-					}
-					if d.Severity == diag.Error && r.Severity == diag.Warning {
-						t.Errorf("%v: error from a warning rule", d)
-					}
-				} else if d.Severity == diag.Error && !contains(alsoFires[r.ID], d.Code) {
-					t.Errorf("fail.yaml triggers another error: %v", d)
-				}
+			for _, p := range failFixtures(t, r.ID) {
+				checkFailFixture(t, r, p)
 			}
-			if !fired {
-				t.Errorf("fail.yaml does not trigger %s", r.ID)
-			}
-			got := strings.Join(lines, "\n") + "\n"
-			var again []string
-			for _, d := range load(t, failName, mustRead(t, filepath.Join("testdata", failName))) {
-				again = append(again, d.String())
-			}
-			if strings.Join(again, "\n")+"\n" != got {
-				t.Errorf("two runs over fail.yaml disagree:\n%s\n---\n%s", got, strings.Join(again, "\n"))
-			}
-			wantPath := filepath.Join("testdata", r.ID, "fail.want")
-			if *update {
-				if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(wantPath)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("fail.want mismatch (-want +got); run go test ./compiler/check -update and read the diff:\n%s", diff)
-			}
-
 			passName := r.ID + "/pass.yaml"
 			for _, d := range load(t, passName, mustRead(t, filepath.Join("testdata", passName))) {
 				allowed := d.Severity == diag.Warning && passWarnings[d.Code] != "" && strings.Contains(d.Summary, passWarnings[d.Code])
@@ -166,6 +140,56 @@ func TestFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkFailFixture: the fixture triggers its rule (and no other error it does not declare),
+// twice the same way, and matches its .want.
+func checkFailFixture(t *testing.T, r Rule, path string) {
+	t.Helper()
+	failName := r.ID + "/" + filepath.Base(path)
+	run := func() []string {
+		var lines []string
+		for _, d := range load(t, failName, mustRead(t, path)) {
+			lines = append(lines, d.String())
+		}
+		return lines
+	}
+	var lines []string
+	fired := false
+	for _, d := range load(t, failName, mustRead(t, path)) {
+		lines = append(lines, d.String())
+		if d.Code == r.ID {
+			fired = true
+			if d.Detail == "" {
+				t.Errorf("%v: no detail (how to fix)", d)
+			}
+			if d.Severity == diag.Error && r.Severity == diag.Warning {
+				t.Errorf("%v: error from a warning rule", d)
+			}
+		} else if d.Severity == diag.Error && !contains(alsoFires[r.ID], d.Code) {
+			t.Errorf("%s triggers another error: %v", failName, d)
+		}
+	}
+	if !fired {
+		t.Errorf("%s does not trigger %s", failName, r.ID)
+	}
+	got := strings.Join(lines, "\n") + "\n"
+	if again := strings.Join(run(), "\n") + "\n"; again != got {
+		t.Errorf("two runs over %s disagree:\n%s\n---\n%s", failName, got, again)
+	}
+	wantPath := strings.TrimSuffix(path, ".yaml") + ".want"
+	if *update {
+		if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(wantPath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got); run go test ./compiler/check -update and read the diff:\n%s", wantPath, diff)
 	}
 }
 

@@ -71,8 +71,8 @@ func TestE010BatchLimit(t *testing.T) {
 	expectNone(t, f, "E010")
 	f.Bus.MaxEntries = 11
 	expectOnly(t, f, "E010", "PutEvents batches of 11 entries on a classic bus; EventBridge allows 1–10")
-	f.Bus.Model, f.Bus.MaxEntries = "v2", 100
-	expectNone(t, f, "E010")
+	f.Bus.MaxEntries = 100 // what an EventsV2 bus would take; fleetc creates only classic buses (E017)
+	expectOnly(t, f, "E010", "PutEvents batches of 100 entries on a classic bus; EventBridge allows 1–10")
 }
 
 func TestS010ExecutionType(t *testing.T) {
@@ -80,6 +80,15 @@ func TestS010ExecutionType(t *testing.T) {
 	expectNone(t, f, "S010")
 	f.Workflows[0].Steps[0].FanOut.ExecutionType = ""
 	expectOnly(t, f, "S010", `fan-out A000FanOut has ExecutionType ""; a DISTRIBUTED ItemProcessor needs STANDARD or EXPRESS`)
+}
+
+// TestS010Tolerance: fleet.yaml's schema keeps tolerated_failure_percent within 0–100; the
+// rule guards IRs built in code.
+func TestS010Tolerance(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1)+"\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000, tolerated_failure_percent: 100 }\n")
+	expectNone(t, f, "S010")
+	f.Workflows[0].Steps[0].FanOut.ToleratedFailurePercent = 150
+	expectOnly(t, f, "S010", "fan-out A000FanOut: tolerated_failure_percent 150 is outside 0–100")
 }
 
 // TestRunSurvivesSparseIR: a hand-built IR with nothing filled in must not crash the catalog.

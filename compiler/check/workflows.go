@@ -90,7 +90,8 @@ conversations before you reach 1,000.`,
 3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
 fleet-worker heartbeats every task-token message it holds once per visibility extension,
 whatever the step's HeartbeatSeconds, so the class's cadence sets the rate.
-Formula: callbacks/s = Σ over workflow classes of class steps/s; heartbeats/s = Σ of
+Formula: callbacks/s = Σ over classes workflows reach with a task token (synchronous
+Express invokes make none) of class steps/s; heartbeats/s = Σ of
 in-flight steps (steps/s × duration) ÷ the class's step.heartbeat (lambda: none).
 The seed's fleet calls back 125/s: 4× headroom.
 Fix: batch callbacks per execution, lengthen step.heartbeat, shard across accounts, or
@@ -111,12 +112,16 @@ Fix: request a quota increase, or move high-rate choreography off the state mach
 	},
 	{
 		ID: "S009", Category: "workflows", Severity: diag.Error,
-		Summary: "express workflows support no .waitForTaskToken: no agent steps",
-		Explain: `Express workflows support only the request-response integration pattern: no
-.waitForTaskToken and no .sync. Every fleetc agent step is a task-token callback (send to
-the class queue, wait for SendTaskSuccess), so an express workflow cannot dispatch one;
-the same holds for fan-out children run as EXPRESS executions.
-Fix: set the workflow's type: standard, and fan_out.execution_type: STANDARD.`,
+		Summary: "express executions: agent steps only on lambda classes (synchronous lambda:invoke), step.max ≤ 300 s",
+		Explain: `Express executions (type: express, and fan-out children with execution_type: EXPRESS)
+support only request-response integrations: no .waitForTaskToken, no .sync. There a step
+on a lambda class invokes the class's function synchronously (lambda:invoke, no task
+token) and gets the handler result as the response. A queue-fed class (eks, agentcore)
+is reached only through its queue with a task token, so Express cannot dispatch it.
+The execution stops at 5 minutes: a synchronous step whose class step.max exceeds 300 s
+cannot finish inside it (fleetc caps the task's TimeoutSeconds at 300).
+Fix: run queue-fed classes in a standard workflow (fan_out.execution_type: STANDARD), and
+keep step.max of synchronously invoked lambda classes ≤ 5m.`,
 		Check: checkExpressCallbacks,
 	},
 	{
@@ -124,7 +129,8 @@ Fix: set the workflow's type: standard, and fan_out.execution_type: STANDARD.`,
 		Summary: "fan-out: DISTRIBUTED with an ExecutionType, batch input ≤ 262,144 bytes, tolerance 0–100 %",
 		Explain: `A Distributed Map's ItemProcessor needs ProcessorConfig Mode DISTRIBUTED with an
 ExecutionType (STANDARD or EXPRESS). Its ItemBatcher BatchInput is capped at 256 KiB
-(262,144 bytes), like every state payload, and ToleratedFailurePercentage takes 0–100.
+(262,144 bytes), like every state payload, and ToleratedFailurePercentage takes a whole
+percent 0–100 (fleet.yaml's tolerated_failure_percent is an integer for that reason).
 Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB, and
 tolerated_failure_percent within 0–100.`,
 		Check: checkFanOut,
@@ -347,8 +353,8 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 	refill, _ := callbackRefill(f.Region)
 	var callbacks, heartbeats float64
 	for _, a := range f.Agents {
-		if len(a.Workflows) == 0 {
-			continue
+		if !tokenDispatched(a) {
+			continue // synchronous invokes (Express) make no task-token calls
 		}
 		callbacks += per
 		if a.Heartbeat > 0 { // the worker's cadence, whatever the steps' HeartbeatSeconds
@@ -366,6 +372,18 @@ func checkCallbackRate(f *ir.Fleet, r *Reporter) {
 			fmt.Sprintf("projected %s SendTaskHeartbeat/s exceeds the %s/s refill in %s", num(heartbeats), num(refill), f.Region),
 			"Lengthen the classes' step.heartbeat (keeping it below half the visibility) or request a quota increase.")
 	}
+}
+
+// tokenDispatched says some workflow reaches the class through its queue with a task token.
+func tokenDispatched(a *ir.Agent) bool {
+	for _, w := range a.Workflows {
+		for _, st := range w.Steps {
+			if st.Agent == a && !st.Synchronous(w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func checkSFNRates(f *ir.Fleet, r *Reporter) {
@@ -398,19 +416,24 @@ func checkSFNRates(f *ir.Fleet, r *Reporter) {
 func checkExpressCallbacks(f *ir.Fleet, r *Reporter) {
 	for _, w := range f.Workflows {
 		for _, st := range w.Steps {
-			if st.Agent == nil {
+			a := st.Agent
+			if a == nil || !st.Express(w) {
 				continue
 			}
-			if w.Type == "express" {
+			where, fix := "express workflow "+w.Name, "Set the workflow's type: standard."
+			if st.FanOut != nil {
+				where, fix = "fan-out "+st.Name+"'s EXPRESS child executions", "Set fan_out.execution_type: STANDARD."
+			}
+			if !st.Synchronous(w) {
 				r.Add(stepPath(st, "agent"),
-					fmt.Sprintf("express workflow %s dispatches class %s with .waitForTaskToken, which Express does not support", w.Name, st.Agent.Name),
-					"Set the workflow's type: standard.")
+					fmt.Sprintf("%s cannot run class %s (runtime %s): a queue-fed class is reached only through its queue with a task token (.waitForTaskToken), which Express does not support", where, a.Name, a.Runtime),
+					fix+" Only lambda classes can be invoked synchronously in Express executions.")
 				continue
 			}
-			if st.FanOut != nil && st.FanOut.ExecutionType == "EXPRESS" {
-				r.Add(stepPath(st, "execution_type"),
-					fmt.Sprintf("fan-out %s runs EXPRESS child executions, which cannot wait for class %s's task token", st.Name, st.Agent.Name),
-					"Set fan_out.execution_type: STANDARD.")
+			if a.StepMax > expressMax {
+				r.Add(at(f, a.Path+"/step/max", stepPath(st, "agent")),
+					fmt.Sprintf("%s invokes class %s synchronously, but its step.max %s exceeds the 5-minute Express limit", where, a.Name, dur(a.StepMax)),
+					fix+" Or keep class "+a.Name+"'s step.max at 5m or less.")
 			}
 		}
 	}
@@ -435,7 +458,7 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 			}
 			if p := fo.ToleratedFailurePercent; p < 0 || p > 100 {
 				r.Add(stepPath(st, "tolerated_failure_percent"),
-					fmt.Sprintf("fan-out %s: tolerated_failure_percent %s is outside 0–100", st.Name, num(p)),
+					fmt.Sprintf("fan-out %s: tolerated_failure_percent %d is outside 0–100", st.Name, p),
 					"Set fan_out.tolerated_failure_percent between 0 and 100.")
 			}
 		}

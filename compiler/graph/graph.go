@@ -115,7 +115,7 @@ func (g *Graph) workflow(w *ir.Workflow) {
 		step := g.node(Step, w.Name+"/"+st.Name, label)
 		g.edge(prev, step, "", false)
 		if st.Agent != nil {
-			if invokesSynchronously(w, st) {
+			if st.Synchronous(w) {
 				g.edge(step, NodeKey(Class, st.Agent.Name), "lambda:invoke", false)
 			} else {
 				g.edge(step, NodeKey(Queue, st.Agent.Name), "task token", false)
@@ -125,12 +125,6 @@ func (g *Graph) workflow(w *ir.Workflow) {
 	}
 }
 
-// invokesSynchronously is true for a lambda step in an express execution: Step Functions
-// calls the function itself instead of sending the class queue a task token.
-func invokesSynchronously(w *ir.Workflow, st *ir.Step) bool {
-	express := w.Type == "express" || (st.FanOut != nil && st.FanOut.ExecutionType == "EXPRESS")
-	return express && st.Agent.Runtime == "lambda"
-}
 
 // node adds a node once and returns its key.
 func (g *Graph) node(k Kind, name, label string) string {

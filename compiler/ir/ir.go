@@ -39,12 +39,21 @@ type Tag struct{ Key, Value string }
 
 // Bus is the fleet's EventBridge bus.
 type Bus struct {
-	Name       string
-	Model      string // classic | v2
-	MaxEntries int    // PutEvents entries per request: 10 classic, 100 v2
+	Name string
+	// Model is the bus fleetc creates: always "classic" (the AWS provider has no EventsV2
+	// resource). RequestedModel is bus.model as written; rule E017 refuses "v2".
+	Model          string
+	RequestedModel string
+	// MaxEntries is what the generated bus accepts per PutEvents request. fleetc can only
+	// create classic buses (the AWS provider has no EventsV2 resource), so it is always
+	// ClassicBusMaxEntries; the runtime configs copy it.
+	MaxEntries int
 	Archive    *Archive
 	Path       string
 }
+
+// ClassicBusMaxEntries is PutEvents' entry limit on a classic bus (aws_cloudwatch_event_bus).
+const ClassicBusMaxEntries = 10
 
 // Archive keeps the bus's events for replay.
 type Archive struct {
@@ -265,7 +274,7 @@ type Step struct {
 type FanOut struct {
 	Items                   string
 	MaxConcurrency          int
-	ToleratedFailurePercent float64
+	ToleratedFailurePercent int    // whole percent, 0–100: ASL ToleratedFailurePercentage is an integer
 	ExecutionType           string // STANDARD | EXPRESS
 	BatchInputBytes         int64
 }
@@ -309,6 +318,17 @@ func (f *Fleet) Event(detailType string) *Event {
 func QueueURLVar(a *Agent) string {
 	return "queue_url_" + strings.ReplaceAll(a.Name, "-", "_")
 }
+
+// FunctionARNVar is the templatefile() variable through which Terraform hands a lambda
+// class's function ARN to state machines that invoke it synchronously (ir.Step.Synchronous).
+func FunctionARNVar(a *Agent) string {
+	return "function_arn_" + strings.ReplaceAll(a.Name, "-", "_")
+}
+
+// ClaimCheckOutputPrefix is the key prefix under which a class's workers write the outputs
+// they offload to the claim-check bucket: "outputs/<class>/" (runtime/claimcheck.OutputKey).
+// Terraform grants the class's role s3:PutObject under it and nowhere else.
+func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" }
 
 // ClaimCheckBucketVar is the templatefile() variable holding the claim-check bucket name,
 // where every Distributed Map writes its results.

@@ -44,10 +44,7 @@ func (l *lowerer) lower() *Fleet {
 	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
-	f.Bus = Bus{Name: s.Bus.Name, Model: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: 10, Path: "/bus"}
-	if f.Bus.Model == "v2" {
-		f.Bus.MaxEntries = 100
-	}
+	f.Bus = Bus{Name: s.Bus.Name, Model: "classic", RequestedModel: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
@@ -103,6 +100,7 @@ func (l *lowerer) lower() *Fleet {
 	l.checkNames()
 	l.checkCollisions()
 	countModelProcesses(f)
+	l.checkStateNames()
 	return f
 }
 

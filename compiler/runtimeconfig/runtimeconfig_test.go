@@ -295,7 +295,8 @@ func TestLLMHandlerCyclesAndBatch(t *testing.T) {
 	if m["concurrency"] != json.Number("50") || m["queue"].(map[string]any)["max_messages"] != json.Number("10") {
 		t.Errorf("concurrency %v, queue %v", m["concurrency"], m["queue"])
 	}
-	if ev := m["events"].(map[string]any); ev["bus_model"] != "v2" || ev["max_entries"] != json.Number("100") {
+	// bus.model v2 is refused (E017); the config describes the classic bus fleetc creates.
+	if ev := m["events"].(map[string]any); ev["bus_model"] != "classic" || ev["max_entries"] != json.Number("10") {
 		t.Errorf("events = %v", ev)
 	}
 	ab, _ := Render(f, f.Agent("ac"))

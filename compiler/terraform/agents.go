@@ -311,8 +311,13 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			resources: []tokens{ref("aws_sqs_queue", n+"_dlq", "arn")}},
 		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
-		{sid: "ClaimCheckPayloads", actions: []string{"s3:GetObject", "s3:PutObject"},
+		// Reads follow payload references, which producers, other classes and fan-out result
+		// exports may place anywhere in the bucket; writes stay under this class's own prefix,
+		// where fleet-worker puts every output it offloads (runtime/claimcheck.OutputKey).
+		{sid: "ReadClaimCheckPayloads", actions: []string{"s3:GetObject"},
 			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/*"))}},
+		{sid: "WriteOwnClaimCheckOutputs", actions: []string{"s3:PutObject"},
+			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ClaimCheckOutputPrefix(a)+"*"))}},
 	}
 	if len(a.Emits) > 0 {
 		// Only the events the class declares: a worker cannot impersonate another producer.
@@ -320,14 +325,29 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
 			conditions: emitConditions(a.Emits)})
 	}
-	if len(a.Workflows) > 0 {
+	// Task tokens come only from the workflows that reach the class through its queue; a
+	// synchronous invoke (Express) answers with the function's response instead.
+	var sms []tokens
+	for _, w := range a.Workflows {
+		queued, invoked := dispatch(w)
+		if !slices.Contains(queued, a) {
+			continue
+		}
 		// A Distributed Map child runs as stateMachine:<name>/<label>: its task tokens are
 		// authorised against that ARN, hence "<arn>/*" next to the machine itself.
-		var sms []tokens
-		for _, w := range a.Workflows {
-			arn := ref("aws_sfn_state_machine", local(w.Name), "arn")
-			sms = append(sms, arn, tmpl(interp(arn), lit("/*")))
+		if slices.Contains(invoked, a) {
+			// The machine's role invokes this function, which depends on this policy:
+			// spell the ARN out from the name, or Terraform sees a cycle.
+			named := func(suffix string) tokens {
+				return tmpl(lit("arn:"), interp(partition()), lit(":states:"+g.f.Region+":"), interp(accountID()), lit(":stateMachine:"+w.StateMachineName+suffix))
+			}
+			sms = append(sms, named(""), named("/*"))
+			continue
 		}
+		arn := ref("aws_sfn_state_machine", local(w.Name), "arn")
+		sms = append(sms, arn, tmpl(interp(arn), lit("/*")))
+	}
+	if len(sms) > 0 {
 		st = append(st, stmt{sid: "TaskTokenCallbacks", actions: []string{"states:SendTaskSuccess", "states:SendTaskFailure", "states:SendTaskHeartbeat"},
 			resources: sms})
 	}

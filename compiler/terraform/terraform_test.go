@@ -28,7 +28,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 )
 
-var examples = []string{"research-fleet", "async-tools", "minimal"}
+var examples = []string{"research-fleet", "async-tools", "minimal", "express-triage"}
 
 var lower = irtest.Load
 
@@ -272,10 +272,11 @@ func TestWorkerIAMExact(t *testing.T) {
 	type want struct{ actions, resources string }
 	base := func(n string) map[string]want {
 		return map[string]want{
-			"ConsumeClassQueue":     {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
-			"DeadLetterOwnMessages": {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
-			"IdempotencyClaims":     {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
-			"ClaimCheckPayloads":    {`["s3:GetObject", "s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/*"]`},
+			"ConsumeClassQueue":         {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
+			"DeadLetterOwnMessages":     {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
+			"IdempotencyClaims":         {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
+			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/*"]`},
+			"WriteOwnClaimCheckOutputs": {`["s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/outputs/` + strings.ReplaceAll(n, "_", "-") + `/*"]`},
 		}
 	}
 	researcher := base("researcher")

@@ -24,11 +24,22 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	lg.set("name", str(w.LogGroup))
 	lg.set("retention_in_days", num(logRetentionDays))
 
-	var queues []tokens
-	for _, a := range w.Agents {
+	queued, invoked := dispatch(w)
+	var queues, functions []tokens
+	for _, a := range queued {
 		queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 	}
-	st := []stmt{{sid: "DispatchToClassQueues", actions: []string{"sqs:SendMessage"}, resources: queues}}
+	for _, a := range invoked {
+		functions = append(functions, ref("aws_lambda_function", local(a.Name), "arn"))
+	}
+	var st []stmt
+	if len(queues) > 0 {
+		st = append(st, stmt{sid: "DispatchToClassQueues", actions: []string{"sqs:SendMessage"}, resources: queues})
+	}
+	if len(functions) > 0 {
+		// Synchronous steps in Express executions (lambda:invoke): exactly these functions.
+		st = append(st, stmt{sid: "InvokeClassFunctions", actions: []string{"lambda:InvokeFunction"}, resources: functions})
+	}
 	if hasFanOut(w) {
 		// A Distributed Map starts child executions of this very state machine. Its ARN is
 		// spelled out from the name: referencing the resource here would be a cycle.
@@ -57,14 +68,17 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
 	}, resources: []tokens{str("*")}})
 	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, "sts:AssumeRole"), st,
-		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to, nothing else.")
+		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.")
 
 	vars := make([]kv, 0, len(w.Agents)+1)
 	if hasFanOut(w) {
 		// ResultWriter's Bucket: "${claim_check_bucket}" in the definition.
 		vars = append(vars, kv{ir.ClaimCheckBucketVar, ref("aws_s3_bucket", "claimcheck", "bucket")})
 	}
-	for _, a := range w.Agents {
+	for _, a := range invoked {
+		vars = append(vars, kv{ir.FunctionARNVar(a), ref("aws_lambda_function", local(a.Name), "arn")})
+	}
+	for _, a := range queued {
 		vars = append(vars, kv{ir.QueueURLVar(a), ref("aws_sqs_queue", local(a.Name), "url")})
 	}
 	g.claim("aws_sfn_state_machine", n, w.Path)
@@ -79,6 +93,31 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	lc.set("level", str("ERROR"))
 	// Step Functions checks log delivery permissions when the machine is created.
 	sm.set("depends_on", list(ref("aws_iam_role_policy", n+"_sfn")))
+}
+
+// dispatch splits the workflow's classes (sorted, as w.Agents) into those it reaches through
+// their queue with a task token and those it invokes synchronously (ir.Step.Synchronous).
+func dispatch(w *ir.Workflow) (queued, invoked []*ir.Agent) {
+	q, inv := map[*ir.Agent]bool{}, map[*ir.Agent]bool{}
+	for _, s := range w.Steps {
+		if s.Agent == nil {
+			continue
+		}
+		if s.Synchronous(w) {
+			inv[s.Agent] = true
+		} else {
+			q[s.Agent] = true
+		}
+	}
+	for _, a := range w.Agents {
+		if q[a] {
+			queued = append(queued, a)
+		}
+		if inv[a] {
+			invoked = append(invoked, a)
+		}
+	}
+	return queued, invoked
 }
 
 func hasFanOut(w *ir.Workflow) bool {

@@ -2,6 +2,12 @@
 // source mapping with ReportBatchItemFailures: it speaks the Lambda runtime
 // API (AWS_LAMBDA_RUNTIME_API) over HTTP itself and answers each batch with
 // {"batchItemFailures": [...]}, so only failed messages come back.
+//
+// The same function also answers direct invocations: an Express state machine
+// invokes a lambda class synchronously (arn:aws:states:::lambda:invoke) with the
+// Step Functions task shape minus the TaskToken. The response is the handler
+// result; a failure is a function error whose errorType Step Functions reports
+// as the state's error (ErrorRetry for work the worker would have retried).
 package lambda
 
 import (
@@ -82,6 +88,48 @@ type Handler struct {
 	QueueURL string
 	DLQURL   string
 	FIFO     bool
+}
+
+// ErrorRetry is the errorType of a direct invocation the worker would have released for a
+// retry (compiler/asl retries it). Other failures report "FleetWorker.<reason code>".
+const ErrorRetry = "FleetWorker.Retry"
+
+// InvokeError is a direct invocation's failure, reported as a function error.
+type InvokeError struct{ Type, Message string }
+
+// Invoke runs one direct (synchronous) invocation: there is no message to release or
+// dead-letter, so a failure goes back to the caller, whose execution history keeps it.
+func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, deadline time.Time) (json.RawMessage, *InvokeError) {
+	res := h.Worker.Process(ctx, worker.Delivery{MessageID: requestID, Body: body, Attempt: 1, InvocationDeadline: deadline.Add(-SafetyMargin)})
+	msg := "step failed"
+	if res.Reason != nil {
+		msg = res.Reason.Code + ": " + res.Reason.Message
+	}
+	switch res.Action {
+	case queue.Delete:
+		if len(res.Output) == 0 {
+			return json.RawMessage("null"), nil
+		}
+		return res.Output, nil
+	case queue.DeadLetter:
+		code := "Failed"
+		if res.Reason != nil && res.Reason.Code != "" {
+			code = res.Reason.Code
+		}
+		return nil, &InvokeError{Type: "FleetWorker." + code, Message: msg}
+	default:
+		return nil, &InvokeError{Type: ErrorRetry, Message: msg}
+	}
+}
+
+// direct says an invocation payload is not an SQS batch from the event source mapping.
+func direct(body []byte) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(body, &probe) != nil {
+		return false
+	}
+	_, batch := probe["Records"]
+	return !batch
 }
 
 // Handle runs one batch and returns its partial batch response. FIFO
@@ -267,6 +315,19 @@ func (l *Loop) Run(ctx context.Context) error {
 		deadline := time.Now().Add(15 * time.Minute)
 		if ms, err := strconv.ParseInt(resp.Header.Get("Lambda-Runtime-Deadline-Ms"), 10, 64); err == nil {
 			deadline = time.UnixMilli(ms)
+		}
+		if direct(body) {
+			ictx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+			out, ierr := l.Handler.Invoke(ictx, id, body, deadline)
+			cancel()
+			path, payload := "/response", []byte(out)
+			if ierr != nil {
+				path, payload = "/error", errorBody(ierr.Type, ierr.Message)
+			}
+			if err := l.post(context.WithoutCancel(ctx), c, base+"/invocation/"+id+path, payload, ierr != nil); err != nil {
+				return err
+			}
+			continue
 		}
 		var ev Event
 		if err := json.Unmarshal(body, &ev); err != nil {

@@ -12,7 +12,10 @@ import (
 const (
 	KindEventBridge = "eventbridge" // EventBridge envelope (rule target = queue)
 	KindSFN         = "sfn"         // Step Functions .waitForTaskToken task
-	KindRaw         = "raw"         // a bare detail object (direct producers, AgentCore)
+	// KindSFNInvoke is a Step Functions task invoked synchronously (lambda:invoke in Express
+	// executions): the task shape without a TaskToken; the result is the invocation's answer.
+	KindSFNInvoke = "sfn-invoke"
+	KindRaw       = "raw" // a bare detail object (direct producers, AgentCore)
 )
 
 // Envelope is a parsed message body.
@@ -40,7 +43,7 @@ func (e *Envelope) FallbackKey() string {
 	switch e.Kind {
 	case KindEventBridge:
 		return e.EventID
-	case KindSFN:
+	case KindSFN, KindSFNInvoke:
 		if e.ExecutionID != "" && e.State != "" {
 			if e.EnteredTime != "" {
 				return e.ExecutionID + "/" + e.State + "/" + e.EnteredTime
@@ -70,12 +73,16 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		return s
 	}
 	_, hasDetailType := top["detail-type"]
+	invoked := !hasDetailType && top["execution_id"] != nil && top["state"] != nil && top["detail"] != nil
 	switch {
-	case top["TaskToken"] != nil:
-		e.Kind = KindSFN
-		e.TaskToken = str(top, "TaskToken")
-		if e.TaskToken == "" {
-			return nil, errors.New("TaskToken is not a non-empty string")
+	case top["TaskToken"] != nil || invoked:
+		e.Kind = KindSFNInvoke
+		if top["TaskToken"] != nil {
+			e.Kind = KindSFN
+			e.TaskToken = str(top, "TaskToken")
+			if e.TaskToken == "" {
+				return nil, errors.New("TaskToken is not a non-empty string")
+			}
 		}
 		e.ExecutionID = str(top, "execution_id")
 		e.State = str(top, "state")

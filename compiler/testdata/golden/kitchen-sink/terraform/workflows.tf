@@ -53,7 +53,7 @@ data "aws_iam_policy_document" "delivery_sfn" {
   }
 }
 
-# Role of state machine sink-delivery: send to the queues it dispatches to, nothing else.
+# Role of state machine sink-delivery: send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.
 resource "aws_iam_role" "delivery_sfn" {
   name               = "sink-delivery-sfn"
   assume_role_policy = data.aws_iam_policy_document.delivery_sfn_trust.json
@@ -119,7 +119,7 @@ data "aws_iam_policy_document" "hotfix_sfn" {
   }
 }
 
-# Role of state machine sink-hotfix: send to the queues it dispatches to, nothing else.
+# Role of state machine sink-hotfix: send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.
 resource "aws_iam_role" "hotfix_sfn" {
   name               = "sink-hotfix-sfn"
   assume_role_policy = data.aws_iam_policy_document.hotfix_sfn_trust.json

@@ -207,10 +207,16 @@ data "aws_iam_policy_document" "greeter_worker" {
     resources = [aws_dynamodb_table.idempotency.arn]
   }
   statement {
-    sid       = "ClaimCheckPayloads"
+    sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
-    actions   = ["s3:GetObject", "s3:PutObject"]
+    actions   = ["s3:GetObject"]
     resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+  }
+  statement {
+    sid       = "WriteOwnClaimCheckOutputs"
+    effect    = "Allow"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/greeter/*"]
   }
   statement {
     sid       = "WriteFunctionLogs"

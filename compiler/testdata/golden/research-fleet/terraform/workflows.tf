@@ -53,7 +53,7 @@ data "aws_iam_policy_document" "conversation_sfn" {
   }
 }
 
-# Role of state machine research-conversation: send to the queues it dispatches to, nothing else.
+# Role of state machine research-conversation: send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.
 resource "aws_iam_role" "conversation_sfn" {
   name               = "research-conversation-sfn"
   assume_role_policy = data.aws_iam_policy_document.conversation_sfn_trust.json

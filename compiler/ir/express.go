@@ -1,0 +1,22 @@
+package ir
+
+import "time"
+
+// ExpressMax is how long an Express execution (and an EXPRESS Distributed Map child) may run.
+const ExpressMax = 5 * time.Minute
+
+// Synchronous says the step runs as a request-response Lambda invoke (lambda:invoke, no task
+// token) instead of an SQS callback: Express executions (an express workflow, or the EXPRESS
+// children of a fan-out) cannot wait for a task token, and a lambda class's function can be
+// called directly. Queue-fed classes (eks, agentcore) have no synchronous form.
+func (st *Step) Synchronous(w *Workflow) bool {
+	return st.Agent != nil && st.Agent.Lambda != nil && st.Express(w)
+}
+
+// Express says the step's agent work runs inside an Express execution.
+func (st *Step) Express(w *Workflow) bool {
+	if st.FanOut != nil {
+		return st.FanOut.ExecutionType == "EXPRESS"
+	}
+	return w.Type == "express"
+}

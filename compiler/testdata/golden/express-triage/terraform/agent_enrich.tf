@@ -1,0 +1,208 @@
+# Dead letters of enrich; retention outlives the source queue so triage never races expiry.
+resource "aws_sqs_queue" "enrich_dlq" {
+  name                       = "triage-enrich-dlq"
+  message_retention_seconds  = 1209600
+  visibility_timeout_seconds = 300
+  sqs_managed_sse_enabled    = true
+}
+
+resource "aws_sqs_queue" "enrich" {
+  name                       = "triage-enrich"
+  message_retention_seconds  = 345600
+  visibility_timeout_seconds = 360
+  receive_wait_time_seconds  = 20
+  delay_seconds              = 0
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.enrich_dlq.arn
+    maxReceiveCount     = 3
+  })
+}
+
+# Only triage-enrich may dead-letter into triage-enrich-dlq.
+resource "aws_sqs_queue_redrive_allow_policy" "enrich_dlq" {
+  queue_url = aws_sqs_queue.enrich_dlq.url
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.enrich.arn]
+  })
+}
+
+resource "aws_cloudwatch_metric_alarm" "enrich_age" {
+  alarm_name        = "triage-enrich-age"
+  alarm_description = "Oldest enrich message is older than step max + 2 x step p95 (70s) for 5 minutes: workers are not keeping pace."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateAgeOfOldestMessage"
+  dimensions = {
+    QueueName = "triage-enrich"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 70
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "enrich_dlq_depth" {
+  alarm_name        = "triage-enrich-dlq-depth"
+  alarm_description = "enrich dead-lettered a message after 3 receives. Triage, fix, then redrive with StartMessageMoveTask."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateNumberOfMessagesVisible"
+  dimensions = {
+    QueueName = "triage-enrich-dlq"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "enrich_stalled" {
+  alarm_name          = "triage-enrich-stalled"
+  alarm_description   = "Stall canary: enrich deleted no message for 10 minutes while messages were waiting."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = 10
+  datapoints_to_alarm = 10
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  metric_query {
+    id = "visible"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions = {
+        QueueName = "triage-enrich"
+      }
+      period = 60
+      stat   = "Maximum"
+    }
+  }
+  metric_query {
+    id = "deleted"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "NumberOfMessagesDeleted"
+      dimensions = {
+        QueueName = "triage-enrich"
+      }
+      period = 60
+      stat   = "Sum"
+    }
+  }
+  metric_query {
+    id          = "stalled"
+    expression  = "IF(visible > 0 AND deleted == 0, 1, 0)"
+    label       = "waiting messages and zero completions"
+    return_data = true
+  }
+}
+
+data "aws_iam_policy_document" "enrich_worker_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "enrich_worker" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.enrich.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.enrich_dlq.arn]
+  }
+  statement {
+    sid       = "IdempotencyClaims"
+    effect    = "Allow"
+    actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.idempotency.arn]
+  }
+  statement {
+    sid       = "ReadClaimCheckPayloads"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+  }
+  statement {
+    sid       = "WriteOwnClaimCheckOutputs"
+    effect    = "Allow"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/enrich/*"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.enrich.arn}:*"]
+  }
+}
+
+# fleet-worker role of enrich (lambda).
+resource "aws_iam_role" "enrich_worker" {
+  name               = "triage-enrich-worker"
+  assume_role_policy = data.aws_iam_policy_document.enrich_worker_trust.json
+}
+
+resource "aws_iam_role_policy" "enrich_worker" {
+  name   = "triage-enrich-worker"
+  role   = aws_iam_role.enrich_worker.id
+  policy = data.aws_iam_policy_document.enrich_worker.json
+}
+
+resource "aws_cloudwatch_log_group" "enrich" {
+  name              = "/aws/lambda/triage-enrich"
+  retention_in_days = 30
+}
+
+resource "aws_lambda_function" "enrich" {
+  function_name = "triage-enrich"
+  role          = aws_iam_role.enrich_worker.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0"
+  timeout       = 60
+  memory_size   = 1024
+  image_config {
+    command = ["--mode", "lambda"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/enrich.json")))
+      FLEET_DLQ_URL     = aws_sqs_queue.enrich_dlq.url
+      FLEET_QUEUE_URL   = aws_sqs_queue.enrich.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.enrich, aws_iam_role_policy.enrich_worker]
+}
+
+# Partial batch responses: only failed messages return to the queue, not the whole batch.
+resource "aws_lambda_event_source_mapping" "enrich" {
+  event_source_arn                   = aws_sqs_queue.enrich.arn
+  function_name                      = aws_lambda_function.enrich.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
+}
