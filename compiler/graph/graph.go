@@ -125,7 +125,6 @@ func (g *Graph) workflow(w *ir.Workflow) {
 	}
 }
 
-
 // node adds a node once and returns its key.
 func (g *Graph) node(k Kind, name, label string) string {
 	key := NodeKey(k, name)
