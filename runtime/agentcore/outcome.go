@@ -79,9 +79,9 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 	select {
 	case <-j.done:
 		s.forget(key, j)
-		writeJSON(w, http.StatusOK, envelope(j.res))
+		writeOutcome(w, envelope(j.res))
 	case <-t.C:
-		writeJSON(w, http.StatusOK, dispatch.Envelope{Outcome: dispatch.OutcomeBusy, RetryAfterSeconds: 1,
+		writeOutcome(w, dispatch.Envelope{Outcome: dispatch.OutcomeBusy, RetryAfterSeconds: 1,
 			Message: "the step is still running; ask again"})
 	case <-r.Context().Done():
 		// The caller left; the step runs on and its verdict waits for the next call.
@@ -106,6 +106,15 @@ func (s *Server) background() context.Context {
 		s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	}
 	return s.bgCtx
+}
+
+// writeOutcome answers an outcome invocation: always HTTP 200, so AgentCore passes it on
+// instead of turning it into a RuntimeClientError.
+func writeOutcome(w http.ResponseWriter, e dispatch.Envelope) {
+	e.Format = dispatch.EnvelopeFormat
+	w.Header().Set("Content-Type", dispatch.OutcomeMediaType)
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(e)
 }
 
 // envelope maps the worker's verdict to the dispatcher's envelope.

@@ -54,8 +54,13 @@ const (
 	OutcomeDeadLetter = "dead_letter" // failed for good: dead-letter with Code and Message
 )
 
+// EnvelopeFormat marks an Envelope in its body too, so it is recognised even if a proxy
+// rewrites the Content-Type.
+const EnvelopeFormat = "fleetc.outcome/1"
+
 // Envelope is fleet-worker's answer under OutcomeMediaType.
 type Envelope struct {
+	Format            string          `json:"format"` // EnvelopeFormat
 	Outcome           string          `json:"outcome"`
 	Output            json.RawMessage `json:"output,omitempty"`
 	Duplicate         bool            `json:"duplicate,omitempty"`
@@ -276,14 +281,16 @@ func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgen
 		return nil, &retry.Error{Code: "ResponseInterrupted", Message: err.Error(), Retryable: true, Err: err}
 	}
 	mt, _, _ := mime.ParseMediaType(aws.ToString(out.ContentType))
-	if mt != OutcomeMediaType {
-		return &Envelope{Outcome: OutcomeDone, Output: body}, nil
-	}
 	var env Envelope
-	if err := json.Unmarshal(body, &env); err != nil {
+	err = json.Unmarshal(body, &env)
+	switch {
+	case mt == OutcomeMediaType && err != nil:
 		return nil, &retry.Error{Code: "BadOutcome", Message: "unreadable outcome envelope: " + err.Error(), Retryable: true}
+	case mt == OutcomeMediaType || (err == nil && env.Format == EnvelopeFormat):
+		return &env, nil
 	}
-	return &env, nil
+	// Another agent's own answer (JSON, text, or an event stream read to its end).
+	return &Envelope{Outcome: OutcomeDone, Output: body}, nil
 }
 
 // decide applies the retry policy to a failed call.
