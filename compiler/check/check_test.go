@@ -31,10 +31,9 @@ I001 I002 T001`)
 // and W007 (an exec handler in the stock image: review finding 28).
 var beyondRulesMD = []string{"E015", "W007"}
 
-// passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
-// does not generate the queue → InvokeAgentRuntime dispatcher, so every agentcore class
-// with a queue warns until it does.
-var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
+// passWarnings are warnings a rule's pass.yaml cannot avoid, by code and summary fragment
+// (none now: W004's "no dispatcher" warning went away when fleetc began generating it).
+var passWarnings = map[string]string{}
 
 // alsoFires names the other errors a fixture cannot avoid. Every fleetc agent step is a
 // task-token callback, so an express workflow over budget (S001) is also an express

@@ -506,6 +506,7 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.nested("network_configuration").set("network_mode", str("PUBLIC"))
 	r.nested("protocol_configuration").set("server_protocol", str("HTTP"))
 	r.set("depends_on", list(ref("aws_iam_role_policy", n+"_worker")))
+	g.dispatcher(fl, a, n)
 }
 
 func (g *gen) hasEKS() bool {
