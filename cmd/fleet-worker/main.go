@@ -89,6 +89,10 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda, agentcore or dispatch\n", m)
 		return exitUsage
 	}
+	if m == ModeDispatch && (cfg.Runtime != config.RuntimeAgentCore || getenv(config.EnvAgentRuntimeARN) == "") {
+		fmt.Fprintf(stderr, "fleet-worker: --mode dispatch feeds an agentcore class's runtime: needs runtime agentcore (config says %q) and %s\n", cfg.Runtime, config.EnvAgentRuntimeARN)
+		return exitUsage
+	}
 	// Spans go to the collector the standard OTEL_EXPORTER_OTLP_* variables name. Lambda
 	// freezes the process between invocations, so there each span is exported as it ends.
 	exporter, err := telemetry.OTLPExporter(ctx, getenv)
