@@ -505,6 +505,7 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.nested("agent_runtime_artifact").nested("container_configuration").set("container_uri", str(a.Image))
 	r.nested("network_configuration").set("network_mode", str("PUBLIC"))
 	r.nested("protocol_configuration").set("server_protocol", str("HTTP"))
+	r.nested("request_header_configuration").set("request_header_allowlist", strs(dispatchHeaders...))
 	r.set("depends_on", list(ref("aws_iam_role_policy", n+"_worker")))
 	g.dispatcher(fl, a, n)
 }

@@ -15,6 +15,14 @@ const (
 	awsNameMax = 64
 )
 
+// dispatchHeaders are the custom request headers the dispatcher sends and fleet-worker reads
+// (runtime/dispatch.AllowedHeaders): AgentCore passes a request header on to the container
+// only when the runtime allowlists it.
+var dispatchHeaders = []string{
+	"X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt",
+	"X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome",
+}
+
 // dispatcher emits what feeds an agentcore class: a Lambda function running
 // `fleet-worker --mode dispatch` on the class queue's event source mapping, which forwards
 // each message to InvokeAgentRuntime (the runtime ARN comes from the runtime resource, which

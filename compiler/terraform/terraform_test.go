@@ -23,6 +23,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -1021,6 +1022,16 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 	}
 	if got := pol["InvokeClassRuntime"].actions; got != `["bedrock-agentcore:InvokeAgentRuntime"]` {
 		t.Errorf("dispatcher InvokeClassRuntime actions = %s", got)
+	}
+	var allow string
+	for _, b := range ac.block(t, "resource", "aws_bedrockagentcore_agent_runtime", "concierge").Body.Blocks {
+		if b.Type == "request_header_configuration" {
+			allow = ac.src(b.Body.Attributes["request_header_allowlist"].Expr)
+		}
+	}
+	wantAllow, _ := json.Marshal(dispatch.AllowedHeaders)
+	if strings.ReplaceAll(allow, " ", "") != string(wantAllow) {
+		t.Errorf("runtime request_header_allowlist = %s, want the dispatcher's headers %s", allow, wantAllow)
 	}
 	trust := ac.statements(t, "concierge_dispatch_trust")
 	if got := trust["AssumeRole"].principals; got != `Service:["lambda.amazonaws.com"]` {

@@ -31,8 +31,12 @@ type job struct {
 	res  worker.Result
 }
 
-// wantsOutcome reports whether the caller (the fleet dispatcher) asked for the envelope.
+// wantsOutcome reports whether the caller (the fleet dispatcher) asked for the envelope: by
+// its custom header (what AgentCore passes on) or by Accept.
 func wantsOutcome(r *http.Request) bool {
+	if r.Header.Get(dispatch.HeaderOutcome) != "" {
+		return true
+	}
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
 		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == dispatch.OutcomeMediaType {
 			return true
@@ -56,7 +60,11 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 		j = &job{done: make(chan struct{})}
 		s.jobs[key] = j
 		id := session + "#" + strconv.FormatInt(s.seq.Add(1), 10)
-		d := worker.Delivery{MessageID: id, Body: body, Attempt: 1, TraceParent: r.Header.Get("traceparent")}
+		attempt, err := strconv.Atoi(r.Header.Get(dispatch.HeaderAttempt))
+		if err != nil || attempt < 1 {
+			attempt = 1
+		}
+		d := worker.Delivery{MessageID: id, Body: body, Attempt: attempt, TraceParent: r.Header.Get("traceparent")}
 		s.busy.Add(1)
 		s.touch()
 		s.running.Add(1)

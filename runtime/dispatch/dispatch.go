@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,20 @@ const (
 	OutcomeRetry      = "retry"       // failed, retryable: release the message
 	OutcomeDeadLetter = "dead_letter" // failed for good: dead-letter with Code and Message
 )
+
+// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
+// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
+// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
+const (
+	// HeaderOutcome asks fleet-worker for an Envelope, like Accept: OutcomeMediaType.
+	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
+	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
+	// limit and task-token failure see the real attempt.
+	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
+)
+
+// AllowedHeaders is the runtime's request_header_allowlist.
+var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
 
 // EnvelopeFormat marks an Envelope in its body too, so it is recognised even if a proxy
 // rewrites the Content-Type.
@@ -204,7 +219,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 		Payload:          []byte(m.Body),
 	}
 	for call := 1; ; call++ {
-		env, err := d.invoke(ctx, in, callEnd)
+		env, err := d.invoke(ctx, in, callEnd, m.ReceiveCount)
 		if err != nil {
 			if ctx.Err() != nil {
 				// Shutdown: hand the message back now; the runtime keeps the step, and the
@@ -256,7 +271,7 @@ func (d *Dispatcher) qualifier() string {
 // invoke makes one call and reads the whole answer into an envelope: fleet-worker's own, or
 // "done" for any other agent's 2xx answer (JSON or an event stream read to its end). A call
 // cut short by its own timeout while the runtime may still run the step is "busy".
-func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, end time.Time) (*Envelope, error) {
+func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, end time.Time, attempt int) (*Envelope, error) {
 	limit := d.SyncLimit
 	if limit <= 0 {
 		limit = DefaultSyncLimit
@@ -265,7 +280,11 @@ func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgen
 	defer cancel()
 	callCtx, cancelEnd := context.WithDeadline(callCtx, end)
 	defer cancelEnd()
-	out, err := d.API.InvokeAgentRuntime(callCtx, in)
+	out, err := d.API.InvokeAgentRuntime(callCtx, in, func(o *bedrockagentcore.Options) {
+		o.APIOptions = append(o.APIOptions,
+			smithyhttp.SetHeaderValue(HeaderOutcome, "1"),
+			smithyhttp.SetHeaderValue(HeaderAttempt, strconv.Itoa(max(attempt, 1))))
+	})
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
 			return &Envelope{Outcome: OutcomeBusy, RetryAfterSeconds: 1, Message: "the call outlived its timeout; the runtime keeps the step"}, nil

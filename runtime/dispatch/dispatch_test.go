@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +46,7 @@ const testARN = "arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/fx_dee
 // call is one InvokeAgentRuntime request the fake saw.
 type call struct {
 	Session string
+	Attempt string
 	Body    string
 	Answer  string // the envelope or body answered (forwarded calls only)
 }
@@ -86,9 +88,19 @@ func (f *fakeAgentCore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if az := r.Header.Get("Authorization"); !strings.HasPrefix(az, "AWS4-HMAC-SHA256 ") || !strings.Contains(az, "/us-east-1/bedrock-agentcore/aws4_request") {
 		t.Errorf("Authorization %q: not SigV4 for bedrock-agentcore", az)
 	}
+	if v := r.Header.Get(dispatch.HeaderOutcome); v != "1" {
+		t.Errorf("%s = %q, want 1", dispatch.HeaderOutcome, v)
+	}
+	attempt := r.Header.Get(dispatch.HeaderAttempt)
+	if n, err := strconv.Atoi(attempt); err != nil || n < 1 {
+		t.Errorf("%s = %q, want the receive count", dispatch.HeaderAttempt, attempt)
+	}
+	if !strings.Contains(r.Header.Get("Authorization"), strings.ToLower(dispatch.HeaderAttempt)) {
+		t.Errorf("the custom headers are not signed: %s", r.Header.Get("Authorization"))
+	}
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
-	f.calls = append(f.calls, call{Session: session, Body: string(body)})
+	f.calls = append(f.calls, call{Session: session, Attempt: attempt, Body: string(body)})
 	i := len(f.calls) - 1
 	var canned http.HandlerFunc
 	if len(f.script) > 0 {
@@ -102,6 +114,10 @@ func (f *fakeAgentCore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath, r2.URL.RawQuery = "/invocations", "", ""
 	r2.Body = io.NopCloser(bytes.NewReader(body))
+	// AgentCore does not pass Accept (a restricted header) or the caller's signature on to the
+	// container: the custom header alone must select the envelope.
+	r2.Header.Del("Accept")
+	r2.Header.Del("Authorization")
 	rec := httptest.NewRecorder()
 	f.inner.ServeHTTP(rec, r2)
 	f.mu.Lock()
@@ -177,6 +193,8 @@ func newHarness(t *testing.T, syncLimit time.Duration) *harness {
 		switch {
 		case strings.HasPrefix(req.Key, "poison"):
 			return nil, retry.Permanent("NoQuestion", errors.New("the request names no question"))
+		case strings.HasPrefix(req.Key, "flaky"):
+			return nil, retry.FromStatus(503, "", "model overloaded")
 		case strings.HasPrefix(req.Key, "slow"):
 			select {
 			case <-time.After(3 * time.Second):
@@ -275,6 +293,9 @@ func TestNormalStep(t *testing.T) {
 	}
 	if calls[0].Body != body {
 		t.Errorf("payload %s, want the message body %s", calls[0].Body, body)
+	}
+	if calls[0].Attempt != "1" {
+		t.Errorf("attempt header %q, want 1", calls[0].Attempt)
 	}
 	if want := dispatch.SessionID("deep", "conv-42"); calls[0].Session != want {
 		t.Errorf("session %s, want %s (from conversation_id)", calls[0].Session, want)
@@ -464,5 +485,34 @@ func TestUnreachableIsRetried(t *testing.T) {
 	out := d.ProcessMessage(context.Background(), &queue.Message{ID: "m-1", Body: event("t-x", "c"), ReceiveCount: 1})
 	if out.Action != queue.Release || out.Reason == nil || out.Reason.Code != "RuntimeUnreachable" {
 		t.Errorf("outcome %+v reason %+v, want a release (RuntimeUnreachable)", out, out.Reason)
+	}
+}
+
+// A step that keeps failing retryably inside the runtime: each call carries the receive count,
+// so the runtime's own policy dead-letters it at the last attempt (as on every other runtime,
+// failing a task token too), with the step's error in the reason.
+func TestRetriesExhaustedInsideRuntime(t *testing.T) {
+	h := newHarness(t, 0)
+	h.send(event("flaky-1", "conv-10"))
+	c := h.run(func(c *queue.Consumer) bool { return c.Stats.DeadLettered.Load() >= 1 })
+	calls := h.fake.seen()
+	var attempts []string
+	for _, cl := range calls {
+		attempts = append(attempts, cl.Attempt)
+	}
+	if strings.Join(attempts, ",") != "1,2,3" || c.Stats.Released.Load() != 2 {
+		t.Errorf("attempts %v, released %d; want 1,2,3 and 2", attempts, c.Stats.Released.Load())
+	}
+	if last := calls[len(calls)-1].Answer; !strings.Contains(last, `"outcome":"dead_letter"`) || !strings.Contains(last, "RetriesExhausted") {
+		t.Errorf("last answer %s, want the runtime's dead_letter", last)
+	}
+	msgs := h.dlq()
+	if len(msgs) != 1 {
+		t.Fatalf("%d DLQ messages, want 1", len(msgs))
+	}
+	code := aws.ToString(msgs[0].MessageAttributes[queue.AttrErrorCode].StringValue)
+	why := aws.ToString(msgs[0].MessageAttributes[queue.AttrErrorMessage].StringValue)
+	if code != "RetriesExhausted" || !strings.Contains(why, "HTTP503") {
+		t.Errorf("DLQ reason %s: %s", code, why)
 	}
 }
