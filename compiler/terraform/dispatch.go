@@ -58,6 +58,16 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 		{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", dn, "arn")), lit(":*"))}},
 	}
+	if len(a.Workflows) > 0 {
+		// A message the dispatcher dead-letters itself (the runtime never answered) fails its
+		// task; the runtime reports every other outcome. Map children run as <arn>/<label>.
+		var sms []tokens
+		for _, w := range a.Workflows {
+			arn := func() tokens { return ref("aws_sfn_state_machine", local(w.Name), "arn") }
+			sms = append(sms, arn(), tmpl(interp(arn()), lit("/*")))
+		}
+		st = append(st, stmt{sid: "FailTaskTokens", actions: []string{"states:SendTaskFailure"}, resources: sms})
+	}
 	g.role(fl, dn, name, a.AgentCore.Path, serviceTrust("lambda.amazonaws.com", false, "sts:AssumeRole"), st,
 		"Dispatcher of "+a.Name+": reads its queue and invokes its AgentCore runtime.")
 

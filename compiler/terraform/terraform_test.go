@@ -1011,6 +1011,7 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 		"DeadLetterOwnMessages": "[aws_sqs_queue.concierge_dlq.arn]",
 		"InvokeClassRuntime":    `[aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn, "${aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn}/runtime-endpoint/DEFAULT"]`,
 		"WriteFunctionLogs":     `["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]`,
+		"FailTaskTokens":        `[aws_sfn_state_machine.turn.arn, "${aws_sfn_state_machine.turn.arn}/*"]`,
 	}
 	if len(pol) != len(want) {
 		t.Errorf("dispatcher policy has statements %v, want exactly %d", pol, len(want))
@@ -1022,6 +1023,9 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 	}
 	if got := pol["InvokeClassRuntime"].actions; got != `["bedrock-agentcore:InvokeAgentRuntime"]` {
 		t.Errorf("dispatcher InvokeClassRuntime actions = %s", got)
+	}
+	if got := pol["FailTaskTokens"].actions; got != `["states:SendTaskFailure"]` {
+		t.Errorf("dispatcher FailTaskTokens actions = %s", got)
 	}
 	var allow string
 	for _, b := range ac.block(t, "resource", "aws_bedrockagentcore_agent_runtime", "concierge").Body.Blocks {

@@ -106,6 +106,11 @@ type API interface {
 	InvokeAgentRuntime(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, optFns ...func(*bedrockagentcore.Options)) (*bedrockagentcore.InvokeAgentRuntimeOutput, error)
 }
 
+// TaskFailer sends SendTaskFailure (runtime/callback.Client).
+type TaskFailer interface {
+	Failure(ctx context.Context, token, errorCode, cause string) error
+}
+
 // Dispatcher forwards queue messages to one AgentCore runtime.
 type Dispatcher struct {
 	API        API
@@ -121,6 +126,10 @@ type Dispatcher struct {
 	// deadline of its own (the step's max plus a sync limit).
 	Hold   time.Duration
 	Policy retry.Policy
+	// Tasks fails the Step Functions task of a message the dispatcher dead-letters itself (the
+	// runtime never answered); nil = none. A dead_letter answer was already reported by the
+	// runtime.
+	Tasks  TaskFailer
 	Log    *slog.Logger
 	Now    func() time.Time
 	// Wait sleeps d or until ctx ends (tests replace it); nil = a timer.
@@ -190,6 +199,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 		conv = "message:" + m.ID
 	}
 	session := SessionID(d.Class, conv)
+	task := env.TaskToken
 
 	start := d.now()
 	hold := start.Add(d.Hold)
@@ -226,7 +236,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 				// next delivery is answered from it.
 				return queue.Outcome{Action: queue.Release, Reason: retry.Classify(err)}
 			}
-			return d.decide(err, m.ReceiveCount)
+			return d.failTask(ctx, task, d.decide(err, m.ReceiveCount))
 		}
 		switch env.Outcome {
 		case OutcomeDone:
@@ -256,7 +266,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 				return queue.Outcome{Action: queue.Release, Reason: reason}
 			}
 		default:
-			return deadLetter("BadOutcome", fmt.Sprintf("runtime answered outcome %q", env.Outcome))
+			return d.failTask(ctx, task, deadLetter("BadOutcome", fmt.Sprintf("runtime answered outcome %q", env.Outcome)))
 		}
 	}
 }
@@ -356,6 +366,18 @@ func classify(err error) error {
 	}
 	e.Message = strings.TrimSpace(e.Message)
 	return e
+}
+
+// failTask reports a dead letter the dispatcher decided to the task's workflow, as the worker
+// does for its own: the state's Catch runs now instead of at the task's timeout.
+func (d *Dispatcher) failTask(ctx context.Context, token string, out queue.Outcome) queue.Outcome {
+	if out.Action != queue.DeadLetter || token == "" || d.Tasks == nil || out.Reason == nil {
+		return out
+	}
+	if err := d.Tasks.Failure(context.WithoutCancel(ctx), token, out.Reason.Code, out.Reason.Message); err != nil {
+		d.log().Warn("SendTaskFailure failed", "class", d.Class, "code", out.Reason.Code, "err", err)
+	}
+	return out
 }
 
 func deadLetter(code, msg string) queue.Outcome {

@@ -516,3 +516,31 @@ func TestRetriesExhaustedInsideRuntime(t *testing.T) {
 		t.Errorf("DLQ reason %s: %s", code, why)
 	}
 }
+
+type failedTasks struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *failedTasks) Failure(_ context.Context, token, code, cause string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, token+" "+code+" "+cause)
+	return nil
+}
+
+// A workflow step the dispatcher dead-letters itself (AgentCore rejected the call, so the
+// runtime never saw it) fails its task token too, as every other class's dead letter does.
+func TestDispatcherDeadLetterFailsTask(t *testing.T) {
+	h := newHarness(t, 0)
+	tasks := &failedTasks{}
+	h.disp.Tasks = tasks
+	h.fake.queue(awsError(403, "AccessDeniedException", "not authorized to perform bedrock-agentcore:InvokeAgentRuntime", ""))
+	h.send(`{"TaskToken":"tok-1","execution_id":"ex-1","state":"Research","detail":{"trace_id":"t-task","conversation_id":"conv-11"}}`)
+	h.run(func(c *queue.Consumer) bool { return c.Stats.DeadLettered.Load() >= 1 })
+	tasks.mu.Lock()
+	defer tasks.mu.Unlock()
+	if len(tasks.calls) != 1 || !strings.HasPrefix(tasks.calls[0], "tok-1 AccessDeniedException not authorized") {
+		t.Errorf("SendTaskFailure calls %q, want one for tok-1 with the AWS error", tasks.calls)
+	}
+}

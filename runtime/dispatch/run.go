@@ -73,6 +73,9 @@ func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string, dr
 		return err
 	}
 	d.Log = rt.Log
+	if rt.Worker.Callbacks != nil {
+		d.Tasks = rt.Worker.Callbacks
+	}
 	if getenv(lambda.EnvRuntimeAPI) != "" {
 		l := &lambda.Loop{API: getenv(lambda.EnvRuntimeAPI), Handler: &lambda.Handler{
 			Worker: rt.Worker, SQS: rt.SQS, QueueURL: cfg.QueueURL, DLQURL: cfg.DLQURL, FIFO: cfg.Queue.FIFO, Process: d.Dispatch}}
