@@ -129,9 +129,9 @@ type Dispatcher struct {
 	// Tasks fails the Step Functions task of a message the dispatcher dead-letters itself (the
 	// runtime never answered); nil = none. A dead_letter answer was already reported by the
 	// runtime.
-	Tasks  TaskFailer
-	Log    *slog.Logger
-	Now    func() time.Time
+	Tasks TaskFailer
+	Log   *slog.Logger
+	Now   func() time.Time
 	// Wait sleeps d or until ctx ends (tests replace it); nil = a timer.
 	Wait func(ctx context.Context, d time.Duration) error
 }
