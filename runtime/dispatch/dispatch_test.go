@@ -544,3 +544,23 @@ func TestDispatcherDeadLetterFailsTask(t *testing.T) {
 		t.Errorf("SendTaskFailure calls %q, want one for tok-1 with the AWS error", tasks.calls)
 	}
 }
+
+// In a Lambda the hold ends with the invocation: a step still running then is released for
+// the advised delay (the runtime keeps it), and the next delivery collects its result.
+func TestLambdaInvocationEndReleasesBusyStep(t *testing.T) {
+	h := newHarness(t, 300*time.Millisecond)
+	m := &queue.Message{ID: "m-slow", Body: event("slow-lambda", "conv-12"), ReceiveCount: 1}
+	start := time.Now()
+	out := h.disp.Dispatch(context.Background(), m, start.Add(time.Second))
+	if out.Action != queue.Release || out.Reason == nil || out.Reason.Code != "Busy" || out.Delay < time.Second {
+		t.Fatalf("outcome %+v (reason %+v), want a release for the advised delay (Busy)", out, out.Reason)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("held %v past a 1 s invocation", el)
+	}
+	m.ReceiveCount = 2
+	out = h.disp.Dispatch(context.Background(), m, time.Now().Add(10*time.Second))
+	if out.Action != queue.Delete || h.effect("slow-lambda") != 1 {
+		t.Errorf("second delivery: %+v, effects %d; want delete and one run", out, h.effect("slow-lambda"))
+	}
+}
