@@ -37,7 +37,7 @@ type Server struct {
 	Worker *worker.Worker
 	Log    *slog.Logger
 	// SyncLimit bounds how long an outcome invocation (the fleet dispatcher's) waits for its
-	// step before answering busy; 0 = DefaultSyncLimit.
+	// step before answering busy; 0 = dispatch.DefaultSyncLimit.
 	SyncLimit time.Duration
 
 	mu       sync.Mutex

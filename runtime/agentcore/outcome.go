@@ -16,10 +16,6 @@ import (
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
-// DefaultSyncLimit is how long an outcome invocation waits for its step before answering
-// busy, when the config names none: under InvokeAgentRuntime's 15-minute request limit.
-const DefaultSyncLimit = 14 * time.Minute
-
 // keepFinished is how long a finished background step's verdict waits to be collected by a
 // re-invocation (after that the idempotency record still answers a finished step).
 const keepFinished = time.Hour
@@ -80,7 +76,7 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 
 	limit := s.SyncLimit
 	if limit <= 0 {
-		limit = DefaultSyncLimit
+		limit = dispatch.DefaultSyncLimit
 	}
 	t := time.NewTimer(limit)
 	defer t.Stop()

@@ -252,7 +252,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 			if e.Code == "" {
 				e.Code = "AgentRetry"
 			}
-			return d.decide(e, m.ReceiveCount)
+			return d.failTask(ctx, task, d.decide(e, m.ReceiveCount))
 		case OutcomeBusy:
 			delay := max(seconds(env.RetryAfterSeconds), time.Second)
 			reason := &retry.Error{Code: "Busy", Message: env.Message, Retryable: true, RetryAfter: delay}
