@@ -1,6 +1,7 @@
 // Command fleet-worker runs one agent class's steps from the runtime config
 // `fleetc build` wrote: as a long-running SQS poller (EKS/KEDA), a Lambda
-// SQS handler, or an AgentCore runtime.
+// SQS handler, or an AgentCore runtime; or, for an AgentCore class, as the dispatcher that
+// feeds that runtime from the class queue (--mode dispatch).
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/worker"
@@ -33,6 +35,7 @@ const (
 	ModePoll      = "poll"
 	ModeLambda    = "lambda"
 	ModeAgentCore = "agentcore"
+	ModeDispatch  = "dispatch"
 )
 
 // Exit codes.
@@ -48,7 +51,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
-	mode := fs.String("mode", "", "poll | lambda | agentcore (default: from the config's runtime: eks→poll)")
+	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
 	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
 	if err := fs.Parse(args); err != nil {
@@ -82,8 +85,12 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if m == "" {
 		m = map[string]string{config.RuntimeEKS: ModePoll, config.RuntimeLambda: ModeLambda, config.RuntimeAgentCore: ModeAgentCore}[cfg.Runtime]
 	}
-	if m != ModePoll && m != ModeLambda && m != ModeAgentCore {
-		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda or agentcore\n", m)
+	if m != ModePoll && m != ModeLambda && m != ModeAgentCore && m != ModeDispatch {
+		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda, agentcore or dispatch\n", m)
+		return exitUsage
+	}
+	if m == ModeDispatch && (cfg.Runtime != config.RuntimeAgentCore || getenv(config.EnvAgentRuntimeARN) == "") {
+		fmt.Fprintf(stderr, "fleet-worker: --mode dispatch feeds an agentcore class's runtime: needs runtime agentcore (config says %q) and %s\n", cfg.Runtime, config.EnvAgentRuntimeARN)
 		return exitUsage
 	}
 	// Spans go to the collector the standard OTEL_EXPORTER_OTLP_* variables name. Lambda
@@ -94,7 +101,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitUsage
 	}
 	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr,
-		SpanExporter: exporter, SyncExport: m == ModeLambda})
+		SpanExporter: exporter, SyncExport: m == ModeLambda || (m == ModeDispatch && getenv("AWS_LAMBDA_RUNTIME_API") != "")})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
@@ -130,6 +137,8 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		runErr = lambda.Run(ctx, rt, getenv)
 	case ModeAgentCore:
 		runErr = agentcore.Run(ctx, rt, *listen, *drain)
+	case ModeDispatch:
+		runErr = dispatch.Run(ctx, rt, getenv, *drain)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -55,6 +55,7 @@ func TestConfigAndModeFromEnvironment(t *testing.T) {
 		{map[string]string{"FLEET_CONFIG_JSON": string(good), "FLEET_MODE": "batch"}, `--mode "batch"`},
 		{map[string]string{"FLEET_CONFIG": "../../runtime/config/testdata/researcher.json", "FLEET_MODE": "batch"}, `--mode "batch"`},
 		{map[string]string{"FLEET_CONFIG": "/nonexistent.json"}, "read runtime config"},
+		{map[string]string{"FLEET_CONFIG_JSON": string(good), "FLEET_MODE": "dispatch", "FLEET_AGENT_RUNTIME_ARN": "arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/x-1"}, "needs runtime agentcore"},
 	}
 	for _, c := range cases {
 		var errb bytes.Buffer

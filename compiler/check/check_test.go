@@ -35,10 +35,9 @@ I001 I002 T001`)
 // router can call: issue 12).
 var beyondRulesMD = []string{"E015", "E017", "E020", "Q012", "W007", "M006"}
 
-// passWarnings are warnings a rule's pass.yaml cannot avoid, by summary fragment: fleetc
-// does not generate the queue → InvokeAgentRuntime dispatcher, so every agentcore class
-// with a queue warns until it does.
-var passWarnings = map[string]string{"W004": "does not generate the dispatcher"}
+// passWarnings are warnings a rule's pass.yaml cannot avoid, by code and summary fragment
+// (none now: W004's "no dispatcher" warning went away when fleetc began generating it).
+var passWarnings = map[string]string{}
 
 // alsoFires names the other errors a fixture cannot avoid: E009 needs a v2 bus, which E017
 // refuses; retrying at two layers (M002) means SDK retries, which M005 reports; an agentcore

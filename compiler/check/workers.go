@@ -60,8 +60,8 @@ account holds 5,000 active sessions in us-east-1, us-west-2 and eu-west-1 (2,500
 elsewhere); an invocation payload is at most 100 MB.
 Formula: step.max ≤ 15m and ≤ session; active sessions = traffic.concurrent_conversations
 when declared, else Σ in-flight steps of agentcore classes.
-fleetc does not yet generate the dispatcher that reads the class queue and calls
-InvokeAgentRuntime (warning): you provide it, or the queue fills unread.
+fleetc feeds the runtime with a generated dispatcher (fleet-worker --mode dispatch, a Lambda
+on the class queue) that calls InvokeAgentRuntime in the conversation's session.
 Fix: split steps over 15m or use eks; shorten agentcore.session or set instances: true;
 claim-check large payloads; request a session quota increase.`,
 		Check: checkAgentCore,
@@ -221,11 +221,6 @@ func checkAgentCore(f *ir.Fleet, r *Reporter) {
 			r.Add(a.Path+"/step/max",
 				fmt.Sprintf("agentcore class %s: step.max %s is above InvokeAgentRuntime's 15-minute synchronous request timeout", a.Name, dur(a.StepMax)),
 				"Split the step into parts under 15m (the session keeps context between them), or run the class on eks.")
-		}
-		if a.Consumes != nil || len(a.Workflows) > 0 {
-			r.Warn(a.Path+"/runtime",
-				fmt.Sprintf("agentcore class %s: fleetc does not generate the dispatcher from queue %s to InvokeAgentRuntime; nothing reads the queue until you provide one", a.Name, a.Queue.Name),
-				fmt.Sprintf("Provide a consumer of %s (e.g. a Lambda SQS event source) that calls InvokeAgentRuntime on runtime %s with the message body as payload and runtimeSessionId from the conversation (group) key, deletes the message on success and leaves it for redrive on failure; the worker answers task tokens itself. Or run the class on eks.", a.Queue.Name, a.AgentCore.RuntimeName))
 		}
 		if n := inline(a); n > agentCorePayload {
 			r.Add(at(f, a.Path+"/payload/claim_check_over", a.Path+"/payload"),

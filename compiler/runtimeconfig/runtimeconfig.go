@@ -36,6 +36,12 @@ const (
 	DefaultMaxTokens = 4096
 	// JobIDField is the detail field carrying an async tool's job id (the start tool's jobId).
 	JobIDField = "jobId"
+	// AgentCoreQualifier is the runtime endpoint the dispatcher invokes: DEFAULT, the one
+	// AgentCore creates and points at the latest version.
+	AgentCoreQualifier = "DEFAULT"
+	// AgentCoreSyncLimitSeconds is how long one InvokeAgentRuntime call waits for its step
+	// (14 min): under AgentCore's 15-minute synchronous limit, leaving time for the answer.
+	AgentCoreSyncLimitSeconds = 840
 )
 
 // Code documents one diagnostic code this package emits.
@@ -159,6 +165,12 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 	}
 	if a.FIFO {
 		c.Queue.GroupBy = a.GroupBy
+	}
+	if ac := a.AgentCore; ac != nil {
+		// The dispatcher's side (and the runtime's sync limit): a conversation's steps share a
+		// runtime session, keyed by the class's group_by (the trace id when there is none).
+		c.AgentCore = &rc.AgentCore{RuntimeName: ac.RuntimeName, Qualifier: AgentCoreQualifier,
+			SessionField: a.GroupBy, SyncLimitSeconds: AgentCoreSyncLimitSeconds}
 	}
 	if a.Runtime == "lambda" {
 		// The event source mapping receives and hands the function a batch; the function runs

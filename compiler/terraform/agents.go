@@ -329,7 +329,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	// synchronous invoke (Express) answers with the function's response instead.
 	var sms []tokens
 	for _, w := range a.Workflows {
-		queued, invoked := dispatch(w)
+		queued, invoked := splitDispatch(w)
 		if !slices.Contains(queued, a) {
 			continue
 		}
@@ -525,7 +525,9 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.nested("agent_runtime_artifact").nested("container_configuration").set("container_uri", str(a.Image))
 	r.nested("network_configuration").set("network_mode", str("PUBLIC"))
 	r.nested("protocol_configuration").set("server_protocol", str("HTTP"))
+	r.nested("request_header_configuration").set("request_header_allowlist", strs(dispatchHeaders...))
 	r.set("depends_on", list(ref("aws_iam_role_policy", n+"_worker")))
+	g.dispatcher(fl, a, n)
 }
 
 func (g *gen) hasEKS() bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -174,6 +175,8 @@ func TestAgentCoreFleet(t *testing.T) {
 			t.Errorf("model resources lack %s:\n%s", want, models)
 		}
 	}
+
+	checkDispatcher(t, ac)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -961,5 +964,80 @@ func TestCodes(t *testing.T) {
 	}
 	if len(emitted) < 9 {
 		t.Errorf("found only %d emitted codes: %v", len(emitted), emitted)
+	}
+}
+
+// checkDispatcher: an agentcore class is fed by a Lambda running fleet-worker --mode dispatch
+// on the class queue, with the runtime's ARN injected, whose role may invoke exactly that
+// runtime (and its DEFAULT endpoint) and touch only the class's queues.
+func checkDispatcher(t *testing.T, ac *hclFile) {
+	t.Helper()
+	fn := ac.block(t, "resource", "aws_lambda_function", "concierge_dispatch")
+	if got := ac.str(t, fn, "function_name"); got != "sessions-concierge-dispatch" {
+		t.Errorf("dispatcher function_name = %q", got)
+	}
+	if got := ac.src(fn.Body.Attributes["architectures"].Expr); got != `["arm64"]` {
+		t.Errorf("dispatcher architectures = %s, want the AgentCore image's arm64", got)
+	}
+	if got := ac.src(fn.Body.Attributes["timeout"].Expr); got != "450" {
+		t.Errorf("dispatcher timeout = %s, want the queue visibility 450 (1.5 x step.max 5m)", got)
+	}
+	var cmd, env string
+	for _, b := range fn.Body.Blocks {
+		switch b.Type {
+		case "image_config":
+			cmd = ac.src(b.Body.Attributes["command"].Expr)
+		case "environment":
+			env = ac.src(b.Body.Attributes["variables"].Expr)
+		}
+	}
+	if cmd != `["--mode", "dispatch"]` {
+		t.Errorf("dispatcher command = %s", cmd)
+	}
+	if !strings.Contains(env, "FLEET_AGENT_RUNTIME_ARN = aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn") {
+		t.Errorf("dispatcher environment lacks the runtime ARN:\n%s", env)
+	}
+	esm := ac.block(t, "resource", "aws_lambda_event_source_mapping", "concierge_dispatch")
+	if got := ac.src(esm.Body.Attributes["event_source_arn"].Expr); got != "aws_sqs_queue.concierge.arn" {
+		t.Errorf("dispatcher event source = %s", got)
+	}
+	if got := ac.src(esm.Body.Attributes["function_response_types"].Expr); got != `["ReportBatchItemFailures"]` {
+		t.Errorf("dispatcher function_response_types = %s", got)
+	}
+	pol := ac.statements(t, "concierge_dispatch")
+	want := map[string]string{
+		"ConsumeClassQueue":     "[aws_sqs_queue.concierge.arn]",
+		"DeadLetterOwnMessages": "[aws_sqs_queue.concierge_dlq.arn]",
+		"InvokeClassRuntime":    `[aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn, "${aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn}/runtime-endpoint/DEFAULT"]`,
+		"WriteFunctionLogs":     `["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]`,
+		"FailTaskTokens":        `[aws_sfn_state_machine.turn.arn, "${aws_sfn_state_machine.turn.arn}/*"]`,
+	}
+	if len(pol) != len(want) {
+		t.Errorf("dispatcher policy has statements %v, want exactly %d", pol, len(want))
+	}
+	for sid, res := range want {
+		if got := pol[sid].resources; got != res {
+			t.Errorf("dispatcher %s resources = %s, want %s", sid, got, res)
+		}
+	}
+	if got := pol["InvokeClassRuntime"].actions; got != `["bedrock-agentcore:InvokeAgentRuntime"]` {
+		t.Errorf("dispatcher InvokeClassRuntime actions = %s", got)
+	}
+	if got := pol["FailTaskTokens"].actions; got != `["states:SendTaskFailure"]` {
+		t.Errorf("dispatcher FailTaskTokens actions = %s", got)
+	}
+	var allow string
+	for _, b := range ac.block(t, "resource", "aws_bedrockagentcore_agent_runtime", "concierge").Body.Blocks {
+		if b.Type == "request_header_configuration" {
+			allow = ac.src(b.Body.Attributes["request_header_allowlist"].Expr)
+		}
+	}
+	wantAllow, _ := json.Marshal(dispatch.AllowedHeaders)
+	if strings.ReplaceAll(allow, " ", "") != string(wantAllow) {
+		t.Errorf("runtime request_header_allowlist = %s, want the dispatcher's headers %s", allow, wantAllow)
+	}
+	trust := ac.statements(t, "concierge_dispatch_trust")
+	if got := trust["AssumeRole"].principals; got != `Service:["lambda.amazonaws.com"]` {
+		t.Errorf("dispatcher trust principals = %s", got)
 	}
 }

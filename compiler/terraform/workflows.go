@@ -24,7 +24,7 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	lg.set("name", str(w.LogGroup))
 	lg.set("retention_in_days", num(logRetentionDays))
 
-	queued, invoked := dispatch(w)
+	queued, invoked := splitDispatch(w)
 	var queues, functions []tokens
 	for _, a := range queued {
 		queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
@@ -95,9 +95,9 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	sm.set("depends_on", list(ref("aws_iam_role_policy", n+"_sfn")))
 }
 
-// dispatch splits the workflow's classes (sorted, as w.Agents) into those it reaches through
+// splitDispatch splits the workflow's classes (sorted, as w.Agents) into those it reaches through
 // their queue with a task token and those it invokes synchronously (ir.Step.Synchronous).
-func dispatch(w *ir.Workflow) (queued, invoked []*ir.Agent) {
+func splitDispatch(w *ir.Workflow) (queued, invoked []*ir.Agent) {
 	q, inv := map[*ir.Agent]bool{}, map[*ir.Agent]bool{}
 	for _, s := range w.Steps {
 		if s.Agent == nil {

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,15 @@ const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 type Server struct {
 	Worker *worker.Worker
 	Log    *slog.Logger
+	// SyncLimit bounds how long an outcome invocation (the fleet dispatcher's) waits for its
+	// step before answering busy; 0 = dispatch.DefaultSyncLimit.
+	SyncLimit time.Duration
+
+	mu       sync.Mutex
+	jobs     map[string]*job // outcome invocations' steps, by session and body
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	running  sync.WaitGroup // background steps
 
 	busy       atomic.Int64
 	lastUpdate atomic.Int64 // unix seconds of the last status change
@@ -75,6 +85,10 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPayload+1))
 	if err != nil || len(body) > MaxPayload {
 		writeErr(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request above 100 MB or unreadable", false)
+		return
+	}
+	if wantsOutcome(r) {
+		s.invokeOutcome(w, r, body, r.Header.Get(SessionHeader))
 		return
 	}
 	s.busy.Add(1)
@@ -142,7 +156,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err := srv.Shutdown(sctx)
+	// Background steps (outcome invocations) get the rest of the drain budget, then are
+	// cancelled; their records' leases let a later invocation take them over.
+	bgDone := make(chan struct{})
+	go func() { s.running.Wait(); close(bgDone) }()
+	select {
+	case <-bgDone:
+	case <-sctx.Done():
+		s.background()
+		s.bgCancel()
+		<-bgDone
+	}
+	if err != nil {
 		return fmt.Errorf("agentcore: drain: %w", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -166,6 +192,9 @@ func Run(ctx context.Context, rt *worker.Runtime, addr string, drain time.Durati
 		rt.Worker.StepHeartbeat = hb
 	}
 	s := &Server{Worker: rt.Worker, Log: rt.Log}
+	if ac := rt.Cfg.AgentCore; ac != nil {
+		s.SyncLimit = ac.SyncLimit()
+	}
 	rt.Log.Info("agentcore listening", "addr", ln.Addr().String())
 	return s.Serve(ctx, ln, drain)
 }

@@ -38,6 +38,8 @@ func TestAgentCoreContract(t *testing.T) {
 	var mu sync.Mutex
 	effects := map[string]int{}
 	release := make(chan struct{})
+	started := make(chan struct{})
+	var startOnce sync.Once
 	h := handler.Func(func(ctx context.Context, req handler.Request) (json.RawMessage, error) {
 		switch req.Key {
 		case "poison":
@@ -45,6 +47,7 @@ func TestAgentCoreContract(t *testing.T) {
 		case "down":
 			return nil, retry.FromStatus(503, "3", "")
 		case "slow":
+			startOnce.Do(func() { close(started) })
 			<-release
 		}
 		mu.Lock()
@@ -119,6 +122,13 @@ func TestAgentCoreContract(t *testing.T) {
 	// Busy while a step runs, and the same work is not run twice at once.
 	slowDone := make(chan int, 1)
 	go func() { r, _ := invoke(`{"trace_id":"slow"}`); slowDone <- r.StatusCode }()
+	// Wait for the step itself (it holds the claim then): HealthyBusy alone is set before the
+	// claim is taken, and a duplicate sent in between could win the claim.
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow step never started")
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for ping() != "HealthyBusy" {
 		if time.Now().After(deadline) {

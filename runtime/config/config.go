@@ -109,6 +109,9 @@ const (
 	// EnvBedrockEndpoint overrides the Bedrock Runtime endpoint (FLEET_AWS_ENDPOINT is not
 	// used for Bedrock: emulators for the other services do not serve it).
 	EnvBedrockEndpoint = "FLEET_BEDROCK_ENDPOINT"
+	// The AgentCore dispatcher's runtime (Terraform sets it) and, for tests, its endpoint.
+	EnvAgentRuntimeARN = "FLEET_AGENT_RUNTIME_ARN"
+	EnvAgentCoreURL    = "FLEET_AGENTCORE_ENDPOINT"
 )
 
 // Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
@@ -116,7 +119,7 @@ const (
 const (
 	EnvConfigJSON = "FLEET_CONFIG_JSON" // the runtime config itself, when --config is absent
 	EnvConfigPath = "FLEET_CONFIG"      // a path to it, when --config is absent
-	EnvMode       = "FLEET_MODE"        // poll | lambda | agentcore, when --mode is absent
+	EnvMode       = "FLEET_MODE"        // poll | lambda | agentcore | dispatch, when --mode is absent
 )
 
 // Env lists every FLEET_* variable fleet-worker reads; the compiler's tests hold generated
@@ -124,7 +127,7 @@ const (
 func Env() []string {
 	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
 		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
-		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint}
+		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint, EnvAgentRuntimeARN, EnvAgentCoreURL}
 }
 
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and

@@ -88,6 +88,9 @@ type Handler struct {
 	QueueURL string
 	DLQURL   string
 	FIFO     bool
+	// Process, when set, replaces the worker's step pipeline for each message (the AgentCore
+	// dispatcher); until is the invocation's end less the safety margin.
+	Process func(ctx context.Context, m *queue.Message, until time.Time) queue.Outcome
 }
 
 // ErrorRetry is the errorType of a direct invocation the worker would have released for a
@@ -211,11 +214,16 @@ type verdict struct {
 }
 
 func (h *Handler) process(ctx context.Context, m *queue.Message, invDeadline time.Time) verdict {
-	d := worker.Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, InvocationDeadline: invDeadline}
-	if tp, ok := m.MessageAttributes["traceparent"]; ok {
-		d.TraceParent = aws.ToString(tp.StringValue)
+	var res queue.Outcome
+	if h.Process != nil {
+		res = h.Process(ctx, m, invDeadline)
+	} else {
+		d := worker.Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, InvocationDeadline: invDeadline}
+		if tp, ok := m.MessageAttributes["traceparent"]; ok {
+			d.TraceParent = aws.ToString(tp.StringValue)
+		}
+		res = h.Worker.Process(ctx, d).Outcome
 	}
-	res := h.Worker.Process(ctx, d)
 	switch res.Action {
 	case queue.Delete:
 		return verdict{ok: true}

@@ -62,6 +62,7 @@ type Config struct {
 	Retry         Retry       `json:"retry"`
 	Idempotency   Idempotency `json:"idempotency"`
 	Jobs          *Jobs       `json:"jobs,omitempty"`
+	AgentCore     *AgentCore  `json:"agentcore,omitempty"`
 	ClaimCheck    ClaimCheck  `json:"claim_check"`
 	Events        Events      `json:"events"`
 	Handler       Handler     `json:"handler"`
@@ -133,6 +134,25 @@ type Jobs struct {
 
 // StatusPollAfter as a duration.
 func (j Jobs) StatusPollAfter() time.Duration { return seconds(j.StatusPollAfterSeconds) }
+
+// AgentCore is how an agentcore class is fed (runtime agentcore only): the dispatcher reads
+// the class queue and calls InvokeAgentRuntime on the runtime (its ARN comes from the
+// environment, FLEET_AGENT_RUNTIME_ARN, which Terraform sets); fleet-worker inside the
+// runtime reads sync_limit_seconds too.
+type AgentCore struct {
+	RuntimeName string `json:"runtime_name"`
+	// Qualifier names the runtime endpoint ("DEFAULT": the latest version).
+	Qualifier string `json:"qualifier"`
+	// SessionField is the detail field naming the conversation; its hash is the runtime
+	// session id, so a conversation's steps share a session. "" = the trace id.
+	SessionField string `json:"session_field"`
+	// SyncLimitSeconds is the longest one InvokeAgentRuntime call waits for a step; past it
+	// the runtime answers busy and keeps the step running, and the dispatcher asks again.
+	SyncLimitSeconds int64 `json:"sync_limit_seconds"`
+}
+
+// SyncLimit as a duration.
+func (a AgentCore) SyncLimit() time.Duration { return seconds(a.SyncLimitSeconds) }
 
 // ClaimCheck is the S3 offload of large payloads.
 type ClaimCheck struct {

@@ -305,5 +305,100 @@ resource "aws_bedrockagentcore_agent_runtime" "concierge" {
   protocol_configuration {
     server_protocol = "HTTP"
   }
+  request_header_configuration {
+    request_header_allowlist = ["X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt", "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"]
+  }
   depends_on = [aws_iam_role_policy.concierge_worker]
+}
+
+data "aws_iam_policy_document" "concierge_dispatch_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "concierge_dispatch" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.concierge.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.concierge_dlq.arn]
+  }
+  statement {
+    sid       = "InvokeClassRuntime"
+    effect    = "Allow"
+    actions   = ["bedrock-agentcore:InvokeAgentRuntime"]
+    resources = [aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn, "${aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn}/runtime-endpoint/DEFAULT"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]
+  }
+}
+
+# Dispatcher of concierge: reads its queue and invokes its AgentCore runtime.
+resource "aws_iam_role" "concierge_dispatch" {
+  name               = "sink-concierge-dispatch"
+  assume_role_policy = data.aws_iam_policy_document.concierge_dispatch_trust.json
+}
+
+resource "aws_iam_role_policy" "concierge_dispatch" {
+  name   = "sink-concierge-dispatch"
+  role   = aws_iam_role.concierge_dispatch.id
+  policy = data.aws_iam_policy_document.concierge_dispatch.json
+}
+
+resource "aws_cloudwatch_log_group" "concierge_dispatch" {
+  name              = "/aws/lambda/sink-concierge-dispatch"
+  retention_in_days = 30
+}
+
+# fleet-worker --mode dispatch: each message of sink-concierge becomes an InvokeAgentRuntime call in its conversation's session.
+resource "aws_lambda_function" "concierge_dispatch" {
+  function_name = "sink-concierge-dispatch"
+  description   = "Feeds AgentCore runtime sink_concierge from queue sink-concierge."
+  role          = aws_iam_role.concierge_dispatch.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"
+  architectures = ["arm64"]
+  timeout       = 450
+  memory_size   = 512
+  image_config {
+    command = ["--mode", "dispatch"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON       = jsonencode(jsondecode(file("${path.module}/../runtime/concierge.json")))
+      FLEET_DLQ_URL           = aws_sqs_queue.concierge_dlq.url
+      FLEET_AGENT_RUNTIME_ARN = aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn
+      FLEET_QUEUE_URL         = aws_sqs_queue.concierge.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.concierge_dispatch, aws_iam_role_policy.concierge_dispatch]
+}
+
+# One message per invocation, partial batch responses: a failed message returns alone, after its retry delay.
+resource "aws_lambda_event_source_mapping" "concierge_dispatch" {
+  event_source_arn                   = aws_sqs_queue.concierge.arn
+  function_name                      = aws_lambda_function.concierge_dispatch.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
 }

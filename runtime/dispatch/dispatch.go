@@ -1,0 +1,387 @@
+// Package dispatch feeds an AgentCore class: it takes each message of the class queue and
+// forwards its body to InvokeAgentRuntime, then turns the answer into the queue's verdict
+// (delete, release with a delay, or dead-letter with a reason).
+//
+// The step itself runs inside the runtime (fleet-worker --mode agentcore): idempotency claim,
+// handler, result store, completion events, task-token callback. The dispatcher only moves
+// the message and keeps it invisible while the step runs. It asks for an outcome envelope
+// (Accept: OutcomeMediaType) that fleet-worker answers with HTTP 200 whatever the verdict, so
+// AgentCore never turns our own "retry later" into a RuntimeClientError; an agent that is not
+// fleet-worker answers plain JSON or an event stream, which counts as done.
+//
+// Long steps: one InvokeAgentRuntime call is synchronous for at most 15 minutes. fleet-worker
+// answers "busy" once a step has run for the class's sync limit and keeps it running; the
+// dispatcher holds the message (the consumer's heartbeat keeps it invisible) and asks again
+// after the advised delay, in the same session, until the step is done. Busy answers never
+// release the message, so they cost no SQS receive.
+//
+// Retries happen at one layer: the SDK's are off, the queue's Policy decides.
+package dispatch
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockagentcore"
+	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/worker"
+)
+
+// OutcomeMediaType is the Accept type under which fleet-worker answers an invocation with an
+// Envelope (always HTTP 200).
+const OutcomeMediaType = "application/vnd.fleetc.outcome+json"
+
+// Envelope outcomes.
+const (
+	OutcomeDone       = "done"        // finished (or answered from the idempotency record)
+	OutcomeBusy       = "busy"        // still running, or leased elsewhere: ask again after RetryAfterSeconds
+	OutcomeRetry      = "retry"       // failed, retryable: release the message
+	OutcomeDeadLetter = "dead_letter" // failed for good: dead-letter with Code and Message
+)
+
+// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
+// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
+// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
+const (
+	// HeaderOutcome asks fleet-worker for an Envelope, like Accept: OutcomeMediaType.
+	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
+	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
+	// limit and task-token failure see the real attempt.
+	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
+)
+
+// AllowedHeaders is the runtime's request_header_allowlist.
+var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
+
+// EnvelopeFormat marks an Envelope in its body too, so it is recognised even if a proxy
+// rewrites the Content-Type.
+const EnvelopeFormat = "fleetc.outcome/1"
+
+// Envelope is fleet-worker's answer under OutcomeMediaType.
+type Envelope struct {
+	Format            string          `json:"format"` // EnvelopeFormat
+	Outcome           string          `json:"outcome"`
+	Output            json.RawMessage `json:"output,omitempty"`
+	Duplicate         bool            `json:"duplicate,omitempty"`
+	RetryAfterSeconds int             `json:"retry_after_seconds,omitempty"`
+	Code              string          `json:"code,omitempty"`
+	Message           string          `json:"message,omitempty"`
+}
+
+// Session id bounds (X-Amzn-Bedrock-AgentCore-Runtime-Session-Id: 33 to 256 characters).
+const (
+	MinSessionID = 33
+	MaxSessionID = 256
+)
+
+// MaxPayload is InvokeAgentRuntime's request limit (100 MB); larger bodies are dead-lettered
+// (the spec's claim check keeps real payloads far below it).
+const MaxPayload = 100 << 20
+
+// maxResponse bounds how much of an answer is read (an agent's own JSON or event stream).
+const maxResponse = 100 << 20
+
+// callMargin is added to the sync limit for one call: the runtime answers busy at the limit,
+// and the answer must still get back.
+const callMargin = 30 * time.Second
+
+// API is the InvokeAgentRuntime part of the bedrock-agentcore client.
+type API interface {
+	InvokeAgentRuntime(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, optFns ...func(*bedrockagentcore.Options)) (*bedrockagentcore.InvokeAgentRuntimeOutput, error)
+}
+
+// TaskFailer sends SendTaskFailure (runtime/callback.Client).
+type TaskFailer interface {
+	Failure(ctx context.Context, token, errorCode, cause string) error
+}
+
+// Dispatcher forwards queue messages to one AgentCore runtime.
+type Dispatcher struct {
+	API        API
+	RuntimeARN string
+	Qualifier  string // endpoint; "" = DEFAULT
+	Class      string
+	// SessionField is the detail field naming the conversation ("" = the trace id).
+	SessionField string
+	// SyncLimit is how long fleet-worker waits before answering busy; one call may take it
+	// plus callMargin.
+	SyncLimit time.Duration
+	// Hold bounds how long one receive re-invokes busy work when the message carries no
+	// deadline of its own (the step's max plus a sync limit).
+	Hold   time.Duration
+	Policy retry.Policy
+	// Tasks fails the Step Functions task of a message the dispatcher dead-letters itself (the
+	// runtime never answered); nil = none. A dead_letter answer was already reported by the
+	// runtime.
+	Tasks TaskFailer
+	Log   *slog.Logger
+	Now   func() time.Time
+	// Wait sleeps d or until ctx ends (tests replace it); nil = a timer.
+	Wait func(ctx context.Context, d time.Duration) error
+}
+
+// SessionID derives the runtime session id of a conversation: deterministic, so every step
+// of a conversation lands in the same session, and always 70 characters (the class keeps two
+// classes' conversations apart).
+func SessionID(class, conversation string) string {
+	sum := sha256.Sum256([]byte(class + "\x00" + conversation))
+	return "fleet-" + hex.EncodeToString(sum[:]) // 6 + 64 characters
+}
+
+// ProcessMessage is a queue.ProcessFunc (poll mode: no invocation deadline).
+func (d *Dispatcher) ProcessMessage(ctx context.Context, m *queue.Message) queue.Outcome {
+	return d.Dispatch(ctx, m, time.Time{})
+}
+
+func (d *Dispatcher) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Dispatcher) log() *slog.Logger {
+	if d.Log != nil {
+		return d.Log
+	}
+	return slog.Default()
+}
+
+func (d *Dispatcher) wait(ctx context.Context, t time.Duration) error {
+	if d.Wait != nil {
+		return d.Wait(ctx, t)
+	}
+	tm := time.NewTimer(t)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}
+
+// Dispatch invokes the runtime with m's body until it answers something other than busy, or
+// until the hold ends: the message's own deadline, d.Hold, or until (a Lambda invocation's
+// end; zero = none), whichever comes first.
+func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.Time) queue.Outcome {
+	if len(m.Body) > MaxPayload {
+		return deadLetter("PayloadTooLarge", fmt.Sprintf("message body of %d bytes exceeds InvokeAgentRuntime's 100 MB; claim-check it", len(m.Body)))
+	}
+	env, err := worker.ParseEnvelope([]byte(m.Body))
+	if err != nil {
+		return deadLetter("MalformedMessage", err.Error())
+	}
+	conv := ""
+	if d.SessionField != "" {
+		conv = worker.DetailField(env.Detail, d.SessionField)
+	}
+	if conv == "" {
+		conv = env.TraceID
+	}
+	if conv == "" {
+		conv = "message:" + m.ID
+	}
+	session := SessionID(d.Class, conv)
+	task := env.TaskToken
+
+	start := d.now()
+	hold := start.Add(d.Hold)
+	if !env.Deadline.IsZero() && env.Deadline.Before(hold) {
+		hold = env.Deadline
+	}
+	// A call may outlast the hold by a margin (the runtime ends the step itself), never a
+	// Lambda invocation's end.
+	callEnd := hold.Add(callMargin)
+	if !until.IsZero() && until.Before(hold) {
+		hold = until
+	}
+	if !until.IsZero() && until.Before(callEnd) {
+		callEnd = until
+	}
+	var traceParent *string
+	if tp, ok := m.MessageAttributes["traceparent"]; ok && aws.ToString(tp.StringValue) != "" {
+		traceParent = tp.StringValue
+	}
+	in := &bedrockagentcore.InvokeAgentRuntimeInput{
+		AgentRuntimeArn:  aws.String(d.RuntimeARN),
+		Qualifier:        aws.String(d.qualifier()),
+		RuntimeSessionId: aws.String(session),
+		ContentType:      aws.String("application/json"),
+		Accept:           aws.String(OutcomeMediaType),
+		TraceParent:      traceParent,
+		Payload:          []byte(m.Body),
+	}
+	for call := 1; ; call++ {
+		env, err := d.invoke(ctx, in, callEnd, m.ReceiveCount)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Shutdown: hand the message back now; the runtime keeps the step, and the
+				// next delivery is answered from it.
+				return queue.Outcome{Action: queue.Release, Reason: retry.Classify(err)}
+			}
+			return d.failTask(ctx, task, d.decide(err, m.ReceiveCount))
+		}
+		switch env.Outcome {
+		case OutcomeDone:
+			return queue.Outcome{Action: queue.Delete}
+		case OutcomeDeadLetter:
+			code := env.Code
+			if code == "" {
+				code = "AgentFailed"
+			}
+			return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: env.Message}}
+		case OutcomeRetry:
+			e := &retry.Error{Code: env.Code, Message: env.Message, Retryable: true, RetryAfter: seconds(env.RetryAfterSeconds)}
+			if e.Code == "" {
+				e.Code = "AgentRetry"
+			}
+			return d.failTask(ctx, task, d.decide(e, m.ReceiveCount))
+		case OutcomeBusy:
+			delay := max(seconds(env.RetryAfterSeconds), time.Second)
+			reason := &retry.Error{Code: "Busy", Message: env.Message, Retryable: true, RetryAfter: delay}
+			if !d.now().Add(delay).Before(hold) {
+				// Out of holding time: release for the advised delay; the next delivery is
+				// answered busy or from the result.
+				return queue.Outcome{Action: queue.Release, Delay: delay, Reason: reason}
+			}
+			d.log().Debug("agent step still running; asking again", "class", d.Class, "message_id", m.ID, "session", session, "call", call, "after", delay)
+			if err := d.wait(ctx, delay); err != nil {
+				return queue.Outcome{Action: queue.Release, Reason: reason}
+			}
+		default:
+			return d.failTask(ctx, task, deadLetter("BadOutcome", fmt.Sprintf("runtime answered outcome %q", env.Outcome)))
+		}
+	}
+}
+
+func (d *Dispatcher) qualifier() string {
+	if d.Qualifier == "" {
+		return "DEFAULT"
+	}
+	return d.Qualifier
+}
+
+// invoke makes one call and reads the whole answer into an envelope: fleet-worker's own, or
+// "done" for any other agent's 2xx answer (JSON or an event stream read to its end). A call
+// cut short by its own timeout while the runtime may still run the step is "busy".
+func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, end time.Time, attempt int) (*Envelope, error) {
+	limit := d.SyncLimit
+	if limit <= 0 {
+		limit = DefaultSyncLimit
+	}
+	callCtx, cancel := context.WithTimeout(ctx, limit+callMargin)
+	defer cancel()
+	callCtx, cancelEnd := context.WithDeadline(callCtx, end)
+	defer cancelEnd()
+	out, err := d.API.InvokeAgentRuntime(callCtx, in, func(o *bedrockagentcore.Options) {
+		o.APIOptions = append(o.APIOptions,
+			smithyhttp.SetHeaderValue(HeaderOutcome, "1"),
+			smithyhttp.SetHeaderValue(HeaderAttempt, strconv.Itoa(max(attempt, 1))))
+	})
+	if err != nil {
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			return &Envelope{Outcome: OutcomeBusy, RetryAfterSeconds: 1, Message: "the call outlived its timeout; the runtime keeps the step"}, nil
+		}
+		return nil, err
+	}
+	defer out.Response.Close()
+	body, err := io.ReadAll(io.LimitReader(out.Response, maxResponse))
+	if err != nil {
+		if ctx.Err() == nil && callCtx.Err() != nil {
+			return &Envelope{Outcome: OutcomeBusy, RetryAfterSeconds: 1, Message: "the answer outlived the call's timeout"}, nil
+		}
+		return nil, &retry.Error{Code: "ResponseInterrupted", Message: err.Error(), Retryable: true, Err: err}
+	}
+	mt, _, _ := mime.ParseMediaType(aws.ToString(out.ContentType))
+	var env Envelope
+	err = json.Unmarshal(body, &env)
+	switch {
+	case mt == OutcomeMediaType && err != nil:
+		return nil, &retry.Error{Code: "BadOutcome", Message: "unreadable outcome envelope: " + err.Error(), Retryable: true}
+	case mt == OutcomeMediaType || (err == nil && env.Format == EnvelopeFormat):
+		return &env, nil
+	}
+	// Another agent's own answer (JSON, text, or an event stream read to its end).
+	return &Envelope{Outcome: OutcomeDone, Output: body}, nil
+}
+
+// decide applies the retry policy to a failed call.
+func (d *Dispatcher) decide(err error, attempt int) queue.Outcome {
+	dec := d.Policy.Decide(classify(err), attempt)
+	if dec.DeadLetter {
+		return queue.Outcome{Action: queue.DeadLetter, Reason: dec.Reason}
+	}
+	return queue.Outcome{Action: queue.Release, Delay: dec.Delay, Reason: dec.Reason}
+}
+
+// permanentCodes are InvokeAgentRuntime errors no retry fixes: the request or the caller's
+// permissions are wrong. Throttling, quota, internal errors, a missing runtime (deploying) and
+// RuntimeClientError (the container failed or is not up) are retried by the queue.
+var permanentCodes = map[string]bool{
+	"ValidationException":   true,
+	"AccessDeniedException": true,
+	"UnauthorizedException": true,
+}
+
+// classify turns an SDK error into a retry.Error carrying the AWS error code, the HTTP status
+// and the server's Retry-After.
+func classify(err error) error {
+	var re *retry.Error
+	if errors.As(err, &re) {
+		return re
+	}
+	e := &retry.Error{Code: "RuntimeUnreachable", Message: err.Error(), Retryable: true, Err: err}
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &resp) && resp.Response != nil {
+		e.Status = resp.HTTPStatusCode()
+		if ra, ok := retry.ParseRetryAfter(resp.Response.Header.Get("Retry-After"), time.Now()); ok {
+			e.RetryAfter = ra
+		}
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		e.Code = api.ErrorCode()
+		e.Message = api.ErrorMessage()
+		if e.Message == "" {
+			e.Message = http.StatusText(e.Status)
+		}
+		e.Retryable = !permanentCodes[e.Code]
+	}
+	e.Message = strings.TrimSpace(e.Message)
+	return e
+}
+
+// failTask reports a dead letter the dispatcher decided to the task's workflow, as the worker
+// does for its own: the state's Catch runs now instead of at the task's timeout.
+func (d *Dispatcher) failTask(ctx context.Context, token string, out queue.Outcome) queue.Outcome {
+	if out.Action != queue.DeadLetter || token == "" || d.Tasks == nil || out.Reason == nil {
+		return out
+	}
+	if err := d.Tasks.Failure(context.WithoutCancel(ctx), token, out.Reason.Code, out.Reason.Message); err != nil {
+		d.log().Warn("SendTaskFailure failed", "class", d.Class, "code", out.Reason.Code, "err", err)
+	}
+	return out
+}
+
+func deadLetter(code, msg string) queue.Outcome {
+	return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: msg}}
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
