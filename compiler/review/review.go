@@ -158,10 +158,11 @@ func (r *Report) Count() map[Category]int {
 }
 
 // Has reports whether a change of the category exists ("any" matches every category).
-// Additive contract changes, listed as safe beside the breaking ones, do not count.
+// Improvements listed for the record do not count: additive contract changes (safe) and
+// diagnostics the head resolves.
 func (r *Report) Has(cat string) bool {
 	for _, c := range r.Changes {
-		if c.Category == Breaking && c.Severity == Info {
+		if (c.Category == Breaking || c.Category == Diagnostic) && c.Severity == Info {
 			continue
 		}
 		if cat == "any" || string(c.Category) == cat {

@@ -47,6 +47,8 @@ func TestDiffExitCodes(t *testing.T) {
 		// requires: the head introduces E020.
 		{[]string{"diff", base, head, "--fail-on", "diagnostic"}, 1},
 		{[]string{"diff", base, base, "--fail-on", "diagnostic"}, 0},
+		// The other way round the head resolves that error: an improvement, not a failure.
+		{[]string{"diff", head, base, "--fail-on", "diagnostic"}, 0},
 		{[]string{"diff", base, head, "--fail-on", "breaking,any"}, 1},
 		{[]string{"diff", base}, 2},
 		{[]string{"diff", base, head, "--fail-on", "everything"}, 2},
