@@ -284,13 +284,14 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
-// encode renders a definition with 2-space indentation and a trailing newline.
-func encode(def *definition) ([]byte, error) {
+// encode renders a document (a definition, an input schema or example) with 2-space
+// indentation, sorted map keys, no HTML escaping and a trailing newline.
+func encode(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(def); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,10 +42,10 @@ func GenerateInputs(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 			continue
 		}
 		schema, example := InputContract(w)
-		sb, err := encodeJSON(schema)
+		sb, err := encode(schema)
 		if err == nil {
 			var eb []byte
-			if eb, err = encodeJSON(example); err == nil {
+			if eb, err = encode(example); err == nil {
 				files = append(files, artifact.File{Path: InputSchemaPath(w), Bytes: sb}, artifact.File{Path: InputExamplePath(w), Bytes: eb})
 				continue
 			}
@@ -117,7 +118,7 @@ func InputContract(w *ir.Workflow) (schema, example map[string]any) {
 	}
 	var required []any
 	example = map[string]any{}
-	for _, name := range sortedKeys(fields) {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		fd := fields[name]
 		s := map[string]any{}
 		for k, v := range fd.schema {
@@ -217,26 +218,4 @@ func exampleOf(s map[string]any) any {
 		ex += strings.Repeat("x", int(n)-len(ex))
 	}
 	return ex
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// encodeJSON renders a document: sorted keys, 2-space indent, trailing newline, no HTML
-// escaping.
-func encodeJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
 }

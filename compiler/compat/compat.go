@@ -23,7 +23,6 @@ import (
 	"maps"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/eventschema"
@@ -484,7 +483,7 @@ func deref(doc map[string]any, s map[string]any) (map[string]any, string) {
 			break
 		}
 		key += ref + " "
-		t, ok := resolve(doc, strings.TrimPrefix(ref, "#"))
+		t, ok := eventschema.Resolve(doc, strings.TrimPrefix(ref, "#"))
 		m, isMap := t.(map[string]any)
 		if !ok || !isMap {
 			break
@@ -492,33 +491,6 @@ func deref(doc map[string]any, s map[string]any) (map[string]any, string) {
 		s = m
 	}
 	return s, key
-}
-
-func resolve(doc any, ptr string) (any, bool) {
-	if ptr == "" {
-		return doc, true
-	}
-	cur := doc
-	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
-		seg = unescaper.Replace(seg)
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[seg]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, false
-			}
-			cur = c[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 func asSchema(v any) map[string]any {

@@ -504,15 +504,15 @@ func (t *translator) ref(v any, at string) (string, bool) {
 // $ref itself: draft-04 compilation would otherwise fail with the envelope's pointer only.
 func (t *translator) checkRefs(doc map[string]any) {
 	for _, r := range t.refs {
-		if _, ok := resolve(doc, strings.TrimPrefix(r.target, "#")); !ok {
+		if _, ok := Resolve(doc, strings.TrimPrefix(r.target, "#")); !ok {
 			d := t.errorf(r.at, "$ref %q does not resolve to a schema", r.orig)
 			d.Detail = "Point each $ref at a definition declared at the root of the detail schema (#/$defs/<name> or #/definitions/<name>) or at a subschema of it (#/properties/<name>); check the spelling."
 		}
 	}
 }
 
-// resolve follows a JSON pointer (RFC 6901, as used in URI fragments) through a document.
-func resolve(doc any, ptr string) (any, bool) {
+// Resolve follows a JSON pointer (RFC 6901, as used in URI fragments) through a document.
+func Resolve(doc any, ptr string) (any, bool) {
 	if ptr == "" {
 		return doc, true
 	}
@@ -581,7 +581,7 @@ func locate(t *translator, source any, err error) (string, string) {
 		if ptr == "" {
 			break
 		}
-		if _, ok := resolve(source, cand); !ok {
+		if _, ok := Resolve(source, cand); !ok {
 			break
 		}
 		found = cand

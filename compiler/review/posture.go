@@ -2,7 +2,9 @@ package review
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -239,104 +241,80 @@ func specDuration(d time.Duration) string {
 	return d.String()
 }
 
+// part is one named piece of a fleet (a class, policy or workflow) as posture compares it.
+type part struct {
+	path string
+	view any
+}
+
+// postureKinds are the pieces compared by name: each kind, its graph node, and its views.
+var postureKinds = []struct {
+	kind  string
+	node  graph.Kind
+	parts func(*ir.Fleet) map[string]part
+}{
+	{"class", graph.Class, func(f *ir.Fleet) map[string]part {
+		m := map[string]part{}
+		for _, a := range f.Agents {
+			m[a.Name] = part{a.Path, classView(a)}
+		}
+		return m
+	}},
+	{"policy", graph.Model, func(f *ir.Fleet) map[string]part {
+		m := map[string]part{}
+		for _, x := range f.Models {
+			m[x.Name] = part{x.Path, modelView(x)}
+		}
+		return m
+	}},
+	{"workflow", graph.Workflow, func(f *ir.Fleet) map[string]part {
+		m := map[string]part{}
+		for _, w := range f.Workflows {
+			m[w.Name] = part{w.Path, workflowView(w)}
+		}
+		return m
+	}},
+}
+
 // postureChanges compares the failure posture of every class, policy, workflow and the bus.
 func postureChanges(base, head *ir.Fleet) []Change {
 	var out []Change
-	add := func(subject, path string, fl *ir.Fleet, isHead bool, nodes []string, fc fieldChange) {
-		sev, why := judge(subject, fc)
-		c := Change{Category: Posture, Severity: sev, Subject: subject, Side: sideName(isHead), nodes: nodes,
-			Summary: fmt.Sprintf("%s: %s → %s", fc.Field, show(fc.Old), show(fc.New)), Detail: why}
+	at := func(c Change, fl *ir.Fleet, path string) Change {
 		if fl.Index != nil && path != "" {
 			c.Position = fl.Index.Subject(path)
 		}
-		out = append(out, c)
+		return c
 	}
-	presence := func(kind, name, path string, isHead bool, fl *ir.Fleet, nodes []string) {
-		verb := "removed"
-		if isHead {
-			verb = "added"
-		}
-		c := Change{Category: Posture, Severity: Info, Subject: kind + " " + name, Side: sideName(isHead), nodes: nodes,
-			Summary: fmt.Sprintf("%s %s %s", kind, name, verb)}
-		if fl.Index != nil {
-			c.Position = fl.Index.Subject(path)
-		}
-		out = append(out, c)
+	changed := func(subject, path string, nodes []string, fc fieldChange) Change {
+		sev, why := judge(subject, fc)
+		return at(Change{Category: Posture, Severity: sev, Subject: subject, Side: "head", nodes: nodes,
+			Summary: fmt.Sprintf("%s: %s → %s", fc.Field, show(fc.Old), show(fc.New)), Detail: why}, head, path)
 	}
-
-	for _, h := range head.Agents {
-		nodes := []string{graph.NodeKey(graph.Class, h.Name)}
-		b := base.Agent(h.Name)
-		if b == nil {
-			presence("class", h.Name, h.Path, true, head, nodes)
-			continue
+	for _, k := range postureKinds {
+		bp, hp := k.parts(base), k.parts(head)
+		for _, name := range slices.Sorted(maps.Keys(hp)) {
+			h, nodes := hp[name], []string{graph.NodeKey(k.node, name)}
+			b, ok := bp[name]
+			if !ok {
+				out = append(out, at(Change{Category: Posture, Severity: Info, Subject: k.kind + " " + name, Side: "head",
+					nodes: nodes, Summary: fmt.Sprintf("%s %s added", k.kind, name)}, head, h.path))
+				continue
+			}
+			for _, fc := range diffViews(b.view, h.view) {
+				out = append(out, changed(k.kind+" "+name, h.path, nodes, fc))
+			}
 		}
-		for _, fc := range diffViews(classView(b), classView(h)) {
-			add("class "+h.Name, h.Path, head, true, nodes, fc)
-		}
-	}
-	for _, b := range base.Agents {
-		if head.Agent(b.Name) == nil {
-			presence("class", b.Name, b.Path, false, base, []string{graph.NodeKey(graph.Class, b.Name)})
+		for _, name := range slices.Sorted(maps.Keys(bp)) {
+			if _, ok := hp[name]; !ok {
+				out = append(out, at(Change{Category: Posture, Severity: Info, Subject: k.kind + " " + name, Side: "base",
+					nodes: []string{graph.NodeKey(k.node, name)}, Summary: fmt.Sprintf("%s %s removed", k.kind, name)}, base, bp[name].path))
+			}
 		}
 	}
-
-	bm, hm := models(base), models(head)
-	for _, h := range head.Models {
-		nodes := []string{graph.NodeKey(graph.Model, h.Name)}
-		b, ok := bm[h.Name]
-		if !ok {
-			presence("policy", h.Name, h.Path, true, head, nodes)
-			continue
-		}
-		for _, fc := range diffViews(modelView(b), modelView(h)) {
-			add("policy "+h.Name, h.Path, head, true, nodes, fc)
-		}
-	}
-	for _, b := range base.Models {
-		if _, ok := hm[b.Name]; !ok {
-			presence("policy", b.Name, b.Path, false, base, []string{graph.NodeKey(graph.Model, b.Name)})
-		}
-	}
-
-	bw, hw := workflows(base), workflows(head)
-	for _, h := range head.Workflows {
-		nodes := []string{graph.NodeKey(graph.Workflow, h.Name)}
-		b, ok := bw[h.Name]
-		if !ok {
-			presence("workflow", h.Name, h.Path, true, head, nodes)
-			continue
-		}
-		for _, fc := range diffViews(workflowView(b), workflowView(h)) {
-			add("workflow "+h.Name, h.Path, head, true, nodes, fc)
-		}
-	}
-	for _, b := range base.Workflows {
-		if _, ok := hw[b.Name]; !ok {
-			presence("workflow", b.Name, b.Path, false, base, []string{graph.NodeKey(graph.Workflow, b.Name)})
-		}
-	}
-
 	for _, fc := range diffViews(busView(base), busView(head)) {
-		add("bus", "/bus", head, true, nil, fc)
+		out = append(out, changed("bus", "/bus", nil, fc))
 	}
 	return out
-}
-
-func models(f *ir.Fleet) map[string]*ir.Model {
-	m := map[string]*ir.Model{}
-	for _, x := range f.Models {
-		m[x.Name] = x
-	}
-	return m
-}
-
-func workflows(f *ir.Fleet) map[string]*ir.Workflow {
-	m := map[string]*ir.Workflow{}
-	for _, x := range f.Workflows {
-		m[x.Name] = x
-	}
-	return m
 }
 
 // judge rates a posture change: a warning when it weakens how the fleet fails (longer

@@ -2,6 +2,8 @@ package review
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"sort"
@@ -110,11 +112,11 @@ func (p *prediction) mark(addr, path, why string) bool {
 
 // settle carries changes along references until nothing more changes.
 func (p *prediction) settle() {
-	addrs := make([]string, 0, len(p.head))
-	for a := range p.head {
-		addrs = append(addrs, a)
+	addrs := slices.Sorted(maps.Keys(p.head))
+	paths := map[string][]string{} // each resource's referencing arguments, sorted once
+	for _, addr := range addrs {
+		paths[addr] = slices.Sorted(maps.Keys(p.head[addr].Refs))
 	}
-	sort.Strings(addrs)
 	for more := true; more; {
 		more = false
 		for _, addr := range addrs {
@@ -122,12 +124,7 @@ func (p *prediction) settle() {
 				continue
 			}
 			h := p.head[addr]
-			paths := make([]string, 0, len(h.Refs))
-			for path := range h.Refs {
-				paths = append(paths, path)
-			}
-			sort.Strings(paths)
-			for _, path := range paths {
+			for _, path := range paths[addr] {
 				for _, ref := range h.Refs[path] {
 					if why := p.refChange(ref); why != "" && p.mark(addr, path, why) {
 						more = true

@@ -2,8 +2,9 @@ package review
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -63,15 +64,6 @@ func statements(tf map[string]*resource) map[string]statement {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func hasPrefix(m map[string]string, p string) bool {
 	for k := range m {
 		if strings.HasPrefix(k, p) {
@@ -109,12 +101,7 @@ var encryption = map[string][]string{
 func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 	var out []Change
 	bs, hs := statements(btf), statements(htf)
-	keys := make([]string, 0, len(hs))
-	for k := range hs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(hs)) {
 		h := hs[k]
 		b, existed := bs[k]
 		var grants []string
@@ -130,7 +117,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 			if a := added(b.principals, h.principals); len(a) > 0 {
 				grants = append(grants, "principals added: "+strings.Join(a, ", "))
 			}
-			for _, k := range sortedKeys(b.conditions) {
+			for _, k := range slices.Sorted(maps.Keys(b.conditions)) {
 				hv, ok := h.conditions[k]
 				if !ok {
 					grants = append(grants, "condition removed: "+k)
@@ -149,12 +136,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 		out = append(out, c)
 	}
 
-	addrs := make([]string, 0, len(htf))
-	for a := range htf {
-		addrs = append(addrs, a)
-	}
-	sort.Strings(addrs)
-	for _, addr := range addrs {
+	for _, addr := range slices.Sorted(maps.Keys(htf)) {
 		h := htf[addr]
 		b, ok := btf[addr]
 		if !ok {
