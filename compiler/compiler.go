@@ -145,13 +145,25 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 	return set, ds.Sorted()
 }
 
-// Check is what `fleetc validate` runs: everything build checks, the backends' own checks
-// included, without writing anything. A spec that validates therefore builds.
-func Check(path string) diag.Diagnostics {
+// Build is load → lower → check → generate: the files fleetc writes, or nil when the spec has
+// errors (the diagnostics say which). validate, build, plan and apply all go through it, so
+// a spec that validates builds, and builds the same files everywhere.
+func Build(path string) (*artifact.Set, diag.Diagnostics) {
 	_, fleet, ds := Load(path)
 	if fleet == nil || ds.HasErrors() {
-		return ds
+		return nil, ds
 	}
-	_, gds := Generate(fleet)
-	return append(ds, gds...).Sorted()
+	set, gds := Generate(fleet)
+	ds = append(ds, gds...).Sorted()
+	if gds.HasErrors() {
+		return nil, ds
+	}
+	return set, ds
+}
+
+// Check is what `fleetc validate` runs: everything build checks, the backends' own checks
+// included, without writing anything.
+func Check(path string) diag.Diagnostics {
+	_, ds := Build(path)
+	return ds
 }

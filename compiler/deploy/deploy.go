@@ -77,13 +77,8 @@ func (e *BuildError) Error() string {
 // diagnostics (warnings too) come back for the caller to print; on build errors the error is a
 // *BuildError and nothing was written.
 func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, error) {
-	_, fleet, ds := compiler.Load(opts.Spec)
-	if fleet == nil || failed(ds, opts.Strict) {
-		return nil, ds, &BuildError{ds}
-	}
-	set, gds := compiler.Generate(fleet)
-	ds = append(ds, gds...).Sorted()
-	if failed(ds, opts.Strict) {
+	set, ds := compiler.Build(opts.Spec)
+	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
 	}
 	bin, err := FindTerraform(opts.TerraformBin)

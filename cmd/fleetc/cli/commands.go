@@ -125,15 +125,10 @@ type buildResult struct {
 }
 
 func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
-	_, fleet, ds := compiler.Load(spec)
+	set, ds := compiler.Build(spec)
 	r.ds, r.verdict = ds, judge(ds, strict)
-	if fleet == nil || !r.verdict.Valid {
-		r.verdict.Valid = false // no fleet: the spec has input errors
-		return exitInvalid
-	}
-	set, gds := compiler.Generate(fleet)
-	r.ds = append(ds, gds...).Sorted()
-	if r.verdict = judge(r.ds, strict); !r.verdict.Valid {
+	if set == nil || !r.verdict.Valid {
+		r.verdict.Valid = false // no files: the spec has errors
 		return exitInvalid
 	}
 	r.Files = set.Paths()
