@@ -144,23 +144,22 @@ func (l *lowerer) lowerModels() {
 		f.Models = append(f.Models, im)
 		byName[name] = im
 	}
+	// resolve turns the policy names of one fallback list into policies.
+	resolve := func(policy, field string, names []string) []*Model {
+		var out []*Model
+		for i, fb := range names {
+			target, ok := byName[fb]
+			if !ok {
+				l.undefined(spec.Pointer("models", policy, field, fmt.Sprint(i)), "model policy", fb, slices.Sorted(maps.Keys(s.Models)))
+				continue
+			}
+			out = append(out, target)
+		}
+		return out
+	}
 	for _, im := range f.Models {
-		for i, fb := range s.Models[im.Name].Fallbacks {
-			target, ok := byName[fb]
-			if !ok {
-				l.undefined(spec.Pointer("models", im.Name, "fallbacks", fmt.Sprint(i)), "model policy", fb, slices.Sorted(maps.Keys(s.Models)))
-				continue
-			}
-			im.Fallbacks = append(im.Fallbacks, target)
-		}
-		for i, fb := range s.Models[im.Name].ContextWindowFallbacks {
-			target, ok := byName[fb]
-			if !ok {
-				l.undefined(spec.Pointer("models", im.Name, "context_window_fallbacks", fmt.Sprint(i)), "model policy", fb, slices.Sorted(maps.Keys(s.Models)))
-				continue
-			}
-			im.ContextWindowFallbacks = append(im.ContextWindowFallbacks, target)
-		}
+		im.Fallbacks = resolve(im.Name, "fallbacks", s.Models[im.Name].Fallbacks)
+		im.ContextWindowFallbacks = resolve(im.Name, "context_window_fallbacks", s.Models[im.Name].ContextWindowFallbacks)
 	}
 }
 
