@@ -103,10 +103,6 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if err != nil {
 		return nil, err
 	}
-	gw, err := startGateway(models, cfg, h, getenv)
-	if err != nil {
-		return nil, err
-	}
 	sqsc := awsconfig.SQS(awsCfg)
 	if !o.NoQueue {
 		if cfg.QueueURL == "" {
@@ -140,6 +136,11 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	}
 	// Event contracts are compiled once, before any message is touched.
 	if err := w.CompileContracts(); err != nil {
+		return nil, err
+	}
+	// The gateway starts last: nothing after it can fail, so its listener never leaks.
+	gw, err := startGateway(models, cfg, h, getenv)
+	if err != nil {
 		return nil, err
 	}
 	rt := &Runtime{Cfg: cfg, Worker: w, SQS: sqsc, Counter: counter, Log: log, Tel: o.Telemetry, Models: models, Gateway: gw}
