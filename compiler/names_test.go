@@ -34,7 +34,7 @@ func namedFleet(fleet, class, wf, step int) string {
 fleet: %[1]s
 region: us-east-1
 bus: { name: %[1]s, archive: { retention: 7d } }
-worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0 }
+worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0, eks: { cluster: agents, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" } }
 events:
   task.requested: { version: 1, source: app.x, detail: { type: object, required: [trace_id, conversation_id], properties: { trace_id: { type: string }, conversation_id: { type: string, maxLength: 128 } } } }
 agents:

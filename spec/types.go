@@ -33,8 +33,15 @@ type Archive struct {
 
 // Worker is where the fleet-worker binary comes from and where its pods run.
 type Worker struct {
-	Image     string `json:"image,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
+	Image     string     `json:"image,omitempty"`
+	Namespace string     `json:"namespace,omitempty"`
+	EKS       *WorkerEKS `json:"eks,omitempty"`
+}
+
+// WorkerEKS names the cluster the eks classes run on and the KEDA operator that scales them.
+type WorkerEKS struct {
+	Cluster          string `json:"cluster"`
+	KEDAOperatorRole string `json:"keda_operator_role"`
 }
 
 // State overrides the names of the state-plane stores.

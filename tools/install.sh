@@ -119,12 +119,15 @@ install_kumo() {
 
 install_schema_provider() {
 	local mod="$ROOT/tools/tfschemaprovider" schema="${FLEETC_SHARED_DIR:-$ROOT/../shared}/terraform/aws-provider-schema.json"
+	# The released 5.100.0 schema supplies the types the 6.x subset lacks (aws_eks_pod_identity_association).
+	local supplement="${FLEETC_SHARED_DIR:-$ROOT/../shared}/terraform/aws-provider-schema-5.100.0.json"
 	local mirror="$BIN/tf-schema-mirror" st="$BIN/.tf-schema-mirror.stamp" h ver platform dir
 	if [[ ! -f "$schema" ]]; then
 		log "schema-provider: skipped, $schema not found (CI expects shared/ at ../shared)"
 		return
 	fi
-	h=$(stamp "$mod/go.mod" "$mod/go.sum" "$mod/main.go" "$schema")
+	[[ -f "$supplement" ]] || supplement=""
+	h=$(stamp "$mod/go.mod" "$mod/go.sum" "$mod/main.go" "$schema" ${supplement:+"$supplement"})
 	if up_to_date "$mirror" "$st" "$h"; then
 		log "schema-provider: up to date ($(cd "$mirror" && echo registry.terraform.io/hashicorp/aws/*))"
 		return
@@ -142,6 +145,7 @@ install_schema_provider() {
 	mkdir -p "$dir"
 	(cd "$mod" && go build -o "$dir/terraform-provider-aws_v${ver}_x5" .)
 	cp "$schema" "$dir/schema.json"
+	if [[ -n "$supplement" ]]; then cp "$supplement" "$dir/schema-supplement.json"; fi
 	"$dir/terraform-provider-aws_v${ver}_x5" -check >&2
 	echo "$h" >"$st"
 }

@@ -102,6 +102,21 @@ Build an image FROM the stock one that adds your handler, and point fleetc at it
 Fix: set worker.image (or the class's image) to your image, or use an http or llm handler.`,
 		Check: checkExecImage,
 	},
+	{
+		ID: "W008", Category: "workers", Severity: diag.Error,
+		Summary: "eks classes: worker.eks names the cluster and the KEDA operator's role",
+		Explain: `EKS Pod Identity gives an eks class's pods its worker role only through an association
+of cluster, namespace and service account (<class>-worker), and KEDA reads queue depth with
+an AWS identity too. fleetc creates an aws_eks_pod_identity_association per eks class on
+worker.eks.cluster, and a role <fleet>-keda-scaler (sqs:GetQueueAttributes on the eks queues)
+trusted by worker.eks.keda_operator_role and named by every TriggerAuthentication (roleArn),
+so fleets share a cluster's operator without editing its role. Without a cluster the pods
+would start with no credentials. The operator role's account must be the fleet's (terraform
+plan refuses another), in the partition of the fleet's region. Find the operator's role with
+aws eks list-pod-identity-associations --cluster-name C --namespace keda (or IRSA's annotation).
+Fix: worker: { eks: { cluster: <name>, keda_operator_role: arn:aws:iam::<account>:role/<name> } }.`,
+		Check: checkEKSWorker,
+	},
 }
 
 func checkLambdaMax(f *ir.Fleet, r *Reporter) {
@@ -317,4 +332,47 @@ func checkExecImage(f *ir.Fleet, r *Reporter) {
 			fmt.Sprintf("class %s: exec handler %q runs in the stock image %s, which does not contain it", a.Name, cmd, ir.DefaultImage),
 			"Build an image FROM the stock fleet-worker image with your handler and set worker.image (or the class's image), or use an http or llm handler.")
 	}
+}
+
+func checkEKSWorker(f *ir.Fleet, r *Reporter) {
+	var classes []string
+	var first *ir.Agent
+	for _, a := range f.Agents {
+		if a.K8s != nil {
+			if first == nil {
+				first = a
+			}
+			classes = append(classes, a.Name)
+		}
+	}
+	if first == nil {
+		return
+	}
+	e := f.Worker.EKS
+	if e == nil {
+		r.Add(at(f, first.Path+"/runtime", first.Path),
+			fmt.Sprintf("eks classes (%s) need worker.eks: the cluster their pods run on and the KEDA operator's role", strings.Join(classes, ", ")),
+			"Add worker: { eks: { cluster: <cluster name>, keda_operator_role: <ARN of the KEDA operator's IAM role> } }; fleetc then associates each <class>-worker service account with its role (EKS Pod Identity) and lets the operator read the queues' depth. fleetc explain W008 says how to find the operator's role.")
+		return
+	}
+	if want := regionPartition(f.Region); e.Partition != want {
+		r.Add(at(f, e.Path+"/keda_operator_role", e.Path),
+			fmt.Sprintf("worker.eks.keda_operator_role is in partition %s, region %s is in %s", e.Partition, f.Region, want),
+			"The KEDA scaler role is created in the fleet's account and partition; name the operator role of the cluster in region "+f.Region+".")
+	}
+}
+
+// regionPartition is the AWS partition a region belongs to.
+func regionPartition(region string) string {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	case strings.HasPrefix(region, "us-isob-"):
+		return "aws-iso-b"
+	case strings.HasPrefix(region, "us-iso-"):
+		return "aws-iso"
+	}
+	return "aws"
 }

@@ -33,7 +33,7 @@ func generate(t *testing.T, specPath string) *artifact.Set {
 	return set
 }
 
-var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml"}
+var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml", "../../examples/async-tools/fleet.yaml"}
 
 // overrideBlocks parses an override file into "kind label label" → body.
 func overrideBlocks(t *testing.T, src []byte) map[string]*hclsyntax.Body {
@@ -159,7 +159,6 @@ func TestDroppedResourceDependents(t *testing.T) {
 	for _, want := range []string{
 		"resource \"aws_schemas_schema\" \"task_requested\" {\n  count         = 0\n  registry_name = one(aws_schemas_registry.fleet[*].name)\n}",
 		"output \"schema_registry\" {\n  value = one(aws_schemas_registry.fleet[*].name)\n}",
-		"output \"keda_scaler_policy_arn\" {\n  value = one(aws_iam_policy.keda_scaler[*].arn)\n}",
 		"sqs        = \"http://localhost:4566\"",
 	} {
 		if !strings.Contains(got, want) {

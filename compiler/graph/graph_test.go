@@ -101,7 +101,7 @@ const twoLanes = `version: 1
 fleet: g
 region: us-east-1
 bus: { name: g }
-worker: { image: ghcr.io/fleetc/fleet-worker:0.1.0 }
+worker: { image: ghcr.io/fleetc/fleet-worker:0.1.0, eks: { cluster: agents, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" } }
 events:
   work.requested:
     version: 2

@@ -48,6 +48,9 @@ func (l *lowerer) derivedNames() []derived {
 			add("AgentCore runtime", a.AgentCore.RuntimeName, "the runtime of %s", a.Path)
 		}
 	}
+	if f.Worker.EKS != nil && f.HasEKS() {
+		add("IAM role", f.Worker.EKS.ScalerRole, "the KEDA scaler role named after %s", fleetPath)
+	}
 	for _, w := range f.Workflows {
 		add("Step Functions state machine", w.StateMachineName, "the state machine of %s", w.Path)
 		add("IAM role", w.RoleName, "the execution role of %s", w.Path)

@@ -62,10 +62,34 @@ type Archive struct {
 	Path      string
 }
 
-// Worker is the fleet-worker image and the namespace of eks classes.
+// Worker is the fleet-worker image and where the eks classes run.
 type Worker struct {
 	Image     string
 	Namespace string
+	EKS       *EKS // nil when the spec names no cluster (W008 refuses eks classes then)
+}
+
+// HasEKS reports whether any class runs on eks.
+func (f *Fleet) HasEKS() bool {
+	for _, a := range f.Agents {
+		if a.K8s != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// EKS is the cluster of the eks classes and the role KEDA reads their queue depth with.
+type EKS struct {
+	Cluster string
+	// KEDAOperatorRole is the ARN of the role the cluster's KEDA operator runs with; Partition
+	// and Account are taken from it (the fleet's own, checked at terraform plan).
+	KEDAOperatorRole   string
+	Partition, Account string
+	// ScalerRole is the role every TriggerAuthentication of the fleet names: trusted by the
+	// operator's role, allowed sqs:GetQueueAttributes on the eks queues and nothing else.
+	ScalerRole, ScalerRoleARN string
+	Path                      string
 }
 
 // State names the state-plane stores.

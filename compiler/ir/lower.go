@@ -52,6 +52,9 @@ func (l *lowerer) lower() *Fleet {
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
 		f.Worker.Namespace = nonEmptyOr(s.Worker.Namespace, f.Worker.Namespace)
+		if e := s.Worker.EKS; e != nil {
+			f.Worker.EKS = lowerEKS(f.Name, e)
+		}
 	}
 	f.State = State{
 		IdempotencyTable: f.Name + "-idempotency",
@@ -323,6 +326,18 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 	}
 }
 
+// lowerEKS derives the scaler role from the operator's role ARN
+// (arn:PARTITION:iam::ACCOUNT:role/[PATH/]NAME, as the schema's pattern guarantees): the
+// scaler role lives in the same partition and account, at the root path.
+func lowerEKS(fleet string, e *spec.WorkerEKS) *EKS {
+	out := &EKS{Cluster: e.Cluster, KEDAOperatorRole: e.KEDAOperatorRole, ScalerRole: fleet + "-keda-scaler", Path: "/worker/eks"}
+	if parts := strings.SplitN(e.KEDAOperatorRole, ":", 6); len(parts) == 6 {
+		out.Partition, out.Account = parts[1], parts[4]
+	}
+	out.ScalerRoleARN = "arn:" + out.Partition + ":iam::" + out.Account + ":role/" + out.ScalerRole
+	return out
+}
+
 // agentScaling bounds the class's workers.
 func agentScaling(sa *spec.Agent, p string) Scaling {
 	sc := Scaling{
@@ -542,6 +557,9 @@ func (l *lowerer) checkNames() {
 		if a.K8s != nil {
 			limit(a.Path, "Kubernetes object", a.K8s.Deployment, 63)
 		}
+	}
+	if f.Worker.EKS != nil && f.HasEKS() {
+		limit(f.Worker.EKS.Path, "IAM role", f.Worker.EKS.ScalerRole, 64)
 	}
 	for _, w := range f.Workflows {
 		limit(w.Path, "state machine", w.StateMachineName, 80)

@@ -7,17 +7,17 @@
 // the compiler driver rendered once (the same bytes it writes as runtime/<class>.json), so the
 // file and the mounted config can never differ and no backend imports another.
 //
-// Identity: the Deployment's ServiceAccount gets its AWS role through an EKS Pod Identity
-// association (created AWS-side), so it carries no IRSA annotation; KEDA's aws-sqs-queue
-// scaler authenticates with podIdentity provider aws, i.e. the KEDA operator's own identity
-// (which needs sqs:GetQueueAttributes on the class queue).
+// Identity: the Deployment's ServiceAccount gets its AWS role through the EKS Pod Identity
+// association the Terraform creates (aws_eks_pod_identity_association, on worker.eks.cluster),
+// so it carries no IRSA annotation. KEDA's aws-sqs-queue scaler authenticates with podIdentity
+// provider aws and roleArn: the operator assumes the fleet's <fleet>-keda-scaler role
+// (sqs:GetQueueAttributes on the eks queues), whose ARN comes from the operator role's account.
 //
 // Queue URL: KEDA's aws-sqs-queue scaler documents that queueURL may be the queue's short
 // name "if there's no ambiguity" (its parser takes anything that is not a URL as the queue
 // name, resolved in awsRegion and the account of the identity it scales with). The class
-// queue lives in the fleet's region and account, which is the KEDA operator's, so queueURL is
-// the plain queue name: the manifests carry no account id and no deploy-time placeholder.
-// (A KEDA operator in another account would need the full URL.)
+// queue lives in the fleet's region and account, which is the scaler role's, so queueURL is
+// the plain queue name.
 //
 // Diagnostic codes: G002 (see Codes).
 package keda
@@ -98,6 +98,9 @@ func Class(f *ir.Fleet, a *ir.Agent, cfg []byte) ([]artifact.File, error) {
 	}
 	if cfg == nil {
 		return nil, fmt.Errorf("class %q has no rendered runtime config", a.Name)
+	}
+	if f.Worker.EKS == nil {
+		return nil, fmt.Errorf("class %q runs on eks but the fleet names no cluster (worker.eks, rule W008)", a.Name)
 	}
 	objs := []struct {
 		file string
@@ -446,15 +449,17 @@ type TriggerAuthenticationSpec struct {
 
 type PodIdentity struct {
 	Provider string `json:"provider"`
+	RoleArn  string `json:"roleArn,omitempty"`
 }
 
-// TriggerAuthenticationFor lets the scaler read queue attributes with the KEDA operator's
-// AWS identity: no static keys in the cluster.
+// TriggerAuthenticationFor lets the scaler read queue attributes with the fleet's KEDA scaler
+// role, which the KEDA operator assumes with its own identity: no static keys in the cluster,
+// and no edit to the operator's role per fleet.
 func TriggerAuthenticationFor(f *ir.Fleet, a *ir.Agent) *TriggerAuthentication {
 	return &TriggerAuthentication{
 		APIVersion: "keda.sh/v1alpha1", Kind: "TriggerAuthentication",
 		Metadata: meta(f, a, TriggerAuthName(a)),
-		Spec:     TriggerAuthenticationSpec{PodIdentity: PodIdentity{Provider: "aws"}},
+		Spec:     TriggerAuthenticationSpec{PodIdentity: PodIdentity{Provider: "aws", RoleArn: f.Worker.EKS.ScalerRoleARN}},
 	}
 }
 

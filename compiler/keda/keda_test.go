@@ -32,7 +32,7 @@ const zeroFleet = `version: 1
 fleet: zero
 region: ap-southeast-2
 bus: { name: zb }
-worker: { namespace: batch, image: "registry.example.com/fw:1" }
+worker: { namespace: batch, image: "registry.example.com/fw:1", eks: { cluster: batch, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" } }
 events:
   e: { version: 1, source: s, detail: { type: object } }
 agents:
@@ -231,7 +231,7 @@ func TestResearchFleet(t *testing.T) {
 
 		ta := unmarshal(t, set, "k8s/"+tc.class+"/triggerauthentication.yaml")
 		if ta["kind"] != "TriggerAuthentication" || dig(t, ta, "metadata", "name") != tc.class+"-queue-auth" ||
-			!reflect.DeepEqual(ta["spec"], map[string]any{"podIdentity": map[string]any{"provider": "aws"}}) {
+			!reflect.DeepEqual(ta["spec"], map[string]any{"podIdentity": map[string]any{"provider": "aws", "roleArn": "arn:aws:iam::111122223333:role/research-keda-scaler"}}) {
 			t.Errorf("%s: triggerauthentication %v", tc.class, ta)
 		}
 

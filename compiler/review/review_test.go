@@ -75,21 +75,31 @@ func TestReviewCases(t *testing.T) {
 			name: "FIFO toggled off replaces the class queues and their DLQ",
 			head: edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }"),
 			want: []want{
-				{Replacement, Warning, "aws_sqs_queue.researcher will be destroyed and re-created", 92},
+				{Replacement, Warning, "aws_sqs_queue.researcher will be destroyed and re-created", 95},
 				{Replacement, Warning, "forced by fifo_queue removed; name changed; it destroys a queue and every message in it", 0},
 				{Replacement, Warning, "aws_sqs_queue.researcher_ingress will be destroyed", 0},
 				{Replacement, Info, "aws_sqs_queue_redrive_allow_policy.researcher_dlq will be destroyed and re-created", 0},
-				{Posture, Warning, "ordering.fifo: true → false", 92},
+				{Posture, Warning, "ordering.fifo: true → false", 95},
 				{Security, Warning, "new statement RuleDelivery", 0},
+			},
+		},
+		{
+			name: "moving the eks classes to another cluster replaces their Pod Identity associations",
+			head: edit(t, base, "cluster: agents-prod ", "cluster: agents-next "),
+			want: []want{
+				{Replacement, Info, "aws_eks_pod_identity_association.researcher_worker will be destroyed and re-created", 95},
+				{Replacement, Info, "forced by cluster_name changed", 0},
+				{Replacement, Info, "aws_eks_pod_identity_association.coder_worker will be destroyed and re-created", 110},
+				{Security, Warning, `condition StringEquals aws:RequestTag/eks-cluster-name now also allows "agents-next"`, 0},
 			},
 		},
 		{
 			name: "renaming a class deletes its queue",
 			head: strings.ReplaceAll(edit(t, base, "  coder:\n    description", "  programmer:\n    description"), "agent: coder", "agent: programmer"),
 			want: []want{
-				{Replacement, Warning, "aws_sqs_queue.coder will be destroyed", 107},
+				{Replacement, Warning, "aws_sqs_queue.coder will be destroyed", 110},
 				{Posture, Info, "class programmer added", 0},
-				{Posture, Info, "class coder removed", 107},
+				{Posture, Info, "class coder removed", 110},
 			},
 		},
 		{
@@ -105,7 +115,7 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, "    emits: [agent.step.completed]\n    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 3m",
 				"    emits: [agent.step.completed, agent.step.requested]\n    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 3m"),
 			want: []want{
-				{Security, Warning, `condition StringEquals events:detail-type now also allows "agent.step.requested"`, 107},
+				{Security, Warning, `condition StringEquals events:detail-type now also allows "agent.step.requested"`, 110},
 				{Posture, Info, "emits: [agent.step.completed] → [agent.step.completed, agent.step.requested]", 0},
 			},
 		},
@@ -131,14 +141,14 @@ func TestReviewCases(t *testing.T) {
 			want: []want{
 				{Posture, Warning, "fallbacks: [sonnet-overflow] → []", 0},
 				{Posture, Warning, "max_in_flight: 800 → 0", 0},
-				{Diagnostic, Warning, "new warning M001", 69},
+				{Diagnostic, Warning, "new warning M001", 72},
 			},
 		},
 		{
 			name: "a removed event field breaks its consumers",
 			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", ""),
 			want: []want{
-				{Breaking, Error, `property "ttl_seconds" of detail removed`, 48},
+				{Breaking, Error, `property "ttl_seconds" of detail removed`, 51},
 				{Breaking, Error, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
 			},
 		},

@@ -50,10 +50,40 @@ func (g *gen) agent(a *ir.Agent) {
 	case a.AgentCore != nil:
 		g.agentCore(fl, a, n)
 	case a.K8s != nil:
-		fl.root().comment(
-			fmt.Sprintf("eks: the workers run as Deployment %s/%s (k8s/%s/), scaled by KEDA on the queue;", a.K8s.Namespace, a.K8s.Deployment, a.Name),
-			fmt.Sprintf("bind ServiceAccount %s to aws_iam_role.%s_worker with an EKS Pod Identity association.", a.K8s.ServiceAccount, n))
+		g.podIdentity(fl, a, n)
 	}
+}
+
+// podIdentity gives an eks class's pods their worker role: EKS Pod Identity hands the role's
+// credentials to pods running as the class's service account on the fleet's cluster.
+func (g *gen) podIdentity(fl *file, a *ir.Agent, n string) {
+	e := g.f.Worker.EKS
+	if e == nil { // W008 refuses an eks class without worker.eks
+		return
+	}
+	g.claim("aws_eks_pod_identity_association", n+"_worker", a.Path)
+	r := fl.resource("aws_eks_pod_identity_association", n+"_worker",
+		fmt.Sprintf("eks: the workers run as Deployment %s/%s (k8s/%s/), scaled by KEDA on the queue;", a.K8s.Namespace, a.K8s.Deployment, a.Name),
+		fmt.Sprintf("pods of ServiceAccount %s get the worker role (one association per service account per cluster).", a.K8s.ServiceAccount))
+	r.set("cluster_name", str(e.Cluster))
+	r.set("namespace", str(a.K8s.Namespace))
+	r.set("service_account", str(a.K8s.ServiceAccount))
+	r.set("role_arn", ref("aws_iam_role", n+"_worker", "arn"))
+}
+
+// podIdentityTrust lets EKS Pod Identity assume an eks class's role (with session tags) for
+// the class's service account on the fleet's cluster only: the tags EKS sets on the session
+// are the conditions, so no other association in the account can use the role.
+func podIdentityTrust(e *ir.EKS, k *ir.K8s) []stmt {
+	trust := serviceTrust("pods.eks.amazonaws.com", false, "sts:AssumeRole", "sts:TagSession")
+	if e != nil {
+		trust[0].conditions = []condition{
+			{"StringEquals", "aws:RequestTag/eks-cluster-name", []tokens{str(e.Cluster)}},
+			{"StringEquals", "aws:RequestTag/kubernetes-namespace", []tokens{str(k.Namespace)}},
+			{"StringEquals", "aws:RequestTag/kubernetes-service-account", []tokens{str(k.ServiceAccount)}},
+		}
+	}
+	return trust
 }
 
 // queues emits the class queue, its DLQ and the DLQ's redrive allow policy.
@@ -381,8 +411,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			resources: []tokens{tmpl(lit("arn:"), interp(partition()), lit(":logs:"+g.f.Region+":"), interp(accountID()),
 				lit(":log-group:/aws/bedrock-agentcore/runtimes/*"))}})
 	default:
-		// EKS Pod Identity assumes the role with session tags.
-		trust = serviceTrust("pods.eks.amazonaws.com", false, "sts:AssumeRole", "sts:TagSession")
+		trust = podIdentityTrust(g.f.Worker.EKS, a.K8s)
 	}
 	g.role(fl, n+"_worker", a.RoleName, a.Path, trust, st, "fleet-worker role of "+a.Name+" ("+a.Runtime+").")
 }
@@ -530,20 +559,15 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	g.dispatcher(fl, a, n)
 }
 
-func (g *gen) hasEKS() bool {
-	for _, a := range g.f.Agents {
-		if a.K8s != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// kedaScaler emits the managed policy the KEDA operator needs: its ScaledObjects authenticate
-// with podIdentity provider aws, i.e. the operator's own role, which reads queue attributes
-// (ApproximateNumberOfMessages[NotVisible]) of every eks class queue and nothing else.
+// kedaScaler emits the role the fleet's KEDA scalers read queue depth with. Every
+// TriggerAuthentication names it (podIdentity.roleArn); the cluster's KEDA operator assumes it
+// with its own identity, which the trust names. One role per fleet, trusted by the shared
+// operator, lets any number of fleets scale on one cluster without editing the operator's role.
+// The manifests carry the role's ARN, so plan refuses an account or partition other than the
+// one that ARN names.
 func (g *gen) kedaScaler() {
-	if !g.hasEKS() {
+	e := g.f.Worker.EKS
+	if e == nil || !g.f.HasEKS() {
 		return
 	}
 	fl := g.file("keda.tf")
@@ -553,15 +577,17 @@ func (g *gen) kedaScaler() {
 			queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 		}
 	}
-	doc := g.policyDoc(fl, "keda_scaler", "/agents", []stmt{{
-		sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues,
-	}})
-	g.claim("aws_iam_policy", "keda_scaler", "/agents")
-	p := fl.resource("aws_iam_policy", "keda_scaler",
-		"Attach to the KEDA operator's IAM role (output keda_scaler_policy_arn); the worker roles stay the workers' own.")
-	p.set("name", str(g.f.Name+"-keda-scaler"))
-	p.set("description", str("Queue depth reads for the KEDA aws-sqs-queue scalers of fleet "+g.f.Name+"."))
-	p.set("policy", doc)
+	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole"}, principal: &principal{"AWS", []string{e.KEDAOperatorRole}}}}
+	depth := []stmt{{sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues}}
+	r := g.role(fl, "keda_scaler", e.ScalerRole, e.Path, trust, depth,
+		"Assumed by the KEDA operator ("+e.KEDAOperatorRole+") for the aws-sqs-queue scalers of the eks classes;",
+		"k8s/*/triggerauthentication.yaml names it by ARN.")
+	pre := r.nested("lifecycle").nested("precondition")
+	pre.set("condition", equal(
+		tmpl(lit("arn:"), interp(partition()), lit(":iam::"), interp(accountID()), lit(":role/"+e.ScalerRole)),
+		str(e.ScalerRoleARN)))
+	pre.set("error_message", str("The TriggerAuthentications name "+e.ScalerRoleARN+
+		" (account of worker.eks.keda_operator_role); apply this configuration in that account, or correct keda_operator_role and rebuild."))
 }
 
 // emitConditions limits PutEvents to the sources and detail-types of the given events.

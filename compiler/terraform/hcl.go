@@ -104,6 +104,9 @@ func ref(root string, attrs ...string) tokens {
 	return leaf(strings.Join(append([]string{root}, attrs...), "."))
 }
 
+// equal is the comparison a == b of two single-line expressions.
+func equal(a, b tokens) tokens { return leaf(inline(a) + " == " + inline(b)) }
+
 // kv is one attribute of an object constructor.
 type kv struct {
 	key string

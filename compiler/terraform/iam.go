@@ -67,8 +67,8 @@ func serviceTrust(service string, sourceAccount bool, actions ...string) []stmt 
 	return []stmt{s}
 }
 
-// role emits an IAM role with a trust document and one inline policy.
-func (g *gen) role(fl *file, name, roleName, path string, trust []stmt, policy []stmt, comments ...string) {
+// role emits an IAM role with a trust document and one inline policy, and returns the role.
+func (g *gen) role(fl *file, name, roleName, path string, trust []stmt, policy []stmt, comments ...string) block {
 	trustJSON := g.policyDoc(fl, name+"_trust", path, trust)
 	policyJSON := g.policyDoc(fl, name, path, policy)
 	g.claim("aws_iam_role", name, path)
@@ -80,6 +80,7 @@ func (g *gen) role(fl *file, name, roleName, path string, trust []stmt, policy [
 	p.set("name", str(roleName))
 	p.set("role", ref("aws_iam_role", name, "id"))
 	p.set("policy", policyJSON)
+	return r
 }
 
 // Geographic prefixes of cross-region inference profile ids (us.anthropic...).

@@ -265,9 +265,9 @@ func (g *gen) outputs() {
 		sms = append(sms, kv{w.Name, ref("aws_sfn_state_machine", local(w.Name), "arn")})
 	}
 	out("state_machine_arns", "State machine ARN per workflow.", object(sms...))
-	if g.hasEKS() {
-		out("keda_scaler_policy_arn", "Attach to the KEDA operator's role: its aws-sqs-queue scalers read the eks classes' queue depth with the operator identity.",
-			ref("aws_iam_policy", "keda_scaler", "arn"))
+	if g.f.Worker.EKS != nil && g.f.HasEKS() {
+		out("keda_scaler_role_arn", "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it).",
+			ref("aws_iam_role", "keda_scaler", "arn"))
 	}
 	out("idempotency_table", "DynamoDB idempotency table.", ref("aws_dynamodb_table", "idempotency", "name"))
 	if g.f.State.JobsTable != "" {

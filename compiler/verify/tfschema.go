@@ -64,16 +64,55 @@ func DefaultSchemaPath() (string, error) {
 	return filepath.Join(shared, "terraform", "aws-provider-schema.json"), nil
 }
 
-// ProviderSchema loads a `terraform providers schema -json` document. An empty path means
-// DefaultSchemaPath. A missing file wraps ErrToolMissing.
-func ProviderSchema(path string) (*Schema, error) {
-	if path == "" {
-		p, err := DefaultSchemaPath()
-		if err != nil {
-			return nil, err
-		}
-		path = p
+// SupplementSchemaPath is <shared>/terraform/aws-provider-schema-5.100.0.json, the released
+// 5.100.0 provider's schema of the fleet's services. The default schema (a 6.48 subset) lacks
+// some types fleetc generates (aws_eks_pod_identity_association); they come from here.
+func SupplementSchemaPath() (string, error) {
+	shared, err := SharedDir()
+	if err != nil {
+		return "", err
 	}
+	return filepath.Join(shared, "terraform", "aws-provider-schema-5.100.0.json"), nil
+}
+
+// ProviderSchema loads a `terraform providers schema -json` document. An empty path means
+// DefaultSchemaPath, supplemented with the resource and data source types only
+// SupplementSchemaPath defines (types the default defines are never replaced). A missing file
+// wraps ErrToolMissing.
+func ProviderSchema(path string) (*Schema, error) {
+	if path != "" {
+		return loadSchema(path)
+	}
+	p, err := DefaultSchemaPath()
+	if err != nil {
+		return nil, err
+	}
+	s, err := loadSchema(p)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := SupplementSchemaPath()
+	if err != nil {
+		return nil, err
+	}
+	more, err := loadSchema(sp)
+	if err != nil {
+		return nil, err
+	}
+	for name, r := range more.Resources {
+		if _, ok := s.Resources[name]; !ok {
+			s.Resources[name] = r
+		}
+	}
+	for name, d := range more.DataSources {
+		if _, ok := s.DataSources[name]; !ok {
+			s.DataSources[name] = d
+		}
+	}
+	return s, nil
+}
+
+func loadSchema(path string) (*Schema, error) {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, fmt.Errorf("%w: provider schema %s not found (CI expects shared/ at ../shared from the repo root)", ErrToolMissing, path)

@@ -196,8 +196,24 @@ func TestCheckTerraformAgainstSchema(t *testing.T) {
 		t.Fatalf("bedrock (in the 6.48 schema): %v", errors.Join(errs...))
 	}
 
-	dir := abs(t, "testdata/tf/unknown_attr")
+	// The default schema is the 6.x subset supplemented by 5.100.0 for the types it lacks.
+	dir := abs(t, "testdata/tf/pod_identity")
 	errs := CheckTerraformAgainstSchema(dir, "")
+	if len(errs) != 2 {
+		t.Fatalf("pod_identity: want 2 errors (block b), got %v", errs)
+	}
+	wantContains(t, errs[0], "main.tf:10:", `missing required argument "cluster_name"`)
+	wantContains(t, errs[1], "main.tf:11:", `unsupported argument "cluster"`)
+	subset, err := DefaultSchemaPath()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := CheckTerraformAgainstSchema(dir, subset); len(errs) == 0 || !strings.Contains(errs[0].Error(), `unknown resource type "aws_eks_pod_identity_association"`) {
+		t.Errorf("the subset alone should not know aws_eks_pod_identity_association (else drop the supplement): %v", errs)
+	}
+
+	dir = abs(t, "testdata/tf/unknown_attr")
+	errs = CheckTerraformAgainstSchema(dir, "")
 	if len(errs) != 1 {
 		t.Fatalf("unknown_attr: want 1 error, got %v", errs)
 	}

@@ -6,7 +6,10 @@
 // It validates nothing itself (no provider-side value checks) and refuses plan/apply. The schema
 // is read from schema.json next to the executable (tools/install.sh lays out the mirror), or from
 // $FLEETC_TF_SCHEMA_JSON; the provider address from $FLEETC_TF_SCHEMA_SOURCE
-// (default registry.terraform.io/hashicorp/aws).
+// (default registry.terraform.io/hashicorp/aws). A schema-supplement.json beside schema.json (or
+// further paths in $FLEETC_TF_SCHEMA_JSON, a path list) adds the resource and data source types
+// the first document lacks: the 6.x subset has no aws_eks_pod_identity_association, which the
+// released 5.100.0 schema has. Types the first document defines are never replaced.
 package main
 
 import (
@@ -29,16 +32,28 @@ func main() {
 	if source == "" {
 		source = "registry.terraform.io/hashicorp/aws"
 	}
-	path := os.Getenv("FLEETC_TF_SCHEMA_JSON")
-	if path == "" {
+	paths := filepath.SplitList(os.Getenv("FLEETC_TF_SCHEMA_JSON"))
+	if len(paths) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tfschemaprovider:", err)
 			os.Exit(1)
 		}
-		path = filepath.Join(filepath.Dir(exe), "schema.json")
+		paths = []string{filepath.Join(filepath.Dir(exe), "schema.json")}
+		if sup := filepath.Join(filepath.Dir(exe), "schema-supplement.json"); fileExists(sup) {
+			paths = append(paths, sup)
+		}
 	}
-	resp, err := load(path, source)
+	resp, err := load(paths[0], source)
+	for _, sup := range paths[1:] {
+		if err != nil {
+			break
+		}
+		var more *tfprotov5.GetProviderSchemaResponse
+		if more, err = load(sup, source); err == nil {
+			supplement(resp, more)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tfschemaprovider:", err)
 		os.Exit(1)
@@ -121,6 +136,25 @@ func load(path, source string) (*tfprotov5.GetProviderSchemaResponse, error) {
 		}
 	}
 	return resp, nil
+}
+
+// supplement adds to resp the resource and data source types only more defines.
+func supplement(resp, more *tfprotov5.GetProviderSchemaResponse) {
+	for name, r := range more.ResourceSchemas {
+		if _, ok := resp.ResourceSchemas[name]; !ok {
+			resp.ResourceSchemas[name] = r
+		}
+	}
+	for name, d := range more.DataSourceSchemas {
+		if _, ok := resp.DataSourceSchemas[name]; !ok {
+			resp.DataSourceSchemas[name] = d
+		}
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func convert(s *jsonSchema, where string) (*tfprotov5.Schema, error) {

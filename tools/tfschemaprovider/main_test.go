@@ -83,3 +83,34 @@ func TestConvertBlock(t *testing.T) {
 		}
 	}
 }
+
+// TestSupplement: the 5.100.0 schema adds the types the 6.x subset lacks
+// (aws_eks_pod_identity_association) and replaces none the subset defines.
+func TestSupplement(t *testing.T) {
+	base, sup := "../../../shared/terraform/aws-provider-schema.json", "../../../shared/terraform/aws-provider-schema-5.100.0.json"
+	for _, p := range []string{base, sup} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIPPED: %v (shared/ is expected at ../shared from the repo root)", err)
+		}
+	}
+	const src = "registry.terraform.io/hashicorp/aws"
+	resp, err := load(base, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := load(sup, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := resp.ResourceSchemas["aws_eks_pod_identity_association"]; ok {
+		t.Fatal("the 6.x subset now has aws_eks_pod_identity_association: the supplement may be unnecessary")
+	}
+	queue := resp.ResourceSchemas["aws_sqs_queue"]
+	supplement(resp, more)
+	if resp.ResourceSchemas["aws_eks_pod_identity_association"] == nil {
+		t.Error("aws_eks_pod_identity_association not supplemented")
+	}
+	if resp.ResourceSchemas["aws_sqs_queue"] != queue {
+		t.Error("aws_sqs_queue replaced by the supplement's version")
+	}
+}

@@ -83,7 +83,7 @@ func TestDiffFormats(t *testing.T) {
 		}
 	}
 	_, out, _ = run(t, "diff", base, head, "--format", "github-actions")
-	if !strings.Contains(out, "::warning file="+head+",line=92,col=3,title=fleetc diff%3A replacement (class researcher)::aws_sqs_queue.researcher will be destroyed and re-created%0A") {
+	if !strings.Contains(out, "::warning file="+head+",line=95,col=3,title=fleetc diff%3A replacement (class researcher)::aws_sqs_queue.researcher will be destroyed and re-created%0A") {
 		t.Errorf("github-actions annotations:\n%s", out)
 	}
 	_, out, _ = run(t, "diff", base, head, "--format", "markdown")

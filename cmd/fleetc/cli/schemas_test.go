@@ -54,7 +54,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	for _, want := range []string{
 		`BREAKING  agent.step.requested: property "ttl_seconds" of detail removed`,
 		"breaks forward; consumers: coder, researcher, workflow conversation; version 1 → 1 (not bumped)",
-		"examples/research-fleet/fleet.yaml:48:9", // the removed line, in the base file
+		"examples/research-fleet/fleet.yaml:51:9", // the removed line, in the base file
 		"1 breaking change(s) since ../../../examples/research-fleet/fleet.yaml, 1 without a version bump; 0 safe",
 	} {
 		if !strings.Contains(out, want) {
@@ -113,7 +113,7 @@ func TestSchemasCheckGitBase(t *testing.T) {
 	git("commit", "-q", "-am", "drop ttl_seconds")
 
 	code, out, errs := run(t, "schemas", "check", spec, "--base", "HEAD~1")
-	if code != 1 || !strings.Contains(out, "HEAD~1:fleet/fleet.yaml:48:9") || !strings.Contains(out, `"ttl_seconds"`) {
+	if code != 1 || !strings.Contains(out, "HEAD~1:fleet/fleet.yaml:51:9") || !strings.Contains(out, `"ttl_seconds"`) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = run(t, "schemas", "check", spec, "--base", "HEAD")

@@ -60,11 +60,14 @@ func Examples(t testing.TB) []string {
 	return paths
 }
 
+// EKSWorker is a worker.eks block for specs written in tests (eks classes need one, W008).
+const EKSWorker = `{ cluster: agents, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" }`
+
 // BigFleet writes a spec with n agent classes: one in four consumes its own event (a bus
 // holds at most 300 rules), the rest are dispatched by workflows of ten steps each.
 func BigFleet(n int) []byte {
 	var b strings.Builder
-	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\nworker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0 }\n")
+	b.WriteString("version: 1\nfleet: big\nregion: us-east-1\nbus: { name: big }\nworker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0, eks: { cluster: big, keda_operator_role: \"arn:aws:iam::111122223333:role/keda-operator\" } }\n")
 	b.WriteString("models:\n  fast:\n    targets: [bedrock/us.anthropic.claude-haiku-4-5]\n    fallbacks: [slow]\n    max_in_flight: 100000\n  slow:\n    targets: [bedrock/us.anthropic.claude-sonnet-4-5]\n    max_in_flight: 100000\n")
 	b.WriteString("events:\n")
 	for i := 0; i < n; i += 4 {

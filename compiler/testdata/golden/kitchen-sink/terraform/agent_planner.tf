@@ -274,6 +274,21 @@ data "aws_iam_policy_document" "planner_worker_trust" {
       type        = "Service"
       identifiers = ["pods.eks.amazonaws.com"]
     }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/eks-cluster-name"
+      values   = ["sink-cluster"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-namespace"
+      values   = ["sink"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-service-account"
+      values   = ["planner-worker"]
+    }
   }
 }
 
@@ -349,5 +364,12 @@ resource "aws_iam_role_policy" "planner_worker" {
   role   = aws_iam_role.planner_worker.id
   policy = data.aws_iam_policy_document.planner_worker.json
 }
+
 # eks: the workers run as Deployment sink/planner-worker (k8s/planner/), scaled by KEDA on the queue;
-# bind ServiceAccount planner-worker to aws_iam_role.planner_worker with an EKS Pod Identity association.
+# pods of ServiceAccount planner-worker get the worker role (one association per service account per cluster).
+resource "aws_eks_pod_identity_association" "planner_worker" {
+  cluster_name    = "sink-cluster"
+  namespace       = "sink"
+  service_account = "planner-worker"
+  role_arn        = aws_iam_role.planner_worker.arn
+}

@@ -187,6 +187,21 @@ data "aws_iam_policy_document" "reviewer_worker_trust" {
       type        = "Service"
       identifiers = ["pods.eks.amazonaws.com"]
     }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/eks-cluster-name"
+      values   = ["sink-cluster"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-namespace"
+      values   = ["sink"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-service-account"
+      values   = ["reviewer-worker"]
+    }
   }
 }
 
@@ -262,5 +277,12 @@ resource "aws_iam_role_policy" "reviewer_worker" {
   role   = aws_iam_role.reviewer_worker.id
   policy = data.aws_iam_policy_document.reviewer_worker.json
 }
+
 # eks: the workers run as Deployment sink/reviewer-worker (k8s/reviewer/), scaled by KEDA on the queue;
-# bind ServiceAccount reviewer-worker to aws_iam_role.reviewer_worker with an EKS Pod Identity association.
+# pods of ServiceAccount reviewer-worker get the worker role (one association per service account per cluster).
+resource "aws_eks_pod_identity_association" "reviewer_worker" {
+  cluster_name    = "sink-cluster"
+  namespace       = "sink"
+  service_account = "reviewer-worker"
+  role_arn        = aws_iam_role.reviewer_worker.arn
+}

@@ -1,3 +1,15 @@
+data "aws_iam_policy_document" "keda_scaler_trust" {
+  statement {
+    sid     = "KEDAOperator"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "AWS"
+      identifiers = ["arn:aws:iam::111122223333:role/platform/keda-operator"]
+    }
+  }
+}
+
 data "aws_iam_policy_document" "keda_scaler" {
   statement {
     sid       = "ReadQueueDepth"
@@ -7,9 +19,21 @@ data "aws_iam_policy_document" "keda_scaler" {
   }
 }
 
-# Attach to the KEDA operator's IAM role (output keda_scaler_policy_arn); the worker roles stay the workers' own.
-resource "aws_iam_policy" "keda_scaler" {
-  name        = "sink-keda-scaler"
-  description = "Queue depth reads for the KEDA aws-sqs-queue scalers of fleet sink."
-  policy      = data.aws_iam_policy_document.keda_scaler.json
+# Assumed by the KEDA operator (arn:aws:iam::111122223333:role/platform/keda-operator) for the aws-sqs-queue scalers of the eks classes;
+# k8s/*/triggerauthentication.yaml names it by ARN.
+resource "aws_iam_role" "keda_scaler" {
+  name               = "sink-keda-scaler"
+  assume_role_policy = data.aws_iam_policy_document.keda_scaler_trust.json
+  lifecycle {
+    precondition {
+      condition     = "arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:role/sink-keda-scaler" == "arn:aws:iam::111122223333:role/sink-keda-scaler"
+      error_message = "The TriggerAuthentications name arn:aws:iam::111122223333:role/sink-keda-scaler (account of worker.eks.keda_operator_role); apply this configuration in that account, or correct keda_operator_role and rebuild."
+    }
+  }
+}
+
+resource "aws_iam_role_policy" "keda_scaler" {
+  name   = "sink-keda-scaler"
+  role   = aws_iam_role.keda_scaler.id
+  policy = data.aws_iam_policy_document.keda_scaler.json
 }

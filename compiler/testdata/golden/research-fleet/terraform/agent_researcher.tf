@@ -271,6 +271,21 @@ data "aws_iam_policy_document" "researcher_worker_trust" {
       type        = "Service"
       identifiers = ["pods.eks.amazonaws.com"]
     }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/eks-cluster-name"
+      values   = ["agents-prod"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-namespace"
+      values   = ["agents"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:RequestTag/kubernetes-service-account"
+      values   = ["researcher-worker"]
+    }
   }
 }
 
@@ -346,5 +361,12 @@ resource "aws_iam_role_policy" "researcher_worker" {
   role   = aws_iam_role.researcher_worker.id
   policy = data.aws_iam_policy_document.researcher_worker.json
 }
+
 # eks: the workers run as Deployment agents/researcher-worker (k8s/researcher/), scaled by KEDA on the queue;
-# bind ServiceAccount researcher-worker to aws_iam_role.researcher_worker with an EKS Pod Identity association.
+# pods of ServiceAccount researcher-worker get the worker role (one association per service account per cluster).
+resource "aws_eks_pod_identity_association" "researcher_worker" {
+  cluster_name    = "agents-prod"
+  namespace       = "agents"
+  service_account = "researcher-worker"
+  role_arn        = aws_iam_role.researcher_worker.arn
+}

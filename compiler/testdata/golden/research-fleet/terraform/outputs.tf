@@ -54,9 +54,9 @@ output "state_machine_arns" {
   }
 }
 
-output "keda_scaler_policy_arn" {
-  description = "Attach to the KEDA operator's role: its aws-sqs-queue scalers read the eks classes' queue depth with the operator identity."
-  value       = aws_iam_policy.keda_scaler.arn
+output "keda_scaler_role_arn" {
+  description = "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it)."
+  value       = aws_iam_role.keda_scaler.arn
 }
 
 output "idempotency_table" {
