@@ -292,6 +292,18 @@ func TestMarkdownGolden(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("markdown differs from %s (go test ./compiler/review -update, then read the diff):\n%s", golden, b.String())
 	}
+	// The README shows this comment, quoted; it must be the golden, not an older rendering.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quoted strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(string(want), "\n"), "\n") {
+		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
+	}
+	if !strings.Contains(string(readme), quoted.String()) {
+		t.Errorf("README.md does not quote %s as it is now: paste it again, each line prefixed with \"> \"", golden)
+	}
 	// The diagram GitHub will render parses with mermaid's own parser.
 	_, rest, ok := strings.Cut(b.String(), "```mermaid\n")
 	diagram, _, ok2 := strings.Cut(rest, "```")
