@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -59,14 +60,9 @@ type podIdentityAgent struct {
 	srv   *httptest.Server
 
 	mu     sync.Mutex
-	mode   string // "ok", "500", "drop" (connection closed: the agent unreachable)
-	issued []issuedCreds
-	failed int // requests answered with 500 or dropped
-}
-
-type issuedCreds struct {
-	aws.Credentials
-	issued time.Time
+	mode   string            // "ok", "500", "drop" (connection closed: the agent unreachable)
+	issued []aws.Credentials // one set per successful request
+	failed int               // requests answered with 500 or dropped
 }
 
 func newPodIdentityAgent(t *testing.T, token string) *podIdentityAgent {
@@ -100,13 +96,13 @@ func (a *podIdentityAgent) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	n := len(a.issued) + 1
 	now := time.Now()
-	c := issuedCreds{issued: now, Credentials: aws.Credentials{
+	c := aws.Credentials{
 		AccessKeyID:     fmt.Sprintf("ASIAPODIDENTITY%05d", n),
 		SecretAccessKey: fmt.Sprintf("pod-identity-secret-%d", n),
 		SessionToken:    fmt.Sprintf("pod-identity-session-token-%d", n),
 		CanExpire:       true,
 		Expires:         now.Add(sdkContainerExpiryWindow + credLife).UTC().Truncate(time.Second),
-	}}
+	}
 	a.issued = append(a.issued, c)
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"AccessKeyId":%q,"SecretAccessKey":%q,"Token":%q,"AccountId":"123456789012","Expiration":%q}`,
@@ -121,7 +117,7 @@ func (a *podIdentityAgent) counts() (issued, failed int) {
 	return len(a.issued), a.failed
 }
 
-func (a *podIdentityAgent) lookup(akid string) (issuedCreds, int, bool) {
+func (a *podIdentityAgent) lookup(akid string) (aws.Credentials, int, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, c := range a.issued {
@@ -129,7 +125,7 @@ func (a *podIdentityAgent) lookup(akid string) (issuedCreds, int, bool) {
 			return c, i + 1, true
 		}
 	}
-	return issuedCreds{}, 0, false
+	return aws.Credentials{}, 0, false
 }
 
 // signedRequest is one AWS call the proxy let through.
@@ -216,26 +212,17 @@ func (p *sigV4Proxy) check(r *http.Request, body []byte) (signedRequest, error) 
 			re.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
 		}
 	}
-	if !containsString(signed, "x-amz-security-token") {
+	if !slices.Contains(signed, "x-amz-security-token") {
 		return signedRequest{}, fmt.Errorf("X-Amz-Security-Token is not among the signed headers %q", fields["SignedHeaders"])
 	}
 	sum := sha256.Sum256(body)
-	if err := v4.NewSigner().SignHTTP(context.Background(), creds.Credentials, re, hex.EncodeToString(sum[:]), scope[3], scope[2], signedAt); err != nil {
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, re, hex.EncodeToString(sum[:]), scope[3], scope[2], signedAt); err != nil {
 		return signedRequest{}, err
 	}
 	if want := re.Header.Get("Authorization"); want != auth {
 		return signedRequest{}, fmt.Errorf("signature does not verify with the agent's secret:\n got  %s\n want %s", auth, want)
 	}
 	return signedRequest{op: r.Header.Get("X-Amz-Target"), generation: gen, signedAt: signedAt}, nil
-}
-
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *sigV4Proxy) requests() []signedRequest {
