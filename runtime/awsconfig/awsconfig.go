@@ -59,10 +59,11 @@ type Options struct {
 	MaxAttempts int
 	// Counter, when set, counts every HTTP attempt per AWS service.
 	Counter *RequestCounter
-	// Credentials overrides the default credential chain. When nil and
-	// the endpoint is a loopback address (kumo) and AWS_ACCESS_KEY_ID is
-	// unset, static dummy credentials are used so the SDK does not stall
-	// probing IMDS.
+	// Credentials overrides the default credential chain. When nil, the
+	// endpoint is a loopback address (kumo) and the environment names no
+	// credential source (see credentialEnv), static dummy credentials are
+	// used so the SDK does not stall probing IMDS. Any named source (EKS
+	// Pod Identity, web identity, a profile, keys) is left to the chain.
 	Credentials aws.CredentialsProvider
 	// HTTPTimeout bounds one HTTP attempt (0 = no client timeout; SQS
 	// long polls need at least wait_time_seconds + a margin).
@@ -129,7 +130,7 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 	switch {
 	case o.Credentials != nil:
 		opts = append(opts, config.WithCredentialsProvider(o.Credentials))
-	case endpoint != "" && isLoopback(endpoint) && os.Getenv("AWS_ACCESS_KEY_ID") == "":
+	case endpoint != "" && isLoopback(endpoint) && !credentialSourceInEnv(os.Getenv):
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
 	}
 
@@ -147,6 +148,30 @@ func Load(ctx context.Context, o Options) (aws.Config, error) {
 		cfg.HTTPClient = o.Counter.WrapClient(cfg.HTTPClient)
 	}
 	return cfg, nil
+}
+
+// credentialEnv lists the environment variables that name a credential
+// source for the SDK's default chain (aws-sdk-go-v2/config env_config.go
+// and resolve_credentials.go): static keys, the container provider (ECS
+// task roles; EKS Pod Identity sets FULL_URI and the token file), web
+// identity (IRSA), and a shared-config profile or file.
+var credentialEnv = []string{
+	"AWS_ACCESS_KEY_ID", "AWS_ACCESS_KEY",
+	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+	"AWS_WEB_IDENTITY_TOKEN_FILE",
+	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
+}
+
+// credentialSourceInEnv reports whether the environment names any
+// credential source; only when none is named may Load substitute kumo's
+// dummy credentials.
+func credentialSourceInEnv(getenv func(string) string) bool {
+	for _, k := range credentialEnv {
+		if getenv(k) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isLoopback reports whether endpoint's host is localhost or a loopback IP.
