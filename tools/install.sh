@@ -126,8 +126,11 @@ install_schema_provider() {
 		log "schema-provider: skipped, $schema not found (CI expects shared/ at ../shared)"
 		return
 	fi
-	[[ -f "$supplement" ]] || supplement=""
-	h=$(stamp "$mod/go.mod" "$mod/go.sum" "$mod/main.go" "$schema" ${supplement:+"$supplement"})
+	if [[ ! -f "$supplement" ]]; then
+		log "schema-provider: skipped, $supplement not found (CI expects shared/ at ../shared)"
+		return
+	fi
+	h=$(stamp "$mod/go.mod" "$mod/go.sum" "$mod/main.go" "$schema" "$supplement")
 	if up_to_date "$mirror" "$st" "$h"; then
 		log "schema-provider: up to date ($(cd "$mirror" && echo registry.terraform.io/hashicorp/aws/*))"
 		return
@@ -145,7 +148,7 @@ install_schema_provider() {
 	mkdir -p "$dir"
 	(cd "$mod" && go build -o "$dir/terraform-provider-aws_v${ver}_x5" .)
 	cp "$schema" "$dir/schema.json"
-	if [[ -n "$supplement" ]]; then cp "$supplement" "$dir/schema-supplement.json"; fi
+	cp "$supplement" "$dir/schema-supplement.json"
 	"$dir/terraform-provider-aws_v${ver}_x5" -check >&2
 	echo "$h" >"$st"
 }

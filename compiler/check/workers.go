@@ -355,24 +355,9 @@ func checkEKSWorker(f *ir.Fleet, r *Reporter) {
 			"Add worker: { eks: { cluster: <cluster name>, keda_operator_role: <ARN of the KEDA operator's IAM role> } }; fleetc then associates each <class>-worker service account with its role (EKS Pod Identity) and lets the operator read the queues' depth. fleetc explain W008 says how to find the operator's role.")
 		return
 	}
-	if want := regionPartition(f.Region); e.Partition != want {
+	if want := ir.Partition(f.Region); e.Partition != want {
 		r.Add(at(f, e.Path+"/keda_operator_role", e.Path),
 			fmt.Sprintf("worker.eks.keda_operator_role is in partition %s, region %s is in %s", e.Partition, f.Region, want),
 			"The KEDA scaler role is created in the fleet's account and partition; name the operator role of the cluster in region "+f.Region+".")
 	}
-}
-
-// regionPartition is the AWS partition a region belongs to.
-func regionPartition(region string) string {
-	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "aws-cn"
-	case strings.HasPrefix(region, "us-gov-"):
-		return "aws-us-gov"
-	case strings.HasPrefix(region, "us-isob-"):
-		return "aws-iso-b"
-	case strings.HasPrefix(region, "us-iso-"):
-		return "aws-iso"
-	}
-	return "aws"
 }

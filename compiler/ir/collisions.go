@@ -48,8 +48,8 @@ func (l *lowerer) derivedNames() []derived {
 			add("AgentCore runtime", a.AgentCore.RuntimeName, "the runtime of %s", a.Path)
 		}
 	}
-	if f.Worker.EKS != nil && f.HasEKS() {
-		add("IAM role", f.Worker.EKS.ScalerRole, "the KEDA scaler role named after %s", fleetPath)
+	if e := f.KEDAScaler(); e != nil {
+		add("IAM role", e.ScalerRole, "the KEDA scaler role named after %s", fleetPath)
 	}
 	for _, w := range f.Workflows {
 		add("Step Functions state machine", w.StateMachineName, "the state machine of %s", w.Path)

@@ -69,6 +69,27 @@ type Worker struct {
 	EKS       *EKS // nil when the spec names no cluster (W008 refuses eks classes then)
 }
 
+// Partition is the AWS partition of a region (the schema admits commercial, China and
+// GovCloud regions only).
+func Partition(region string) string {
+	switch {
+	case strings.HasPrefix(region, "cn-"):
+		return "aws-cn"
+	case strings.HasPrefix(region, "us-gov-"):
+		return "aws-us-gov"
+	}
+	return "aws"
+}
+
+// KEDAScaler is the fleet's EKS settings when it has eks classes, which is when fleetc creates
+// the KEDA scaler role; nil otherwise.
+func (f *Fleet) KEDAScaler() *EKS {
+	if !f.HasEKS() {
+		return nil
+	}
+	return f.Worker.EKS
+}
+
 // HasEKS reports whether any class runs on eks.
 func (f *Fleet) HasEKS() bool {
 	for _, a := range f.Agents {

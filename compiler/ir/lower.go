@@ -558,8 +558,8 @@ func (l *lowerer) checkNames() {
 			limit(a.Path, "Kubernetes object", a.K8s.Deployment, 63)
 		}
 	}
-	if f.Worker.EKS != nil && f.HasEKS() {
-		limit(f.Worker.EKS.Path, "IAM role", f.Worker.EKS.ScalerRole, 64)
+	if e := f.KEDAScaler(); e != nil {
+		limit(e.Path, "IAM role", e.ScalerRole, 64)
 	}
 	for _, w := range f.Workflows {
 		limit(w.Path, "state machine", w.StateMachineName, 80)

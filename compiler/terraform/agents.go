@@ -58,9 +58,6 @@ func (g *gen) agent(a *ir.Agent) {
 // credentials to pods running as the class's service account on the fleet's cluster.
 func (g *gen) podIdentity(fl *file, a *ir.Agent, n string) {
 	e := g.f.Worker.EKS
-	if e == nil { // W008 refuses an eks class without worker.eks
-		return
-	}
 	g.claim("aws_eks_pod_identity_association", n+"_worker", a.Path)
 	r := fl.resource("aws_eks_pod_identity_association", n+"_worker",
 		fmt.Sprintf("eks: the workers run as Deployment %s/%s (k8s/%s/), scaled by KEDA on the queue;", a.K8s.Namespace, a.K8s.Deployment, a.Name),
@@ -76,12 +73,10 @@ func (g *gen) podIdentity(fl *file, a *ir.Agent, n string) {
 // are the conditions, so no other association in the account can use the role.
 func podIdentityTrust(e *ir.EKS, k *ir.K8s) []stmt {
 	trust := serviceTrust("pods.eks.amazonaws.com", false, "sts:AssumeRole", "sts:TagSession")
-	if e != nil {
-		trust[0].conditions = []condition{
-			{"StringEquals", "aws:RequestTag/eks-cluster-name", []tokens{str(e.Cluster)}},
-			{"StringEquals", "aws:RequestTag/kubernetes-namespace", []tokens{str(k.Namespace)}},
-			{"StringEquals", "aws:RequestTag/kubernetes-service-account", []tokens{str(k.ServiceAccount)}},
-		}
+	trust[0].conditions = []condition{
+		{"StringEquals", "aws:RequestTag/eks-cluster-name", []tokens{str(e.Cluster)}},
+		{"StringEquals", "aws:RequestTag/kubernetes-namespace", []tokens{str(k.Namespace)}},
+		{"StringEquals", "aws:RequestTag/kubernetes-service-account", []tokens{str(k.ServiceAccount)}},
 	}
 	return trust
 }
@@ -563,11 +558,13 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 // TriggerAuthentication names it (podIdentity.roleArn); the cluster's KEDA operator assumes it
 // with its own identity, which the trust names. One role per fleet, trusted by the shared
 // operator, lets any number of fleets scale on one cluster without editing the operator's role.
+// The trust allows sts:TagSession too: an operator running on EKS Pod Identity carries the
+// session tags EKS set, which are transitive, into every AssumeRole it makes.
 // The manifests carry the role's ARN, so plan refuses an account or partition other than the
 // one that ARN names.
 func (g *gen) kedaScaler() {
-	e := g.f.Worker.EKS
-	if e == nil || !g.f.HasEKS() {
+	e := g.f.KEDAScaler()
+	if e == nil {
 		return
 	}
 	fl := g.file("keda.tf")
@@ -577,7 +574,7 @@ func (g *gen) kedaScaler() {
 			queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 		}
 	}
-	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole"}, principal: &principal{"AWS", []string{e.KEDAOperatorRole}}}}
+	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole", "sts:TagSession"}, principal: &principal{"AWS", []string{e.KEDAOperatorRole}}}}
 	depth := []stmt{{sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues}}
 	r := g.role(fl, "keda_scaler", e.ScalerRole, e.Path, trust, depth,
 		"Assumed by the KEDA operator ("+e.KEDAOperatorRole+") for the aws-sqs-queue scalers of the eks classes;",

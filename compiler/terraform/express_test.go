@@ -17,7 +17,7 @@ const mixedDispatch = `version: 1
 fleet: mx
 region: us-east-1
 bus: { name: mx }
-worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0 }
+worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0, eks: { cluster: agents, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" } }
 events:
   e: { version: 1, source: mx.app, detail: { type: object, required: [trace_id], properties: { trace_id: { type: string } } } }
 agents:

@@ -149,11 +149,5 @@ func ecrRepository(image string) string {
 	if m == nil {
 		return ""
 	}
-	part := "aws"
-	if m[3] != "" {
-		part = "aws-cn"
-	} else if strings.HasPrefix(m[2], "us-gov-") {
-		part = "aws-us-gov"
-	}
-	return "arn:" + part + ":ecr:" + m[2] + ":" + m[1] + ":repository/" + m[4]
+	return "arn:" + ir.Partition(m[2]) + ":ecr:" + m[2] + ":" + m[1] + ":repository/" + m[4]
 }

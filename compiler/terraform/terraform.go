@@ -104,6 +104,10 @@ func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Dia
 		g.ds.Errorf("TF000", "", "no fleet to generate")
 		return nil, g.ds
 	}
+	if f.HasEKS() && f.Worker.EKS == nil {
+		g.ds.Errorf("TF000", "/worker", "eks classes need worker.eks (rule W008): without a cluster their pods would get no credentials")
+		return nil, g.ds
+	}
 	g.versions()
 	g.bus()
 	g.state()
@@ -265,7 +269,7 @@ func (g *gen) outputs() {
 		sms = append(sms, kv{w.Name, ref("aws_sfn_state_machine", local(w.Name), "arn")})
 	}
 	out("state_machine_arns", "State machine ARN per workflow.", object(sms...))
-	if g.f.Worker.EKS != nil && g.f.HasEKS() {
+	if g.f.KEDAScaler() != nil {
 		out("keda_scaler_role_arn", "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it).",
 			ref("aws_iam_role", "keda_scaler", "arn"))
 	}

@@ -60,9 +60,6 @@ func Examples(t testing.TB) []string {
 	return paths
 }
 
-// EKSWorker is a worker.eks block for specs written in tests (eks classes need one, W008).
-const EKSWorker = `{ cluster: agents, keda_operator_role: "arn:aws:iam::111122223333:role/keda-operator" }`
-
 // BigFleet writes a spec with n agent classes: one in four consumes its own event (a bus
 // holds at most 300 rules), the rest are dispatched by workflows of ten steps each.
 func BigFleet(n int) []byte {

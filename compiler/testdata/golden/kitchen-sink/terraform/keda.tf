@@ -2,7 +2,7 @@ data "aws_iam_policy_document" "keda_scaler_trust" {
   statement {
     sid     = "KEDAOperator"
     effect  = "Allow"
-    actions = ["sts:AssumeRole"]
+    actions = ["sts:AssumeRole", "sts:TagSession"]
     principals {
       type        = "AWS"
       identifiers = ["arn:aws:iam::111122223333:role/platform/keda-operator"]
