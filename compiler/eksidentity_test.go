@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
 
 // TestEKSIdentityAcrossArtifacts is the cross-artifact check of issue 7 item 9: every eks class
@@ -43,9 +44,9 @@ func TestEKSIdentityAcrossArtifacts(t *testing.T) {
 				a := tf.block(t, "resource", "aws_eks_pod_identity_association", n+"_worker")
 				dep := manifest(t, set, "k8s/"+class+"/deployment.yaml")
 				sa := manifest(t, set, "k8s/"+class+"/serviceaccount.yaml")
-				ns, saName := dig(dep, "metadata", "namespace"), dig(dep, "spec", "template", "spec", "serviceAccountName")
-				if saName != dig(sa, "metadata", "name") || ns != dig(sa, "metadata", "namespace") {
-					t.Errorf("%s: Deployment runs as %s/%s, ServiceAccount is %s/%s", class, ns, saName, dig(sa, "metadata", "namespace"), dig(sa, "metadata", "name"))
+				ns, saName := dig(t, dep, "metadata", "namespace"), dig(t, dep, "spec", "template", "spec", "serviceAccountName")
+				if saName != dig(t, sa, "metadata", "name") || ns != dig(t, sa, "metadata", "namespace") {
+					t.Errorf("%s: Deployment runs as %s/%s, ServiceAccount is %s/%s", class, ns, saName, dig(t, sa, "metadata", "namespace"), dig(t, sa, "metadata", "name"))
 				}
 				for attr, want := range map[string]string{
 					"cluster_name": `"` + tc.cluster + `"`, "namespace": `"` + ns + `"`, "service_account": `"` + saName + `"`,
@@ -67,7 +68,7 @@ func TestEKSIdentityAcrossArtifacts(t *testing.T) {
 					}
 				}
 				ta := manifest(t, set, "k8s/"+class+"/triggerauthentication.yaml")
-				if got := dig(ta, "spec", "podIdentity", "roleArn"); got != tc.scalerARN {
+				if got := dig(t, ta, "spec", "podIdentity", "roleArn"); got != tc.scalerARN {
 					t.Errorf("%s: TriggerAuthentication roleArn %q, want %q", class, got, tc.scalerARN)
 				}
 			}
@@ -186,12 +187,9 @@ func manifest(t *testing.T, set *artifact.Set, path string) map[string]any {
 	return v
 }
 
-// dig is the string at a path of map keys ("" when absent).
-func dig(v any, path ...string) string {
-	for _, k := range path {
-		m, _ := v.(map[string]any)
-		v = m[k]
-	}
-	s, _ := v.(string)
+// dig is the string at a path of map keys (irtest.Dig fails the test when it is absent).
+func dig(t *testing.T, v any, path ...any) string {
+	t.Helper()
+	s, _ := irtest.Dig(t, v, path...).(string)
 	return s
 }

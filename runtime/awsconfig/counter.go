@@ -98,16 +98,24 @@ func identify(req *http.Request) (service, operation string) {
 
 // signingName extracts "sqs" from "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/sqs/aws4_request, ...".
 func signingName(auth string) string {
+	if scope := credentialScope(auth); scope != nil {
+		return scope[3]
+	}
+	return ""
+}
+
+// credentialScope is the SigV4 credential of an Authorization header split at its slashes:
+// access key id, date, region, service, "aws4_request"; nil when the header has none.
+func credentialScope(auth string) []string {
 	_, rest, ok := strings.Cut(auth, "Credential=")
 	if !ok {
-		return ""
+		return nil
 	}
-	scope, _, _ := strings.Cut(rest, ",")
-	parts := strings.Split(scope, "/")
-	if len(parts) < 5 {
-		return ""
+	cred, _, _ := strings.Cut(rest, ",")
+	if parts := strings.Split(cred, "/"); len(parts) >= 5 {
+		return parts
 	}
-	return parts[3]
+	return nil
 }
 
 // normalize maps SDK service IDs ("SQS", "DynamoDB", "EventBridge", "SFN")

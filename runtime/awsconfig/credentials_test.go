@@ -65,9 +65,10 @@ func newCredsFake(t *testing.T) *credsFake {
 
 // accessKeyID extracts AKID from "AWS4-HMAC-SHA256 Credential=AKID/...".
 func accessKeyID(auth string) string {
-	_, rest, _ := strings.Cut(auth, "Credential=")
-	akid, _, _ := strings.Cut(rest, "/")
-	return akid
+	if scope := credentialScope(auth); scope != nil {
+		return scope[0]
+	}
+	return ""
 }
 
 // With a loopback endpoint (kumo, a test proxy), Load substitutes dummy

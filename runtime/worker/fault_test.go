@@ -149,9 +149,15 @@ type proc struct {
 
 func (e *env) startBinary(t *testing.T, args ...string) *proc {
 	t.Helper()
-	bin := workerBinary(t)
-	cmd := exec.Command(bin, append([]string{"--config", e.cfgPath, "--mode", "poll"}, args...)...)
+	cmd := exec.Command(workerBinary(t), append([]string{"--config", e.cfgPath, "--mode", "poll"}, args...)...)
 	cmd.Env = e.environ()
+	return startProc(t, cmd)
+}
+
+// startProc starts cmd with its stderr captured, and kills it when the test ends (printing
+// what it logged when the test failed).
+func startProc(t *testing.T, cmd *exec.Cmd) *proc {
+	t.Helper()
 	p := &proc{cmd: cmd, logs: &strings.Builder{}, done: make(chan struct{})}
 	var mu sync.Mutex
 	cmd.Stderr = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return p.logs.Write(b) })
@@ -162,6 +168,9 @@ func (e *env) startBinary(t *testing.T, args ...string) *proc {
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-p.done
+		if t.Failed() {
+			t.Logf("fleet-worker stderr:\n%s", p.logs.String())
+		}
 	})
 	return p
 }

@@ -273,21 +273,7 @@ func podIdentityWorker(t *testing.T, e *env, agentURL, tokenFile, endpoint strin
 	}
 	cmd := exec.Command(workerBinary(t), args...)
 	cmd.Env = environ
-	p := &proc{cmd: cmd, logs: &strings.Builder{}, done: make(chan struct{})}
-	var mu sync.Mutex
-	cmd.Stderr = writerFunc(func(b []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return p.logs.Write(b) })
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { p.err = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.done
-		if t.Failed() {
-			t.Logf("fleet-worker stderr:\n%s", p.logs.String())
-		}
-	})
-	return p
+	return startProc(t, cmd)
 }
 
 // fleet-worker started as the generated EKS Deployment starts it gets its AWS
