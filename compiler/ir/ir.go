@@ -103,10 +103,10 @@ func (f *Fleet) HasEKS() bool {
 // EKS is the cluster of the eks classes and the role KEDA reads their queue depth with.
 type EKS struct {
 	Cluster string
-	// KEDAOperatorRole is the ARN of the role the cluster's KEDA operator runs with; Partition
-	// and Account are taken from it (the fleet's own, checked at terraform plan).
-	KEDAOperatorRole   string
-	Partition, Account string
+	// KEDAOperatorRole is the ARN of the role the cluster's KEDA operator runs with; its
+	// partition and account are the fleet's (W008, and terraform plan, check them).
+	KEDAOperatorRole string
+	Partition        string
 	// ScalerRole is the role every TriggerAuthentication of the fleet names: trusted by the
 	// operator's role, allowed sqs:GetQueueAttributes on the eks queues and nothing else.
 	ScalerRole, ScalerRoleARN string

@@ -331,10 +331,11 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 // scaler role lives in the same partition and account, at the root path.
 func lowerEKS(fleet string, e *spec.WorkerEKS) *EKS {
 	out := &EKS{Cluster: e.Cluster, KEDAOperatorRole: e.KEDAOperatorRole, ScalerRole: fleet + "-keda-scaler", Path: "/worker/eks"}
+	account := ""
 	if parts := strings.SplitN(e.KEDAOperatorRole, ":", 6); len(parts) == 6 {
-		out.Partition, out.Account = parts[1], parts[4]
+		out.Partition, account = parts[1], parts[4]
 	}
-	out.ScalerRoleARN = "arn:" + out.Partition + ":iam::" + out.Account + ":role/" + out.ScalerRole
+	out.ScalerRoleARN = "arn:" + out.Partition + ":iam::" + account + ":role/" + out.ScalerRole
 	return out
 }
 
