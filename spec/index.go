@@ -12,6 +12,7 @@ import (
 // knows where a value lives in the document can say where it is in the file.
 type Index struct {
 	file   string
+	src    string // the parsed bytes, for each range's Line
 	lines  []int // byte offset of each line start
 	size   int
 	keys   map[string]diag.Range
@@ -21,7 +22,7 @@ type Index struct {
 }
 
 func newIndex(file string, src []byte) *Index {
-	idx := &Index{file: file, lines: []int{0}, size: len(src), keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
+	idx := &Index{file: file, src: string(src), lines: []int{0}, size: len(src), keys: map[string]diag.Range{}, values: map[string]diag.Range{}, containers: map[string]bool{}}
 	for i, b := range src {
 		if b == '\n' {
 			idx.lines = append(idx.lines, i+1)
@@ -46,7 +47,21 @@ func (x *Index) rangeAt(line, col, width int) *diag.Range {
 	}
 	return &diag.Range{Filename: x.file,
 		Start: diag.Pos{Line: line, Column: col, Byte: off},
-		End:   diag.Pos{Line: line, Column: col + width, Byte: off + width}}
+		End:   diag.Pos{Line: line, Column: col + width, Byte: off + width},
+		Line:  x.line(line)}
+}
+
+// line is the text of line n (from 1) without its line break; a substring of src, so
+// ranges share the one copy.
+func (x *Index) line(n int) string {
+	if n < 1 || n > len(x.lines) {
+		return ""
+	}
+	start, end := x.lines[n-1], len(x.src)
+	if n < len(x.lines) {
+		end = x.lines[n] - 1
+	}
+	return strings.TrimRight(x.src[start:end], "\r")
 }
 
 func (x *Index) setKey(path string, n *yaml.Node) {

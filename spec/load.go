@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/big"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -23,9 +22,8 @@ import (
 
 // Limits that keep a hostile file from exhausting memory or time.
 const (
-	maxFileBytes = 4 << 20 // a fleet.yaml is a few KiB; 4 MiB is generous
-	maxNodes     = 200_000 // after alias expansion (billion laughs)
-	maxDepth     = 64
+	maxNodes = 200_000 // after alias expansion (billion laughs)
+	maxDepth = 64
 )
 
 // File is a loaded fleet.yaml: the typed spec plus where each value came from.
@@ -41,37 +39,20 @@ type File struct {
 	Removed, Affected map[string]bool
 }
 
-// LoadFile reads and loads path. Read failures are diagnostics too.
+// LoadFile reads path with ReadFile and loads it. Read failures are diagnostics too.
 func LoadFile(path string) (*File, diag.Diagnostics) {
-	var ds diag.Diagnostics
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		ds.Errorf("P009", "", "cannot read %s: %v", path, unwrapPathError(err))
-	case fi.IsDir():
-		d := ds.Errorf("P009", "", "%s is a directory, not a fleet.yaml file", path)
-		d.Detail = "Pass the spec file itself, e.g. " + strings.TrimSuffix(path, "/") + "/fleet.yaml."
-	case fi.Size() > maxFileBytes:
-		ds.Errorf("P009", "", "%s is %d bytes; fleet specs are limited to %d bytes", path, fi.Size(), maxFileBytes)
-	}
-	if ds != nil {
-		ds[0].Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}, End: diag.Pos{Line: 1, Column: 1}}
-		return nil, ds
-	}
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path)
 	if err != nil {
-		ds.Errorf("P009", "", "cannot read %s: %v", path, unwrapPathError(err)).Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}}
+		var ds diag.Diagnostics
+		d := ds.Errorf("P009", "", "%v", err)
+		var ns *NotSpecError
+		if errors.As(err, &ns) && strings.HasSuffix(ns.Why, "not a fleet.yaml file") {
+			d.Detail = "Pass the spec file itself, e.g. " + strings.TrimSuffix(path, "/") + "/fleet.yaml."
+		}
+		d.Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}, End: diag.Pos{Line: 1, Column: 1}}
 		return nil, ds
 	}
 	return Load(path, src)
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Load parses src as fleet.yaml. It never panics; every problem is a positioned diagnostic.
@@ -82,8 +63,8 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	at := func(d *diag.Diagnostic, line, col int) {
 		d.Subject = f.Index.rangeAt(line, col, 0)
 	}
-	if len(src) > maxFileBytes {
-		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), maxFileBytes), 1, 1)
+	if len(src) > MaxFileBytes {
+		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), MaxFileBytes), 1, 1)
 		return f, ds
 	}
 	if !utf8.Valid(src) {

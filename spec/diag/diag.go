@@ -35,6 +35,10 @@ type Range struct {
 	Filename string `json:"filename"`
 	Start    Pos    `json:"start"`
 	End      Pos    `json:"end"`
+	// Line is the text of the start line, taken from the bytes that were parsed, for a
+	// renderer's snippet: nothing re-reads a file by name to show it, so what a diagnostic
+	// shows is what fleetc read (not a file swapped in since, nor one a symlink leads to).
+	Line string `json:"-"`
 }
 
 func (r Range) String() string {

@@ -3,11 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/review"
+	"github.com/fleetc/fleetc/spec"
 )
 
 var failOnValues = []string{"replacement", "breaking", "security", "posture", "diagnostic", "any"}
@@ -40,13 +40,13 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		if len(files) == 1 {
 			headName = files[0]
 		}
-		if headSrc, err = readSpec(headName); err == nil {
+		if headSrc, err = spec.ReadFile(headName); err == nil {
 			baseName, baseSrc, err = gitShow(*baseRef, headName)
 		}
 	case *baseRef == "" && len(files) == 2:
 		baseName, headName = files[0], files[1]
-		if baseSrc, err = readSpec(baseName); err == nil {
-			headSrc, err = readSpec(headName)
+		if baseSrc, err = spec.ReadFile(baseName); err == nil {
+			headSrc, err = spec.ReadFile(headName)
 		}
 	default:
 		fmt.Fprintln(stderr, "fleetc diff: name BASE and HEAD files, or --base REF and at most one FILE")
@@ -71,29 +71,4 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return exitOK
-}
-
-// maxSpecBytes bounds what fleetc reads of one spec: far above any real fleet (the
-// 1,000-class benchmark fleet is under 1 MiB), low enough that an untrusted pull request
-// cannot make a CI machine read gigabytes.
-const maxSpecBytes = 8 << 20
-
-func readSpec(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return limitedRead(f, path)
-}
-
-func limitedRead(r io.Reader, name string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSpecBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB; fleetc refuses specs this large", name, maxSpecBytes>>20)
-	}
-	return b, nil
 }

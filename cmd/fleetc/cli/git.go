@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/fleetc/fleetc/spec"
 )
 
 // gitShow reads a file as it was at a git revision of the repository holding it, without
@@ -39,7 +41,7 @@ func gitShow(ref, path string) (name string, src []byte, err error) {
 		return "", nil, fmt.Errorf("reading %s at %s: %w", rel, ref, gitErr(err))
 	}
 	name = ref + ":" + rel
-	src, err = limitedRead(bytes.NewReader(out), name)
+	src, err = spec.ReadLimited(bytes.NewReader(out), name)
 	return name, src, err
 }
 

@@ -4,32 +4,45 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-// sources caches file contents for snippets.
-type sources map[string][]string
+// maxSnippet is how much of a source line a diagnostic shows: enough for any real line of
+// fleet.yaml, little enough that a spec which is one huge line (or a secret someone pointed
+// it at) is not copied whole into a CI log.
+const maxSnippet = 200
 
-func (s sources) line(file string, n int) (string, bool) {
-	lines, ok := s[file]
-	if !ok {
-		if b, err := os.ReadFile(file); err == nil && len(b) < 8<<20 {
-			lines = strings.Split(string(b), "\n")
-		}
-		s[file] = lines
+// snippet cuts text to at most maxSnippet runes around column col (from 1), marking cuts
+// with "…", and returns the caret's column and width in the shown text.
+func snippet(text string, col, width int) (shown string, caretCol, caretWidth int) {
+	r := []rune(strings.ReplaceAll(text, "\t", " "))
+	col = min(max(col, 1), len(r)+1)
+	width = max(width, 1)
+	if col-1+width > len(r) {
+		width = max(1, len(r)-(col-1))
 	}
-	if n < 1 || n > len(lines) {
-		return "", false
+	if len(r) <= maxSnippet {
+		return string(r), col, width
 	}
-	return strings.TrimRight(lines[n-1], "\r"), true
+	start := max(0, min(col-1-maxSnippet/4, len(r)-maxSnippet))
+	end := start + maxSnippet
+	prefix, suffix := "", ""
+	if start > 0 {
+		prefix = "…"
+	}
+	if end < len(r) {
+		suffix = "…"
+	}
+	caretCol = col - start + len([]rune(prefix))
+	caretWidth = max(1, min(width, end-(col-1)))
+	return prefix + string(r[start:end]) + suffix, caretCol, caretWidth
 }
 
 // renderText prints diagnostics like a compiler: location, ID, message, the source line
 // with a caret under the offending value, then what to do.
-func renderText(w io.Writer, ds diag.Diagnostics, src sources, v verdict) {
+func renderText(w io.Writer, ds diag.Diagnostics, v verdict) {
 	for _, d := range ds {
 		sev := ""
 		if d.Severity == diag.Warning {
@@ -40,22 +53,13 @@ func renderText(w io.Writer, ds diag.Diagnostics, src sources, v verdict) {
 			loc = d.Subject.String()
 		}
 		fmt.Fprintf(w, "%s: %s: %s%s\n", loc, d.Code, sev, d.Summary)
-		if d.Subject != nil {
-			if text, ok := src.line(d.Subject.Filename, d.Subject.Start.Line); ok && strings.TrimSpace(text) != "" {
-				text = strings.ReplaceAll(text, "\t", " ")
-				col := d.Subject.Start.Column
-				if col > len(text)+1 {
-					col = len(text) + 1
-				}
-				width := 1
-				if d.Subject.End.Line == d.Subject.Start.Line && d.Subject.End.Column > col {
-					width = d.Subject.End.Column - col
-				}
-				if col-1+width > len(text) {
-					width = max(1, len(text)-(col-1))
-				}
-				fmt.Fprintf(w, "  %5d | %s\n        | %s%s\n", d.Subject.Start.Line, text, strings.Repeat(" ", col-1), strings.Repeat("^", width))
+		if r := d.Subject; r != nil && strings.TrimSpace(r.Line) != "" {
+			width := 1
+			if r.End.Line == r.Start.Line && r.End.Column > r.Start.Column {
+				width = r.End.Column - r.Start.Column
 			}
+			text, col, width := snippet(r.Line, r.Start.Column, width)
+			fmt.Fprintf(w, "  %5d | %s\n        | %s%s\n", r.Start.Line, text, strings.Repeat(" ", col-1), strings.Repeat("^", width))
 		}
 		if d.Detail != "" {
 			for _, l := range strings.Split(d.Detail, "\n") {
@@ -164,6 +168,6 @@ func render(w io.Writer, format string, ds diag.Diagnostics, v verdict) {
 	case "github-actions":
 		renderGitHub(w, ds, v)
 	default:
-		renderText(w, ds, sources{}, v)
+		renderText(w, ds, v)
 	}
 }

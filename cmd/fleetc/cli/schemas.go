@@ -7,13 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/registry"
+	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -65,7 +66,7 @@ func loadSide(name string, src []byte, format string, stderr io.Writer) (*side, 
 }
 
 func readSide(path, format string, stderr io.Writer) (*side, bool) {
-	src, err := os.ReadFile(path)
+	src, err := spec.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc schemas: %v\n", err)
 		return nil, false
