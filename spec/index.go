@@ -13,7 +13,7 @@ import (
 type Index struct {
 	file   string
 	src    string // the parsed bytes, for each range's Line
-	lines  []int // byte offset of each line start
+	lines  []int  // byte offset of each line start
 	size   int
 	keys   map[string]diag.Range
 	values map[string]diag.Range
