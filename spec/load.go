@@ -81,6 +81,13 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		return f, ds
 	}
 
+	if line, col, what, ok := prescan(src); !ok {
+		d := ds.Errorf("P001", "", "the document is too large or too deeply nested: %s", what)
+		d.Detail = "fleetc bounds what one spec can ask of its parsers (specs in pull requests may be untrusted); real fleets nest a few levels. Flatten the structure here."
+		at(d, line, col)
+		return f, ds
+	}
+
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {
@@ -163,13 +170,31 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 // position unless it lies before yaml.v3's line (it can stop earlier, at a scalar that a
 // stray ':' turns into a mapping key), or goccy accepted what yaml.v3 refused.
 func syntaxErrorPos(src []byte, err error) (line, col int) {
+	const (
+		positionLines  = 50        // lines past yaml.v3's line that goccy may need to find the token
+		positionWindow = 256 << 10 // bytes goccy may parse
+	)
 	line, _ = yamlError(err)
 	defer func() {
 		if recover() != nil { // a second parser must never turn a syntax error into a crash
 			line, col = max(line, 1), 1
 		}
 	}()
-	_, perr := goyamlparser.ParseBytes(src, 0)
+	// goccy sees only the document up to a little past the line yaml.v3 named, and not at
+	// all when that is large: positioning is a courtesy, never worth unbounded work.
+	window := src
+	for i, n := 0, 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			if n++; n >= line+positionLines {
+				window = src[:i+1]
+				break
+			}
+		}
+	}
+	if len(window) > positionWindow {
+		return line, 1
+	}
+	_, perr := goyamlparser.ParseBytes(window, 0)
 	var se *goyaml.SyntaxError
 	if errors.As(perr, &se) && se.Token != nil && se.Token.Position.Line >= line {
 		return se.Token.Position.Line, max(se.Token.Position.Column, 1)
