@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetc/fleetc/runtime/events"
+
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -118,7 +120,7 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 	files := []artifact.File{{Path: SchemaPath(e), Bytes: sb}}
 
 	hintDoc := envelope(e, hints)
-	g := &generator{root: hintDoc}
+	g := &generator{root: hintDoc, left: maxEntryBytes}
 	example := map[string]any{
 		"version":     "0",
 		"id":          ExampleID,
@@ -130,6 +132,11 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 		"resources":   []any{},
 		"detail":      g.value(hintDoc["properties"].(map[string]any)["detail"], "detail", 0),
 	}
+	if size := entrySize(e, example["detail"]); g.left < 0 || size > maxEntryBytes {
+		d := ds.Errorf(Code, e.Path+"/detail", "event %s: the smallest event this detail schema allows is over %d bytes, the most one PutEvents entry may carry", e.DetailType, maxEntryBytes)
+		d.Detail = "No event of this type could ever be sent. Lower minLength, minItems or the number of required fields; large payloads travel by claim-check (an S3 reference in the detail)."
+		return files
+	}
 	eb, err := encode(example)
 	if err == nil {
 		err = validate(sb, eb)
@@ -140,6 +147,20 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 		return files
 	}
 	return append(files, artifact.File{Path: ExamplePath(e), Bytes: eb})
+}
+
+// maxEntryBytes is the most one PutEvents entry may carry: an entry alone in its request may
+// use the whole request size (the seed "Event-Driven AI Agent Fleets").
+const maxEntryBytes = events.MaxRequestBytes
+
+// entrySize is an event's PutEvents entry size as AWS computes it: Source, DetailType and
+// the compact Detail (the worker sets no Time).
+func entrySize(e *ir.Event, detail any) int {
+	b, err := json.Marshal(detail)
+	if err != nil {
+		return 0 // encode reports it below
+	}
+	return events.Size(events.Entry{Source: e.Source, DetailType: e.DetailType, Detail: b})
 }
 
 // envelope wraps a translated detail schema in the EventBridge event envelope.

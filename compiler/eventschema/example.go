@@ -20,6 +20,16 @@ const maxDepth = 24
 // and length. It is best effort; the caller validates the result.
 type generator struct {
 	root map[string]any // the envelope document, for $ref resolution
+	// left is how many more bytes the example may take; generation stops once it is below
+	// zero, so a schema of many `minLength: 1048576` or `minItems` fields costs at most one
+	// entry's worth of work, not gigabytes.
+	left int
+}
+
+// spend charges n bytes of example; false once the budget is gone.
+func (g *generator) spend(n int) bool {
+	g.left -= n
+	return g.left >= 0
 }
 
 // Sample values by format.
@@ -37,7 +47,7 @@ var formatSamples = map[string]string{
 
 func (g *generator) value(v any, name string, depth int) any {
 	s, ok := v.(map[string]any)
-	if !ok || depth > maxDepth {
+	if !ok || depth > maxDepth || !g.spend(len(name)+4) {
 		return nil
 	}
 	s = g.flatten(s, depth)
@@ -58,6 +68,9 @@ func (g *generator) value(v any, name string, depth int) any {
 	case "null":
 		return nil
 	default:
+		if minL, ok := intOf(s["minLength"]); ok && !g.spend(minL) {
+			return nil
+		}
 		return str(s, name)
 	}
 }
@@ -237,7 +250,7 @@ func (g *generator) array(s map[string]any, name string, depth int) []any {
 	n, _ := intOf(s["minItems"])
 	tuple, isTuple := s["items"].([]any)
 	out := []any{}
-	for i := 0; i < n; i++ {
+	for i := 0; i < n && g.left >= 0; i++ {
 		var sub any = s["items"]
 		if isTuple {
 			sub = s["additionalItems"]
