@@ -102,6 +102,7 @@ func TestDiffAgainstGitRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	t.Chdir(dir) // git resolves the repository from the working directory
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)

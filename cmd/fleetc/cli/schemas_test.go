@@ -112,6 +112,7 @@ func TestSchemasCheckGitBase(t *testing.T) {
 	researchVariant(t, sub, dropTTL)
 	git("commit", "-q", "-am", "drop ttl_seconds")
 
+	t.Chdir(dir) // git resolves the repository from the working directory
 	code, out, errs := run(t, "schemas", "check", spec, "--base", "HEAD~1")
 	if code != 1 || !strings.Contains(out, "HEAD~1:fleet/fleet.yaml:51:9") || !strings.Contains(out, `"ttl_seconds"`) {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
