@@ -113,7 +113,9 @@ func (fe fieldErrors) foldMisplaced(ds diag.Diagnostics) diag.Diagnostics {
 }
 
 func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(ve.Causes) == 0 {
+	// A oneOf says one thing ("exactly one of"); its branches' failures would say each
+	// alternative is missing.
+	if len(ve.Causes) == 0 || strings.HasSuffix(ve.KeywordLocation, "/oneOf") {
 		return []*jsonschema.ValidationError{ve}
 	}
 	var out []*jsonschema.ValidationError
@@ -226,6 +228,19 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 			d.Detail = desc
 		}
 		located(d, idx.Value(path))
+	case "oneOf":
+		var names []string
+		branches, _ := node["oneOf"].([]any)
+		for _, b := range branches {
+			if req, _ := b.(map[string]any)["required"].([]any); len(req) == 1 {
+				names = append(names, fmt.Sprint(req[0]))
+			}
+		}
+		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
+		if len(names) == len(branches) {
+			d.Summary = fmt.Sprintf("%s needs exactly one of %s", where(path), strings.Join(names, ", "))
+		}
+		located(d, idx.Key(path))
 	case "minProperties", "maxProperties":
 		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
 		if names := propertyNames(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))); len(names) > 0 && node["maxProperties"] != nil {

@@ -156,6 +156,8 @@ type Handler struct {
 	Exec []string `json:"exec,omitempty"`
 	HTTP string   `json:"http,omitempty"`
 	LLM  *LLM     `json:"llm,omitempty"`
+	// InheritEnv names the worker's environment variables an exec command also receives.
+	InheritEnv []string `json:"inherit_env,omitempty"`
 }
 
 // LLM is a model-driven handler run by the worker's router.

@@ -206,12 +206,14 @@ type Match struct {
 
 // Handler is how the worker runs a step.
 type Handler struct {
-	Kind      string // exec | http | llm
-	Command   []string
-	URL       string
-	System    string
-	Tools     []string
-	MaxTokens int
+	Kind    string // exec | http | llm
+	Command []string
+	// InheritEnv names the worker's variables an exec command receives beyond the allow-list.
+	InheritEnv []string
+	URL        string
+	System     string
+	Tools      []string
+	MaxTokens  int
 	// MaxIterations caps the llm tool-use loop (0: the worker's default).
 	MaxIterations int
 }

@@ -230,7 +230,7 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	}
 	switch {
 	case len(sa.Handler.Exec) > 0:
-		a.Handler = Handler{Kind: "exec", Command: sa.Handler.Exec}
+		a.Handler = Handler{Kind: "exec", Command: sa.Handler.Exec, InheritEnv: sa.Handler.InheritEnv}
 	case sa.Handler.HTTP != "":
 		a.Handler = Handler{Kind: "http", URL: sa.Handler.HTTP}
 	case sa.Handler.LLM != nil:

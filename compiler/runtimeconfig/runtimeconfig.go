@@ -194,7 +194,7 @@ func handler(h ir.Handler) (rc.Handler, error) {
 		if len(h.Command) == 0 {
 			return rc.Handler{}, fmt.Errorf("exec handler has no command")
 		}
-		return rc.Handler{Type: rc.HandlerExec, Command: h.Command}, nil
+		return rc.Handler{Type: rc.HandlerExec, Command: h.Command, InheritEnv: h.InheritEnv}, nil
 	case "http":
 		return rc.Handler{Type: rc.HandlerHTTP, URL: h.URL}, nil
 	case "llm":

@@ -33,7 +33,41 @@ const maxOutput = 16 << 20
 // when the worker dies.
 type Exec struct {
 	Command []string
-	Env     []string // extra environment, appended to the worker's
+	Env     []string // extra environment the worker sets (the model gateway's URLs and token)
+	// InheritEnv names worker variables the command also receives (handler.inherit_env).
+	InheritEnv []string
+}
+
+// inheritedEnv are the worker's variables every command receives. Nothing else of the
+// worker's environment reaches agent code unless the spec names it: the worker holds role
+// credentials, the container-credential URI and token, and model API keys.
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ"}
+
+// environ is the command's environment: the allow-listed and inherit_env variables of the
+// worker (from getenv), then the worker's extras, then the step's.
+func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string {
+	var env []string
+	for _, names := range [][]string{inheritedEnv, h.InheritEnv} {
+		for _, name := range names {
+			if v, ok := lookup(name); ok {
+				env = append(env, name+"="+v)
+			}
+		}
+	}
+	env = append(env, h.Env...)
+	env = append(env,
+		"FLEET_CLASS="+req.Class,
+		"FLEET_IDEMPOTENCY_KEY="+req.Key,
+		"FLEET_TRACE_ID="+req.TraceID,
+		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
+	)
+	if !req.Deadline.IsZero() {
+		env = append(env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
+	}
+	if req.TraceParent != "" {
+		env = append(env, "TRACEPARENT="+req.TraceParent)
+	}
+	return env
 }
 
 // NewExec checks the command exists.
@@ -57,26 +91,13 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	// A grandchild holding stdout open must not hang Wait after the kill.
 	cmd.WaitDelay = 2 * time.Second
-	cmd.Env = append(os.Environ(), h.Env...)
-	cmd.Env = append(cmd.Env,
-		"FLEET_CLASS="+req.Class,
-		"FLEET_IDEMPOTENCY_KEY="+req.Key,
-		"FLEET_TRACE_ID="+req.TraceID,
-		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
-	)
-	if !req.Deadline.IsZero() {
-		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
-	}
-	if req.TraceParent != "" {
-		cmd.Env = append(cmd.Env, "TRACEPARENT="+req.TraceParent)
-	}
+	cmd.Env = h.environ(os.LookupEnv, req)
 	input := req.Input
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
 	cmd.Stdin = bytes.NewReader(input)
-	var stdout limitedBuffer
-	stdout.max = maxOutput
+	stdout := limitedBuffer{max: maxOutput}
 	var stderr tailBuffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -142,19 +163,25 @@ func parseFailure(b []byte) *retry.Error {
 	return e
 }
 
+// limitedBuffer keeps at most max bytes and notes an overflow. It holds its buffer in a
+// field, not embedded: an embedded bytes.Buffer's ReadFrom would be promoted, and io.Copy
+// (which os/exec uses) would read the whole stream through it past the limit.
 type limitedBuffer struct {
-	bytes.Buffer
+	buf      bytes.Buffer
 	max      int
 	overflow bool
 }
 
+// Write keeps p if it fits and drains it otherwise, so the command never blocks on a full pipe.
 func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > b.max {
+	if b.overflow || b.buf.Len()+len(p) > b.max {
 		b.overflow = true
 		return len(p), nil
 	}
-	return b.Buffer.Write(p)
+	return b.buf.Write(p)
 }
+
+func (b *limitedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // tailBuffer keeps the last 4 KiB of stderr for diagnoses.
 type tailBuffer struct{ b []byte }

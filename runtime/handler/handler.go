@@ -52,7 +52,12 @@ var ErrNoLLM = errors.New("handler type llm: no model router in this build")
 func New(c *config.Config, opts Options) (Handler, error) {
 	switch c.Handler.Type {
 	case config.HandlerExec:
-		return NewExec(c.Handler.Command)
+		h, err := NewExec(c.Handler.Command)
+		if err != nil {
+			return nil, err
+		}
+		h.InheritEnv = c.Handler.InheritEnv
+		return h, nil
 	case config.HandlerHTTP:
 		return NewHTTP(c.Handler.URL, nil)
 	case config.HandlerLLM:

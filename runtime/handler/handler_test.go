@@ -218,7 +218,7 @@ func TestNew(t *testing.T) {
 // itself as the "worker".
 func TestExecDiesWithWorker(t *testing.T) {
 	if os.Getenv("FLEET_EXEC_WORKER") == "1" {
-		h := &Exec{Command: []string{"sh", "-c", `echo $$ > "$PIDFILE"; exec sleep 60`}}
+		h := &Exec{Command: []string{"sh", "-c", `echo $$ > "$PIDFILE"; exec sleep 60`}, InheritEnv: []string{"PIDFILE"}}
 		_, _ = h.Handle(context.Background(), Request{Class: "c", Key: "k", Input: json.RawMessage(`{}`)})
 		os.Exit(0)
 	}

@@ -213,12 +213,14 @@ func (d *Document) UnmarshalJSON(b []byte) error {
 // Handler is how a step runs. Only the fields of its Type are written (the schema closes the
 // object per type; see MarshalJSON).
 type Handler struct {
-	Type      string   `json:"type"`
-	Command   []string `json:"command,omitempty"`
-	URL       string   `json:"url,omitempty"`
-	System    string   `json:"system,omitempty"`
-	Tools     []string `json:"tools,omitempty"`
-	MaxTokens int      `json:"max_tokens,omitempty"`
+	Type    string   `json:"type"`
+	Command []string `json:"command,omitempty"`
+	// InheritEnv names the worker's variables an exec command also receives (handler.inherit_env).
+	InheritEnv []string `json:"inherit_env,omitempty"`
+	URL        string   `json:"url,omitempty"`
+	System     string   `json:"system,omitempty"`
+	Tools      []string `json:"tools,omitempty"`
+	MaxTokens  int      `json:"max_tokens,omitempty"`
 	// MaxIterations caps the llm handler's tool-use loop (0 = its default, 8).
 	MaxIterations int `json:"max_iterations,omitempty"`
 }
@@ -230,6 +232,9 @@ func (h Handler) MarshalJSON() ([]byte, error) {
 	switch h.Type {
 	case HandlerExec:
 		m["command"] = h.Command
+		if len(h.InheritEnv) > 0 {
+			m["inherit_env"] = h.InheritEnv
+		}
 	case HandlerHTTP:
 		m["url"] = h.URL
 	case HandlerLLM:
