@@ -4,6 +4,8 @@
 package ir
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -377,6 +379,31 @@ func FunctionARNVar(a *Agent) string {
 // Terraform grants the class's role s3:PutObject under it and nowhere else.
 func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" }
 
+// fanOutPrefix holds every fan-out result of workflow w.
+func fanOutPrefix(w *Workflow) string { return "fanout/" + w.Name + "/" }
+
+// ClaimCheckInputPrefix is where producers outside the fleet put the payloads their events
+// reference (payload_ref): every class may read it.
+const ClaimCheckInputPrefix = "inputs/"
+
+// ClaimCheckReadPrefixes are the claim-check key prefixes a class's workers may read, sorted:
+// producers' inputs, the outputs of the classes whose events it consumes, and the fan-out
+// results of its workflows. The worker refuses a payload_ref elsewhere (runtime config
+// claim_check.read_prefixes) and its role may read nothing else, so class A cannot load class
+// B's outputs by naming them in a message.
+func ClaimCheckReadPrefixes(a *Agent) []string {
+	set := map[string]bool{ClaimCheckInputPrefix: true}
+	if a.Consumes != nil && a.Consumes.Event != nil {
+		for _, p := range a.Consumes.Event.Producers {
+			set[ClaimCheckOutputPrefix(p)] = true
+		}
+	}
+	for _, w := range a.Workflows {
+		set[fanOutPrefix(w)] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
 // ClaimCheckBucketVar is the templatefile() variable holding the claim-check bucket name,
 // where every Distributed Map writes its results.
 const ClaimCheckBucketVar = "claim_check_bucket"
@@ -385,5 +412,5 @@ const ClaimCheckBucketVar = "claim_check_bucket"
 // ("<prefix>/<map run id>/manifest.json", SUCCEEDED_n.json, ...). Terraform scopes the state
 // machine role's S3 permissions to "<prefix>/*".
 func ResultPrefix(w *Workflow, st *Step) string {
-	return "fanout/" + w.Name + "/" + st.Name
+	return fanOutPrefix(w) + st.Name
 }

@@ -151,7 +151,7 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 			WindowSeconds: ir.Seconds(a.Idempotency.Window),
 			Key:           nonNil(a.Idempotency.Key),
 		},
-		ClaimCheck: rc.ClaimCheck{Bucket: f.State.ClaimCheckBucket, ThresholdBytes: int(a.ClaimCheckOver)},
+		ClaimCheck: rc.ClaimCheck{Bucket: f.State.ClaimCheckBucket, ThresholdBytes: int(a.ClaimCheckOver), ReadPrefixes: ir.ClaimCheckReadPrefixes(a)},
 		Events: rc.Events{
 			Bus: f.Bus.Name, BusModel: f.Bus.Model, MaxEntries: f.Bus.MaxEntries,
 			Emits: make([]rc.Emit, 0, len(a.Emits)),

@@ -84,6 +84,32 @@ type Store struct {
 	ThresholdBytes int
 	// MaxFetchBytes bounds Fetch; 0 means DefaultMaxFetchBytes.
 	MaxFetchBytes int64
+	// ReadPrefixes are the keys Fetch may read in Bucket (claim_check.read_prefixes); a
+	// message naming another bucket or key is refused before any request, so a class cannot
+	// be made to load another class's outputs. Empty: no reference is accepted.
+	ReadPrefixes []string
+	// Owner is the account that must own Bucket, sent as ExpectedBucketOwner: a bucket
+	// deleted and re-created by someone else under the same name answers 403, not their data.
+	Owner string
+}
+
+// ErrRefused is a reference Fetch will not follow: the message is poison, not a transient failure.
+var ErrRefused = errors.New("claimcheck: reference refused")
+
+// allowed reports why ref may not be read, or nil.
+func (s *Store) allowed(ref Ref) error {
+	if ref.Bucket != s.Bucket || s.Bucket == "" {
+		return fmt.Errorf("%w: bucket %q is not this fleet's claim-check bucket", ErrRefused, ref.Bucket)
+	}
+	if s.Owner == "" {
+		return fmt.Errorf("%w: the bucket owner's account is unknown", ErrRefused)
+	}
+	for _, p := range s.ReadPrefixes {
+		if strings.HasPrefix(ref.Key, p) && len(ref.Key) > len(p) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: key %q is outside what this class may read (%s)", ErrRefused, ref.Key, strings.Join(s.ReadPrefixes, ", "))
 }
 
 // New returns a Store.
@@ -117,7 +143,10 @@ func (s *Store) Fetch(ctx context.Context, ref Ref) ([]byte, error) {
 	if err := ref.Validate(); err != nil {
 		return nil, err
 	}
-	out, err := s.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(ref.Bucket), Key: aws.String(ref.Key)})
+	if err := s.allowed(ref); err != nil {
+		return nil, err
+	}
+	out, err := s.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(ref.Bucket), Key: aws.String(ref.Key), ExpectedBucketOwner: aws.String(s.Owner)})
 	if err != nil {
 		return nil, fmt.Errorf("claimcheck: get s3://%s/%s: %w", ref.Bucket, ref.Key, err)
 	}

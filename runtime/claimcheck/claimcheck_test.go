@@ -73,6 +73,7 @@ func TestKumoRoundTrip(t *testing.T) {
 	client := awsconfig.S3(cfg)
 	ctx := context.Background()
 	store := New(client, bucket, 1024)
+	store.ReadPrefixes, store.Owner = []string{"inputs/", "outputs/researcher/"}, kumotest.Account
 
 	// At the threshold: inline, and no S3 request at all.
 	counter.Reset()
@@ -145,7 +146,7 @@ func TestKumoRoundTrip(t *testing.T) {
 	}
 
 	// Missing object and oversize object are errors.
-	if _, err := store.Fetch(ctx, Ref{Type: "s3", Bucket: bucket, Key: "nope"}); err == nil {
+	if _, err := store.Fetch(ctx, Ref{Type: "s3", Bucket: bucket, Key: "inputs/nope"}); err == nil || errors.Is(err, ErrRefused) {
 		t.Fatal("missing object: want error")
 	}
 	store.MaxFetchBytes = 100
@@ -161,6 +162,7 @@ func TestWriteOwnersDoNotOverwrite(t *testing.T) {
 	cfg := kumotest.Require(t)
 	bucket := kumotest.Bucket(t, cfg, "cc")
 	store := New(awsconfig.S3(cfg), bucket, 1<<20)
+	store.ReadPrefixes, store.Owner = []string{"outputs/researcher/"}, kumotest.Account
 	ctx := context.Background()
 	winner, err := store.Write(ctx, "researcher", "trace-9", "owner-win", []byte(`{"v":"winner"}`))
 	if err != nil {

@@ -178,7 +178,7 @@ func newHarness(t *testing.T, syncLimit time.Duration) *harness {
 	raw := fmt.Sprintf(`{"format_version":1,"fleet":"fx","class":"deep","region":"us-east-1","runtime":"agentcore",
  "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":2,"heartbeat_seconds":1,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
  "concurrency":4,"step":{"p95_seconds":1,"max_seconds":30},"retry":{"max_attempts":3,"base_ms":100,"cap_ms":300},
- "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800},
+ "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
  "agentcore":{"runtime_name":"fx_deep","qualifier":"DEFAULT","session_field":"conversation_id","sync_limit_seconds":60},
  "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"fx-deep","metrics_addr":""}}`, table)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -132,7 +133,11 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		w.Jobs = &DynamoJobs{API: ddb, Table: cfg.Jobs.Table}
 	}
 	if cfg.ClaimCheck.Bucket != "" {
-		w.Payloads = claimcheck.New(awsconfig.S3(awsCfg), cfg.ClaimCheck.Bucket, cfg.ClaimCheck.ThresholdBytes)
+		store := claimcheck.New(awsconfig.S3(awsCfg), cfg.ClaimCheck.Bucket, cfg.ClaimCheck.ThresholdBytes)
+		// The fleet's bucket, the class's prefixes, and the account that owns the class's
+		// queue (Terraform creates queue and bucket in one account).
+		store.ReadPrefixes, store.Owner = cfg.ClaimCheck.ReadPrefixes, queueAccount(cfg.QueueURL)
+		w.Payloads = store
 	}
 	// Event contracts are compiled once, before any message is touched.
 	if err := w.CompileContracts(); err != nil {
@@ -159,6 +164,19 @@ func isTrue(v string) bool {
 		return true
 	}
 	return false
+}
+
+// queueAccount is the account ID in an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>), or "".
+func queueAccount(queueURL string) string {
+	u, err := url.Parse(queueURL)
+	if err != nil {
+		return ""
+	}
+	seg := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(seg) != 2 || len(seg[0]) != 12 || strings.Trim(seg[0], "0123456789") != "" {
+		return ""
+	}
+	return seg[0]
 }
 
 // queueURL resolves a queue name; a missing queue is a startup error.

@@ -206,7 +206,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		"step":        map[string]any{"p95_seconds": 5, "max_seconds": 30},
 		"retry":       map[string]any{"max_attempts": o.maxAttempts, "base_ms": 100, "cap_ms": 1000},
 		"idempotency": map[string]any{"table": table, "window_seconds": 3600, "key": []string{"trace_id"}},
-		"claim_check": map[string]any{"bucket": o.bucket, "threshold_bytes": o.threshold},
+		"claim_check": map[string]any{"bucket": o.bucket, "threshold_bytes": o.threshold, "read_prefixes": []string{"inputs/", "outputs/"}},
 		"events":      map[string]any{"bus": o.bus, "bus_model": "classic", "max_entries": 10, "emits": []any{}},
 		"handler":     map[string]any{"type": "http", "url": e.fx.srv.URL + "/step"},
 		"models":      map[string]any{"policy": "", "policies": map[string]any{}},

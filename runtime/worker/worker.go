@@ -326,6 +326,10 @@ func (w *Worker) stepInput(ctx context.Context, env *Envelope, d Delivery, key, 
 		return giveUp("NoClaimCheck", "payload_ref given but no claim-check store configured")
 	}
 	resolved, err := w.Payloads.Resolve(ctx, detail)
+	if errors.Is(err, claimcheck.ErrRefused) {
+		// Another bucket, or a key this class may not read: no retry makes it readable.
+		return giveUp("PayloadRefRefused", err.Error())
+	}
 	if err != nil {
 		w.abandon(ctx, key, owner)
 		r := w.failed(ctx, env, d, retry.Retryable("PayloadFetchFailed", err))

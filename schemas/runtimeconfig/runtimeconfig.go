@@ -158,6 +158,8 @@ func (a AgentCore) SyncLimit() time.Duration { return seconds(a.SyncLimitSeconds
 type ClaimCheck struct {
 	Bucket         string `json:"bucket"`
 	ThresholdBytes int    `json:"threshold_bytes"`
+	// ReadPrefixes are the key prefixes a payload_ref may name (ir.ClaimCheckReadPrefixes).
+	ReadPrefixes []string `json:"read_prefixes"`
 }
 
 // Events configures completion events.
