@@ -326,6 +326,15 @@ func notify(alarm block) {
 	alarm.set("ok_actions", ref("var", "alarm_actions"))
 }
 
+// claimCheckObjects are the object ARNs under each key prefix of the claim-check bucket.
+func claimCheckObjects(prefixes []string) []tokens {
+	out := make([]tokens, len(prefixes))
+	for i, p := range prefixes {
+		out[i] = tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+p+"*"))
+	}
+	return out
+}
+
 // workerRole emits the class's worker role: exactly the calls fleet-worker makes, on exactly
 // this class's resources.
 func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
@@ -336,11 +345,13 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			resources: []tokens{ref("aws_sqs_queue", n+"_dlq", "arn")}},
 		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
-		// Reads follow payload references, which producers, other classes and fan-out result
-		// exports may place anywhere in the bucket; writes stay under this class's own prefix,
-		// where fleet-worker puts every output it offloads (runtime/claimcheck.OutputKey).
+		// Reads follow payload references only where this class may find them: producers'
+		// inputs, the outputs of the classes whose events it consumes, its workflows' fan-out
+		// results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
+		// this class's own prefix, where fleet-worker puts every output it offloads
+		// (runtime/claimcheck.OutputKey).
 		{sid: "ReadClaimCheckPayloads", actions: []string{"s3:GetObject"},
-			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/*"))}},
+			resources: claimCheckObjects(ir.ClaimCheckReadPrefixes(a))},
 		{sid: "WriteOwnClaimCheckOutputs", actions: []string{"s3:PutObject"},
 			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ClaimCheckOutputPrefix(a)+"*"))}},
 	}

@@ -28,3 +28,53 @@ func TestClaimCheckWritesInOwnPrefix(t *testing.T) {
 		}
 	}
 }
+
+// A worker role reads the claim-check bucket only where its class may find payloads: inputs/,
+// the outputs of its events' producers, its workflows' fan-out results. Before, every role
+// could s3:GetObject the whole bucket, so class A could load class B's outputs.
+func TestClaimCheckReadsAreScoped(t *testing.T) {
+	f := lower(t, "../testdata/kitchen-sink/fleet.yaml")
+	files, ds := Generate(f, configs(t, f))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	all := ""
+	for _, file := range files {
+		all += string(file.Bytes)
+	}
+	if strings.Contains(all, `claimcheck.arn}/*"`) {
+		t.Error("a policy still reads the whole claim-check bucket")
+	}
+	for _, a := range f.Agents {
+		body := ""
+		for _, file := range files {
+			if file.Path == "terraform/agent_"+a.Name+".tf" {
+				body = string(file.Bytes)
+			}
+		}
+		start := strings.Index(body, `sid       = "ReadClaimCheckPayloads"`)
+		if start < 0 {
+			t.Fatalf("%s: no ReadClaimCheckPayloads statement", a.Name)
+		}
+		stmt := body[start : start+strings.Index(body[start:], "\n  }\n")]
+		for _, b := range f.Agents {
+			p := "/" + ir.ClaimCheckOutputPrefix(b) + "*"
+			consumed := a.Consumes != nil && a.Consumes.Event != nil && containsAgent(a.Consumes.Event.Producers, b)
+			if strings.Contains(stmt, p) != consumed {
+				t.Errorf("%s reads %s: %v, but consumes its events: %v\n%s", a.Name, p, !consumed, consumed, stmt)
+			}
+		}
+		if !strings.Contains(stmt, "/inputs/*") {
+			t.Errorf("%s cannot read inputs/:\n%s", a.Name, stmt)
+		}
+	}
+}
+
+func containsAgent(list []*ir.Agent, a *ir.Agent) bool {
+	for _, x := range list {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}

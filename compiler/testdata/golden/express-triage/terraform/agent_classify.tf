@@ -210,7 +210,7 @@ data "aws_iam_policy_document" "classify_worker" {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/quick-triage/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*"]
   }
   statement {
     sid       = "WriteOwnClaimCheckOutputs"

@@ -297,7 +297,7 @@ data "aws_iam_policy_document" "indexer_worker" {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/reviewer/*"]
   }
   statement {
     sid       = "WriteOwnClaimCheckOutputs"

@@ -315,7 +315,7 @@ data "aws_iam_policy_document" "planner_worker" {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/delivery/*", "${aws_s3_bucket.claimcheck.arn}/fanout/hotfix/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/concierge/*", "${aws_s3_bucket.claimcheck.arn}/outputs/triage/*"]
   }
   statement {
     sid       = "WriteOwnClaimCheckOutputs"

@@ -215,7 +215,7 @@ data "aws_iam_policy_document" "triage_worker" {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/*"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/indexer/*", "${aws_s3_bucket.claimcheck.arn}/outputs/planner/*", "${aws_s3_bucket.claimcheck.arn}/outputs/reviewer/*", "${aws_s3_bucket.claimcheck.arn}/outputs/summarizer/*"]
   }
   statement {
     sid       = "WriteOwnClaimCheckOutputs"
