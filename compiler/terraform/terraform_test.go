@@ -278,11 +278,13 @@ func TestWorkerIAMExact(t *testing.T) {
 			"ConsumeClassQueue":         {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
 			"DeadLetterOwnMessages":     {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
 			"IdempotencyClaims":         {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
-			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/*"]`},
+			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/inputs/*"]`},
 			"WriteOwnClaimCheckOutputs": {`["s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/outputs/` + strings.ReplaceAll(n, "_", "-") + `/*"]`},
 		}
 	}
 	researcher := base("researcher")
+	// In workflow conversation: its fan-out results too.
+	researcher["ReadClaimCheckPayloads"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*"]`}
 	researcher["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	// "<arn>/*": Distributed Map children run as stateMachine:<name>/<label>.
 	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`,
