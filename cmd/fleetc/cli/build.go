@@ -73,23 +73,29 @@ func runBuild(files []string, o buildOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, r.err)
 	case o.check && r.Checked:
 		r.printChanges(stdout)
+	case code == exitOK && r.UpToDate:
+		fmt.Fprintf(stdout, "%s is up to date (%d files); nothing written\n", o.out, len(r.Files))
+		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
 	case code == exitOK:
 		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(r.Files), o.out)
+		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
 	}
 	return code
 }
 
 // buildResult is what a build did; with --format json it is printed as one document.
 type buildResult struct {
-	Output  string            `json:"output"`
-	Files   []string          `json:"files"`
-	Checked bool              `json:"checked"`
-	Changes []artifact.Change `json:"changes,omitempty"`
-	ds      diag.Diagnostics
-	verdict verdict
-	err     string
-	have    *artifact.Set
-	want    *artifact.Set
+	Output  string   `json:"output"`
+	Files   []string `json:"files"`
+	Checked bool     `json:"checked"`
+	// UpToDate: the directory already held exactly these files, so nothing was written.
+	UpToDate bool              `json:"up_to_date"`
+	Changes  []artifact.Change `json:"changes,omitempty"`
+	ds       diag.Diagnostics
+	verdict  verdict
+	err      string
+	have     *artifact.Set
+	want     *artifact.Set
 }
 
 func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
@@ -112,6 +118,11 @@ func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
 		if len(r.Changes) > 0 {
 			return exitInvalid
 		}
+		return exitOK
+	}
+	// Unchanged output is left alone (timestamps too), and the user is told so.
+	if have, err := artifact.ReadOwned(out); err == nil && len(have.Paths()) > 0 && len(artifact.Diff(have, set)) == 0 {
+		r.UpToDate = true
 		return exitOK
 	}
 	if err := artifact.WriteDir(out, set); err != nil {

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
@@ -270,5 +271,30 @@ func BenchmarkCLIBuild1000Classes(b *testing.B) {
 		if code := Main([]string{"build", spec, "-o", out}, nil, &o, &e); code != 0 {
 			b.Fatalf("exit %d: %s", code, e.String())
 		}
+	}
+}
+
+// A build that changes nothing says so, writes nothing, and names the next step.
+func TestBuildUpToDate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	spec := "../../../examples/minimal/fleet.yaml"
+	code, stdout, _ := run(t, "build", spec, "-o", out)
+	if code != 0 || !strings.HasPrefix(stdout, "wrote 10 files to "+out+"\n") || !strings.Contains(stdout, "Next: fleetc plan "+spec+" -o "+out+"\n") {
+		t.Fatalf("first build: exit %d\n%s", code, stdout)
+	}
+	cfg := filepath.Join(out, "runtime", "greeter.json")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(cfg, old, old)
+	code, stdout, _ = run(t, "build", spec, "-o", out)
+	if code != 0 || stdout != out+" is up to date (10 files); nothing written\nNext: fleetc plan "+spec+" -o "+out+"\n" {
+		t.Fatalf("second build: exit %d\n%s", code, stdout)
+	}
+	if fi, _ := os.Stat(cfg); !fi.ModTime().Equal(old) {
+		t.Error("an up-to-date build rewrote a file")
+	}
+	os.WriteFile(cfg, []byte("{}"), 0o644)
+	code, stdout, _ = run(t, "build", spec, "-o", out)
+	if b, _ := os.ReadFile(cfg); code != 0 || !strings.HasPrefix(stdout, "wrote 10 files") || string(b) == "{}" {
+		t.Fatalf("build after an edit: exit %d\n%s", code, stdout)
 	}
 }

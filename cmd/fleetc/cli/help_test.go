@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,40 @@ func TestRulesJSONFormatVersion(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || doc.FormatVersion != jsonreport.FormatVersion || len(doc.Rules) < 50 {
 		t.Errorf("exit %d, %v: format_version %d, %d rules", code, err, doc.FormatVersion, len(doc.Rules))
+	}
+}
+
+// fleetc rules is a table: every row's category, severity and summary start in one column.
+func TestRulesAligned(t *testing.T) {
+	_, out, _ := run(t, "rules")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var cols []int
+	for _, l := range lines {
+		f := strings.Fields(l)
+		at := []int{strings.Index(l, " "+f[1]+" ") + 1}
+		at = append(at, strings.Index(l[at[0]+len(f[1]):], f[2])+at[0]+len(f[1]))
+		at = append(at, strings.Index(l[at[1]+len(f[2]):], f[3])+at[1]+len(f[2]))
+		if cols == nil {
+			cols = at
+		} else if !slices.Equal(at, cols) {
+			t.Errorf("misaligned row (columns at %v, first row's at %v):\n%s", at, cols, l)
+		}
+	}
+	if !strings.Contains(out, "compatibility") {
+		t.Error("no compatibility rule to check the widest category against")
+	}
+}
+
+// docs/cli.md shows a real diagnostic of a file that exists, as fleetc prints it today.
+func TestCLIDocDiagnosticIsReal(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "compiler/ir/testdata/bad/undefined-model.yaml"
+	code, _, errs := run(t, "validate", "../../../"+file)
+	want := "$ fleetc validate " + file + "\n" + strings.ReplaceAll(errs, "../../../", "")
+	if code != 1 || !strings.Contains(string(b), want) {
+		t.Errorf("docs/cli.md does not show (exit %d):\n%s", code, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -54,8 +55,11 @@ func runRules(format string, stdout io.Writer) int {
 		_ = enc.Encode(map[string]any{"format_version": jsonreport.FormatVersion, "rules": rules})
 		return exitOK
 	}
+	// Columns as wide as their longest value, so a long category cannot shift a row.
+	tw := tabwriter.NewWriter(stdout, 0, 0, 1, ' ', 0)
 	for _, r := range rules {
-		fmt.Fprintf(stdout, "%-5s %-11s %-8s %s\n", r.ID, r.Category, r.Severity, r.Summary)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Category, r.Severity, r.Summary)
 	}
+	_ = tw.Flush()
 	return exitOK
 }
