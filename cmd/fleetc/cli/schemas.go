@@ -148,6 +148,10 @@ func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Wr
 		}
 		baseContracts, baseName = b.contracts, name
 	case *baseFile != "":
+		if _, err := os.Stat(*baseFile); err != nil {
+			fmt.Fprintf(stderr, "fleetc schemas check: cannot read --base-file: %v\n", err)
+			return exitUsage
+		}
 		if b, ok = readSide(*baseFile, format.value, stderr); !ok {
 			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", *baseFile)
 			return exitUsage
@@ -316,7 +320,7 @@ func runSchemasPublish(files []string, o schemasPublishOptions, stdout, stderr i
 		return exitUsage
 	}
 	res, err := registry.Publish(ctx, api, opts, head.contracts)
-	if res != nil {
+	if res != nil && !(err != nil && *dryRun) { // a dry run that failed has nothing to show
 		if format.value == "json" {
 			for i := range res.Items {
 				if res.Items[i].Findings == nil {
@@ -332,6 +336,9 @@ func runSchemasPublish(files []string, o schemasPublishOptions, stdout, stderr i
 		}
 	}
 	switch {
+	case err != nil && (*dryRun || res == nil || res.Writes == 0):
+		fmt.Fprintf(stderr, "fleetc schemas publish: %v\n", err)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "fleetc schemas publish: %v\nRe-run to finish: schemas already published are left as they are.\n", err)
 		return exitUsage
