@@ -72,12 +72,14 @@ func (g *gen) podIdentity(fl *file, a *ir.Agent, n string) {
 // the class's service account on the fleet's cluster only: the tags EKS sets on the session
 // are the conditions, so no other association in the account can use the role.
 func podIdentityTrust(e *ir.EKS, k *ir.K8s) []stmt {
-	trust := serviceTrust("pods.eks.amazonaws.com", false, "sts:AssumeRole", "sts:TagSession")
-	trust[0].conditions = []condition{
+	// aws:SourceAccount: the association assuming the role is this account's; the session
+	// tags then name the cluster, namespace and service account.
+	trust := serviceTrust("pods.eks.amazonaws.com", true, nil, "sts:AssumeRole", "sts:TagSession")
+	trust[0].conditions = append(trust[0].conditions, []condition{
 		{"StringEquals", "aws:RequestTag/eks-cluster-name", []tokens{str(e.Cluster)}},
 		{"StringEquals", "aws:RequestTag/kubernetes-namespace", []tokens{str(k.Namespace)}},
 		{"StringEquals", "aws:RequestTag/kubernetes-service-account", []tokens{str(k.ServiceAccount)}},
-	}
+	}...)
 	return trust
 }
 
@@ -214,7 +216,7 @@ func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
 
 	roleName := g.f.Name + "-" + a.Name + "-pipe" // shorter than the worker role name IR bounds to 64
 	g.role(fl, n+"_pipe", roleName, a.Path,
-		serviceTrust("pipes.amazonaws.com", true, "sts:AssumeRole"),
+		serviceTrust("pipes.amazonaws.com", true, []tokens{g.serviceARN("pipes", "pipe/"+a.Rule.Name)}, "sts:AssumeRole"),
 		[]stmt{
 			{sid: "ReadIngress", actions: []string{"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"},
 				resources: []tokens{ref("aws_sqs_queue", n+"_ingress", "arn")}},
@@ -402,12 +404,14 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	var trust []stmt
 	switch {
 	case a.Lambda != nil:
-		trust = serviceTrust("lambda.amazonaws.com", false, "sts:AssumeRole")
+		// Lambda sets neither aws:SourceArn nor aws:SourceAccount when it assumes an execution role.
+		trust = serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole")
 		// AWSLambdaBasicExecutionRole, narrowed to the function's own log group.
 		st = append(st, stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
 	case a.AgentCore != nil:
-		trust = serviceTrust("bedrock-agentcore.amazonaws.com", true, "sts:AssumeRole")
+		// AgentCore names the runtime (an id AWS assigns) as the source: this account's, in the fleet's region.
+		trust = serviceTrust("bedrock-agentcore.amazonaws.com", true, []tokens{g.serviceARN("bedrock-agentcore", "*")}, "sts:AssumeRole")
 		if repo := ecrRepository(a.Image); repo != "" {
 			st = append(st,
 				stmt{sid: "PullWorkerImage", actions: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"}, resources: []tokens{str(repo)}},

@@ -68,7 +68,7 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 		}
 		st = append(st, stmt{sid: "FailTaskTokens", actions: []string{"states:SendTaskFailure"}, resources: sms})
 	}
-	g.role(fl, dn, name, a.AgentCore.Path, serviceTrust("lambda.amazonaws.com", false, "sts:AssumeRole"), st,
+	g.role(fl, dn, name, a.AgentCore.Path, serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole"), st,
 		"Dispatcher of "+a.Name+": reads its queue and invokes its AgentCore runtime.")
 
 	g.claim("aws_cloudwatch_log_group", dn, a.AgentCore.Path)

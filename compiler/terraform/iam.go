@@ -58,13 +58,23 @@ func (g *gen) policyDoc(fl *file, name, path string, stmts []stmt, comments ...s
 }
 
 // serviceTrust is a trust policy letting an AWS service assume the role. sourceAccount adds
-// the confused-deputy guard aws:SourceAccount = this account.
-func serviceTrust(service string, sourceAccount bool, actions ...string) []stmt {
+// the confused-deputy guard aws:SourceAccount = this account; sourceArns, aws:SourceArn
+// (ArnLike), the resources on whose behalf the service may assume it.
+func serviceTrust(service string, sourceAccount bool, sourceArns []tokens, actions ...string) []stmt {
 	s := stmt{sid: "AssumeRole", actions: actions, principal: &principal{"Service", []string{service}}}
 	if sourceAccount {
-		s.conditions = []condition{{"StringEquals", "aws:SourceAccount", []tokens{accountID()}}}
+		s.conditions = append(s.conditions, condition{"StringEquals", "aws:SourceAccount", []tokens{accountID()}})
+	}
+	if len(sourceArns) > 0 {
+		s.conditions = append(s.conditions, condition{"ArnLike", "aws:SourceArn", sourceArns})
 	}
 	return []stmt{s}
+}
+
+// serviceARN is arn:<partition>:<service>:<fleet region>:<account>:<resource>, spelled out
+// from names: a trust policy cannot reference the resource that uses its role (a cycle).
+func (g *gen) serviceARN(service, resource string) tokens {
+	return tmpl(lit("arn:"), interp(partition()), lit(":"+service+":"+g.f.Region+":"), interp(accountID()), lit(":"+resource))
 }
 
 // role emits an IAM role with a trust document and one inline policy, and returns the role.

@@ -67,7 +67,12 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 		"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
 		"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
 	}, resources: []tokens{str("*")}})
-	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, "sts:AssumeRole"), st,
+	// The machine, and with a Distributed Map its child runs (stateMachine:<name>/<label>).
+	sourceMachines := []tokens{g.serviceARN("states", "stateMachine:"+w.StateMachineName)}
+	if hasFanOut(w) {
+		sourceMachines = append(sourceMachines, g.serviceARN("states", "stateMachine:"+w.StateMachineName+"/*"))
+	}
+	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, sourceMachines, "sts:AssumeRole"), st,
 		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.")
 
 	vars := make([]kv, 0, len(w.Agents)+1)

@@ -192,6 +192,11 @@ data "aws_iam_policy_document" "concierge_worker_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:bedrock-agentcore:eu-west-1:${data.aws_caller_identity.current.account_id}:*"]
+    }
   }
 }
 

@@ -73,6 +73,11 @@ data "aws_iam_policy_document" "indexer_pipe_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:pipes:eu-west-1:${data.aws_caller_identity.current.account_id}:pipe/sink-indexer"]
+    }
   }
 }
 

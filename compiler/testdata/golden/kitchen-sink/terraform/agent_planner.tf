@@ -76,6 +76,11 @@ data "aws_iam_policy_document" "planner_pipe_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:pipes:eu-west-1:${data.aws_caller_identity.current.account_id}:pipe/sink-planner"]
+    }
   }
 }
 
@@ -273,6 +278,11 @@ data "aws_iam_policy_document" "planner_worker_trust" {
     principals {
       type        = "Service"
       identifiers = ["pods.eks.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
     }
     condition {
       test     = "StringEquals"

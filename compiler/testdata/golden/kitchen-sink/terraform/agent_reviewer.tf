@@ -189,6 +189,11 @@ data "aws_iam_policy_document" "reviewer_worker_trust" {
     }
     condition {
       test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+    condition {
+      test     = "StringEquals"
       variable = "aws:RequestTag/eks-cluster-name"
       values   = ["sink-cluster"]
     }

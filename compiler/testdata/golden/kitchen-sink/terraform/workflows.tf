@@ -17,6 +17,11 @@ data "aws_iam_policy_document" "delivery_sfn_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:states:eu-west-1:${data.aws_caller_identity.current.account_id}:stateMachine:sink-delivery", "arn:${data.aws_partition.current.partition}:states:eu-west-1:${data.aws_caller_identity.current.account_id}:stateMachine:sink-delivery/*"]
+    }
   }
 }
 
@@ -100,6 +105,11 @@ data "aws_iam_policy_document" "hotfix_sfn_trust" {
       test     = "StringEquals"
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
+    }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:states:eu-west-1:${data.aws_caller_identity.current.account_id}:stateMachine:sink-hotfix"]
     }
   }
 }

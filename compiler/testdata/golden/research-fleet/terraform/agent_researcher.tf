@@ -73,6 +73,11 @@ data "aws_iam_policy_document" "researcher_pipe_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:pipes:us-east-1:${data.aws_caller_identity.current.account_id}:pipe/research-researcher"]
+    }
   }
 }
 
@@ -270,6 +275,11 @@ data "aws_iam_policy_document" "researcher_worker_trust" {
     principals {
       type        = "Service"
       identifiers = ["pods.eks.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
     }
     condition {
       test     = "StringEquals"

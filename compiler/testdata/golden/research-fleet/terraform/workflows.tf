@@ -17,6 +17,11 @@ data "aws_iam_policy_document" "conversation_sfn_trust" {
       variable = "aws:SourceAccount"
       values   = [data.aws_caller_identity.current.account_id]
     }
+    condition {
+      test     = "ArnLike"
+      variable = "aws:SourceArn"
+      values   = ["arn:${data.aws_partition.current.partition}:states:us-east-1:${data.aws_caller_identity.current.account_id}:stateMachine:research-conversation", "arn:${data.aws_partition.current.partition}:states:us-east-1:${data.aws_caller_identity.current.account_id}:stateMachine:research-conversation/*"]
+    }
   }
 }
 
