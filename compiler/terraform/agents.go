@@ -357,6 +357,11 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		{sid: "WriteOwnClaimCheckOutputs", actions: []string{"s3:PutObject"},
 			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ClaimCheckOutputPrefix(a)+"*"))}},
 	}
+	if a.AgentCore != nil {
+		// AgentCore invokes the worker per step; its dispatcher function receives, deletes and
+		// dead-letters the queue's messages with its own role. The worker touches no queue.
+		st = slices.DeleteFunc(st, func(s stmt) bool { return s.sid == "ConsumeClassQueue" || s.sid == "DeadLetterOwnMessages" })
+	}
 	if len(a.Emits) > 0 {
 		// Only the events the class declares: a worker cannot impersonate another producer.
 		st = append(st, stmt{sid: "PublishCompletionEvents", actions: []string{"events:PutEvents"},

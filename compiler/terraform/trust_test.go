@@ -53,3 +53,34 @@ func TestServiceTrustsAreGuarded(t *testing.T) {
 		}
 	}
 }
+
+// An AgentCore worker is invoked per step; its dispatcher function owns the queue. The worker
+// role keeps no queue permission it never uses.
+func TestAgentCoreWorkerRoleHasNoQueueAccess(t *testing.T) {
+	f := lower(t, "../testdata/kitchen-sink/fleet.yaml")
+	files, ds := Generate(f, configs(t, f))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	n := 0
+	for _, a := range f.Agents {
+		for _, file := range files {
+			if file.Path != "terraform/agent_"+a.Name+".tf" {
+				continue
+			}
+			doc := regexp.MustCompile(`(?s)data "aws_iam_policy_document" "` + local(a.Name) + `_worker" \{.*?\n\}\n`).FindString(string(file.Bytes))
+			if doc == "" {
+				t.Fatalf("%s: no worker policy", a.Name)
+			}
+			if has := strings.Contains(doc, `"sqs:`); has != (a.AgentCore == nil) {
+				t.Errorf("%s (agentcore %v): queue actions in the worker policy: %v", a.Name, a.AgentCore != nil, has)
+			}
+			if a.AgentCore != nil {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the kitchen sink has no agentcore class; the test covers nothing")
+	}
+}

@@ -202,18 +202,6 @@ data "aws_iam_policy_document" "concierge_worker_trust" {
 
 data "aws_iam_policy_document" "concierge_worker" {
   statement {
-    sid       = "ConsumeClassQueue"
-    effect    = "Allow"
-    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
-    resources = [aws_sqs_queue.concierge.arn]
-  }
-  statement {
-    sid       = "DeadLetterOwnMessages"
-    effect    = "Allow"
-    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
-    resources = [aws_sqs_queue.concierge_dlq.arn]
-  }
-  statement {
     sid       = "IdempotencyClaims"
     effect    = "Allow"
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]

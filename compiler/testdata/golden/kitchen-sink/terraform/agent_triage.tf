@@ -199,18 +199,6 @@ data "aws_iam_policy_document" "triage_worker_trust" {
 
 data "aws_iam_policy_document" "triage_worker" {
   statement {
-    sid       = "ConsumeClassQueue"
-    effect    = "Allow"
-    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
-    resources = [aws_sqs_queue.triage.arn]
-  }
-  statement {
-    sid       = "DeadLetterOwnMessages"
-    effect    = "Allow"
-    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
-    resources = [aws_sqs_queue.triage_dlq.arn]
-  }
-  statement {
     sid       = "IdempotencyClaims"
     effect    = "Allow"
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
