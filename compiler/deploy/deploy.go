@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,10 +44,12 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Options says what to build and how to run Terraform.
 type Options struct {
-	Spec          string   // fleet.yaml
-	Dir           string   // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
-	TerraformBin  string   // terraform binary; "" = search PATH
-	Endpoint      string   // local AWS emulator base URL; "" = AWS
+	Spec         string // fleet.yaml
+	Dir          string // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
+	TerraformBin string // terraform binary; "" = search PATH
+	Endpoint     string // local AWS emulator base URL; "" = AWS
+	// ForceEndpoint accepts an Endpoint that is not on loopback (an emulator on another host).
+	ForceEndpoint bool
 	VarFiles      []string // -var-file, passed through
 	BackendConfig []string // init -backend-config, passed through
 	Strict        bool     // warnings fail the build, as `fleetc build --strict`
@@ -77,6 +81,9 @@ func (e *BuildError) Error() string {
 // diagnostics (warnings too) come back for the caller to print; on build errors the error is a
 // *BuildError and nothing was written.
 func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, error) {
+	if err := CheckEndpoint(opts.Endpoint, opts.ForceEndpoint); err != nil {
+		return nil, nil, err
+	}
 	set, ds := compiler.Build(opts.Spec)
 	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
@@ -153,9 +160,37 @@ func FindTerraform(bin string) (string, error) {
 	return p, nil
 }
 
+// CheckEndpoint refuses an emulator endpoint that is not a loopback http(s) URL unless force:
+// the override sends every call, signed with dummy credentials, to that host.
+func CheckEndpoint(endpoint string, force bool) error {
+	if endpoint == "" {
+		return nil
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--endpoint %q is not an http(s) URL", endpoint)
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() || force {
+		return nil
+	}
+	return fmt.Errorf("--endpoint %s is not on loopback (127.0.0.0/8, ::1, localhost); pass --force to send the emulator's requests there", endpoint)
+}
+
+// awsIdentityEnv are the variables by which the AWS provider could find real credentials.
+// Against an emulator they are all cleared and dummy keys set, so a call the override missed
+// is signed by nobody AWS knows, never by the operator's profile or session.
+var awsIdentityEnv = []string{
+	"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+	"AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_WEB_IDENTITY_TOKEN_FILE",
+	"AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+	"AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+}
+
 // terraformEnv passes the environment through untouched (TF_*, AWS_*, credentials), minus
-// the variables terraform-exec sets itself. Against an emulator, dummy credentials are added
-// only when none are set, so none are ever written to a file.
+// the variables terraform-exec sets itself. Against an emulator, every way to real
+// credentials is cleared and dummy keys are set (never written to a file); instance metadata
+// is off.
 func terraformEnv(environ []string, endpoint string) map[string]string {
 	env := map[string]string{}
 	for _, kv := range environ {
@@ -163,8 +198,13 @@ func terraformEnv(environ []string, endpoint string) map[string]string {
 		env[k] = v
 	}
 	env["CHECKPOINT_DISABLE"] = "1"
-	if endpoint != "" && env["AWS_ACCESS_KEY_ID"] == "" && env["AWS_PROFILE"] == "" {
+	if endpoint != "" {
+		for _, k := range awsIdentityEnv {
+			delete(env, k)
+		}
 		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "test", "test"
+		env["AWS_SHARED_CREDENTIALS_FILE"], env["AWS_CONFIG_FILE"] = os.DevNull, os.DevNull
+		env["AWS_EC2_METADATA_DISABLED"] = "true"
 	}
 	return tfexec.CleanEnv(env)
 }

@@ -26,11 +26,13 @@ const exitChanges = 2
 type deployFlags struct {
 	out, endpoint, terraformBin string
 	varFiles, backendConfig     []string
+	force                       bool
 }
 
 func (d *deployFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&d.out, "output", "o", "out", "output directory: fleetc builds into it and runs Terraform in its terraform/")
 	fs.StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"): writes the emulator override file")
+	fs.BoolVar(&d.force, "force", false, "with --endpoint: accept an endpoint that is not on loopback")
 	fs.StringVar(&d.terraformBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	fs.StringArrayVar(&d.varFiles, "var-file", nil, "Terraform variables file (repeatable)")
 	fs.StringArrayVar(&d.backendConfig, "backend-config", nil, "terraform init -backend-config K=V or file (repeatable)")
@@ -40,7 +42,7 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 // it prints the reason and returns the exit code.
 func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, stderr io.Writer) (*deploy.Workspace, int) {
 	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Dir: d.out, TerraformBin: d.terraformBin,
-		Endpoint: d.endpoint, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
+		Endpoint: d.endpoint, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
 	if len(ds) > 0 {
 		render(stderr, "text", ds, judge(ds, false))
 	}
