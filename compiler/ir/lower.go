@@ -99,6 +99,9 @@ func (l *lowerer) lower() *Fleet {
 		if t.ConcurrentConversations != nil {
 			f.Traffic.ConcurrentConversations = *t.ConcurrentConversations
 		}
+		if t.FanOutItems != nil {
+			f.Traffic.FanOutItems = *t.FanOutItems
+		}
 	}
 	l.checkNames()
 	l.checkCollisions()
@@ -220,6 +223,14 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		ConfigPath:     "runtime/" + name + ".json",
 		ClaimCheckOver: int64(Defaults.ClaimCheckOver),
 		Deadline:       durationOr(sa.Step.Deadline, 0),
+	}
+	if t := sa.Traffic; t != nil {
+		if t.Share != nil {
+			a.Share = *t.Share
+		}
+		if t.TokensPerStep != nil {
+			a.TokensPerStep = *t.TokensPerStep
+		}
 	}
 	if sa.Payload != nil {
 		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))

@@ -33,6 +33,7 @@ Usage:
   fleetc graph FILE [--format mermaid|dot]
   fleetc diff (BASE HEAD | --base REF [FILE]) [--format text|markdown|json|github-actions] [--fail-on CATEGORY]
       CATEGORY: replacement, breaking, security, posture, diagnostic or any (repeatable)
+  fleetc capacity FILE [--format text|markdown|json] [--conversations-per-minute N] [--steps-per-conversation N] [--step-duration D] [--concurrent-conversations N] [--fan-out-items N] [--scale X]
   fleetc version
 
 Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
@@ -75,6 +76,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runGraph(rest, stdout, stderr)
 	case "diff":
 		return runDiff(rest, stdout, stderr)
+	case "capacity":
+		return runCapacity(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK
