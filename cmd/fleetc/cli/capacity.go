@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -9,31 +8,58 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/spec"
 )
 
-// runCapacity prints what the declared traffic asks of AWS: step rates per class, requests per
-// service (as the seed counts them and as fleet-worker issues them), headroom per quota, the
-// first quota to break, and an estimated bill.
-func runCapacity(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("capacity", stderr)
-	format := &formatFlag{value: "text", allowed: []string{"text", "markdown", "json"}}
-	fs.Var(format, "format", "output format: text, markdown or json")
-	var conv, steps, items, scale optFloat
-	var duration optDuration
-	var concurrent optFloat
-	fs.Var(&conv, "conversations-per-minute", "new conversations per minute (overrides traffic.conversations_per_minute)")
-	fs.Var(&steps, "steps-per-conversation", "steps per conversation (overrides traffic.steps_per_conversation)")
-	fs.Var(&duration, "step-duration", "average step duration, e.g. 90s (overrides traffic.step_duration)")
-	fs.Var(&concurrent, "concurrent-conversations", "conversations open at once (overrides traffic.concurrent_conversations)")
-	fs.Var(&items, "fan-out-items", "items per fan_out run (overrides traffic.fan_out_items)")
-	fs.Var(&scale, "scale", "multiply the conversation rate by X (what-if: --scale 4)")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+func init() { register(newCapacityCmd) }
+
+// capacityFlags are the traffic overrides of fleetc capacity.
+type capacityFlags struct {
+	format                                *formatFlag
+	conv, steps, concurrent, items, scale optFloat
+	duration                              optDuration
+}
+
+func newCapacityCmd(s *streams) *cobra.Command {
+	o := &capacityFlags{format: newFormat("text", "text", "markdown", "json")}
+	c := &cobra.Command{
+		Use:   "capacity FILE [--format text|markdown|json] [--conversations-per-minute N] [--steps-per-conversation N] [--step-duration D] [--concurrent-conversations N] [--fan-out-items N] [--scale X]",
+		Short: "Size the fleet from its traffic: requests per service, quota headroom, replicas, cost",
+		Long: `Capacity does the seed's arithmetic for every queue, bus, workflow and model policy of the
+fleet: steps per class (split by the topology, or agents.<class>.traffic.share), requests per
+service as the seed counts them and as fleet-worker issues them, steps in flight against each
+queue's cap, headroom against every quota the rules know and the first quota to break as
+traffic grows, KEDA replicas, Lambda concurrency, tokens per model policy, and an estimated
+monthly bill from a dated list-price table. The flags override the spec's traffic.
+
+Arguments:
+  FILE  the fleet.yaml to size`,
+		Example: `  fleetc capacity fleet.yaml
+  fleetc capacity fleet.yaml --scale 4
+  fleetc capacity fleet.yaml --format markdown > capacity.md`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runCapacity(args, o, s.stdout, s.stderr))
+		},
 	}
+	addFormat(c, o.format, "")
+	fl := c.Flags()
+	fl.Var(&o.conv, "conversations-per-minute", "new conversations per minute (overrides traffic.conversations_per_minute)")
+	fl.Var(&o.steps, "steps-per-conversation", "steps per conversation (overrides traffic.steps_per_conversation)")
+	fl.Var(&o.duration, "step-duration", "average step duration, e.g. 90s (overrides traffic.step_duration)")
+	fl.Var(&o.concurrent, "concurrent-conversations", "conversations open at once (overrides traffic.concurrent_conversations)")
+	fl.Var(&o.items, "fan-out-items", "items per fan_out run (overrides traffic.fan_out_items)")
+	fl.Var(&o.scale, "scale", "multiply the conversation rate by X (what-if: --scale 4)")
+	return c
+}
+
+// runCapacity prints what the declared traffic asks of AWS.
+func runCapacity(files []string, o *capacityFlags, stdout, stderr io.Writer) int {
+	var err error
+	conv, steps, concurrent, items, scale, duration, format := o.conv, o.steps, o.concurrent, o.items, o.scale, o.duration, o.format
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc capacity: name exactly one fleet.yaml")
 		return exitUsage
@@ -102,6 +128,7 @@ type optFloat struct {
 }
 
 func (o *optFloat) String() string { return strconv.FormatFloat(o.v, 'g', -1, 64) }
+func (o *optFloat) Type() string   { return "number" }
 func (o *optFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
@@ -118,6 +145,7 @@ type optDuration struct {
 }
 
 func (o *optDuration) String() string { return spec.FormatDuration(o.d) }
+func (o *optDuration) Type() string   { return "duration" }
 func (o *optDuration) Set(s string) error {
 	d, err := spec.ParseDuration(s)
 	if err != nil {
@@ -129,5 +157,3 @@ func (o *optDuration) Set(s string) error {
 	o.d, o.set = d, true
 	return nil
 }
-
-var _ flag.Value = (*optFloat)(nil)
