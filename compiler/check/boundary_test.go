@@ -197,9 +197,11 @@ var bounds = []bound{
 	{rule: "W002", what: "event source mapping concurrency ≤ 1,000", upper: true, limit: fixed(maxESMConcurrency),
 		set: iset(func(a *ir.Agent) *int { return &a.Scaling.Max })},
 	{rule: "W003", what: "visibility ≥ 6 × timeout + window", upper: false,
-		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Lambda.BatchingWindow = 3 * time.Second },
-		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(lambdaVisibility*a.Lambda.Timeout + a.Lambda.BatchingWindow) },
-		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Lambda.BatchingWindow = 3 * time.Second },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 {
+			return int64(lambdaVisibility*a.Lambda.Timeout + a.Lambda.BatchingWindow)
+		},
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
 	{rule: "W003", what: "function timeout ≥ step.max", upper: false,
 		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Queue.Visibility = ir.MaxVisibility },
 		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
@@ -237,8 +239,12 @@ var bounds = []bound{
 		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepP95) },
 		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Scaling.Cooldown })},
 	{rule: "W006", what: "step.p95 within KEDA's poll without in-flight scaling", upper: true, limit: fixed(int64(kedaPollInterval)),
-		prep: func(f *ir.Fleet, a *ir.Agent) { eksClass(f, a); a.Scaling.ScaleOnInFlight = false; a.StepMax = time.Hour },
-		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
+		prep: func(f *ir.Fleet, a *ir.Agent) {
+			eksClass(f, a)
+			a.Scaling.ScaleOnInFlight = false
+			a.StepMax = time.Hour
+		},
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
 
 	// workflows
 	{rule: "S006", what: "fan-out max_concurrency", upper: true, limit: fixed(mapMaxConcurrency), src: fleetWith(1) + fanOutSrc,
