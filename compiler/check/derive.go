@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -76,8 +77,8 @@ const (
 	expressStartPerSec   = 6000
 	mapMaxConcurrency    = 10_000
 	openMapRuns          = 1000
-	agentCorePayload     = 100 * 1000 * 1000 // 100 MB
-	agentCoreSyncRequest = 15 * time.Minute  // InvokeAgentRuntime's synchronous request timeout
+	agentCorePayload     = wire.AgentCoreMaxPayload // 100 MB, shared with the runtime
+	agentCoreSyncRequest = 15 * time.Minute         // InvokeAgentRuntime's synchronous request timeout
 	syncToolP95          = 10 * time.Second
 	kedaPollInterval     = 30 * time.Second // KEDA's default pollingInterval
 
