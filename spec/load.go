@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // MaxFileBytes bounds what fleetc reads of one spec, wherever it comes from (a file, stdin,
@@ -29,8 +30,8 @@ const MaxFileBytes = 4 << 20
 
 // Limits that keep a hostile file from exhausting memory or time.
 const (
-	maxNodes     = 200_000 // after alias expansion (billion laughs)
-	maxDepth     = 64
+	maxNodes = 200_000 // after alias expansion (billion laughs)
+	maxDepth = 64
 )
 
 // File is a loaded fleet.yaml: the typed spec plus where each value came from.
@@ -327,7 +328,7 @@ func (c *converter) convert(n *yaml.Node, path string, depth int) any {
 				d.Detail = "Write the fields out; fleetc keeps each value's position, which merges would blur."
 				continue
 			}
-			child := path + "/" + escapePointer(k.Value)
+			child := path + "/" + jsonptr.Escape(k.Value)
 			if prev, dup := seen[k.Value]; dup {
 				d := c.errorAt(k, child, "P006", "duplicate key %q (first defined at line %d)", k.Value, prev.Line)
 				d.Detail = "YAML keeps only one of them; remove or rename the other."
@@ -389,19 +390,8 @@ func (c *converter) scalar(n *yaml.Node, path string) any {
 	}
 }
 
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 // Pointer builds a JSON pointer from path segments, escaping each.
-func Pointer(segs ...string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
-	}
-	return b.String()
-}
+func Pointer(segs ...string) string { return jsonptr.Join(segs...) }
 
 func describe(v any) string {
 	switch v.(type) {

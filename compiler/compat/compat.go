@@ -28,6 +28,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Contract is one event contract on one side of a comparison.
@@ -305,7 +306,7 @@ func pointerOrRoot(p string) string {
 	var b strings.Builder
 	segs := strings.Split(p[1:], "/")
 	for i := 0; i < len(segs); i++ {
-		seg := unescaper.Replace(segs[i])
+		seg := jsonptr.Unescape(segs[i])
 		switch {
 		case (seg == "properties" || seg == "definitions") && i+1 < len(segs) && (i == 0 || segs[i-1] != "properties"):
 			if seg == "definitions" {
@@ -753,7 +754,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 	renamed := w.renames(b, h)
 	for _, p := range slices.Sorted(maps.Keys(hr)) {
 		if !br[p] && !(renamed[p] != "" && br[renamed[p]]) {
-			w.emit(RequiredAdded, true, Backward, ptr+"/properties/"+escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
+			w.emit(RequiredAdded, true, Backward, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
 		}
 	}
 	hprops, _ := h["properties"].(map[string]any)
@@ -762,7 +763,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 			continue
 		}
 		if _, kept := hprops[p]; kept { // removals are reported as such
-			w.emit(RequiredRemoved, true, Forward, ptr+"/properties/"+escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
+			w.emit(RequiredRemoved, true, Forward, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
 		}
 	}
 }
@@ -801,7 +802,7 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 	}
 	hr := stringSet(h["required"])
 	for _, p := range slices.Sorted(maps.Keys(bp)) {
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		if hs, ok := hp[p]; ok {
 			w.schema(asSchema(bp[p]), asSchema(hs), at)
 			continue
@@ -817,7 +818,7 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 		if _, ok := bp[p]; ok || renamed[p] != "" {
 			continue
 		}
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		switch {
 		case bOpen && bAdd == false:
 			w.emit(ClosedAdded, true, Forward, at, "property %q added to %s, which old consumers read with additionalProperties: false", p, pointerOrRoot(ptr))
@@ -871,11 +872,3 @@ func (w *walker) items(b, h map[string]any, ptr string) {
 		w.opaque("items", b, h, ptr)
 	}
 }
-
-// JSON pointer segment escaping (RFC 6901), built once: a Replacer compiles itself on first use.
-var (
-	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
-	unescaper = strings.NewReplacer("~1", "/", "~0", "~")
-)
-
-func escape(s string) string { return escaper.Replace(s) }

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Category groups changes the way a reviewer triages them.
@@ -245,7 +246,7 @@ func diagnosticChanges(base, head *Side) []Change {
 // subjectOfPath names the spec part a JSON pointer is under ("/agents/coder/step" → "class coder").
 func subjectOfPath(p string) string {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	unescape := strings.NewReplacer("~1", "/", "~0", "~").Replace
+	unescape := jsonptr.Unescape
 	if len(parts) >= 2 {
 		name := unescape(parts[1])
 		switch parts[0] {
