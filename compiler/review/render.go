@@ -7,10 +7,8 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/graph"
+	"github.com/fleetc/fleetc/spec/diag"
 )
-
-// FormatVersion is the version of the JSON report; it changes only when a field changes meaning.
-const FormatVersion = 1
 
 // Formats the report renders to.
 var Formats = []string{"text", "markdown", "json", "github-actions"}
@@ -180,7 +178,7 @@ type jsonReport struct {
 }
 
 func (r *Report) json(w io.Writer) error {
-	jr := jsonReport{FormatVersion: FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
+	jr := jsonReport{FormatVersion: diag.FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
 		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources}
 	if jr.Changes == nil {
 		jr.Changes = []Change{}

@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// FormatVersion versions every JSON document fleetc prints (validate, build, rules, schemas
+// diff, plan and apply summaries, diff): one integer for all of them, raised only when a field
+// changes meaning (additions keep it).
+const FormatVersion = 1
+
 // Severity says whether a diagnostic stops the build.
 type Severity int
 

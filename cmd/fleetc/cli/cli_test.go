@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -65,14 +66,14 @@ func TestValidateJSON(t *testing.T) {
 			t.Errorf("%s: exit %d", tc.file, code)
 		}
 		var rep struct {
-			FormatVersion string            `json:"format_version"`
+			FormatVersion int               `json:"format_version"`
 			Valid         bool              `json:"valid"`
 			Diagnostics   []json.RawMessage `json:"diagnostics"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%s: not JSON: %v\n%s", tc.file, err, out)
 		}
-		if rep.FormatVersion != "1.0" || rep.Valid != tc.valid || rep.Diagnostics == nil {
+		if rep.FormatVersion != diag.FormatVersion || rep.Valid != tc.valid || rep.Diagnostics == nil {
 			t.Errorf("%s: %+v", tc.file, rep)
 		}
 		if !strings.Contains(out, `"diagnostics": [`) {
@@ -211,7 +212,7 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, _ := run(t, "build", "--format", "json", research, "-o", out)
 	var rep struct {
-		FormatVersion string   `json:"format_version"`
+		FormatVersion int      `json:"format_version"`
 		Valid         bool     `json:"valid"`
 		Files         []string `json:"files"`
 		Diagnostics   []any    `json:"diagnostics"`
@@ -222,7 +223,7 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}
-	if rep.FormatVersion != "1.0" || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
+	if rep.FormatVersion != diag.FormatVersion || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
 		t.Errorf("%+v", rep)
 	}
 	os.Remove(filepath.Join(out, "runtime", "coder.json"))

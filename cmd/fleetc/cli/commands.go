@@ -189,7 +189,7 @@ func (r *buildResult) report(w io.Writer) {
 	doc := struct {
 		jsonReport
 		*buildResult
-	}{jsonReport{FormatVersion: "1.0", Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(r.ds)}, r}
+	}{jsonReport{FormatVersion: diag.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(r.ds)}, r}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(doc)
@@ -221,7 +221,7 @@ func runRules(args []string, stdout, stderr io.Writer) int {
 	if format.value == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"format_version": "1.0", "rules": rules})
+		_ = enc.Encode(map[string]any{"format_version": diag.FormatVersion, "rules": rules})
 		return exitOK
 	}
 	for _, r := range rules {

@@ -134,7 +134,7 @@ func runSchemasCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	r := compat.Compare(baseContracts, head.contracts)
 	if format.value == "json" {
-		writeJSON(stdout, map[string]any{"format_version": "1.0", "base": baseName, "head": files[0],
+		writeJSON(stdout, map[string]any{"format_version": diag.FormatVersion, "base": baseName, "head": files[0],
 			"errors": r.Errors(), "breaking": len(r.Breaking()), "findings": located(r.Findings, b, head)})
 	} else {
 		printFindings(stdout, r.Findings, b, head, "")

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetc/fleetc/compiler/registry/registrytest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 const ttlLine = "        ttl_seconds: { type: integer, minimum: 1 }\n"
@@ -65,7 +66,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	safe := researchVariant(t, t.TempDir(), addPriority)
 	code, out, _ = run(t, "schemas", "check", safe, "--base-file", research, "--format", "json")
 	var rep struct {
-		FormatVersion string `json:"format_version"`
+		FormatVersion int `json:"format_version"`
 		Errors        int
 		Findings      []struct {
 			Kind     string
@@ -76,7 +77,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
-	if rep.FormatVersion != "1.0" || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
+	if rep.FormatVersion != diag.FormatVersion || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
 		t.Fatalf("json: %s", out)
 	}
 	// Usage errors.
