@@ -187,30 +187,24 @@ const (
 	Both     Direction = "both"
 )
 
-// Severities of findings.
-const (
-	SevError   = "error"   // breaking, contract version not bumped
-	SevWarning = "warning" // breaking, version bumped
-	SevInfo    = "info"    // safe
-)
-
 // Finding is one contract change.
 type Finding struct {
-	Kind        Kind      `json:"kind"`
-	Breaking    bool      `json:"breaking"`
-	Direction   Direction `json:"direction,omitempty"`
-	Severity    string    `json:"severity"`
-	Event       string    `json:"event"`  // detail-type (the head's; the base's when removed)
-	Schema      string    `json:"schema"` // registry schema name
-	Pointer     string    `json:"pointer"`
-	Side        string    `json:"side"`           // base or head: where Path lives
-	Path        string    `json:"path,omitempty"` // spec path of the event on Side
-	Summary     string    `json:"summary"`
-	Consumers   []string  `json:"consumers"`
-	Workflows   []string  `json:"workflows"`
-	BaseVersion int       `json:"base_version"`
-	HeadVersion int       `json:"head_version"`
-	Bumped      bool      `json:"version_bumped"`
+	Kind        Kind          `json:"kind"`
+	Breaking    bool          `json:"breaking"`
+	Direction   Direction     `json:"direction,omitempty"`
+	Severity    diag.Severity `json:"severity"`       // error: breaking, version not bumped; warning: breaking, bumped; info: safe
+	Code        string        `json:"code,omitempty"` // C001 or C002 when breaking (Codes)
+	Event       string        `json:"event"`          // detail-type (the head's; the base's when removed)
+	Schema      string        `json:"schema"`         // registry schema name
+	Pointer     string        `json:"pointer"`
+	Side        string        `json:"side"`           // base or head: where Path lives
+	Path        string        `json:"path,omitempty"` // spec path of the event on Side
+	Summary     string        `json:"summary"`
+	Consumers   []string      `json:"consumers"`
+	Workflows   []string      `json:"workflows"`
+	BaseVersion int           `json:"base_version"`
+	HeadVersion int           `json:"head_version"`
+	Bumped      bool          `json:"version_bumped"`
 }
 
 // Report is the outcome of a comparison, findings sorted by event, pointer and kind.
@@ -233,7 +227,7 @@ func (r Report) Breaking() []Finding {
 func (r Report) Errors() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SevError {
+		if f.Severity == diag.Error {
 			n++
 		}
 	}
@@ -268,10 +262,10 @@ func (r Report) Diagnostics() diag.Diagnostics {
 		msg := "event %s: %s (%s; consumers: %s)"
 		args := []any{f.Event, f.Summary, f.Direction, list(f.Consumers, f.Workflows)}
 		var d *diag.Diagnostic
-		if f.Severity == SevError {
-			d = ds.Errorf(CodeUnversioned, f.Path, msg, args...)
+		if f.Severity == diag.Error {
+			d = ds.Errorf(f.Code, f.Path, msg, args...)
 		} else {
-			d = ds.Warnf(CodeVersioned, f.Path, msg, args...)
+			d = ds.Warnf(f.Code, f.Path, msg, args...)
 		}
 		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, orRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
 	}
@@ -433,11 +427,11 @@ func (r *Report) add(b, h *Contract, f Finding) {
 	f.Bumped = b.Version > 0 && h.Version > b.Version
 	switch {
 	case !f.Breaking:
-		f.Severity, f.Direction = SevInfo, ""
+		f.Severity, f.Direction = diag.Info, ""
 	case f.Bumped:
-		f.Severity = SevWarning
+		f.Severity, f.Code = diag.Warning, CodeVersioned
 	default:
-		f.Severity = SevError
+		f.Severity, f.Code = diag.Error, CodeUnversioned
 	}
 	r.Findings = append(r.Findings, f)
 }

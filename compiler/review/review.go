@@ -32,16 +32,17 @@ const (
 // Categories in report order.
 var Categories = []Category{Replacement, Breaking, Security, Posture, Diagnostic}
 
-// Severity: error blocks a merge, warning needs a reviewer's eye, info is for the record.
-type Severity string
+// Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
+// record.
+type Severity = diag.Severity
 
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = diag.Error
+	Warning = diag.Warning
+	Info    = diag.Info
 )
 
-func (s Severity) rank() int {
+func rank(s Severity) int {
 	switch s {
 	case Error:
 		return 0
@@ -139,8 +140,8 @@ func sortChanges(cs []Change) {
 		if order[a.Category] != order[b.Category] {
 			return order[a.Category] < order[b.Category]
 		}
-		if a.Severity.rank() != b.Severity.rank() {
-			return a.Severity.rank() < b.Severity.rank()
+		if rank(a.Severity) != rank(b.Severity) {
+			return rank(a.Severity) < rank(b.Severity)
 		}
 		if a.Subject != b.Subject {
 			return a.Subject < b.Subject

@@ -196,10 +196,10 @@ func (r *buildResult) report(w io.Writer) {
 }
 
 type ruleInfo struct {
-	ID       string `json:"id"`
-	Category string `json:"category"`
-	Severity string `json:"severity"`
-	Summary  string `json:"summary"`
+	ID       string        `json:"id"`
+	Category string        `json:"category"`
+	Severity diag.Severity `json:"severity"`
+	Summary  string        `json:"summary"`
 }
 
 func catalog() []ruleInfo {
