@@ -7,8 +7,11 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/graph"
-	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
+
+// FormatVersion is the version of the JSON report (fleetc's one format_version).
+const FormatVersion = jsonreport.FormatVersion
 
 // Formats the report renders to.
 var Formats = []string{"text", "markdown", "json", "github-actions"}
@@ -178,7 +181,7 @@ type jsonReport struct {
 }
 
 func (r *Report) json(w io.Writer) error {
-	jr := jsonReport{FormatVersion: diag.FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
+	jr := jsonReport{FormatVersion: FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
 		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources}
 	if jr.Changes == nil {
 		jr.Changes = []Change{}

@@ -8,11 +8,6 @@ import (
 	"strings"
 )
 
-// FormatVersion versions every JSON document fleetc prints (validate, build, rules, schemas
-// diff, plan and apply summaries, diff): one integer for all of them, raised only when a field
-// changes meaning (additions keep it).
-const FormatVersion = 1
-
 // Severity is the one severity scale of fleetc: of diagnostics (error stops the build,
 // warning does not), of documented codes, of contract findings (compat) and of review
 // changes (error blocks a merge, warning needs a reviewer's eye, info is for the record).

@@ -28,7 +28,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/review"
 	"github.com/fleetc/fleetc/compiler/verify"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
-	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // e2eSpec is the deploy tests' fleet: one eks class on a standard queue and a Standard workflow.
@@ -191,7 +190,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 	for _, g := range s.Groups {
 		groups[g.Group] = g
 	}
-	if s.FormatVersion != diag.FormatVersion || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
+	if s.FormatVersion != 1 || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
 		groups["state"].Create == 0 || groups["workflows"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
 		t.Fatalf("plan summary: %+v", s)
 	}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/fleetc/fleetc/spec/diag"
 )
 
 const researcherFIFO = "    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 90s, max: 10m }"
@@ -76,7 +74,7 @@ func TestDiffFormats(t *testing.T) {
 			Category, Severity, Subject, Summary string
 		} `json:"changes"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != diag.FormatVersion || len(doc.Changes) == 0 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 1 || len(doc.Changes) == 0 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
 	for _, c := range doc.Changes {

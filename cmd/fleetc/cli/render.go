@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -108,7 +109,7 @@ type jsonReport struct {
 }
 
 func renderJSON(w io.Writer, ds diag.Diagnostics, v verdict) {
-	rep := jsonReport{FormatVersion: diag.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(ds)}
+	rep := jsonReport{FormatVersion: jsonreport.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(ds)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(rep)
