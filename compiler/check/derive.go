@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -22,11 +23,35 @@ const (
 	sfnMaxPayload        = 256 << 10
 	sfnMaxHistory        = 25_000
 	expressMax           = 300 * time.Second
-	agentCorePayload     = 100 * 1000 * 1000 // 100 MB
-	agentCoreSyncRequest = 15 * time.Minute  // InvokeAgentRuntime's synchronous request timeout
+	agentCorePayload     = wire.AgentCoreMaxPayload // 100 MB, shared with the runtime
+	agentCoreSyncRequest = 15 * time.Minute         // InvokeAgentRuntime's synchronous request timeout
 	syncToolP95          = 10 * time.Second
 	kedaPollInterval     = 30 * time.Second // KEDA's default pollingInterval
-	visibilityMargin     = 1.5              // the margin ir.Lower applies to step.max
+
+	// Limits the rules compare against, each from the seeds; the boundary table
+	// (boundary_test.go) holds every rule to its constant.
+	maxTargetsPerRule   = 5                   // EventBridge targets per rule
+	maxPatternChars     = 2048                // EventBridge event pattern
+	maxWildcardRules    = 30                  // rules with wildcards per bus, not adjustable
+	maxDeliveryAttempts = 185                 // EventBridge target retry attempts (0–185)
+	minEventAge         = time.Minute         // EventBridge maximum event age: 60 s …
+	maxEventAge         = 24 * time.Hour      // … 86,400 s
+	minRetention        = time.Minute         // SQS message retention: 1 min …
+	maxRetention        = 14 * 24 * time.Hour // … 14 days
+	ageAlarmReceives    = 3                   // Q005: above this, standard queues reorder retries
+	maxLongPoll         = 20 * time.Second    // SQS ReceiveMessage WaitTimeSeconds
+	maxGroupKey         = 128                 // SQS MessageGroupId characters
+	maxQueueDelay       = 15 * time.Minute    // SQS DelaySeconds
+	maxBatchingWindow   = 300 * time.Second   // Lambda event source mapping
+	maxUnwindowedBatch  = 10                  // records per batch on FIFO, or without a ≥ 1 s window
+	minBatchWindowAbove = time.Second         // the window AWS requires above maxUnwindowedBatch
+	minESMConcurrency   = 2                   // event source mapping MaximumConcurrency 2 …
+	maxESMConcurrency   = 1000                // … 1,000
+	lambdaVisibility    = 6                   // AWS: visibility ≥ 6 × function timeout (+ batching window)
+	agentCoreMicroVM    = 8 * time.Hour       // AgentCore session lifecycle, microVM
+	agentCoreInstances  = 14 * 24 * time.Hour // … and with instances
+	maxInGroupRetries   = 3                   // M002: router retries within a group
+	maxToleratedPercent = 100                 // Distributed Map ToleratedFailurePercentage
 )
 
 // at returns the first candidate pointer written in the spec, else the first candidate:

@@ -426,7 +426,7 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 					fmt.Sprintf("fan-out %s: batch_input %s exceeds the 262,144-byte BatchInput limit", st.Name, bytesOf(fo.BatchInputBytes)),
 					"Set fan_out.batch_input to 256KiB or less.")
 			}
-			if p := fo.ToleratedFailurePercent; p < 0 || p > 100 {
+			if p := fo.ToleratedFailurePercent; p < 0 || p > maxToleratedPercent {
 				r.Add(stepPath(st, "tolerated_failure_percent"),
 					fmt.Sprintf("fan-out %s: tolerated_failure_percent %d is outside 0–100", st.Name, p),
 					"Set fan_out.tolerated_failure_percent between 0 and 100.")

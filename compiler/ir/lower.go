@@ -323,7 +323,7 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Heartbeat = sa.Step.Heartbeat.Duration
 		}
 	default:
-		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(a.StepMax*3/2), MaxVisibility))
+		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(VisibilityFor(a.StepMax)), MaxVisibility))
 		a.Heartbeat = durationOr(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))
 	}
 	switch a.Runtime {
