@@ -64,6 +64,9 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		"FLEET_TRACE_ID="+req.TraceID,
 		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
 	)
+	if req.ModelPolicy != "" {
+		cmd.Env = append(cmd.Env, "FLEET_MODEL_POLICY="+req.ModelPolicy)
+	}
 	if !req.Deadline.IsZero() {
 		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
@@ -94,11 +97,11 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		return nil, classifyExit(ee, stdout.Bytes(), stderr.String())
 	}
 	if stdout.overflow {
-		return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
+		return nil, &retry.Error{Code: CodeOutputTooLarge, Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	if !json.Valid(out) {
-		return nil, &retry.Error{Code: "BadOutput", Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
+		return nil, &retry.Error{Code: CodeBadOutput, Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
 	}
 	return json.RawMessage(out), nil
 }

@@ -21,7 +21,16 @@ type Request struct {
 	Attempt     int             // 1-based delivery attempt
 	Deadline    time.Time       // the step's own deadline (also on ctx)
 	Input       json.RawMessage // the event detail (claim check already resolved)
+	// ModelPolicy is the policy the event picked (detail.model_policy, one of the class's
+	// allowed policies); "" = the class's default.
+	ModelPolicy string
 }
+
+// Codes of handler results that are not an answer at all.
+const (
+	CodeBadOutput      = "BadOutput"      // not one JSON value
+	CodeOutputTooLarge = "OutputTooLarge" // above the capture limit
+)
 
 // Handler runs a step. Errors should be *retry.Error so the queue knows
 // whether to retry; anything else is treated as retryable.

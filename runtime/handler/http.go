@@ -83,14 +83,14 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		if len(raw) > maxOutput {
-			return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("body above %d bytes", maxOutput)}
+			return nil, &retry.Error{Code: CodeOutputTooLarge, Message: fmt.Sprintf("body above %d bytes", maxOutput)}
 		}
 		out := bytes.TrimSpace(raw)
 		if len(out) == 0 {
 			return json.RawMessage("null"), nil
 		}
 		if !json.Valid(out) {
-			return nil, &retry.Error{Code: "BadOutput", Message: "response is not JSON: " + trunc(string(out), 256)}
+			return nil, &retry.Error{Code: CodeBadOutput, Message: "response is not JSON: " + trunc(string(out), 256)}
 		}
 		return json.RawMessage(out), nil
 	}

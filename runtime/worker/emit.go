@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -17,14 +15,17 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
-// Completion events are built by one rule (README "Completion events"), which the runtime
-// config spells out per event (config.EmitDetail):
+// Completion events are built by one rule (docs/completion-events.md), which the runtime
+// config spells out as data: events.fill_order names the sources in precedence order, and
+// each event's detail lists what each source fills (config.EmitDetail). A property takes its
+// value from the first source that has one:
 //
-//   - carried fields: each name in carry is copied verbatim from the consumed detail (the
-//     message's detail as delivered, or the workflow state input) when present there;
-//   - worker fields, each only when listed in worker_fields: agent_class = the class,
-//     trace_id = the step's trace id, traceparent = the step's W3C trace context, and result =
-//     the handler's output, or result_ref when the output went to the claim-check bucket.
+//   - worker: each field listed in worker_fields: agent_class = the class, trace_id = the
+//     step's trace id, traceparent = the step's W3C trace context, and result = the handler's
+//     output, or result_ref when the output went to the claim-check bucket;
+//   - output: each name in from_output, from the handler result's top-level property;
+//   - carried: each name in carry, copied verbatim from the consumed detail (the message's
+//     detail as delivered, or the workflow state input).
 //
 // The detail is then checked against the event's schema; a detail that breaks it is never
 // published.
@@ -46,6 +47,11 @@ var errContract = errors.New("completion event breaks its contract")
 // a Worker built in code compiles on first use.
 func (w *Worker) CompileContracts() error {
 	w.contractsOnce.Do(func() {
+		if o := w.Cfg.Output; o != nil && len(o.Schema) > 0 {
+			if w.outputSchema, w.contractsErr = compileOutputSchema(w.Cfg.Class, o.Schema); w.contractsErr != nil {
+				return
+			}
+		}
 		for _, e := range w.Cfg.Events.Emits {
 			c := contract{emit: e}
 			if len(e.Detail.Schema) > 0 {
@@ -95,28 +101,26 @@ func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedR
 	entries := make([]events.Entry, 0, len(w.contracts))
 	for _, c := range w.contracts {
 		detail := map[string]any{}
-		for _, k := range c.emit.Detail.Carry {
-			if v, ok := input[k]; ok {
+		set := func(k string, v any) {
+			if _, done := detail[k]; !done {
 				detail[k] = v
 			}
 		}
-		for _, f := range c.emit.Detail.WorkerFields {
-			switch f {
-			case "agent_class":
-				detail[f] = w.Cfg.Class
-			case "trace_id":
-				if env.TraceID != "" {
-					detail[f] = env.TraceID
+		for _, source := range w.Cfg.Events.FillOrder {
+			switch source {
+			case config.FillWorker:
+				w.workerFields(c.emit.Detail.WorkerFields, env, s, traceparent, set)
+			case config.FillOutput:
+				for _, k := range c.emit.Detail.FromOutput {
+					if v, ok := s.Fields[k]; ok {
+						set(k, v)
+					}
 				}
-			case "traceparent":
-				if traceparent != "" {
-					detail[f] = traceparent
-				}
-			case "result":
-				if s.ResultRef != nil {
-					detail["result_ref"] = s.ResultRef
-				} else {
-					detail["result"] = s.Result
+			case config.FillCarried:
+				for _, k := range c.emit.Detail.Carry {
+					if v, ok := input[k]; ok {
+						set(k, v)
+					}
 				}
 			}
 		}
@@ -130,6 +134,30 @@ func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedR
 		entries = append(entries, events.Entry{Source: c.emit.Source, DetailType: c.emit.DetailType, Detail: raw, TraceHeader: xray})
 	}
 	return entries, nil
+}
+
+// workerFields sets the worker's own fields (worker_fields) through set.
+func (w *Worker) workerFields(fields []string, env *Envelope, s storedResult, traceparent string, set func(string, any)) {
+	for _, f := range fields {
+		switch f {
+		case "agent_class":
+			set(f, w.Cfg.Class)
+		case "trace_id":
+			if env.TraceID != "" {
+				set(f, env.TraceID)
+			}
+		case "traceparent":
+			if traceparent != "" {
+				set(f, traceparent)
+			}
+		case "result":
+			if s.ResultRef != nil {
+				set("result_ref", s.ResultRef)
+			} else {
+				set("result", s.Result)
+			}
+		}
+	}
 }
 
 // checkDetail validates raw against the event's schema; the error lists every violation with
@@ -148,25 +176,5 @@ func checkDetail(c contract, raw []byte) error {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("%w: event %s: %v", errContract, c.emit.DetailType, err)
-	}
-	var problems []string
-	var leaves func(e *jsonschema.ValidationError)
-	leaves = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			problems = append(problems, "detail"+e.InstanceLocation+": "+e.Message)
-		}
-		for _, c := range e.Causes {
-			leaves(c)
-		}
-	}
-	leaves(ve)
-	slices.Sort(problems)
-	problems = slices.Compact(problems)
-	if len(problems) == 0 {
-		problems = append(problems, ve.Error())
-	}
-	return fmt.Errorf("%w: event %s: %s", errContract, c.emit.DetailType, strings.Join(problems, "; "))
+	return fmt.Errorf("%w: event %s: %s", errContract, c.emit.DetailType, schemaProblems(err, "detail"))
 }
