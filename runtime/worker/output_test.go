@@ -241,5 +241,3 @@ func TestModelPolicyAllowed(t *testing.T) {
 		}
 	}
 }
-
-
