@@ -176,6 +176,19 @@ func checkOutput(a *ir.Agent, ds *diag.Diagnostics) {
 	}
 }
 
+// ExampleOf returns a value that satisfies schema (a detail or handler-output schema as the
+// spec writes it), generated as the example events are: deterministic, same bytes every run.
+func ExampleOf(schema map[string]any) (any, error) {
+	v, err := normalize(schema)
+	if err != nil {
+		return nil, err
+	}
+	hints := (&translator{ds: new(diag.Diagnostics), keepFormats: true}).document(v)
+	doc := envelope(&ir.Event{DetailType: "example", Source: "fleet"}, hints)
+	g := &generator{root: doc}
+	return g.value(doc["properties"].(map[string]any)["detail"], "detail", 0), nil
+}
+
 // envelope wraps a translated detail schema in the EventBridge event envelope.
 func envelope(e *ir.Event, t translated) map[string]any {
 	desc := e.Description

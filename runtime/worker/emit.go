@@ -10,6 +10,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/runtime/claimcheck"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/telemetry"
@@ -94,36 +95,13 @@ func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedR
 	if err := w.CompileContracts(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errContract, err)
 	}
-	var input map[string]json.RawMessage
-	_ = json.Unmarshal(env.Detail, &input)
-	traceparent := telemetry.Inject(ctx)[telemetry.AttrTraceparent]
+	in := Fill{Class: w.Cfg.Class, TraceID: env.TraceID, Traceparent: telemetry.Inject(ctx)[telemetry.AttrTraceparent],
+		Result: s.Result, ResultRef: s.ResultRef, Fields: s.Fields}
+	_ = json.Unmarshal(env.Detail, &in.Consumed)
 	xray := telemetry.XRayTraceHeader(ctx)
 	entries := make([]events.Entry, 0, len(w.contracts))
 	for _, c := range w.contracts {
-		detail := map[string]any{}
-		set := func(k string, v any) {
-			if _, done := detail[k]; !done {
-				detail[k] = v
-			}
-		}
-		for _, source := range w.Cfg.Events.FillOrder {
-			switch source {
-			case config.FillWorker:
-				w.workerFields(c.emit.Detail.WorkerFields, env, s, traceparent, set)
-			case config.FillOutput:
-				for _, k := range c.emit.Detail.FromOutput {
-					if v, ok := s.Fields[k]; ok {
-						set(k, v)
-					}
-				}
-			case config.FillCarried:
-				for _, k := range c.emit.Detail.Carry {
-					if v, ok := input[k]; ok {
-						set(k, v)
-					}
-				}
-			}
-		}
+		detail := BuildDetail(w.Cfg.Events.FillOrder, c.emit.Detail, in)
 		raw, err := json.Marshal(detail)
 		if err != nil {
 			return nil, err
@@ -136,28 +114,64 @@ func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedR
 	return entries, nil
 }
 
-// workerFields sets the worker's own fields (worker_fields) through set.
-func (w *Worker) workerFields(fields []string, env *Envelope, s storedResult, traceparent string, set func(string, any)) {
-	for _, f := range fields {
-		switch f {
-		case "agent_class":
-			set(f, w.Cfg.Class)
-		case "trace_id":
-			if env.TraceID != "" {
-				set(f, env.TraceID)
+// Fill is what a completion detail is built from.
+type Fill struct {
+	Class       string                     // agent_class
+	TraceID     string                     // the step's trace id ("" = not written)
+	Traceparent string                     // the step's W3C trace context ("" = not written)
+	Consumed    map[string]json.RawMessage // the consumed detail (carried fields)
+	Result      json.RawMessage            // the handler's result, when inline
+	ResultRef   *claimcheck.Ref            // the result's claim check, when offloaded
+	Fields      map[string]json.RawMessage // the result's top-level properties (OutputFields)
+}
+
+// BuildDetail applies the fill rule: for each source of order (events.fill_order), the
+// properties that source fills, each set by the first source that has a value for it.
+func BuildDetail(order []string, d config.EmitDetail, in Fill) map[string]any {
+	detail := map[string]any{}
+	set := func(k string, v any) {
+		if _, done := detail[k]; !done {
+			detail[k] = v
+		}
+	}
+	for _, source := range order {
+		switch source {
+		case config.FillWorker:
+			for _, f := range d.WorkerFields {
+				switch f {
+				case "agent_class":
+					set(f, in.Class)
+				case "trace_id":
+					if in.TraceID != "" {
+						set(f, in.TraceID)
+					}
+				case "traceparent":
+					if in.Traceparent != "" {
+						set(f, in.Traceparent)
+					}
+				case "result":
+					if in.ResultRef != nil {
+						set("result_ref", in.ResultRef)
+					} else {
+						set("result", in.Result)
+					}
+				}
 			}
-		case "traceparent":
-			if traceparent != "" {
-				set(f, traceparent)
+		case config.FillOutput:
+			for _, k := range d.FromOutput {
+				if v, ok := in.Fields[k]; ok {
+					set(k, v)
+				}
 			}
-		case "result":
-			if s.ResultRef != nil {
-				set("result_ref", s.ResultRef)
-			} else {
-				set("result", s.Result)
+		case config.FillCarried:
+			for _, k := range d.Carry {
+				if v, ok := in.Consumed[k]; ok {
+					set(k, v)
+				}
 			}
 		}
 	}
+	return detail
 }
 
 // checkDetail validates raw against the event's schema; the error lists every violation with

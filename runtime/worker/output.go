@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 )
@@ -47,9 +48,9 @@ func compileOutputSchema(class string, raw []byte) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// checkOutput holds a handler result to the class's output contract (nil when the class
-// declares none): the reason it does not fit, or "".
-func (w *Worker) checkOutput(out json.RawMessage) string {
+// CheckOutput holds a handler result to the class's output contract (nil when the class
+// declares none): the reason it does not fit, or "". CompileContracts must have run.
+func (w *Worker) CheckOutput(out json.RawMessage) string {
 	o := w.Cfg.Output
 	if o == nil || w.outputSchema == nil {
 		return ""
@@ -84,11 +85,11 @@ func (w *Worker) outputInvalid(err error) (string, bool) {
 	return "", false
 }
 
-// outputFields are the result's top-level properties that some emitted event fills from it
+// OutputFields are the result's top-level properties that some emitted event fills from it
 // (emit from_output): kept beside the result so a claim-checked result still fills them.
-func (w *Worker) outputFields(out json.RawMessage) map[string]json.RawMessage {
+func OutputFields(cfg *config.Config, out json.RawMessage) map[string]json.RawMessage {
 	var names []string
-	for _, e := range w.Cfg.Events.Emits {
+	for _, e := range cfg.Events.Emits {
 		names = append(names, e.Detail.FromOutput...)
 	}
 	if len(names) == 0 {

@@ -443,7 +443,7 @@ func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *act
 	}
 	// The result is held to the class's output contract before anything else: a misfit is
 	// dead-lettered with no event, no callback and no record of success.
-	if msg := w.checkOutput(out); msg != "" {
+	if msg := w.CheckOutput(out); msg != "" {
 		stopHeartbeats()
 		w.abandon(ctx, st.key, st.owner)
 		return w.deadLetterTask(ctx, env, CodeOutputInvalid, msg)
@@ -594,7 +594,7 @@ func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner str
 	if env.TaskToken != "" && limit > sfnInlineMax {
 		limit = sfnInlineMax
 	}
-	s := storedResult{Result: out, Fields: w.outputFields(out)}
+	s := storedResult{Result: out, Fields: OutputFields(w.Cfg, out)}
 	if len(out) > limit {
 		if w.Payloads == nil {
 			return s, nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
