@@ -16,7 +16,7 @@ var contractRules = []Rule{
 		ID: "E020", Category: "bus", Severity: diag.Error,
 		Summary: "every required field of an emitted event's detail is filled by the worker or carried from the class's input",
 		Explain: `fleet-worker fills each declared property of an emitted detail by one rule
-(docs/completion-events.md): worker fields (agent_class, trace_id, traceparent, result or
+(docs/concepts.md "Completion events"): worker fields (agent_class, trace_id, traceparent, result or
 result_ref), else the handler result's property when agents.<class>.output declares it,
 else the consumed detail's. A detail that breaks the event's schema is never published
 (EventContractViolation). Check: each required field is a worker field the schema allows,

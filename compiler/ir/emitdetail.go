@@ -3,7 +3,7 @@ package ir
 import "slices"
 
 // The detail of every event a class emits is built by fleet-worker, one rule for all classes
-// (docs/completion-events.md), written into each runtime config as events.fill_order. Each
+// (docs/concepts.md "Completion events"), written into each runtime config as events.fill_order. Each
 // property is filled from the first of these sources that has a value:
 //
 //  1. worker fields: agent_class (the emitting class), trace_id (the step's trace id),

@@ -16,7 +16,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
-// Completion events are built by one rule (docs/completion-events.md), which the runtime
+// Completion events are built by one rule (docs/concepts.md "Completion events"), which the runtime
 // config spells out as data: events.fill_order names the sources in precedence order, and
 // each event's detail lists what each source fills (config.EmitDetail). A property takes its
 // value from the first source that has one:
