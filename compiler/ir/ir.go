@@ -175,8 +175,12 @@ type Agent struct {
 	StepMax        time.Duration
 	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
 	Deadline       time.Duration // run deadline; 0 when none
-	Model          *Model
+	Model          *Model        // the default policy (the first of Models)
+	Models         []*Model      // every policy the class allows, the default first; an event's model_policy picks one
 	Handler        Handler
+	// Output is the JSON Schema of the handler's result (agents.<class>.output); nil when
+	// undeclared. OutputPath is its spec pointer.
+	Output         map[string]any
 	SideEffects    string // idempotent | non_idempotent
 	Idempotency    Idempotency
 	Scaling        Scaling

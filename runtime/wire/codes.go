@@ -35,6 +35,15 @@ const (
 	CallbackFailed          Code = "CallbackFailed"          // SendTaskSuccess failed; retried
 	StaleToken              Code = "StaleToken"              // the task token is gone: deleted, never retried
 	JobStatusFailed         Code = "JobStatusFailed"         // the async tool's job record could not be written
+	// HandlerOutputInvalid: the handler's result does not fit the class's output schema (or is
+	// not JSON, or is larger than output.max_bytes). Nothing was emitted, answered or recorded.
+	HandlerOutputInvalid Code = "HandlerOutputInvalid"
+)
+
+// The seed's envelope, checked before the handler runs.
+const (
+	Expired               Code = "Expired"               // the consumed event is older than its ttl_seconds
+	ModelPolicyNotAllowed Code = "ModelPolicyNotAllowed" // the event's model_policy is not one the class allows
 )
 
 // Handler and retry classification.
