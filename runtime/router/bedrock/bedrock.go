@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/transport"
 )
 
 // API is the part of the Bedrock Runtime client the provider uses.
@@ -31,10 +33,15 @@ type Provider struct{ API API }
 
 // NewClient builds a Bedrock Runtime client from cfg with SDK retries off. endpoint
 // overrides the service endpoint ("" = the region's Bedrock endpoint); a shared
-// endpoint in cfg (an emulator for the other services) is not inherited.
-func NewClient(cfg aws.Config, endpoint string) *bedrockruntime.Client {
+// endpoint in cfg (an emulator for the other services) is not inherited. hc is the
+// provider's pooled client (nil: a pool of transport.DefaultIdle connections).
+func NewClient(cfg aws.Config, endpoint string, hc *http.Client) *bedrockruntime.Client {
+	if hc == nil {
+		hc = transport.New(0)
+	}
 	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Retryer = aws.NopRetryer{}
+		o.HTTPClient = hc
 		o.BaseEndpoint = nil
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)

@@ -111,7 +111,7 @@ func TestGatewaySpeaksConverseToTheAWSSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close(context.Background())
-	client := bedrock.NewClient(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "s", "")}, gw.URL())
+	client := bedrock.NewClient(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "s", "")}, gw.URL(), nil)
 	out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{
 		ModelId:  aws.String("us.anthropic.claude-haiku-4-5"),
 		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}},

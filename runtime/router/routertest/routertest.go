@@ -59,6 +59,7 @@ type Server struct {
 	calls    int
 	models   []string
 	requests []*router.Request
+	remotes  map[string]bool // client addresses seen: one per TCP connection
 	inFlight atomic.Int64
 	maxSeen  atomic.Int64
 	t        testing.TB
@@ -70,6 +71,9 @@ func (s *Server) Calls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls 
 
 // MaxInFlight is the most requests the server held at once.
 func (s *Server) MaxInFlight() int { return int(s.maxSeen.Load()) }
+
+// Conns is the number of distinct client connections that sent a request.
+func (s *Server) Conns() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.remotes) }
 
 // Requests are the decoded requests, in arrival order.
 func (s *Server) Requests() []*router.Request {
@@ -85,8 +89,12 @@ func (s *Server) Models() []string {
 	return append([]string(nil), s.models...)
 }
 
-func (s *Server) begin(model string, req *router.Request) (int, func()) {
+func (s *Server) begin(r *http.Request, model string, req *router.Request) (int, func()) {
 	s.mu.Lock()
+	if s.remotes == nil {
+		s.remotes = map[string]bool{}
+	}
+	s.remotes[r.RemoteAddr] = true
 	s.calls++
 	n := s.calls
 	s.models = append(s.models, model)
@@ -138,7 +146,7 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("bedrock: request body: %v (%d messages)", err, len(in.Messages))
 	}
 	req := in.ToRouter()
-	n, done := s.begin(model, req)
+	n, done := s.begin(r, model, req)
 	defer done()
 	rep := s.script(n, req)
 	wait(r, rep.Delay)
@@ -173,7 +181,7 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 			t.Errorf("openai: request body: %v (model %q)", err, in.Model)
 		}
 		req := in.ToRouter()
-		n, done := s.begin(in.Model, req)
+		n, done := s.begin(r, in.Model, req)
 		defer done()
 		rep := s.script(n, req)
 		wait(r, rep.Delay)
@@ -213,7 +221,7 @@ func reply(model string, rep Reply) *router.Response {
 // retries off, built the way fleet-worker builds its own.
 func BedrockProvider(s *Server) *bedrock.Provider {
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}
-	return &bedrock.Provider{API: bedrock.NewClient(cfg, s.URL)}
+	return &bedrock.Provider{API: bedrock.NewClient(cfg, s.URL, nil)}
 }
 
 // OpenAIProvider is an OpenAI-compatible provider pointed at s.
