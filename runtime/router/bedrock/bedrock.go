@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -164,15 +163,22 @@ func providerError(err error) error {
 	if errors.As(err, &ae) {
 		pe.Code, pe.Message = ae.ErrorCode(), ae.ErrorMessage()
 	}
+	classifyCode(pe)
+	return pe
+}
+
+// classifyCode applies what the Converse API reference says of each error code.
+func classifyCode(pe *router.ProviderError) {
 	switch pe.Code {
 	case "ThrottlingException", "ModelNotReadyException":
 		// Bedrock's own rate limit (no spend limits on Bedrock): retried, with full
 		// jitter when no Retry-After came.
 		pe.RateLimited = true
+	case "ServiceQuotaExceededException", "ModelErrorException":
+		// "You can resubmit your request later" (quota) and "an error while processing
+		// the model" (424): another attempt or another group can answer.
+		pe.Transient = true
 	case "ValidationException":
-		m := strings.ToLower(pe.Message)
-		pe.ContextWindow = strings.Contains(m, "too long") || strings.Contains(m, "context window") ||
-			strings.Contains(m, "too many input tokens") || strings.Contains(m, "context length")
+		pe.ContextWindow = router.ContextWindowMessage(pe.Message)
 	}
-	return pe
 }

@@ -53,23 +53,50 @@ func (c *Client) Chat(ctx context.Context, model string, req *router.Request) (*
 		return nil, &router.ProviderError{Err: err}
 	}
 	if hresp.StatusCode/100 != 2 {
-		var eb ErrorBody
-		_ = json.Unmarshal(raw, &eb)
-		pe := router.FromHTTP(hresp.StatusCode, hresp.Header, eb.Error.Code, eb.Error.Message)
-		if pe.Code == "" {
-			pe.Code = eb.Error.Type
-		}
-		if pe.Message == "" {
-			pe.Message = truncate(string(raw), 512)
-		}
-		pe.ContextWindow = eb.Error.Code == "context_length_exceeded"
-		return nil, pe
+		return nil, errorFrom(hresp.StatusCode, hresp.Header, raw)
 	}
 	var cr ChatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil || len(cr.Choices) == 0 {
 		return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput", Message: fmt.Sprintf("chat completion without choices: %s", truncate(string(raw), 256))}
 	}
 	return cr.ToRouter()
+}
+
+// errorFrom reads an error answer: OpenAI's {"error":{message,type,code}}, vLLM's (code
+// a number, or the fields at the top level) and LiteLLM's (the upstream's class name in
+// the message) alike.
+func errorFrom(status int, h http.Header, raw []byte) *router.ProviderError {
+	var eb struct {
+		Error   *wireError `json:"error"`
+		Message string     `json:"message"`
+		Type    string     `json:"type"`
+		Code    any        `json:"code"`
+	}
+	_ = json.Unmarshal(raw, &eb)
+	we := wireError{Message: eb.Message, Type: eb.Type, Code: eb.Code}
+	if eb.Error != nil {
+		we = *eb.Error
+	}
+	code, _ := we.Code.(string)
+	pe := router.FromHTTP(status, h, code, we.Message)
+	if pe.Code == "" {
+		pe.Code = we.Type
+	}
+	if pe.Message == "" {
+		pe.Message = truncate(string(raw), 512)
+	}
+	// A 429 OpenAI names a rate limit (requests or tokens per minute) clears by itself:
+	// retried or fallen back even without Retry-After. Only insufficient_quota (and a
+	// 429 that names nothing) is the spend limit.
+	pe.RateLimited = status == http.StatusTooManyRequests && (code == "rate_limit_exceeded" || we.Type == "requests" || we.Type == "tokens")
+	pe.ContextWindow = status == http.StatusBadRequest && (router.ContextWindowMessage(code) || router.ContextWindowMessage(we.Message))
+	return pe
+}
+
+type wireError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Code    any    `json:"code"` // a string at OpenAI, a number at vLLM
 }
 
 func truncate(s string, n int) string {

@@ -9,6 +9,7 @@ package routertest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -31,6 +32,7 @@ type Reply struct {
 	Status     int           // 0 = 200
 	ErrorCode  string        // Bedrock X-Amzn-ErrorType / OpenAI error.code
 	Message    string        // error message (default: "scripted <code>")
+	Body       string        // raw error body instead of the provider's envelope (another server's wording)
 	RetryAfter string        // Retry-After header, "" = none
 	Delay      time.Duration // answer after this long (or when the client gives up)
 	Text       string
@@ -191,6 +193,10 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		if rep.Status >= 300 {
 			w.WriteHeader(rep.Status)
+			if rep.Body != "" {
+				io.WriteString(w, rep.Body)
+				return
+			}
 			var eb openai.ErrorBody
 			eb.Error.Message, eb.Error.Type, eb.Error.Code = rep.errMessage(), "error", rep.ErrorCode
 			json.NewEncoder(w).Encode(eb)
