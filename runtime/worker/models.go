@@ -78,7 +78,8 @@ func hasEventTools(h config.Handler) bool {
 }
 
 // startGateway serves the router to an exec or http handler on loopback: an exec command
-// gets the URLs in its environment, an http sidecar in the X-Fleet-Model-Gateway header.
+// gets the URLs and token in its environment, an http sidecar in the X-Fleet-Model-Gateway
+// and X-Fleet-Model-Gateway-Token headers.
 func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
 	if r == nil {
 		return nil, nil
@@ -95,7 +96,7 @@ func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, geten
 	if isExec {
 		ex.Env = append(ex.Env, gw.Env()...)
 	} else {
-		hh.ModelGateway = gw.URL() + "/v1"
+		hh.ModelGateway, hh.ModelGatewayToken = gw.URL()+"/v1", gw.Token()
 	}
 	return gw, nil
 }

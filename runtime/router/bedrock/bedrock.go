@@ -9,7 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -25,6 +28,7 @@ import (
 // API is the part of the Bedrock Runtime client the provider uses.
 type API interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
 }
 
 // Provider calls Bedrock Converse.
@@ -55,37 +59,110 @@ func (p *Provider) System() string { return "aws.bedrock" }
 func (p *Provider) Chat(ctx context.Context, model string, req *router.Request) (*router.Response, error) {
 	in, err := converseInput(model, req)
 	if err != nil {
-		return nil, &router.ProviderError{Status: 400, Code: "InvalidRequest", Message: err.Error()}
+		return nil, &router.ProviderError{Status: 400, Code: "ValidationException", Message: err.Error()}
 	}
 	out, err := p.API.Converse(ctx, in)
 	if err != nil {
 		return nil, providerError(err)
 	}
-	return fromOutput(model, out)
+	resp, err := fromOutput(model, out)
+	if err != nil {
+		return nil, err
+	}
+	if req.ResponseFormat != nil {
+		unforce(resp)
+	}
+	return resp, nil
+}
+
+// ChatStream makes one ConverseStream call.
+func (p *Provider) ChatStream(ctx context.Context, model string, req *router.Request) (router.Stream, error) {
+	in, err := converseInput(model, req)
+	if err != nil {
+		return nil, &router.ProviderError{Status: 400, Code: "ValidationException", Message: err.Error()}
+	}
+	out, err := p.API.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages,
+		System: in.System, InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig})
+	if err != nil {
+		return nil, providerError(err)
+	}
+	return &stream{es: out.GetStream(), forced: req.ResponseFormat != nil}, nil
+}
+
+// jsonTool is the forced tool a response_format becomes on Bedrock (no Converse field
+// asks for JSON output): its input schema is the requested schema, and its input is
+// handed back as the answer's text.
+const jsonTool = "json_response"
+
+// unforce turns the forced tool call back into the JSON text the caller asked for.
+func unforce(resp *router.Response) {
+	for i, b := range resp.Message.Content {
+		if b.ToolUse != nil && b.ToolUse.Name == jsonTool {
+			resp.Message.Content = []router.Block{{Text: string(resp.Message.Content[i].ToolUse.Input)}}
+			resp.StopReason = router.StopEndTurn
+			return
+		}
+	}
+}
+
+func toDocument(raw json.RawMessage, what string) (document.Interface, error) {
+	var v any = map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return document.NewLazyDocument(v), nil
 }
 
 func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseInput, error) {
+	if len(req.Extra) > 0 {
+		names := make([]string, 0, len(req.Extra))
+		for k := range req.Extra {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("field(s) %s have no Bedrock Converse counterpart", strings.Join(names, ", "))
+	}
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model)}
 	if req.System != "" {
 		in.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
 	}
-	if req.MaxTokens > 0 || req.Temperature != nil {
-		in.InferenceConfig = &types.InferenceConfiguration{}
+	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
+		ic := &types.InferenceConfiguration{StopSequences: req.Stop}
 		if req.MaxTokens > 0 {
-			in.InferenceConfig.MaxTokens = aws.Int32(int32(req.MaxTokens))
+			ic.MaxTokens = aws.Int32(int32(req.MaxTokens))
 		}
 		if req.Temperature != nil {
-			in.InferenceConfig.Temperature = aws.Float32(float32(*req.Temperature))
+			ic.Temperature = aws.Float32(float32(*req.Temperature))
 		}
+		if req.TopP != nil {
+			ic.TopP = aws.Float32(float32(*req.TopP))
+		}
+		in.InferenceConfig = ic
 	}
-	for _, t := range req.Tools {
-		var schema any = map[string]any{"type": "object"}
-		if len(t.Schema) > 0 {
-			if err := json.Unmarshal(t.Schema, &schema); err != nil {
-				return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
-			}
+	tools := req.Tools
+	choice := req.ToolChoice
+	if rf := req.ResponseFormat; rf != nil {
+		if choice.Type != "" && len(req.Tools) > 0 {
+			return nil, fmt.Errorf("response_format together with tool_choice: a Bedrock target answers JSON through a forced tool")
 		}
-		spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
+		schema := rf.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		tools = append(slices.Clip(tools), router.Tool{Name: jsonTool, Description: "Answer with a JSON value matching this schema.", Schema: schema})
+		choice = router.ToolChoice{Type: router.ToolChoiceSpecific, Name: jsonTool}
+	}
+	for _, t := range tools {
+		schema, err := toDocument(t.Schema, "tool "+t.Name+": input schema")
+		if err != nil {
+			return nil, err
+		}
+		if len(t.Schema) == 0 {
+			schema = document.NewLazyDocument(map[string]any{"type": "object"})
+		}
+		spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}
 		if t.Description != "" {
 			spec.Description = aws.String(t.Description)
 		}
@@ -94,26 +171,55 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 		}
 		in.ToolConfig.Tools = append(in.ToolConfig.Tools, &types.ToolMemberToolSpec{Value: spec})
 	}
+	switch choice.Type {
+	case "":
+	case router.ToolChoiceNone:
+		return nil, fmt.Errorf("tool_choice none has no Bedrock Converse counterpart (send no tools instead)")
+	default:
+		if in.ToolConfig == nil {
+			return nil, fmt.Errorf("tool_choice without tools")
+		}
+		switch choice.Type {
+		case router.ToolChoiceAuto:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAuto{}
+		case router.ToolChoiceAny:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAny{}
+		case router.ToolChoiceSpecific:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
+		}
+	}
 	for _, m := range req.Messages {
 		msg := types.Message{Role: types.ConversationRole(m.Role)}
 		for _, b := range m.Content {
 			switch {
 			case b.ToolUse != nil:
-				var input any = map[string]any{}
-				if len(b.ToolUse.Input) > 0 {
-					if err := json.Unmarshal(b.ToolUse.Input, &input); err != nil {
-						return nil, fmt.Errorf("tool use %s: input: %w", b.ToolUse.ID, err)
-					}
+				input, err := toDocument(b.ToolUse.Input, "tool use "+b.ToolUse.ID+": input")
+				if err != nil {
+					return nil, err
 				}
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: document.NewLazyDocument(input)}})
+					ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: input}})
 			case b.ToolResult != nil:
-				r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID),
-					Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}}
+				r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID)}
+				if len(b.ToolResult.JSON) > 0 {
+					doc, err := toDocument(b.ToolResult.JSON, "tool result "+b.ToolResult.ID)
+					if err != nil {
+						return nil, err
+					}
+					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: doc}}
+				} else {
+					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}
+				}
 				if b.ToolResult.IsError {
 					r.Status = types.ToolResultStatusError
 				}
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolResult{Value: r})
+			case b.Image != nil:
+				if len(b.Image.Data) == 0 {
+					return nil, fmt.Errorf("image_url %q: a Bedrock target takes image bytes (a data: URL), not a URL", b.Image.URL)
+				}
+				msg.Content = append(msg.Content, &types.ContentBlockMemberImage{Value: types.ImageBlock{
+					Format: types.ImageFormat(b.Image.Format), Source: &types.ImageSourceMemberBytes{Value: b.Image.Data}}})
 			default:
 				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: b.Text})
 			}
@@ -126,7 +232,7 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Response, error) {
 	resp := &router.Response{Model: model, StopReason: string(out.StopReason), Message: router.Message{Role: router.RoleAssistant}}
 	if out.Usage != nil {
-		resp.Usage = router.Usage{InputTokens: int(aws.ToInt32(out.Usage.InputTokens)), OutputTokens: int(aws.ToInt32(out.Usage.OutputTokens))}
+		resp.Usage = usageOf(out.Usage)
 	}
 	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
 	if !ok {
@@ -149,6 +255,80 @@ func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Respo
 		}
 	}
 	return resp, nil
+}
+
+func usageOf(u *types.TokenUsage) router.Usage {
+	return router.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens)),
+		CacheReadTokens: int(aws.ToInt32(u.CacheReadInputTokens))}
+}
+
+// stream reads ConverseStream's events (the SDK decodes the event-stream framing).
+type stream struct {
+	es     *bedrockruntime.ConverseStreamEventStream
+	forced bool // a response_format's forced tool: its input is relayed as text
+	json   int  // the forced tool's block index, -1 before it starts
+}
+
+func (s *stream) Close() error { return s.es.Close() }
+
+func (s *stream) Recv() (router.StreamEvent, error) {
+	for {
+		ev, ok := <-s.es.Events()
+		if !ok {
+			if err := s.es.Err(); err != nil {
+				return router.StreamEvent{}, providerError(err)
+			}
+			return router.StreamEvent{}, io.EOF
+		}
+		out, keep := s.convert(ev)
+		if keep {
+			return out, nil
+		}
+	}
+}
+
+func (s *stream) convert(ev types.ConverseStreamOutput) (router.StreamEvent, bool) {
+	switch v := ev.(type) {
+	case *types.ConverseStreamOutputMemberMessageStart:
+		return router.StreamEvent{Kind: router.EventMessageStart}, true
+	case *types.ConverseStreamOutputMemberContentBlockStart:
+		i := int(aws.ToInt32(v.Value.ContentBlockIndex))
+		if tu, ok := v.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+			if s.forced && aws.ToString(tu.Value.Name) == jsonTool {
+				s.json = i + 1 // stored +1: zero means unset
+				return router.StreamEvent{}, false
+			}
+			return router.StreamEvent{Kind: router.EventBlockStart, Index: i, ToolUse: &router.ToolUse{ID: aws.ToString(tu.Value.ToolUseId), Name: aws.ToString(tu.Value.Name)}}, true
+		}
+		return router.StreamEvent{}, false
+	case *types.ConverseStreamOutputMemberContentBlockDelta:
+		i := int(aws.ToInt32(v.Value.ContentBlockIndex))
+		switch d := v.Value.Delta.(type) {
+		case *types.ContentBlockDeltaMemberText:
+			return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: d.Value}, true
+		case *types.ContentBlockDeltaMemberToolUse:
+			if s.json == i+1 {
+				return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: aws.ToString(d.Value.Input)}, true
+			}
+			return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: aws.ToString(d.Value.Input)}, true
+		}
+		return router.StreamEvent{}, false
+	case *types.ConverseStreamOutputMemberContentBlockStop:
+		return router.StreamEvent{Kind: router.EventBlockStop, Index: int(aws.ToInt32(v.Value.ContentBlockIndex))}, true
+	case *types.ConverseStreamOutputMemberMessageStop:
+		stop := string(v.Value.StopReason)
+		if s.json > 0 {
+			stop = router.StopEndTurn
+		}
+		return router.StreamEvent{Kind: router.EventMessageStop, StopReason: stop}, true
+	case *types.ConverseStreamOutputMemberMetadata:
+		var u router.Usage
+		if v.Value.Usage != nil {
+			u = usageOf(v.Value.Usage)
+		}
+		return router.StreamEvent{Kind: router.EventMetadata, Usage: u}, true
+	}
+	return router.StreamEvent{}, false
 }
 
 // providerError keeps what the router needs from an SDK error: status, code, retry-after.
