@@ -75,18 +75,49 @@ func (p *Provider) Chat(ctx context.Context, model string, req *router.Request) 
 	return resp, nil
 }
 
-// ChatStream makes one ConverseStream call.
+// ChatStream makes one ConverseStream call. The SDK builds, signs and sends the request
+// and reads an error answer; the event stream itself is read by EventReader: the SDK's
+// own stream reader (bedrockruntime v1.63) lost the connection under its last events in
+// about 1 of 100 streams here ("use of closed network connection").
 func (p *Provider) ChatStream(ctx context.Context, model string, req *router.Request) (router.Stream, error) {
 	in, err := converseInput(model, req)
 	if err != nil {
 		return nil, &router.ProviderError{Status: 400, Code: "ValidationException", Message: err.Error()}
 	}
-	out, err := p.API.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages,
-		System: in.System, InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig})
+	var tap bodyTap
+	_, err = p.API.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages,
+		System: in.System, InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig}, func(o *bedrockruntime.Options) {
+		tap.next = o.HTTPClient
+		o.HTTPClient = &tap
+	})
 	if err != nil {
+		if tap.body != nil {
+			tap.body.Close()
+		}
 		return nil, providerError(err)
 	}
-	return &stream{es: out.GetStream(), forced: req.ResponseFormat != nil}, nil
+	if tap.body == nil {
+		return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput", Message: "ConverseStream answered without a body"}
+	}
+	r := NewEventReader(tap.body)
+	r.forced = req.ResponseFormat != nil
+	return r, nil
+}
+
+// bodyTap keeps a successful answer's body for EventReader and gives the SDK an empty one.
+type bodyTap struct {
+	next bedrockruntime.HTTPClient
+	body io.ReadCloser
+}
+
+func (t *bodyTap) Do(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.Do(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	t.body = resp.Body
+	resp.Body = http.NoBody
+	return resp, nil
 }
 
 // jsonTool is the forced tool a response_format becomes on Bedrock (no Converse field
@@ -260,75 +291,6 @@ func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Respo
 func usageOf(u *types.TokenUsage) router.Usage {
 	return router.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens)),
 		CacheReadTokens: int(aws.ToInt32(u.CacheReadInputTokens))}
-}
-
-// stream reads ConverseStream's events (the SDK decodes the event-stream framing).
-type stream struct {
-	es     *bedrockruntime.ConverseStreamEventStream
-	forced bool // a response_format's forced tool: its input is relayed as text
-	json   int  // the forced tool's block index, -1 before it starts
-}
-
-func (s *stream) Close() error { return s.es.Close() }
-
-func (s *stream) Recv() (router.StreamEvent, error) {
-	for {
-		ev, ok := <-s.es.Events()
-		if !ok {
-			if err := s.es.Err(); err != nil {
-				return router.StreamEvent{}, providerError(err)
-			}
-			return router.StreamEvent{}, io.EOF
-		}
-		out, keep := s.convert(ev)
-		if keep {
-			return out, nil
-		}
-	}
-}
-
-func (s *stream) convert(ev types.ConverseStreamOutput) (router.StreamEvent, bool) {
-	switch v := ev.(type) {
-	case *types.ConverseStreamOutputMemberMessageStart:
-		return router.StreamEvent{Kind: router.EventMessageStart}, true
-	case *types.ConverseStreamOutputMemberContentBlockStart:
-		i := int(aws.ToInt32(v.Value.ContentBlockIndex))
-		if tu, ok := v.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
-			if s.forced && aws.ToString(tu.Value.Name) == jsonTool {
-				s.json = i + 1 // stored +1: zero means unset
-				return router.StreamEvent{}, false
-			}
-			return router.StreamEvent{Kind: router.EventBlockStart, Index: i, ToolUse: &router.ToolUse{ID: aws.ToString(tu.Value.ToolUseId), Name: aws.ToString(tu.Value.Name)}}, true
-		}
-		return router.StreamEvent{}, false
-	case *types.ConverseStreamOutputMemberContentBlockDelta:
-		i := int(aws.ToInt32(v.Value.ContentBlockIndex))
-		switch d := v.Value.Delta.(type) {
-		case *types.ContentBlockDeltaMemberText:
-			return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: d.Value}, true
-		case *types.ContentBlockDeltaMemberToolUse:
-			if s.json == i+1 {
-				return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: aws.ToString(d.Value.Input)}, true
-			}
-			return router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: aws.ToString(d.Value.Input)}, true
-		}
-		return router.StreamEvent{}, false
-	case *types.ConverseStreamOutputMemberContentBlockStop:
-		return router.StreamEvent{Kind: router.EventBlockStop, Index: int(aws.ToInt32(v.Value.ContentBlockIndex))}, true
-	case *types.ConverseStreamOutputMemberMessageStop:
-		stop := string(v.Value.StopReason)
-		if s.json > 0 {
-			stop = router.StopEndTurn
-		}
-		return router.StreamEvent{Kind: router.EventMessageStop, StopReason: stop}, true
-	case *types.ConverseStreamOutputMemberMetadata:
-		var u router.Usage
-		if v.Value.Usage != nil {
-			u = usageOf(v.Value.Usage)
-		}
-		return router.StreamEvent{Kind: router.EventMetadata, Usage: u}, true
-	}
-	return router.StreamEvent{}, false
 }
 
 // providerError keeps what the router needs from an SDK error: status, code, retry-after.
