@@ -45,6 +45,9 @@ func NewClient(cfg aws.Config, endpoint string, hc *http.Client) *bedrockruntime
 	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Retryer = aws.NopRetryer{}
 		o.HTTPClient = hc
+		// The worker signs with its role. AWS_BEARER_TOKEN_BEDROCK, which the SDK reads
+		// on its own, is what a handler sets to reach the local gateway: never sent upstream.
+		o.BearerAuthTokenProvider, o.AuthSchemePreference = nil, nil
 		o.BaseEndpoint = nil
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -274,13 +277,15 @@ func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Respo
 		case *types.ContentBlockMemberText:
 			resp.Message.Content = append(resp.Message.Content, router.Block{Text: v.Value})
 		case *types.ContentBlockMemberToolUse:
-			var input any
+			// The document's own JSON: decoding it into any turns numbers into
+			// document.Number, which would re-encode as strings.
+			raw := []byte("{}")
 			if v.Value.Input != nil {
-				if err := v.Value.Input.UnmarshalSmithyDocument(&input); err != nil {
+				var err error
+				if raw, err = v.Value.Input.MarshalSmithyDocument(); err != nil {
 					return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput", Message: "tool use input: " + err.Error()}
 				}
 			}
-			raw, _ := json.Marshal(input)
 			resp.Message.Content = append(resp.Message.Content, router.Block{ToolUse: &router.ToolUse{
 				ID: aws.ToString(v.Value.ToolUseId), Name: aws.ToString(v.Value.Name), Input: raw}})
 		}
