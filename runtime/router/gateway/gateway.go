@@ -259,7 +259,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	var sw *openai.SSEWriter
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-	resp, err := g.router.ChatStream(ctx, g.policyFor(in.Model), req, func(ev router.StreamEvent) error {
+	_, err = g.router.ChatStream(ctx, g.policyFor(in.Model), req, func(ev router.StreamEvent) error {
 		if sw == nil { // the first event: the answer is committed
 			streamHeaders(w, "text/event-stream")
 			sw = openai.NewSSEWriter(w, id, "", time.Now().Unix(), includeUsage)
@@ -273,7 +273,6 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 		f, _ := classify(err)
 		sw.Error(f.openaiType, f.code, err.Error())
 	default:
-		_ = resp
 		sw.Done()
 	}
 }
