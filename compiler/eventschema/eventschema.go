@@ -654,3 +654,7 @@ func kind(v any) string {
 func escape(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
+
+// Validate checks an event envelope against a schema Generate wrote (draft-04, offline);
+// a *jsonschema.ValidationError lists every violation with its JSON pointer.
+func Validate(schema, event []byte) error { return validate(schema, event) }

@@ -26,6 +26,7 @@ Usage:
   fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
   fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
   fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
+  fleetc send FILE EVENT (--detail JSON | --detail-file F | --example) [--endpoint URL]
   fleetc rules [--format text|json]
   fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
   fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
@@ -75,6 +76,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runGraph(rest, stdout, stderr)
 	case "diff":
 		return runDiff(rest, stdout, stderr)
+	case "send":
+		return runSend(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK
