@@ -112,4 +112,3 @@ func loadFleet(cmd, path string, stderr io.Writer) (*ir.Fleet, int) {
 	}
 	return f, exitOK
 }
-
