@@ -172,3 +172,24 @@ func TestDroppedResourceDependents(t *testing.T) {
 }
 
 func hclwriteFormat(b []byte) []byte { return hclwrite.Format(b) }
+
+// TestKumoAccountGap: the KEDA scaler role is left out only when the spec names it in an
+// account other than kumo's (research names 111122223333, the e2e fleet kumo's own).
+func TestKumoAccountGap(t *testing.T) {
+	for spec, dropped := range map[string]bool{"../../examples/research-fleet/fleet.yaml": true, "testdata/e2e.yaml": false} {
+		o, err := EmulatorOverride(generate(t, spec), "http://127.0.0.1:4566", KumoGaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, om := range o.Omissions {
+			if om.Gap == "kumo-account" {
+				got = append(got, om.Address)
+			}
+		}
+		want := map[bool]string{true: "aws_iam_role.keda_scaler aws_iam_role_policy.keda_scaler output.keda_scaler_role_arn", false: ""}[dropped]
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: kumo-account leaves out %q, want %q", spec, got, want)
+		}
+	}
+}
