@@ -4,8 +4,10 @@ package cli
 
 import (
 	"errors"
+
 	"flag"
 	"fmt"
+	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"io"
 	"strings"
 )
@@ -26,6 +28,7 @@ Usage:
   fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
   fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
   fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
+  fleetc dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F]
   fleetc send FILE EVENT (--detail JSON | --detail-file F | --example) [--endpoint URL]
   fleetc rules [--format text|json]
   fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
@@ -78,6 +81,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runDiff(rest, stdout, stderr)
 	case "send":
 		return runSend(rest, stdout, stderr)
+	case "dev":
+		return runDev(rest, stdout, stderr)
+	case dev.HandlerCommand:
+		return runDevHandler(rest, stdin, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "fleetc %s\n", Version)
 		return exitOK

@@ -100,7 +100,7 @@ func NewEvent(f *ir.Fleet, cs map[string]*Contract, detailType string, detail []
 		return nil, fmt.Errorf("the detail is not one JSON object: %v", firstErr(err, errors.New("trailing data")))
 	}
 	if declares(c.Event, traceField) {
-		if t, _ := obj[traceField].(string); t == "" || example {
+		if t, _ := obj[traceField].(string); t == "" || example || t == exampleTrace(c) {
 			obj[traceField] = NewTraceID()
 		}
 	}
@@ -113,6 +113,14 @@ func NewEvent(f *ir.Fleet, cs map[string]*Contract, detailType string, detail []
 	}
 	trace, _ := obj[traceField].(string)
 	return &Event{Bus: f.Bus.Name, Source: c.Event.Source, DetailType: detailType, Detail: raw, TraceID: trace}, nil
+}
+
+// exampleTrace is the placeholder trace id of the generated example ("" when none).
+func exampleTrace(c *Contract) string {
+	var ex map[string]any
+	_ = json.Unmarshal(c.Example, &ex)
+	t, _ := ex[traceField].(string)
+	return t
 }
 
 func firstErr(errs ...error) error {
