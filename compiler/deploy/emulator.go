@@ -35,6 +35,9 @@ type Gap struct {
 	Set                  map[string]cty.Value // attributes overridden (null = provider default)
 	Blocks               map[string]map[string]cty.Value
 	IgnoreChanges        []string // lifecycle ignore_changes: drift the emulator reports that AWS would not
+	// Definition: the override's definition reads a copy of the generated state machine
+	// rewritten by EmulatorDefinition (written beside the override, in Override.Files).
+	Definition bool
 }
 
 // KumoGaps are the differences between kumo v0.33.1 and AWS that stop `terraform apply` of a
@@ -89,6 +92,14 @@ var KumoGaps = []Gap{
 		Emulator:      "no UpdateStateMachine (400 InvalidAction), so any change to a workflow, or to a queue it sends to, fails the apply",
 		Workaround:    "changes to the definition, role and logging ignored: a changed workflow keeps its first definition until destroyed",
 		IgnoreChanges: []string{"definition", "role_arn", "logging_configuration", "tracing_configuration"},
+	},
+	{
+		ID: "sfn-asl", Resource: "aws_sfn_state_machine",
+		Emulator: "Step Functions resolves no intrinsic function (States.Format) and, in a Task's Parameters, no context-object " +
+			"field but $$.Task.Token: every execution fails at its first agent step",
+		Workaround: "the definition is a copy (fleetc_emulator_<workflow>.asl.json) where execution_id is the task token, " +
+			"state a constant, entered_time dropped and States.Format('…', $.x, …) is $.x",
+		Definition: true,
 	},
 	{
 		ID: "s3-lifecycle", Resource: "aws_s3_bucket_lifecycle_configuration",
@@ -173,7 +184,11 @@ type Omission struct {
 type Override struct {
 	Bytes     []byte
 	Omissions []Omission
+	Files     []artifact.File // beside the override in the terraform directory (emulator definitions)
 }
+
+// EmulatorFilePrefix starts the name of every file the override needs beside it.
+const EmulatorFilePrefix = "fleetc_emulator_"
 
 // EmulatorOverride returns the override file for the generated configuration in set (its
 // terraform/*.tf files): provider endpoints aimed at endpoint, credential and account checks
@@ -267,6 +282,27 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 				for _, a := range slices.Sorted(maps.Keys(e.gap.Blocks[k])) {
 					nb.SetAttributeValue(a, e.gap.Blocks[k][a])
 				}
+			}
+			if e.gap.Definition {
+				name := EmulatorFilePrefix + r.name + ".asl.json"
+				src, expr, ok := templatePath(r, "definition", name)
+				if !ok {
+					return nil, fmt.Errorf("deploy: %s: definition is not templatefile(\"${path.module}/../…\", {…}); gap %s cannot rewrite it", r.addr(), e.gap.ID)
+				}
+				asl, found := set.Get(src)
+				if !found {
+					return nil, fmt.Errorf("deploy: %s reads %s, which the build did not write", r.addr(), src)
+				}
+				def, _, err := EmulatorDefinition(asl)
+				if err != nil {
+					return nil, err
+				}
+				o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
+				f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
+				if ds.HasErrors() {
+					return nil, fmt.Errorf("deploy: rewriting %s.definition: %s", r.addr(), ds.Error())
+				}
+				b.SetAttributeRaw("definition", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
 			}
 			if len(e.gap.IgnoreChanges) > 0 {
 				f, _ := hclwrite.ParseConfig([]byte("x = ["+strings.Join(e.gap.IgnoreChanges, ", ")+"]\n"), "", hcl.InitialPos)

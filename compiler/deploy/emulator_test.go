@@ -126,6 +126,9 @@ func TestEachKumoGap(t *testing.T) {
 							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), hasBlock(r.body, k))
 						}
 					}
+					if _, ok := ob.Attributes["definition"]; g.Definition && !ok {
+						t.Errorf("%s: %s definition not overridden", spec, r.addr())
+					}
 					if len(g.IgnoreChanges) > 0 && !hasBlock(ob, "lifecycle") {
 						t.Errorf("%s: %s has no lifecycle override", spec, r.addr())
 					}
@@ -190,6 +193,41 @@ func TestKumoAccountGap(t *testing.T) {
 		want := map[bool]string{true: "aws_iam_role.keda_scaler aws_iam_role_policy.keda_scaler output.keda_scaler_role_arn", false: ""}[dropped]
 		if strings.Join(got, " ") != want {
 			t.Errorf("%s: kumo-account leaves out %q, want %q", spec, got, want)
+		}
+	}
+}
+
+// TestEmulatorDefinition: the override's definition reads a rewritten copy with nothing
+// kumo cannot resolve, while the generated definition keeps every context field.
+func TestEmulatorDefinition(t *testing.T) {
+	set := generate(t, "../../examples/research-fleet/fleet.yaml")
+	o, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Files) != 1 || o.Files[0].Path != "fleetc_emulator_conversation.asl.json" {
+		t.Fatalf("files = %v", o.Files)
+	}
+	def := string(o.Files[0].Bytes)
+	for _, gone := range []string{"$$.Execution", "$$.State", "States.Format(", "entered_time"} {
+		if strings.Contains(def, gone) {
+			t.Errorf("emulator definition still has %s", gone)
+		}
+	}
+	for _, kept := range []string{`"execution_id.$": "$$.Task.Token"`, `"state": "Research"`, `"state": "SubQueriesItem"`,
+		`"MessageGroupId.$": "$.conversation_id"`, `"QueueUrl": "${queue_url_researcher}"`, `"index.$": "$$.Map.Item.Index"`} {
+		if !strings.Contains(def, kept) {
+			t.Errorf("emulator definition lacks %s", kept)
+		}
+	}
+	want := `definition = templatefile("${path.module}/fleetc_emulator_conversation.asl.json", {`
+	if !strings.Contains(string(o.Bytes), want) {
+		t.Errorf("override lacks %s:\n%s", want, o.Bytes)
+	}
+	aws, _ := set.Get("statemachines/conversation.asl.json")
+	for _, kept := range []string{"$$.Execution.Id", "$$.State.Name", "$$.State.EnteredTime", "States.Format('{}', $.conversation_id)"} {
+		if !strings.Contains(string(aws), kept) {
+			t.Errorf("generated definition lost %s", kept)
 		}
 	}
 }
