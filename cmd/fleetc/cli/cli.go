@@ -27,7 +27,7 @@ Usage:
   fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
   fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
   fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
-  fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
+  fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--allow-data-loss] [--endpoint URL] [-o DIR]
   fleetc dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F]
   fleetc send FILE EVENT (--detail JSON | --detail-file F | --example) [--endpoint URL]
   fleetc rules [--format text|json]

@@ -145,6 +145,10 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	auto := fs.Bool("auto-approve", false, "apply without asking for yes")
 	var allow listFlag
 	fs.Var(&allow, "allow-replace", "address of a stateful resource (queue, DLQ, table, bucket, archive) the plan may replace or delete (repeatable)")
+	allowLoss := new(bool)
+	if cmd == "destroy" {
+		fs.BoolVar(allowLoss, "allow-data-loss", false, "accept every loss of data the plan lists (instead of one --allow-replace per address)")
+	}
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -157,6 +161,12 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml%s\n", cmd, map[bool]string{true: " and optionally a saved plan"}[cmd == "apply"])
 		return exitUsage
 	}
+	saved := len(pos) == 2
+	// Asking needs a terminal: find out before a plan that may take minutes.
+	if !*auto && !saved && !isTerminal(stdin) {
+		fmt.Fprintf(stderr, "fleetc %s: no terminal to confirm on: review with fleetc plan, then pass --auto-approve\n", cmd)
+		return exitInvalid
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	w, code := d.prepare(ctx, cmd, pos[0], stderr)
@@ -166,7 +176,6 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	var s *deploy.Summary
 	planFile, cleanup := planPath(w, "")
 	defer cleanup()
-	saved := len(pos) == 2
 	if saved {
 		if planFile, err = filepath.Abs(pos[1]); err == nil {
 			s, err = w.Show(ctx, planFile)
@@ -182,7 +191,11 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	if !s.HasChanges() {
 		return printOutputs(ctx, w, cmd, stdout, stderr)
 	}
-	if blocked := s.Blocked(allow); len(blocked) > 0 {
+	if *allowLoss {
+		if lost := s.Stateful(); len(lost) > 0 {
+			fmt.Fprintf(stdout, "\n--allow-data-loss: accepting the loss of %d stateful resource(s) listed above.\n", len(lost))
+		}
+	} else if blocked := s.Blocked(allow); len(blocked) > 0 {
 		fmt.Fprintf(stderr, "fleetc %s: refusing: the plan replaces or deletes %d stateful resource(s) not named with --allow-replace:\n", cmd, len(blocked))
 		var flags []string
 		for _, c := range blocked {
@@ -190,6 +203,9 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 			flags = append(flags, "--allow-replace "+c.Address)
 		}
 		fmt.Fprintf(stderr, "Nothing was changed. If losing that is intended, run again with:\n  %s\n", strings.Join(flags, " "))
+		if cmd == "destroy" {
+			fmt.Fprintln(stderr, "  (or --allow-data-loss to accept all of it)")
+		}
 		return exitInvalid
 	}
 	if !*auto && !saved {
@@ -211,12 +227,21 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	return printOutputs(ctx, w, cmd, stdout, stderr)
 }
 
+// isTerminal reports whether stdin can answer a question: a character device, or a reader
+// that is not a file (tests answer through one).
+func isTerminal(stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 // confirm asks for "yes" as Terraform does; without a terminal it refuses rather than hang.
 func confirm(cmd string, stdin io.Reader, stdout io.Writer) (bool, error) {
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-			return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
-		}
+	if !isTerminal(stdin) {
+		return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
 	}
 	verb := map[string]string{"apply": "perform these actions", "destroy": "destroy the fleet's resources"}[cmd]
 	fmt.Fprintf(stdout, "\nDo you want to %s? Only 'yes' will be accepted.\n  Enter a value: ", verb)
