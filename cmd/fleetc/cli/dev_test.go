@@ -22,6 +22,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/chromedp/chromedp"
 
 	"github.com/fleetc/fleetc/compiler/verify"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
@@ -292,6 +293,9 @@ func TestDevResearchFleet(t *testing.T) {
 		}
 	}
 
+	// The live page in headless Chromium: its numbers move as work flows.
+	livePage(t, s, func() { send("coder", 1) })
+
 	// Plan after apply: nothing to change on kumo.
 	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint, "--detailed-exitcode")
 	if code != exitOK {
@@ -300,7 +304,7 @@ func TestDevResearchFleet(t *testing.T) {
 
 	// Fault: kill -9 the researcher worker while work is queued; every unit ends completed
 	// once or dead-lettered, and the worker comes back.
-	send("researcher", 4)
+	send("researcher", 3)
 	if code, m := s.post(t, "/api/classes/researcher/kill", nil); code != 200 {
 		t.Fatalf("kill: %d %v", code, m)
 	}
@@ -364,4 +368,65 @@ func TestDevMinimal(t *testing.T) {
 		t.Errorf("plan after dev's apply: exit %d (want 0)\n%s\n%s", code, stdout, stderr)
 	}
 	s.stop(t)
+}
+
+// livePage loads the page in Debian's chromium (headless, driven over the DevTools protocol
+// by chromedp), reads the ledger line, runs work, sees the line change as server-sent events
+// arrive, and takes a screenshot (written to docs/ with -update-screenshot).
+func livePage(t *testing.T, s *devSession, work func()) {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		verify.SkipIfMissing(t, fmt.Errorf("%w: chromium (bash tools/install.sh chromium)", verify.ErrToolMissing))
+		return
+	}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1500, 1000)}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(s.page)); err != nil {
+		t.Fatalf("loading %s: %v", s.page, err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.WaitVisible("#classes tbody tr")); err != nil {
+		t.Fatalf("the page shows no class: %v", err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.Text("#ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(before, "submitted") {
+		t.Fatalf("ledger line = %q", before)
+	}
+	work()
+	var after string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		time.Sleep(time.Second)
+		if after, err = chromedp.Run(ctx, chromedp.Text("#ledger")); err != nil {
+			t.Fatal(err)
+		}
+		if after != before && strings.Contains(after, "balanced") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's ledger did not move: before %q, after %q", before, after)
+		}
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dev-live-page.png")
+	if *updateScreenshot {
+		path = "../../../docs/dev-live-page.png"
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("page: %q → %q; screenshot %s (%d bytes)", before, after, path, len(png))
 }
