@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -98,7 +99,8 @@ var KumoGaps = []Gap{
 		Emulator: "Step Functions resolves no intrinsic function (States.Format) and, in a Task's Parameters, no context-object " +
 			"field but $$.Task.Token: every execution fails at its first agent step",
 		Workaround: "the definition is a copy (fleetc_emulator_<workflow>.asl.json) where execution_id is the task token, " +
-			"state a constant, entered_time dropped and States.Format('…', $.x, …) is $.x",
+			"state a constant, entered_time dropped and States.Format('…', $.x, …) is $.x; tasks for a FIFO class go to its " +
+			"ingress queue (kumo drops MessageGroupId, which a FIFO queue requires)",
 		Definition: true,
 	},
 	{
@@ -166,6 +168,29 @@ func preconditionAccountIsNot(account string) func(*hclsyntax.Body) bool {
 		}
 		return false
 	}
+}
+
+// queueURLRef is a queue URL reference in a definition's template variables.
+var queueURLRef = regexp.MustCompile(`\baws_sqs_queue\.([A-Za-z0-9_-]+)\.url\b`)
+
+// viaIngress points a definition's FIFO class queues at their standard ingress queues: kumo's
+// Step Functions drops MessageGroupId, which a FIFO queue requires, so a task sent there
+// directly fails. Through the ingress queue, a task reaches the class as events do: by the
+// class's pipe, which kumo does not run either (gap pipes; `fleetc dev` runs a stand-in).
+func viaIngress(expr string, mod *module) string {
+	has := map[string]bool{}
+	for _, r := range mod.resources {
+		if r.typ == "aws_sqs_queue" && !r.data {
+			has[r.name] = true
+		}
+	}
+	return queueURLRef.ReplaceAllStringFunc(expr, func(ref string) string {
+		name := queueURLRef.FindStringSubmatch(ref)[1]
+		if has[name+"_ingress"] {
+			return "aws_sqs_queue." + name + "_ingress.url"
+		}
+		return ref
+	})
 }
 
 // EmulatorServices are the provider endpoint keys fleetc's configurations use; the override
@@ -298,6 +323,7 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 					return nil, err
 				}
 				o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
+				expr = viaIngress(expr, mod)
 				f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
 				if ds.HasErrors() {
 					return nil, fmt.Errorf("deploy: rewriting %s.definition: %s", r.addr(), ds.Error())

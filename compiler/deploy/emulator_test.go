@@ -220,9 +220,19 @@ func TestEmulatorDefinition(t *testing.T) {
 			t.Errorf("emulator definition lacks %s", kept)
 		}
 	}
-	want := `definition = templatefile("${path.module}/fleetc_emulator_conversation.asl.json", {`
-	if !strings.Contains(string(o.Bytes), want) {
-		t.Errorf("override lacks %s:\n%s", want, o.Bytes)
+	for _, want := range []string{`definition = templatefile("${path.module}/fleetc_emulator_conversation.asl.json", {`,
+		"queue_url_coder      = aws_sqs_queue.coder_ingress.url", "queue_url_researcher = aws_sqs_queue.researcher_ingress.url"} {
+		if !strings.Contains(string(o.Bytes), want) {
+			t.Errorf("override lacks %s:\n%s", want, o.Bytes)
+		}
+	}
+	// A standard class queue is sent to directly.
+	e2e, err := EmulatorOverride(generate(t, "testdata/e2e.yaml"), "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(e2e.Bytes), "queue_url_solver = aws_sqs_queue.solver.url") {
+		t.Errorf("e2e override:\n%s", e2e.Bytes)
 	}
 	aws, _ := set.Get("statemachines/conversation.asl.json")
 	for _, kept := range []string{"$$.Execution.Id", "$$.State.Name", "$$.State.EnteredTime", "States.Format('{}', $.conversation_id)"} {

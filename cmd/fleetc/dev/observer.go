@@ -2,6 +2,8 @@ package dev
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -86,6 +88,7 @@ func (o *observer) remove(ctx context.Context) {
 // envelope is the part of an EventBridge event the observer reads.
 type envelope struct {
 	ID         string         `json:"id"`
+	TaskToken  string         `json:"TaskToken"`
 	DetailType string         `json:"detail-type"`
 	Source     string         `json:"source"`
 	Detail     map[string]any `json:"detail"`
@@ -199,13 +202,20 @@ func (d *Fleet) pipe(ctx context.Context, a *ir.Agent, q queueURLs) {
 				d.sup.out.line(a.Name, "pipe: ingress message is not an event: "+err.Error())
 				continue
 			}
+			// A workflow task (sent here by the emulator override's definition) carries its
+			// token instead of an event id: its hash deduplicates.
+			dedup := e.ID
+			if e.TaskToken != "" {
+				sum := sha256.Sum256([]byte(e.TaskToken))
+				dedup = hex.EncodeToString(sum[:16])
+			}
 			group, ok := e.Detail[a.GroupBy]
-			if !ok || e.ID == "" {
-				d.sup.out.line(a.Name, fmt.Sprintf("pipe: event %s has no detail.%s: left for the ingress queue's redrive", e.ID, a.GroupBy))
+			if !ok || dedup == "" {
+				d.sup.out.line(a.Name, fmt.Sprintf("pipe: message %s has no detail.%s: left for the ingress queue's redrive", aws.ToString(m.MessageId), a.GroupBy))
 				continue
 			}
 			if _, err := d.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.queue), MessageBody: aws.String(body),
-				MessageGroupId: aws.String(fmt.Sprint(group)), MessageDeduplicationId: aws.String(e.ID)}); err != nil {
+				MessageGroupId: aws.String(fmt.Sprint(group)), MessageDeduplicationId: aws.String(dedup)}); err != nil {
 				d.sup.out.line(a.Name, "pipe: "+err.Error())
 				continue
 			}
