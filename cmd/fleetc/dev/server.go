@@ -51,6 +51,7 @@ type ClassView struct {
 	Submitted      int            `json:"submitted"`
 	Completed      int            `json:"completed"`
 	DeadLettered   int            `json:"dead_lettered"`
+	WorkflowSteps  int            `json:"workflow_steps"` // finished or dead-lettered tasks of workflows (not events)
 	Retries        int            `json:"retries"`
 	StepsPerSecond float64        `json:"steps_per_second"`
 	StderrLines    int            `json:"stderr_lines"`
@@ -164,6 +165,7 @@ func (d *Fleet) Snapshot(ctx context.Context) *Snapshot {
 		}
 		c.DLQ.Visible, c.DLQ.InFlight = d.depth(ctx, q.dlq)
 		n := d.sup.led.counts(a.Name, now)
+		c.WorkflowSteps = n.WorkflowSteps
 		c.Completed, c.DeadLettered, c.Retries, c.StepsPerSecond, c.StderrLines, c.Recent = n.Completed, n.DeadLettered, n.Retries, n.StepsPerSecond, n.StderrLines, n.Recent
 		c.DLQ.ErrorCodes = n.Codes
 		if !n.Oldest.IsZero() {

@@ -244,13 +244,14 @@ type ledger struct {
 }
 
 type classLedger struct {
-	completed, deadLettered map[string]bool
+	completed, deadLettered map[string]string // work key → trace id
 	retries                 int
 	codes                   map[string]int
 	recent                  []Verdict
 	times                   []time.Time // finished steps, for steps per second
 	stderrLines             int
 	pending                 map[string]time.Time // trace id → when the observer saw its event
+	submitted               map[string]bool      // trace ids the observer saw routed here
 }
 
 // Verdict is one step's end, as the worker logged it.
@@ -267,7 +268,8 @@ const recentVerdicts = 20
 func newLedger(classes []string) *ledger {
 	l := &ledger{classes: map[string]*classLedger{}}
 	for _, c := range classes {
-		l.classes[c] = &classLedger{completed: map[string]bool{}, deadLettered: map[string]bool{}, codes: map[string]int{}, pending: map[string]time.Time{}}
+		l.classes[c] = &classLedger{completed: map[string]string{}, deadLettered: map[string]string{}, codes: map[string]int{},
+			pending: map[string]time.Time{}, submitted: map[string]bool{}}
 	}
 	return l
 }
@@ -279,8 +281,9 @@ func (l *ledger) submit(class, trace string, at time.Time) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if c := l.classes[class]; c != nil {
-		if _, ok := c.pending[trace]; !ok {
+	if c := l.classes[class]; c != nil && !c.submitted[trace] {
+		c.submitted[trace] = true
+		if !c.done(trace) {
 			c.pending[trace] = at
 		}
 	}
@@ -308,7 +311,7 @@ func (l *ledger) observe(class, line string) {
 	v := Verdict{Time: time.Now(), TraceID: rec.TraceID, Attempt: attempt, Code: rec.Code}
 	switch rec.Msg {
 	case "step finished":
-		c.completed[rec.Key] = true
+		c.completed[rec.Key] = rec.TraceID
 		c.times = append(c.times, v.Time)
 		for len(c.times) > 0 && v.Time.Sub(c.times[0]) > rateWindow {
 			c.times = c.times[1:]
@@ -316,7 +319,7 @@ func (l *ledger) observe(class, line string) {
 		delete(c.pending, rec.TraceID)
 		v.Verdict = "finished"
 	case "step dead-lettered":
-		c.deadLettered[rec.Key] = true
+		c.deadLettered[rec.Key] = rec.TraceID
 		delete(c.pending, rec.TraceID)
 		c.codes[rec.Code]++
 		v.Verdict = "dead-lettered"
@@ -335,13 +338,28 @@ func (l *ledger) observe(class, line string) {
 	}
 }
 
-// classCounts is a ledger snapshot of one class.
+// done reports whether a verdict named trace already (its event may reach the observer after
+// the worker finished it).
+func (c *classLedger) done(trace string) bool {
+	for _, m := range []map[string]string{c.completed, c.deadLettered} {
+		for _, t := range m {
+			if t == trace {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// classCounts is a ledger snapshot of one class. Completed and DeadLettered count the work
+// the observer saw submitted as events; WorkflowSteps the other finished work (task
+// messages a state machine sent to the queue directly).
 type classCounts struct {
-	Completed, DeadLettered, Retries, StderrLines int
-	StepsPerSecond                                float64
-	Codes                                         map[string]int
-	Recent                                        []Verdict
-	Oldest                                        time.Time // oldest pending work's submission (zero: none)
+	Completed, DeadLettered, WorkflowSteps, Retries, StderrLines int
+	StepsPerSecond                                               float64
+	Codes                                                        map[string]int
+	Recent                                                       []Verdict
+	Oldest                                                       time.Time // oldest pending work's submission (zero: none)
 }
 
 // rateWindow is the window of the steps-per-second figure.
@@ -370,7 +388,22 @@ func (l *ledger) counts(class string, now time.Time) classCounts {
 			oldest = t
 		}
 	}
-	return classCounts{Oldest: oldest, Completed: len(c.completed), DeadLettered: len(c.deadLettered), Retries: c.retries,
+	completed, dead, other := 0, 0, 0
+	for _, t := range c.completed {
+		if c.submitted[t] {
+			completed++
+		} else {
+			other++
+		}
+	}
+	for _, t := range c.deadLettered {
+		if c.submitted[t] {
+			dead++
+		} else {
+			other++
+		}
+	}
+	return classCounts{Oldest: oldest, Completed: completed, DeadLettered: dead, WorkflowSteps: other, Retries: c.retries,
 		StderrLines: c.stderrLines, StepsPerSecond: float64(n) / rateWindow.Seconds(), Codes: codes,
 		Recent: append([]Verdict(nil), c.recent...)}
 }
