@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -60,29 +61,27 @@ type Fleet struct {
 	faultsMu  sync.Mutex
 	sent      int
 	sentMu    sync.Mutex
+	done      chan struct{} // closed when the session ends: its page streams end, the browser reconnects
 }
 
 type queueURLs struct{ queue, dlq, ingress string }
 
-// Run brings the fleet up on the emulator, runs it until ctx ends (Ctrl-C), then drains the
-// workers, destroys what it applied and stops the emulator if it started it.
+// Run brings the fleet up on the emulator and runs it until ctx ends (Ctrl-C), then drains
+// the workers, destroys what it applied and stops the emulator if it started it. When the
+// spec changes it drains the workers, re-applies (Terraform changes only what changed) and
+// starts them again; a spec that stops building keeps the last fleet down until it is fixed.
 func Run(ctx context.Context, o Options) (err error) {
 	out := o.Stdout
 	_, f, ds := compiler.Load(o.Spec)
 	if f == nil || ds.HasErrors() {
 		return &deploy.BuildError{Diagnostics: ds}
 	}
-	cs, err := Contracts(f)
-	if err != nil {
+	bins := binaries{}
+	if bins.worker, err = findWorker(o.WorkerBin); err != nil {
 		return err
 	}
-	workerBin, err := findWorker(o.WorkerBin)
-	if err != nil {
-		return err
-	}
-	handlerBin := o.HandlerBin
-	if handlerBin == "" {
-		if handlerBin, err = os.Executable(); err != nil {
+	if bins.handler = o.HandlerBin; bins.handler == "" {
+		if bins.handler, err = os.Executable(); err != nil {
 			return err
 		}
 	}
@@ -104,66 +103,155 @@ func Run(ctx context.Context, o Options) (err error) {
 		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (left running)\n", emu.endpoint)
 	}
 
-	// Teardown runs on every exit from here on, even a failed apply: what was created goes.
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint})
-	if err != nil {
-		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
-			return &deploy.BuildError{Diagnostics: pds}
+	// One page for the whole run; each session's fleet serves it while it is up.
+	var current atomic.Pointer[Fleet]
+	page := ""
+	if !o.NoUI {
+		srv, addr, err := serve(ctx, o.Port, &current)
+		if err != nil {
+			return err
 		}
-		return err
+		defer srv.Close()
+		page = "http://" + addr
+		fmt.Fprintf(out, "fleetc dev: live page %s\n", page)
 	}
+
+	var w *deploy.Workspace // the last workspace prepared: what teardown destroys
 	defer func() {
-		// Teardown must run although ctx (Ctrl-C) has ended.
-		tctx := context.WithoutCancel(ctx)
+		if w == nil {
+			return
+		}
+		// Teardown runs although ctx (Ctrl-C) has ended, after a failed apply too.
 		fmt.Fprintln(out, "fleetc dev: destroying the fleet on the emulator")
-		if derr := destroy(tctx, w, out, o.Stderr); derr != nil {
+		if derr := destroy(context.WithoutCancel(ctx), w, out, o.Stderr); derr != nil {
 			fmt.Fprintf(o.Stderr, "fleetc dev: destroy: %v\n", derr)
 			if err == nil {
 				err = derr
 			}
 		}
 	}()
+	for first := true; ; first = false {
+		stamp := specStamp(o.Spec)
+		reload, serr := session(ctx, o, emu, bins, page, &w, &current)
+		if serr != nil {
+			if first || ctx.Err() != nil {
+				return serr
+			}
+			var be *deploy.BuildError
+			if errors.As(serr, &be) {
+				fmt.Fprintf(out, "fleetc dev: %s does not build (%d problem(s)); fix it and dev applies it:\n", o.Spec, len(be.Diagnostics))
+				for _, d := range be.Diagnostics {
+					fmt.Fprintf(out, "  %v\n", d)
+				}
+			} else {
+				fmt.Fprintf(out, "fleetc dev: %v; change the spec to try again\n", serr)
+			}
+			if !waitChange(ctx, o.Spec, stamp) {
+				return nil
+			}
+			continue
+		}
+		if !reload {
+			return nil
+		}
+		fmt.Fprintf(out, "fleetc dev: %s changed: re-applying and restarting the workers\n", o.Spec)
+	}
+}
+
+type binaries struct{ worker, handler string }
+
+// specPoll is how often dev looks at the spec for changes.
+const specPoll = 2 * time.Second
+
+// specStamp is the spec's content ("" when unreadable): a save that changes nothing is no change.
+func specStamp(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// waitChange waits until the spec differs from stamp (true) or ctx ends (false).
+func waitChange(ctx context.Context, path, stamp string) bool {
+	t := time.NewTicker(specPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if specStamp(path) != stamp {
+				return true
+			}
+		}
+	}
+}
+
+// session applies the spec and runs its workers until ctx ends (reload false) or the spec
+// changes (reload true); either way the workers are drained and the observer removed.
+func session(ctx context.Context, o Options, emu *emulator, bins binaries, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
+	out := o.Stdout
+	stamp := specStamp(o.Spec)
+	_, f, ds := compiler.Load(o.Spec)
+	if f == nil || ds.HasErrors() {
+		return false, &deploy.BuildError{Diagnostics: ds}
+	}
+	cs, err := Contracts(f)
+	if err != nil {
+		return false, err
+	}
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint})
+	if err != nil {
+		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
+			return false, &deploy.BuildError{Diagnostics: pds}
+		}
+		return false, err
+	}
+	*wp = w
 	if err := apply(ctx, w, out, o.Stderr); err != nil {
-		return err
+		return false, err
 	}
 	d := &Fleet{opts: o, ir: f, contracts: cs, endpoint: emu.endpoint, queues: map[string]queueURLs{},
-		machines: map[string]string{}, examples: map[string]json.RawMessage{}, faultsAt: filepath.Join(devDir, "faults.json")}
+		machines: map[string]string{}, examples: map[string]json.RawMessage{}, faultsAt: filepath.Join(o.Dir, "dev", "faults.json"),
+		done: make(chan struct{})}
 	if err := d.connect(ctx, w); err != nil {
-		return err
+		return false, err
 	}
 	if err := WriteFaults(d.faultsAt, Faults{}); err != nil {
-		return err
+		return false, err
 	}
 
 	var classes []string
-	width := 8
+	width := len(observerClass)
 	for _, a := range f.Agents {
 		classes = append(classes, a.Name)
 		width = max(width, len(a.Name))
 	}
-	d.sup = &supervisor{bin: workerBin, out: &prefixer{w: out, width: width}, led: newLedger(classes), procs: map[string]*proc{}}
+	d.sup = &supervisor{bin: bins.worker, out: &prefixer{w: out, width: width}, led: newLedger(classes), procs: map[string]*proc{}}
 	env := d.workerEnv()
 	for _, a := range f.Agents {
-		cfgPath, note, err := d.devConfig(a, handlerBin)
+		cfgPath, note, err := d.devConfig(a, bins.handler)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if note != "" {
 			d.sup.out.line(a.Name, "fleetc dev: "+note)
 		}
-		mode := "poll"
 		if a.Runtime == config.RuntimeLambda {
 			d.sup.out.line(a.Name, "fleetc dev: a lambda class runs here as fleet-worker --mode poll on its queue "+
 				"(the emulator's event source mapping moves no messages); the same step pipeline as in Lambda")
 		}
-		if err := d.sup.add(a.Name, mode, cfgPath, env); err != nil {
-			return err
+		if err := d.sup.add(a.Name, "poll", cfgPath, env); err != nil {
+			return false, err
 		}
 	}
 
 	runCtx, stopLoops := context.WithCancel(context.WithoutCancel(ctx))
 	var loops sync.WaitGroup
 	defer func() {
+		current.CompareAndSwap(d, nil)
+		close(d.done)
 		fmt.Fprintln(out, "fleetc dev: draining the workers")
 		d.sup.stopAll()
 		stopLoops()
@@ -173,7 +261,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 	if d.obs, err = newObserver(ctx, d); err != nil {
-		return err
+		return false, err
 	}
 	loops.Add(1)
 	go func() { defer loops.Done(); d.obs.run(runCtx, d.sup.out) }()
@@ -184,27 +272,19 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}
 	if err := d.sup.start(ctx); err != nil {
-		return err
+		return false, err
 	}
-
-	page := ""
-	if !o.NoUI {
-		srv, addr, err := d.serve(runCtx, o.Port)
-		if err != nil {
-			return err
-		}
-		defer srv.Close()
-		page = "http://" + addr
-		fmt.Fprintf(out, "fleetc dev: live page %s\n", page)
-	}
-	fmt.Fprintf(out, "fleetc dev: fleet %s is up (%d classes, %d workflows); send work with\n  fleetc send %s %s --example --endpoint %s\nCtrl-C drains the workers and destroys the fleet.\n",
+	current.Store(d)
+	fmt.Fprintf(out, "fleetc dev: fleet %s is up (%d classes, %d workflows); send work with\n  fleetc send %s %s --example --endpoint %s\nCtrl-C drains the workers and destroys the fleet; saving the spec re-applies it.\n",
 		f.Name, len(f.Agents), len(f.Workflows), o.Spec, firstEvent(f), emu.endpoint)
 	if o.Ready != nil {
 		o.Ready(page)
 	}
-	<-ctx.Done()
+	if waitChange(ctx, o.Spec, stamp) {
+		return true, nil
+	}
 	fmt.Fprintln(out, "\nfleetc dev: stopping")
-	return nil
+	return false, nil
 }
 
 func firstEvent(f *ir.Fleet) string {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -284,13 +285,33 @@ func (d *Fleet) Redrive(ctx context.Context, class string) (int, error) {
 	}
 }
 
-// serve starts the live page and its API on 127.0.0.1:port.
-func (d *Fleet) serve(ctx context.Context, port int) (*http.Server, string, error) {
+// serve starts the live page and its API on 127.0.0.1:port for the whole run; requests go to
+// the fleet of the current session (503 between sessions).
+func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http.Server, string, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return nil, "", fmt.Errorf("live page: %w", err)
 	}
-	srv := &http.Server{Handler: d.Handler(ctx), ReadHeaderTimeout: 10 * time.Second}
+	var mu sync.Mutex
+	handlers := map[*Fleet]http.Handler{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := current.Load()
+		if d == nil {
+			w.Header().Set("Retry-After", "2")
+			http.Error(w, "the fleet is being (re)applied", http.StatusServiceUnavailable)
+			return
+		}
+		mu.Lock()
+		fh, ok := handlers[d]
+		if !ok {
+			clear(handlers) // an earlier session's handler is never used again
+			fh = d.Handler(ctx)
+			handlers[d] = fh
+		}
+		mu.Unlock()
+		fh.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return srv, l.Addr().String(), nil
 }
@@ -337,6 +358,8 @@ func (d *Fleet) Handler(ctx context.Context) http.Handler {
 			case <-r.Context().Done():
 				return
 			case <-ctx.Done():
+				return
+			case <-d.done:
 				return
 			case <-t.C:
 			}
