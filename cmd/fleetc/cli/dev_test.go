@@ -296,6 +296,29 @@ func TestDevResearchFleet(t *testing.T) {
 	// The live page in headless Chromium: its numbers move as work flows.
 	livePage(t, s, func() { send("coder", 1) })
 
+	// The generated workflow, through the emulator override's definition: an execution
+	// started from the page completes its agent steps (Research, an empty fan-out, Code).
+	if code, m := s.post(t, "/api/workflows/conversation/executions", nil); code != 200 {
+		t.Fatalf("start execution: %d %v", code, m)
+	}
+	s.waitFor(t, "the conversation execution succeeded", 3*time.Minute, func() bool {
+		var f struct {
+			Workflows []struct {
+				Executions map[string]int `json:"executions"`
+			} `json:"workflows"`
+		}
+		resp, err := http.Get(s.page + "/api/fleet")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&f)
+		if len(f.Workflows) == 1 && f.Workflows[0].Executions["FAILED"] > 0 {
+			t.Fatalf("the execution failed: %v\n%s", f.Workflows, s.log())
+		}
+		return len(f.Workflows) == 1 && f.Workflows[0].Executions["SUCCEEDED"] == 1
+	})
+
 	// Plan after apply: nothing to change on kumo.
 	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint, "--detailed-exitcode")
 	if code != exitOK {
