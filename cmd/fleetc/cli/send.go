@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/spf13/cobra"
 	"io"
 	"os"
 	"time"
@@ -18,22 +20,53 @@ import (
 // SDK's standard retries (with jitter) are the right layer here, unlike in the workers.
 const sendAttempts = 3
 
-func runSend(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("send", stderr)
-	detail := fs.String("detail", "", "the event's detail, as JSON")
-	detailFile := fs.String("detail-file", "", "read the detail from this file (- for stdin)")
-	example := fs.Bool("example", false, "send the generated example detail (a fresh trace_id)")
-	endpoint := fs.String("endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS through the SDK's credential chain")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+func init() { register(newSendCmd) }
+
+// sendOptions are send's flags.
+type sendOptions struct {
+	detail, detailFile, endpoint string
+	example                      bool
+}
+
+func newSendCmd(s *streams) *cobra.Command {
+	var o sendOptions
+	c := &cobra.Command{
+		Use:   "send FILE EVENT (--detail JSON | --detail-file F | --example) [--endpoint URL]",
+		Short: "Put one event on the fleet's bus, checked against its generated schema",
+		Long: `Send checks the detail against the event's generated schema (schemas/EVENT.json, the
+envelope fleetc build writes), refusing it with every violation, then puts it on the fleet's
+bus with the event's source and detail-type, and prints the event id and trace id. A detail
+without trace_id, when the schema declares one, gets a fresh one.
+
+Without --endpoint it goes to AWS through the SDK's default credential chain, in the fleet's
+region (AWS_REGION wins).
+
+Arguments:
+  FILE   the fleet.yaml
+  EVENT  the event's detail-type
+
+Exit 0 sent, 1 refused or failed, 2 usage error.`,
+		Example: `  fleetc send fleet.yaml agent.step.requested --example --endpoint http://127.0.0.1:4566
+  fleetc send fleet.yaml agent.step.requested --detail '{"conversation_id":"c1","step":1,"agent_class":"coder"}'`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runSend(args, o, s.stdin, s.stdout, s.stderr))
+		},
 	}
+	c.Flags().StringVar(&o.detail, "detail", "", "the event's detail, as JSON")
+	c.Flags().StringVar(&o.detailFile, "detail-file", "", "read the detail from this file (- for stdin)")
+	c.Flags().BoolVar(&o.example, "example", false, "send the generated example detail (with a fresh trace_id)")
+	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	return c
+}
+
+func runSend(pos []string, o sendOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+	var err error
 	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "fleetc send: name one fleet.yaml and one event (detail-type)")
 		return exitUsage
 	}
 	given := 0
-	for _, b := range []bool{*detail != "", *detailFile != "", *example} {
+	for _, b := range []bool{o.detail != "", o.detailFile != "", o.example} {
 		if b {
 			given++
 		}
@@ -48,12 +81,12 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	}
 	var body []byte
 	switch {
-	case *detail != "":
-		body = []byte(*detail)
-	case *detailFile == "-":
-		body, err = io.ReadAll(os.Stdin)
-	case *detailFile != "":
-		body, err = os.ReadFile(*detailFile)
+	case o.detail != "":
+		body = []byte(o.detail)
+	case o.detailFile == "-":
+		body, err = io.ReadAll(stdin)
+	case o.detailFile != "":
+		body, err = os.ReadFile(o.detailFile)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc send: %v\n", err)
@@ -71,7 +104,7 @@ func runSend(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: region(f), Endpoint: *endpoint, MaxAttempts: sendAttempts})
+	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: region(f), Endpoint: o.endpoint, MaxAttempts: sendAttempts})
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc send: %v\n", err)
 		return exitInvalid
