@@ -59,8 +59,6 @@ type Fleet struct {
 	sup       *supervisor
 	obs       *observer
 	faultsMu  sync.Mutex
-	sent      int
-	sentMu    sync.Mutex
 	done      chan struct{} // closed when the session ends: its page streams end, the browser reconnects
 }
 
@@ -499,7 +497,7 @@ func (d *Fleet) SetFault(class string, kind FaultKind, dur, delay time.Duration)
 	return WriteFaults(d.faultsAt, fs)
 }
 
-// Send checks and puts an event (nil detail: the example) and counts it as submitted.
+// Send checks and puts an event (nil detail: the example); the observer counts it.
 func (d *Fleet) Send(ctx context.Context, detailType string, detail []byte) (*Event, string, error) {
 	ev, err := NewEvent(d.ir, d.contracts, detailType, detail)
 	if err != nil {
@@ -509,8 +507,5 @@ func (d *Fleet) Send(ctx context.Context, detailType string, detail []byte) (*Ev
 	if err != nil {
 		return nil, "", err
 	}
-	d.sentMu.Lock()
-	d.sent++
-	d.sentMu.Unlock()
 	return ev, id, nil
 }
