@@ -140,7 +140,8 @@ func (d *Fleet) depth(ctx context.Context, url string) (visible, inFlight int) {
 // Snapshot reads the fleet's state now.
 func (d *Fleet) Snapshot(ctx context.Context) *Snapshot {
 	now := time.Now()
-	s := &Snapshot{Fleet: d.ir.Name, Endpoint: d.endpoint, Time: now.UTC(), Gaps: pageGaps}
+	s := &Snapshot{Fleet: d.ir.Name, Endpoint: d.endpoint, Time: now.UTC(), Gaps: pageGaps,
+		Classes: []ClassView{}, Workflows: []WorkflowView{}, Events: []EventView{}}
 	byType, submitted, unclaimed := d.obs.counts()
 	s.Unclaimed = unclaimed
 	d.faultsMu.Lock()
