@@ -72,6 +72,11 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 	if n.DeadLettered != 1 || n.Codes["RetriesExhausted"] != 1 || !n.Oldest.IsZero() {
 		t.Errorf("after dead letter: %+v", n)
 	}
+	// Redriven and finished: completed once, no longer dead-lettered.
+	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`)
+	if n = l.counts("c", now); n.Completed != 2 || n.DeadLettered != 0 {
+		t.Errorf("after redrive: %+v", n)
+	}
 }
 
 func TestMatches(t *testing.T) {

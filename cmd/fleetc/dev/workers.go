@@ -312,6 +312,7 @@ func (l *ledger) observe(class, line string) {
 	switch rec.Msg {
 	case "step finished":
 		c.completed[rec.Key] = rec.TraceID
+		delete(c.deadLettered, rec.Key) // redriven from the DLQ, then finished: it counts once, as completed
 		c.times = append(c.times, v.Time)
 		for len(c.times) > 0 && v.Time.Sub(c.times[0]) > rateWindow {
 			c.times = c.times[1:]
