@@ -325,7 +325,7 @@ func destroy(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) erro
 	if !s.HasChanges() {
 		return nil
 	}
-	return w.Apply(ctx, plan, io.Discard, errw)
+	return w.Apply(ctx, plan, out, errw)
 }
 
 // findWorker returns the fleet-worker binary to run.
