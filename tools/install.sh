@@ -90,6 +90,23 @@ install_mermaid() {
 	echo "$h" >"$st"
 }
 
+install_mcp_inspector() {
+	local dir="$ROOT/tools/mcp-inspector" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "mcp-inspector: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/mcp-inspector-cli" "$st" "$h"; then
+		log "mcp-inspector: up to date"
+		return
+	fi
+	log "mcp-inspector: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
 install_graphviz() {
 	if command -v dot >/dev/null; then
 		log "graphviz: up to date ($(dot -V 2>&1))"
@@ -170,7 +187,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider curl)
+	want=(kubeconform asl mermaid mcp-inspector graphviz schema-provider curl)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -182,12 +199,13 @@ for t in "${want[@]}"; do
 	kubeconform) timed kubeconform install_kubeconform ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
+	mcp-inspector) timed mcp-inspector install_mcp_inspector ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider curl)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid mcp-inspector graphviz kumo schema-provider curl)"
 		exit 2
 		;;
 	esac

@@ -31,6 +31,7 @@ Usage:
   fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
   fleetc explain ID
   fleetc graph FILE [--format mermaid|dot]
+  fleetc tools FILE [--format json|openai|bedrock|mcp]
   fleetc diff (BASE HEAD | --base REF [FILE]) [--format text|markdown|json|github-actions] [--fail-on CATEGORY]
       CATEGORY: replacement, breaking, security, posture, diagnostic or any (repeatable)
   fleetc version
@@ -73,6 +74,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return runExplain(rest, stdout, stderr)
 	case "graph":
 		return runGraph(rest, stdout, stderr)
+	case "tools":
+		return runTools(rest, stdout, stderr)
 	case "diff":
 		return runDiff(rest, stdout, stderr)
 	case "version", "--version":

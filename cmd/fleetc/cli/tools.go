@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/runtimeconfig"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
+)
+
+// Tool definition formats of fleetc tools.
+const (
+	toolsFormatJSON    = "json"
+	toolsFormatOpenAI  = "openai"
+	toolsFormatBedrock = "bedrock"
+	toolsFormatMCP     = "mcp"
+)
+
+// bedrockTypes are the parameter types a Bedrock action group's function schema accepts.
+var bedrockTypes = []string{"string", "number", "integer", "boolean", "array"}
+
+// runTools prints the async tools of a fleet (start_*, get_*_status, list_my_jobs) as tool
+// definitions: the same ones fleet-worker --mode tools serves over MCP.
+func runTools(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("tools", stderr)
+	format := &formatFlag{value: toolsFormatJSON, allowed: []string{toolsFormatJSON, toolsFormatOpenAI, toolsFormatBedrock, toolsFormatMCP}}
+	fs.Var(format, "format", "json (fleetc's own), openai (function calling), bedrock (action group function schema) or mcp (tools/list)")
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage
+	}
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "fleetc tools: name exactly one fleet.yaml")
+		return exitUsage
+	}
+	_, fleet, ds := compiler.Load(files[0])
+	if fleet == nil || ds.HasErrors() {
+		render(stderr, "text", ds, judge(ds, false))
+		return exitInvalid
+	}
+	if fleet.Tools == nil {
+		fmt.Fprintf(stderr, "fleetc tools: %s has no async tool class (agents.<class>.tool.async)\n", files[0])
+		return exitInvalid
+	}
+	cfg, err := runtimeconfig.BuildTools(fleet)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc tools: %v\n", err)
+		return exitUsage
+	}
+	defs, err := cfg.Definitions()
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc tools: %v\n", err)
+		return exitUsage
+	}
+	var out any
+	switch format.value {
+	case toolsFormatOpenAI:
+		var fns []map[string]any
+		for _, d := range defs {
+			fns = append(fns, map[string]any{"type": "function", "function": map[string]any{"name": d.Name, "description": d.Description, "parameters": d.InputSchema}})
+		}
+		out = fns
+	case toolsFormatBedrock:
+		out = map[string]any{"functions": bedrockFunctions(defs)}
+	case toolsFormatMCP:
+		var tools []map[string]any
+		for _, d := range defs {
+			tools = append(tools, map[string]any{"name": d.Name, "description": d.Description, "inputSchema": d.InputSchema})
+		}
+		out = map[string]any{"tools": tools}
+	default:
+		out = map[string]any{"format_version": rc.FormatVersion, "fleet": fleet.Name, "tools": defs}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "fleetc tools: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// bedrockFunctions flattens each tool's arguments into a Bedrock function schema: one
+// parameter per top-level property, typed when the type is one Bedrock knows (else string,
+// carrying JSON), required as the schema says. The tools runtime decodes typed values back.
+func bedrockFunctions(defs []rc.ToolDefinition) []map[string]any {
+	var out []map[string]any
+	for _, d := range defs {
+		props, _ := d.InputSchema["properties"].(map[string]any)
+		required := map[string]bool{}
+		if r, ok := d.InputSchema["required"].([]any); ok {
+			for _, f := range r {
+				if s, ok := f.(string); ok {
+					required[s] = true
+				}
+			}
+		}
+		params := map[string]any{}
+		for name, p := range props {
+			pm, _ := p.(map[string]any)
+			typ, _ := pm["type"].(string)
+			if !slices.Contains(bedrockTypes, typ) {
+				typ = "string"
+			}
+			desc, _ := pm["description"].(string)
+			if desc == "" {
+				b, _ := json.Marshal(pm)
+				desc = "JSON Schema: " + string(b)
+			}
+			params[name] = map[string]any{"type": typ, "description": desc, "required": required[name]}
+		}
+		out = append(out, map[string]any{"name": d.Name, "description": d.Description, "parameters": params})
+	}
+	return out
+}
