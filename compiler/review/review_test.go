@@ -269,7 +269,7 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 	}
 }
 
-// The pull-request comment for the README's example change: FIFO off plus a removed event field.
+// The pull-request comment for the example change in docs/review.md: FIFO off plus a removed event field.
 func TestMarkdownGolden(t *testing.T) {
 	base := research(t)
 	head := edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }",
@@ -292,8 +292,8 @@ func TestMarkdownGolden(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("markdown differs from %s (go test ./compiler/review -update, then read the diff):\n%s", golden, b.String())
 	}
-	// The README shows this comment, quoted; it must be the golden, not an older rendering.
-	readme, err := os.ReadFile("../../README.md")
+	// docs/review.md shows this comment, quoted; it must be the golden, not an older rendering.
+	readme, err := os.ReadFile("../../docs/review.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestMarkdownGolden(t *testing.T) {
 		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
 	}
 	if !strings.Contains(string(readme), quoted.String()) {
-		t.Errorf("README.md does not quote %s as it is now: paste it again, each line prefixed with \"> \"", golden)
+		t.Errorf("docs/review.md does not quote %s as it is now: paste it again, each line prefixed with \"> \"", golden)
 	}
 	// The diagram GitHub will render parses with mermaid's own parser.
 	_, rest, ok := strings.Cut(b.String(), "```mermaid\n")

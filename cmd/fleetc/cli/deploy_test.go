@@ -190,7 +190,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 	for _, g := range s.Groups {
 		groups[g.Group] = g
 	}
-	if s.FormatVersion != "1" || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
+	if s.FormatVersion != 1 || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
 		groups["state"].Create == 0 || groups["workflows"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
 		t.Fatalf("plan summary: %+v", s)
 	}

@@ -7,43 +7,75 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetc/fleetc/compiler/review"
 )
 
 var failOnValues = []string{"replacement", "breaking", "security", "posture", "diagnostic", "any"}
 
-// runDiff reviews a spec change: two files, or a file against itself at a git revision.
-func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("diff", stderr)
-	format := &formatFlag{value: "text", allowed: review.Formats}
-	fs.Var(format, "format", "output format: text, markdown, json or github-actions")
-	baseRef := fs.String("base", "", "compare FILE with itself at this git revision (read with git, no checkout)")
-	var failOn []string
-	fs.Func("fail-on", "exit 1 when a change of this category exists: "+strings.Join(failOnValues, ", ")+" (repeatable)", func(v string) error {
-		for _, c := range strings.Split(v, ",") {
-			if !slices.Contains(failOnValues, c) {
-				return fmt.Errorf("want one of %s", strings.Join(failOnValues, ", "))
-			}
-			failOn = append(failOn, c)
+func init() { register(newDiffCmd) }
+
+// failOnFlag is --fail-on: repeatable, each value also a comma-separated list.
+type failOnFlag []string
+
+func (f *failOnFlag) String() string { return strings.Join(*f, ",") }
+func (f *failOnFlag) Type() string   { return "category" }
+func (f *failOnFlag) Set(v string) error {
+	for _, c := range strings.Split(v, ",") {
+		if !slices.Contains(failOnValues, c) {
+			return fmt.Errorf("want one of %s", strings.Join(failOnValues, ", "))
 		}
-		return nil
-	})
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+		*f = append(*f, c)
 	}
+	return nil
+}
+
+func newDiffCmd(s *streams) *cobra.Command {
+	format := newFormat("text", review.Formats...)
+	var baseRef string
+	var failOn failOnFlag
+	c := &cobra.Command{
+		Use:   "diff (BASE HEAD | --base REF [FILE]) [--format text|markdown|json|github-actions] [--fail-on CATEGORY]...",
+		Short: "Review a spec change: replacements, breaking contracts, IAM, posture, diagnostics",
+		Long: `Diff loads, lowers and generates both sides in memory, without credentials or a plan,
+and reports what the change does: resources replaced or deleted, breaking event contract
+changes, widened IAM, posture changes and new diagnostics.
+
+Arguments:
+  BASE HEAD  two fleet.yaml files
+  FILE       with --base REF: the file compared with itself at git revision REF
+             (default fleet.yaml; read with git show, no checkout)
+
+--fail-on CATEGORY (replacement, breaking, security, posture, diagnostic or any;
+repeatable) exits 1 when a change of that category exists.`,
+		Example: `  fleetc diff base.yaml head.yaml
+  fleetc diff --base origin/main fleet.yaml --format markdown --fail-on breaking`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runDiff(args, baseRef, format.value, failOn, s.stdout, s.stderr))
+		},
+	}
+	addFormat(c, format, "")
+	c.Flags().StringVar(&baseRef, "base", "", "compare FILE with itself at this git revision (read with git, no checkout)")
+	c.Flags().Var(&failOn, "fail-on", "exit 1 when a change of this category exists: "+strings.Join(failOnValues, ", ")+" (repeatable)")
+	return c
+}
+
+// runDiff reviews a spec change: two files, or a file against itself at a git revision.
+func runDiff(files []string, baseRef, format string, failOn []string, stdout, stderr io.Writer) int {
+	var err error
 	var baseName, headName string
 	var baseSrc, headSrc []byte
 	switch {
-	case *baseRef != "" && len(files) <= 1:
+	case baseRef != "" && len(files) <= 1:
 		headName = "fleet.yaml"
 		if len(files) == 1 {
 			headName = files[0]
 		}
 		if headSrc, err = readSpec(headName); err == nil {
-			baseName, baseSrc, err = gitShow(*baseRef, headName)
+			baseName, baseSrc, err = gitShow(baseRef, headName)
 		}
-	case *baseRef == "" && len(files) == 2:
+	case baseRef == "" && len(files) == 2:
 		baseName, headName = files[0], files[1]
 		if baseSrc, err = readSpec(baseName); err == nil {
 			headSrc, err = readSpec(headName)
@@ -61,7 +93,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 		return exitUsage
 	}
-	if err := rep.Render(stdout, format.value); err != nil {
+	if err := rep.Render(stdout, format); err != nil {
 		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 		return exitUsage
 	}

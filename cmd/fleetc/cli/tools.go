@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
@@ -22,16 +24,36 @@ const (
 // bedrockTypes are the parameter types a Bedrock action group's function schema accepts.
 var bedrockTypes = []string{"string", "number", "integer", "boolean", "array"}
 
+func init() { register(newToolsCmd) }
+
+func newToolsCmd(s *streams) *cobra.Command {
+	format := newFormat(toolsFormatJSON, toolsFormatJSON, toolsFormatOpenAI, toolsFormatBedrock, toolsFormatMCP)
+	c := &cobra.Command{
+		Use:   "tools FILE [--format json|openai|bedrock|mcp]",
+		Short: "Print the async tools of a fleet as tool definitions for a model",
+		Long: `Tools prints three tools per async class (agents.<class>.tool.async): start_<class>, whose
+arguments are the JSON Schema of the class's request event without the fields the tool writes
+(jobId, trace_id) plus idempotencyKey; get_<class>_status; and one list_my_jobs. Descriptions
+come from the spec. These are the definitions fleet-worker --mode tools serves over MCP.
+
+Formats: json (fleetc's own), openai (function calling), bedrock (an action group's function
+schema), mcp (a tools/list result).
+
+Arguments:
+  FILE  the fleet.yaml`,
+		Example: `  fleetc tools fleet.yaml --format openai > tools.json
+  fleetc tools fleet.yaml --format bedrock`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runTools(args, format.value, s.stdout, s.stderr))
+		},
+	}
+	addFormat(c, format, "")
+	return c
+}
+
 // runTools prints the async tools of a fleet (start_*, get_*_status, list_my_jobs) as tool
 // definitions: the same ones fleet-worker --mode tools serves over MCP.
-func runTools(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("tools", stderr)
-	format := &formatFlag{value: toolsFormatJSON, allowed: []string{toolsFormatJSON, toolsFormatOpenAI, toolsFormatBedrock, toolsFormatMCP}}
-	fs.Var(format, "format", "json (fleetc's own), openai (function calling), bedrock (action group function schema) or mcp (tools/list)")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
+func runTools(files []string, format string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc tools: name exactly one fleet.yaml")
 		return exitUsage
@@ -56,7 +78,7 @@ func runTools(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	var out any
-	switch format.value {
+	switch format {
 	case toolsFormatOpenAI:
 		var fns []map[string]any
 		for _, d := range defs {
