@@ -240,6 +240,15 @@ func TestStatusWalksQueuedRunningSucceeded(t *testing.T) {
 		!strings.Contains(string(done.Result), "main.zip") {
 		t.Errorf("status after = %+v", done)
 	}
+	if os.Getenv("FLEETC_SHOW_EXCHANGE") != "" { // docs/async-tools.md shows this exchange
+		for _, x := range []struct {
+			call string
+			a    tools.Answer
+		}{{"start_cdk_synth " + synthArgs, a}, {"get_cdk_synth_status (before the worker)", st}, {"get_cdk_synth_status (after)", done}} {
+			b, _ := json.MarshalIndent(x.a, "", "  ")
+			t.Logf("%s ->\n%s", x.call, b)
+		}
+	}
 	// A finished job never moves back: a late dead letter cannot turn it FAILED.
 	if err := e.w.Jobs.Failed(context.Background(), a.JobID, "late"); !errors.Is(err, worker.ErrJobTerminal) {
 		t.Errorf("Failed on a SUCCEEDED job = %v", err)

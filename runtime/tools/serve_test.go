@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -172,5 +176,75 @@ func TestHTTPAndLambdaShapes(t *testing.T) {
 	gw := out.(tools.Answer)
 	if !gw.OK || gw.JobID == viaHTTP.JobID || gw.NextTool != "get_cdk_synth_status" {
 		t.Errorf("gateway start = %+v, want a job of the gateway's own", gw)
+	}
+}
+
+// inspectorCLI is the MCP inspector's CLI, installed by tools/install.sh (mcp-inspector).
+const inspectorCLI = "../../tools/mcp-inspector/node_modules/@modelcontextprotocol/inspector-cli/build/index.js"
+
+// TestInspectorCLIListsAndCalls: an independent MCP client (the inspector's CLI, TypeScript
+// SDK) lists the tools over streamable HTTP and calls start -> status.
+func TestInspectorCLIListsAndCalls(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if _, serr := os.Stat(inspectorCLI); err != nil || serr != nil {
+		t.Skipf("SKIPPED, CHECKER NOT AVAILABLE: node or %s (install with: bash tools/install.sh mcp-inspector)", inspectorCLI)
+	}
+	e := newEnv(t)
+	h, err := e.svc.Handler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	inspect := func(args ...string) []byte {
+		t.Helper()
+		all := append([]string{inspectorCLI, srv.URL + tools.MCPPath, "--transport", "http",
+			"--header", tools.HeaderPrincipal + ": " + alice.Principal, "--header", tools.HeaderSession + ": " + alice.Session}, args...)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, node, all...).Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				t.Fatalf("inspector %v: %v\n%s", args, err, ee.Stderr)
+			}
+			t.Fatalf("inspector %v: %v", args, err)
+		}
+		return out
+	}
+	var list struct{ Tools []struct{ Name string } }
+	if err := json.Unmarshal(inspect("--method", "tools/list"), &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	if strings.Join(names, ",") != "get_cdk_synth_status,list_my_jobs,start_cdk_synth" {
+		t.Errorf("inspector tools/list = %v", names)
+	}
+	var call struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	out := inspect("--method", "tools/call", "--tool-name", "start_cdk_synth",
+		"--tool-arg", "stackName=api", "--tool-arg", "ref=main", "--tool-arg", "schemaVersion=1", "--tool-arg", "idempotencyKey=inspector-key-1")
+	if err := json.Unmarshal(out, &call); err != nil || call.IsError || len(call.Content) == 0 {
+		t.Fatalf("inspector start: %v %s", err, out)
+	}
+	var started tools.Answer
+	_ = json.Unmarshal([]byte(call.Content[0].Text), &started)
+	out = inspect("--method", "tools/call", "--tool-name", started.NextTool, "--tool-arg", "jobId="+started.JobID)
+	call.Content = nil
+	if err := json.Unmarshal(out, &call); err != nil || call.IsError || len(call.Content) == 0 {
+		t.Fatalf("inspector status: %v %s", err, out)
+	}
+	var st tools.Answer
+	_ = json.Unmarshal([]byte(call.Content[0].Text), &st)
+	if st.JobID != started.JobID || st.Status != jobs.Queued || st.ResumeHint == nil || st.ResumeHint.Action != tools.Poll {
+		t.Errorf("inspector status answer = %s", call.Content[0].Text)
+	}
+	if os.Getenv("FLEETC_SHOW_MCP") != "" {
+		t.Logf("tools/call %s ->\n%s", started.NextTool, out)
 	}
 }
