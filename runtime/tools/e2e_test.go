@@ -300,6 +300,9 @@ func TestPrincipalsCannotSeeEachOthersJobs(t *testing.T) {
 	if st := e.call(t, alice, "get_cdk_synth_status", `{"jobId":"JOB#forged"}`); st.Error == nil || st.Error.Code != tools.NotFound {
 		t.Errorf("forged job id = %+v", st)
 	}
+	if st := e.call(t, alice, "get_cdk_synth_status", `{}`); st.Error == nil || st.Error.Code != tools.InvalidArgument {
+		t.Errorf("status without jobId = %+v", st)
+	}
 	if l := e.call(t, bob, "list_my_jobs", `{}`); !l.OK || len(l.Jobs) != 0 {
 		t.Errorf("bob's list = %+v", l)
 	}

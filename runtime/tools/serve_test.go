@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -163,6 +164,28 @@ func TestHTTPAndLambdaShapes(t *testing.T) {
 	out, _ = e.svc.HandleLambda(context.Background(), raw)
 	if b, _ := json.Marshal(out); !bytes.Contains(b, []byte(`"responseState":"REPROMPT"`)) {
 		t.Errorf("Bedrock bad arguments = %s", b)
+	}
+
+	// The function URL (AWS_IAM): an HTTP request event, the caller's IAM identity the
+	// principal when no principal header is asserted.
+	urlEvent := events.LambdaFunctionURLRequest{RawPath: tools.ToolsPath + "get_cdk_synth_status", Body: `{"jobId":"` + viaHTTP.JobID + `"}`,
+		Headers: map[string]string{"content-type": "application/json", strings.ToLower(tools.HeaderSession): alice.Session}}
+	urlEvent.RequestContext.HTTP.Method = http.MethodPost
+	urlEvent.RequestContext.Authorizer = &events.LambdaFunctionURLRequestContextAuthorizerDescription{
+		IAM: &events.LambdaFunctionURLRequestContextAuthorizerIAMDescription{UserARN: "arn:aws:iam::111122223333:role/someone-else"}}
+	raw, _ = json.Marshal(urlEvent)
+	out, err = e.svc.HandleLambda(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := out.(events.LambdaFunctionURLResponse); r.StatusCode != http.StatusNotFound {
+		t.Errorf("function URL status as another IAM identity = %d %s, want 404", r.StatusCode, r.Body)
+	}
+	urlEvent.Headers[strings.ToLower(tools.HeaderPrincipal)] = alice.Principal
+	raw, _ = json.Marshal(urlEvent)
+	out, _ = e.svc.HandleLambda(context.Background(), raw)
+	if r := out.(events.LambdaFunctionURLResponse); r.StatusCode != http.StatusOK || !strings.Contains(r.Body, `"status":"QUEUED"`) {
+		t.Errorf("function URL status = %d %s", r.StatusCode, r.Body)
 	}
 
 	// AgentCore Gateway: bare arguments, the tool name prefixed with the target's.

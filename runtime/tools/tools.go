@@ -421,6 +421,9 @@ func (s *Service) status(ctx context.Context, who Caller, c *class, args map[str
 			return fail(InvalidArgument, false, "jobId must be a string")
 		}
 	}
+	if id == "" {
+		return fail(InvalidArgument, false, "%s takes jobId, the id %s returned", c.StatusTool, c.StartTool)
+	}
 	if _, err := uuid.Parse(id); err != nil {
 		return fail(NotFound, false, "unknown jobId")
 	}
