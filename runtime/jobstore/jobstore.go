@@ -144,15 +144,26 @@ func (st *Store) List(ctx context.Context, principal, session string, status job
 	if err := attributevalue.UnmarshalListOfMaps(res.Items, &out); err != nil {
 		return nil, nil, fmt.Errorf("list jobs: %w", err)
 	}
-	if lek := res.LastEvaluatedKey; len(lek) > 0 {
-		var c Cursor
-		if v, ok := lek[jobs.AttrCreatedAt].(*types.AttributeValueMemberS); ok {
-			c.CreatedAt = v.Value
+	if len(res.LastEvaluatedKey) > 0 {
+		// The page ends at the last item read: its sort key and id are the cursor. (Read from
+		// the item, not LastEvaluatedKey, which a filtered page may leave past the last
+		// returned item and which emulators fill inconsistently.)
+		next = &Cursor{}
+		if n := len(res.Items); n > 0 {
+			last := res.Items[n-1]
+			if v, ok := last[jobs.AttrCreatedAt].(*types.AttributeValueMemberS); ok {
+				next.CreatedAt = v.Value
+			}
+			if v, ok := last[jobs.AttrJobID].(*types.AttributeValueMemberS); ok {
+				next.JobID = v.Value
+			}
 		}
-		if v, ok := lek[jobs.AttrPK].(*types.AttributeValueMemberS); ok && len(v.Value) > len(jobs.KeyPrefix) {
-			c.JobID = v.Value[len(jobs.KeyPrefix):]
+		if lek, ok := res.LastEvaluatedKey[jobs.AttrCreatedAt].(*types.AttributeValueMemberS); ok && next.CreatedAt == "" {
+			next.CreatedAt = lek.Value
 		}
-		next = &c
+		if lek, ok := res.LastEvaluatedKey[jobs.AttrPK].(*types.AttributeValueMemberS); ok && next.JobID == "" && len(lek.Value) > len(jobs.KeyPrefix) {
+			next.JobID = lek.Value[len(jobs.KeyPrefix):]
+		}
 	}
 	return out, next, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -374,9 +376,25 @@ func TestMalformedArgumentsWriteNothing(t *testing.T) {
 
 func TestRefusedEventLeavesNoQueuedJob(t *testing.T) {
 	e := newEnv(t)
-	bus := e.cfg.Bus
-	// The bus is gone: PutEvents fails, the job must not stay QUEUED.
-	refusing, err := tools.New(e.cfg, &jobstore.Store{API: e.ddb, Table: e.table}, &tools.EventBridge{API: e.eb, Bus: bus + "-missing"})
+	// kumo accepts PutEvents for any bus, so the refusal comes from an httptest server that
+	// asserts the request (one entry for the fleet's bus, awsJson1.1 AWSEvents.PutEvents) and
+	// answers as EventBridge documents a refused entry: 200, FailedEntryCount 1, the entry's
+	// ErrorCode and ErrorMessage.
+	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Entries []struct{ EventBusName, DetailType, Source, Detail string }
+		}
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		if r.Header.Get("X-Amz-Target") != "AWSEvents.PutEvents" || len(in.Entries) != 1 || in.Entries[0].EventBusName != e.cfg.Bus ||
+			in.Entries[0].DetailType != "CdkSynthRequested" {
+			t.Errorf("PutEvents request: %s %+v", r.Header.Get("X-Amz-Target"), in)
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		_, _ = w.Write([]byte(`{"FailedEntryCount":1,"Entries":[{"ErrorCode":"ThrottlingException","ErrorMessage":"Rate exceeded"}]}`))
+	}))
+	defer refuse.Close()
+	refusingEB := eventbridge.NewFromConfig(kumotest.Require(t), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(refuse.URL) })
+	refusing, err := tools.New(e.cfg, &jobstore.Store{API: e.ddb, Table: e.table}, &tools.EventBridge{API: refusingEB, Bus: e.cfg.Bus})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +403,7 @@ func TestRefusedEventLeavesNoQueuedJob(t *testing.T) {
 		t.Fatalf("start on a refusing bus = %+v", a)
 	}
 	st := e.call(t, alice, "get_cdk_synth_status", `{"jobId":"`+a.Error.JobID+`"}`)
-	if st.Status != jobs.FailedToStart || st.ResumeHint.Action != tools.Replan || st.ErrorMessage == "" {
+	if st.Status != jobs.FailedToStart || st.ResumeHint.Action != tools.Replan || !strings.Contains(st.ErrorMessage, "ThrottlingException") {
 		t.Errorf("status after the refusal = %+v", st)
 	}
 	// The same start on a working bus publishes it: QUEUED again, one event.

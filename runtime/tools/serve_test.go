@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -212,6 +213,10 @@ func TestInspectorCLIListsAndCalls(t *testing.T) {
 	if _, serr := os.Stat(inspectorCLI); err != nil || serr != nil {
 		t.Skipf("SKIPPED, CHECKER NOT AVAILABLE: node or %s (install with: bash tools/install.sh mcp-inspector)", inspectorCLI)
 	}
+	cli, err := filepath.Abs(inspectorCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e := newEnv(t)
 	h, err := e.svc.Handler()
 	if err != nil {
@@ -221,11 +226,14 @@ func TestInspectorCLIListsAndCalls(t *testing.T) {
 	defer srv.Close()
 	inspect := func(args ...string) []byte {
 		t.Helper()
-		all := append([]string{inspectorCLI, srv.URL + tools.MCPPath, "--transport", "http",
+		all := append([]string{cli, srv.URL + tools.MCPPath, "--transport", "http",
 			"--header", tools.HeaderPrincipal + ": " + alice.Principal, "--header", tools.HeaderSession + ": " + alice.Session}, args...)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		out, err := exec.CommandContext(ctx, node, all...).Output()
+		cmd := exec.CommandContext(ctx, node, all...)
+		// The CLI reads its own package.json relative to the working directory.
+		cmd.Dir = filepath.Dir(cli)
+		out, err := cmd.Output()
 		if err != nil {
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
