@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/jobstore"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
@@ -165,7 +166,7 @@ func (w *Worker) jobSucceeded(ctx context.Context, id string, s storedResult) *R
 		return nil
 	}
 	if err != nil {
-		res := w.release(&retry.Error{Code: "JobStatusFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		res := w.release(&retry.Error{Code: wire.JobStatusFailed, Message: err.Error(), Retryable: true, Err: err}, 1)
 		return &res
 	}
 	return nil
@@ -179,7 +180,7 @@ func (w *Worker) jobFailed(ctx context.Context, id string, reason *retry.Error) 
 	}
 	msg := "dead-lettered"
 	if reason != nil {
-		msg = reason.Code
+		msg = string(reason.Code)
 		if reason.Message != "" {
 			msg += ": " + reason.Message
 		}
