@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/verify"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas"
+	"github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 // TestConsumersAcceptEveryArtifact is the build's acceptance test: `fleetc build` of every
@@ -61,6 +62,10 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 						t.Errorf("%s has no example event", p)
 					} else if err := verify.Draft04Instance(b, example); err != nil {
 						t.Errorf("%s: its example does not validate: %v", p, err)
+					}
+				case kind == "tools":
+					if _, err := runtimeconfig.ParseTools(p, b); err != nil {
+						t.Errorf("%s: %v", p, err)
 					}
 				case kind == "runtime":
 					if err := validateJSON(rc, b); err != nil {

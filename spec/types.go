@@ -220,6 +220,14 @@ type Payload struct {
 type Tool struct {
 	Async           bool      `json:"async"`
 	StatusPollAfter *Duration `json:"status_poll_after,omitempty"`
+	Notify          *Notify   `json:"notify,omitempty"`
+}
+
+// Notify pushes an async tool's completion events to the client instead of (or besides)
+// polling: an EventBridge API destination, or a queue fleetc creates.
+type Notify struct {
+	APIDestination string `json:"api_destination,omitempty"`
+	Queue          string `json:"queue,omitempty"`
 }
 
 // Lambda tunes the SQS event source mapping of a lambda class.

@@ -95,6 +95,23 @@ install_mermaid() {
 	echo "$h" >"$st"
 }
 
+install_mcp_inspector() {
+	local dir="$ROOT/tools/mcp-inspector" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "mcp-inspector: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/mcp-inspector-cli" "$st" "$h"; then
+		log "mcp-inspector: up to date"
+		return
+	fi
+	log "mcp-inspector: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
 install_gateway_clients() {
 	local dir="$ROOT/tools/gateway-clients" st h
 	st="$dir/node_modules/.fleetc-lock.sha256"
@@ -206,7 +223,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients graphviz schema-provider curl chromium)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector graphviz schema-provider curl chromium)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -219,13 +236,14 @@ for t in "${want[@]}"; do
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
 	gateway-clients) timed gateway-clients install_gateway_clients ;;
+	mcp-inspector) timed mcp-inspector install_mcp_inspector ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients graphviz kumo schema-provider curl chromium)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector graphviz kumo schema-provider curl chromium)"
 		exit 2
 		;;
 	esac

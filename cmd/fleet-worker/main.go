@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,6 +22,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/lambda"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -37,6 +39,9 @@ const (
 	ModeLambda    = "lambda"
 	ModeAgentCore = "agentcore"
 	ModeDispatch  = "dispatch"
+	// ModeTools serves the async tools (start_*, get_*_status, list_my_jobs) from the tools
+	// config, as a Lambda function or an HTTP+JSON/MCP server.
+	ModeTools = "tools"
 )
 
 // Exit codes.
@@ -55,11 +60,15 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
-	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
+	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch | tools (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
-	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
+	listen := fs.String("listen", ":8080", "agentcore and tools modes: HTTP listen address")
+	toolsCfg := fs.String("tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
+	}
+	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
+		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)
 	}
 	var cfg *config.Config
 	var err error
@@ -214,6 +223,26 @@ func Gateway(ctx context.Context, args []string, getenv func(string) string, std
 	defer cancel()
 	if err := gw.Close(cctx); err != nil {
 		tel.Logger.Warn("model gateway close", "err", err)
+	}
+	return exitOK
+}
+
+// runTools is --mode tools: the agent side of the async tools.
+func runTools(ctx context.Context, path, listen string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := tools.LoadConfig(path, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("service", cfg.Fleet+"-async-tools")
+	svc, err := tools.NewAWS(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: startup:", err)
+		return exitRuntime
+	}
+	if err := tools.Run(ctx, svc, getenv, listen, log); err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitRuntime
 	}
 	return exitOK
 }

@@ -29,6 +29,8 @@ type Fleet struct {
 	TargetDLQ Queue
 	// SchemaRegistry is the EventBridge Schema Registry holding every event contract.
 	SchemaRegistry string
+	// Tools is nil when no class is an async tool.
+	Tools *Tools
 
 	// Index locates spec paths in the source file; nil for fleets built in code.
 	Index *spec.Index
@@ -252,11 +254,37 @@ type Scaling struct {
 	Path            string
 }
 
-// Tool marks an agent-facing tool class.
+// Tool marks an agent-facing tool class. An async class gets the tools start_<class> and
+// get_<class>_status ('-' becomes '_'), served by the fleet's Tools function.
 type Tool struct {
 	Async           bool
 	StatusPollAfter time.Duration
+	StartName       string
+	StatusName      string
+	Notify          *Notify
+	Path            string
 }
+
+// Notify is where an async class's completion events are pushed.
+type Notify struct {
+	APIDestination string // ARN; "" when Queue is set
+	Queue          string // queue fleetc creates; "" when APIDestination is set
+	Path           string
+}
+
+// Tools is the agent side of the async tools: one Lambda function of the worker image
+// (fleet-worker --mode tools) serving start_*, get_*_status and list_my_jobs for every async
+// class, under its own role, which can do nothing a worker role can.
+type Tools struct {
+	FunctionName string
+	RoleName     string
+	ConfigPath   string // tools/tools.json
+	Classes      []*Agent
+	Path         string // the first async class's tool
+}
+
+// ListJobsTool is the name of the session-scoped job list tool.
+const ListJobsTool = "list_my_jobs"
 
 // Queue is an SQS queue.
 type Queue struct {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -89,6 +90,10 @@ func (l *lowerer) lower() *Fleet {
 			if s.State != nil && s.State.JobsTable != "" {
 				f.State.JobsTable = s.State.JobsTable
 			}
+			if f.Tools == nil {
+				f.Tools = &Tools{FunctionName: f.Name + "-async-tools", RoleName: f.Name + "-async-tools", ConfigPath: rc.ToolsFile, Path: a.Tool.Path}
+			}
+			f.Tools.Classes = append(f.Tools.Classes, a)
 		}
 	}
 	if t := s.Traffic; t != nil {
@@ -267,7 +272,14 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	}
 	a.Output = sa.Output
 	if sa.Tool != nil {
-		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter)}
+		id := strings.ReplaceAll(name, "-", "_")
+		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter), Path: p + "/tool"}
+		if a.Tool.Async {
+			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
+		}
+		if n := sa.Tool.Notify; n != nil {
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: n.Queue, Path: p + "/tool/notify"}
+		}
 	}
 	return a
 }
@@ -586,6 +598,21 @@ func (l *lowerer) checkNames() {
 	}
 	if e := f.KEDAScaler(); e != nil {
 		limit(e.Path, "IAM role", e.ScalerRole, 64)
+	}
+	if t := f.Tools; t != nil {
+		limit(t.Path, "IAM role", t.RoleName, 64)
+		limit(t.Path, "Lambda function", t.FunctionName, 64)
+		for _, a := range f.Agents {
+			if a.Lambda != nil && a.Lambda.FunctionName == t.FunctionName {
+				d := l.ds.Errorf("P007", a.Path, "Lambda function name %q is also the async tools function's", t.FunctionName)
+				d.Detail = "The async tools run as <fleet>-async-tools; rename the class."
+			}
+		}
+		for _, a := range t.Classes {
+			if n := a.Tool.Notify; n != nil && n.Queue != "" {
+				limit(n.Path, "queue", n.Queue, 80)
+			}
+		}
 	}
 	for _, w := range f.Workflows {
 		limit(w.Path, "state machine", w.StateMachineName, 80)

@@ -58,7 +58,8 @@ func Codes() []Code {
 	}}
 }
 
-// Configs holds each class's rendered runtime config, by class name: rendered once by the
+// Configs holds each class's rendered runtime config, by class name, and the tools config
+// under rc.ToolsFile (a path, never a class name): rendered once by the
 // compiler driver, written as runtime/<class>.json and embedded verbatim by the backends that
 // ship a config (compiler/keda's ConfigMap, compiler/terraform's FLEET_CONFIG_JSON).
 type Configs map[string][]byte
@@ -77,6 +78,15 @@ func RenderAll(f *ir.Fleet) (Configs, diag.Diagnostics) {
 		}
 		out[a.Name] = b
 	}
+	if f.Tools != nil {
+		b, err := RenderTools(f)
+		if err != nil {
+			d := ds.Errorf("G001", f.Tools.Path, "cannot write the tools config: %v", err)
+			d.Detail = "This is a compiler bug; please report it."
+		} else {
+			out[rc.ToolsFile] = b
+		}
+	}
 	return out, ds
 }
 
@@ -87,6 +97,9 @@ func Files(f *ir.Fleet, configs Configs) []artifact.File {
 		if b, ok := configs[a.Name]; ok {
 			files = append(files, artifact.File{Path: path(a), Bytes: b})
 		}
+	}
+	if b, ok := configs[rc.ToolsFile]; ok {
+		files = append(files, artifact.File{Path: rc.ToolsFile, Bytes: b})
 	}
 	return files
 }

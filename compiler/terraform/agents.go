@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
 // Alarm and runtime constants, each with the reason it has this value.
@@ -384,8 +385,11 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		}
 	}
 	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
-		st = append(st, stmt{sid: "JobStatus", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-			resources: []tokens{ref("aws_dynamodb_table", "jobs", "arn")}})
+		// UpdateItem only: the worker moves existing jobs (RUNNING, SUCCEEDED, FAILED). Creating
+		// and reading jobs is the tools role's (tools.go), so the two roles share no action.
+		st = append(st, stmt{sid: "JobStatus", actions: []string{"dynamodb:UpdateItem"},
+			resources:  []tokens{ref("aws_dynamodb_table", "jobs", "arn")},
+			conditions: []condition{leadingKeys(jobs.KeyPrefix)}})
 	}
 
 	var trust []stmt
@@ -606,38 +610,4 @@ func emitConditions(events []*ir.Event) []condition {
 		{"StringEquals", "events:detail-type", vals(types)},
 		{"StringEquals", "events:source", vals(sources)},
 	}
-}
-
-// tools emits the two narrow policies of the async start/status tool pattern, for the
-// agent runtime that calls the tools (never the worker's role): start may create a job and
-// publish its request event; status may only read a job.
-func (g *gen) tools() {
-	if g.f.State.JobsTable == "" {
-		return
-	}
-	fl := g.file("tools.tf")
-	var requests []*ir.Event
-	for _, a := range g.f.Agents {
-		if a.Tool != nil && a.Tool.Async && a.Consumes != nil {
-			requests = append(requests, a.Consumes.Event)
-		}
-	}
-	jobs := []tokens{ref("aws_dynamodb_table", "jobs", "arn")}
-	start := []stmt{{sid: "CreateJob", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, resources: jobs}}
-	if len(requests) > 0 {
-		start = append(start, stmt{sid: "RequestJob", actions: []string{"events:PutEvents"},
-			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
-			conditions: emitConditions(requests)})
-	}
-	policy := func(name, suffix, desc string, st []stmt) {
-		doc := g.policyDoc(fl, name, "/state/jobs_table", st)
-		g.claim("aws_iam_policy", name, "/state/jobs_table")
-		p := fl.resource("aws_iam_policy", name)
-		p.set("name", str(g.f.Name+"-"+suffix))
-		p.set("description", str(desc))
-		p.set("policy", doc)
-	}
-	policy("tool_start", "tool-start", "Async tools, start_*: create a job (conditional put) and publish its request event.", start)
-	policy("tool_status", "tool-status", "Async tools, get_*_status: read one job; nothing else.",
-		[]stmt{{sid: "ReadJob", actions: []string{"dynamodb:GetItem"}, resources: jobs}})
 }

@@ -276,8 +276,13 @@ func (g *gen) outputs() {
 	out("idempotency_table", "DynamoDB idempotency table.", ref("aws_dynamodb_table", "idempotency", "name"))
 	if g.f.State.JobsTable != "" {
 		out("jobs_table", "DynamoDB table of async tool jobs.", ref("aws_dynamodb_table", "jobs", "name"))
-		out("tool_start_policy_arn", "Attach to the agent runtime that calls the async start_* tools.", ref("aws_iam_policy", "tool_start", "arn"))
-		out("tool_status_policy_arn", "Attach to the agent runtime that calls the get_*_status tools.", ref("aws_iam_policy", "tool_status", "arn"))
+	}
+	if g.f.Tools != nil && g.f.State.JobsTable != "" {
+		out("tools_function_name", "Lambda function serving the async tools (Bedrock Agents action group, AgentCore Gateway target).", ref("aws_lambda_function", "async_tools", "function_name"))
+		out("tools_function_arn", "ARN of the async tools function.", ref("aws_lambda_function", "async_tools", "arn"))
+		out("tools_function_url", "Function URL (AWS_IAM) of the async tools: HTTP+JSON under /tools/, MCP at /mcp.", ref("aws_lambda_function_url", "async_tools", "function_url"))
+		out("tools_role_arn", "Role of the async tools function: request events and job items only.", ref("aws_iam_role", "async_tools", "arn"))
+		out("tools_invoke_policy_arn", "Attach to an AgentCore Gateway execution role or a function URL caller.", ref("aws_iam_policy", "async_tools_invoke", "arn"))
 	}
 	out("claim_check_bucket", "S3 bucket for claim-check payloads.", ref("aws_s3_bucket", "claimcheck", "bucket"))
 	if len(g.f.Events) > 0 {

@@ -297,7 +297,7 @@ func TestWorkerIAMExact(t *testing.T) {
 
 	synth := base("cdk_synth")
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
-	synth["JobStatus"] = want{`["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
+	synth["JobStatus"] = want{`["dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
 	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
 
 	greeter := base("greeter")
@@ -604,7 +604,8 @@ func squash(s string) string {
 // deprecatedAllowed lists 6.x-deprecated arguments fleetc still writes, each with the reason.
 var deprecatedAllowed = map[string]string{
 	// key_schema, its replacement, does not exist in 5.100, the floor of the default constraint.
-	"aws_dynamodb_table.global_secondary_index.hash_key": "key_schema is newer than aws 5.100",
+	"aws_dynamodb_table.global_secondary_index.hash_key":  "key_schema is newer than aws 5.100",
+	"aws_dynamodb_table.global_secondary_index.range_key": "key_schema is newer than aws 5.100",
 }
 
 // TestNoDeprecatedArguments walks every generated block against the 6.x schema: an argument
@@ -708,15 +709,6 @@ func TestOperatorAndToolPolicies(t *testing.T) {
 		if f.Path == Dir+"/keda.tf" || f.Path == Dir+"/tools.tf" {
 			t.Errorf("minimal fleet (one lambda class, no async tool) got %s", f.Path)
 		}
-	}
-	h = parseFiles(t, generate(t, example(t, "async-tools")), "tools.tf")
-	status := h.statements(t, "tool_status")
-	if len(status) != 1 || status["ReadJob"].actions != `["dynamodb:GetItem"]` || status["ReadJob"].resources != "[aws_dynamodb_table.jobs.arn]" {
-		t.Errorf("status tool policy = %+v", status)
-	}
-	start := h.statements(t, "tool_start")
-	if start["RequestJob"].conditions != `StringEquals events:detail-type ["CdkSynthRequested"]; StringEquals events:source ["com.cheatcoders.agents"]` {
-		t.Errorf("start tool PutEvents conditions = %s", start["RequestJob"].conditions)
 	}
 }
 

@@ -330,6 +330,12 @@ func Marshal(c *Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return canonical(raw)
+}
+
+// canonical re-encodes JSON with keys sorted at every level, two-space indent, no HTML
+// escaping and a trailing newline.
+func canonical(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var generic any
