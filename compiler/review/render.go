@@ -10,7 +10,9 @@ import (
 )
 
 // FormatVersion is the version of the JSON report; it changes only when a field changes meaning.
-const FormatVersion = 1
+// 2: category "breaking" became "contract" (every contract change, with breaks set on those
+// that break), and resources carry what changed in the files Terraform reads.
+const FormatVersion = 2
 
 // Formats the report renders to.
 var Formats = []string{"text", "markdown", "json", "github-actions"}
@@ -116,7 +118,7 @@ func (r *Report) markdown(w io.Writer) error {
 			continue
 		}
 		open := ""
-		if cat == Replacement || cat == Breaking || cat == Security {
+		if cat == Replacement || cat == Contract || cat == Security {
 			open = " open"
 		}
 		fmt.Fprintf(&b, "<details%s><summary><b>%s</b> (%d)</summary>\n\n| | subject | change | where |\n|---|---|---|---|\n", open, cat, len(rows))

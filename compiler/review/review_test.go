@@ -145,20 +145,27 @@ func TestReviewCases(t *testing.T) {
 			},
 		},
 		{
-			name: "a removed event field breaks its consumers",
+			name: "a removed optional event field needs care",
 			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", ""),
 			want: []want{
-				{Breaking, Error, `property "ttl_seconds" of detail removed`, 51},
-				{Breaking, Error, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
+				{Contract, Warning, `optional property "ttl_seconds" of detail removed`, 51},
+				{Contract, Warning, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
 			},
 		},
 		{
-			name: "a removed field with a version bump still breaks, as a warning",
-			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "",
+			name: "a removed bound breaks the consumers still on the old contract",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n"),
+			want: []want{
+				{Contract, Error, "minimum of detail.ttl_seconds removed (was 1) (bound-loosened, breaks forward)", 51},
+			},
+		},
+		{
+			name: "a loosened bound with a version bump still breaks, as a warning",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n",
 				"  agent.step.requested:\n    version: 1", "  agent.step.requested:\n    version: 2"),
 			want: []want{
-				{Breaking, Warning, `property "ttl_seconds" of detail removed`, 0},
-				{Breaking, Warning, "version 1 → 2", 0},
+				{Contract, Warning, "minimum of detail.ttl_seconds removed (was 1) (bound-loosened, breaks forward)", 0},
+				{Contract, Warning, "version 1 → 2", 0},
 			},
 		},
 		{
@@ -166,7 +173,7 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
 				"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n"),
 			want: []want{
-				{Breaking, Info, "safe: ", 0},
+				{Contract, Info, "(property-added, safe)", 0},
 			},
 		},
 		{
@@ -206,10 +213,10 @@ func TestSafeChangesDoNotFail(t *testing.T) {
 	head := edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
 		"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n")
 	r := review(t, base, head)
-	if r.Has("breaking") {
+	if r.Has(FailBreaking) || r.Has(FailBlocking) || r.Has(string(Contract)) {
 		t.Errorf("an added optional field counts as breaking: %+v", r.Changes)
 	}
-	if len(find(r, Breaking, "safe: ")) == 0 {
+	if len(find(r, Contract, "(property-added, safe)")) == 0 {
 		t.Errorf("the safe change is not listed: %+v", r.Changes)
 	}
 }
@@ -227,7 +234,7 @@ func TestIdenticalSpecs(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["format_version"] != float64(1) || doc["changes"] == nil {
+	if doc["format_version"] != float64(FormatVersion) || doc["changes"] == nil {
 		t.Errorf("json report: %s", b.String())
 	}
 	if _, ok := doc["changes"].([]any); !ok {
@@ -269,11 +276,11 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 	}
 }
 
-// The pull-request comment for the README's example change: FIFO off plus a removed event field.
+// The pull-request comment for the README's example change: FIFO off plus a loosened bound.
 func TestMarkdownGolden(t *testing.T) {
 	base := research(t)
 	head := edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }",
-		"        ttl_seconds: { type: integer, minimum: 1 }\n", "")
+		"        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n")
 	r := review(t, base, head)
 	var b bytes.Buffer
 	if err := r.Render(&b, "markdown"); err != nil {
@@ -292,18 +299,9 @@ func TestMarkdownGolden(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("markdown differs from %s (go test ./compiler/review -update, then read the diff):\n%s", golden, b.String())
 	}
-	// The README shows this comment, quoted; it must be the golden, not an older rendering.
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var quoted strings.Builder
-	for _, l := range strings.Split(strings.TrimRight(string(want), "\n"), "\n") {
-		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
-	}
-	if !strings.Contains(string(readme), quoted.String()) {
-		t.Errorf("README.md does not quote %s as it is now: paste it again, each line prefixed with \"> \"", golden)
-	}
+	// The docs show this comment, quoted; it must be the golden, not an older rendering.
+	// -update rewrites the quoted block (the run of "> " lines that starts with the verdict).
+	checkQuoted(t, docPage, string(want))
 	// The diagram GitHub will render parses with mermaid's own parser.
 	_, rest, ok := strings.Cut(b.String(), "```mermaid\n")
 	diagram, _, ok2 := strings.Cut(rest, "```")
@@ -318,5 +316,45 @@ func TestMarkdownGolden(t *testing.T) {
 	verify.SkipIfMissing(t, err)
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// docPage is the page that quotes the golden pull-request comment.
+const docPage = "../../README.md"
+
+// checkQuoted asserts that doc quotes golden (each line prefixed with "> "); with -update it
+// replaces the quoted comment in doc first.
+func checkQuoted(t *testing.T, doc, golden string) {
+	t.Helper()
+	src, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quoted strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(golden, "\n"), "\n") {
+		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
+	}
+	text := string(src)
+	if *update {
+		start := strings.Index(text, "> ### ")
+		if start < 0 {
+			t.Fatalf("%s quotes no pull-request comment", doc)
+		}
+		end := start
+		for end < len(text) && strings.HasPrefix(text[end:], ">") {
+			nl := strings.IndexByte(text[end:], '\n')
+			if nl < 0 {
+				end = len(text)
+				break
+			}
+			end += nl + 1
+		}
+		text = text[:start] + quoted.String() + text[end:]
+		if err := os.WriteFile(doc, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(text, quoted.String()) {
+		t.Errorf("%s does not quote the golden as it is now (go test ./compiler/review -update)", doc)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/review"
 )
 
-var failOnValues = []string{"replacement", "breaking", "security", "posture", "diagnostic", "any"}
-
 // runDiff reviews a spec change: two files, or a file against itself at a git revision.
 func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("diff", stderr)
@@ -19,15 +17,16 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs.Var(format, "format", "output format: text, markdown, json or github-actions")
 	baseRef := fs.String("base", "", "compare FILE with itself at this git revision (read with git, no checkout)")
 	var failOn []string
-	fs.Func("fail-on", "exit 1 when a change of this category exists: "+strings.Join(failOnValues, ", ")+" (repeatable)", func(v string) error {
+	fs.Func("fail-on", "exit 1 when the report has: "+strings.Join(review.FailOn, ", ")+" (repeatable; default blocking, an error-severity change; none reports only)", func(v string) error {
 		for _, c := range strings.Split(v, ",") {
-			if !slices.Contains(failOnValues, c) {
-				return fmt.Errorf("want one of %s", strings.Join(failOnValues, ", "))
+			if !slices.Contains(review.FailOn, c) {
+				return fmt.Errorf("want one of %s", strings.Join(review.FailOn, ", "))
 			}
 			failOn = append(failOn, c)
 		}
 		return nil
 	})
+	exitZero := fs.Bool("exit-zero", false, "report only: exit 0 whatever the report says (as --fail-on none)")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -64,6 +63,12 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err := rep.Render(stdout, format.value); err != nil {
 		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 		return exitUsage
+	}
+	if *exitZero {
+		return exitOK
+	}
+	if len(failOn) == 0 {
+		failOn = []string{review.FailBlocking}
 	}
 	for _, c := range failOn {
 		if rep.Has(c) {

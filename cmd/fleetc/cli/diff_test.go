@@ -40,7 +40,16 @@ func TestDiffExitCodes(t *testing.T) {
 	}{
 		{[]string{"diff", research, research}, 0},
 		{[]string{"diff", research, research, "--fail-on", "any"}, 0},
-		{[]string{"diff", base, head}, 0},
+		// The head introduces an error (E020 below): a blocking verdict exits 1 by default.
+		{[]string{"diff", base, head}, 1},
+		{[]string{"diff", base, head, "--fail-on", "none"}, 0},
+		{[]string{"diff", base, head, "--exit-zero"}, 0},
+		{[]string{"diff", base, head, "--fail-on", "blocking"}, 1},
+		// No contract change in this pair: breaking and contract do not trip.
+		{[]string{"diff", base, head, "--fail-on", "breaking"}, 0},
+		{[]string{"diff", base, head, "--fail-on", "contract"}, 0},
+		// Without the E020 (head → base resolves it) the verdict is "needs review": exit 0.
+		{[]string{"diff", head, base}, 0},
 		{[]string{"diff", base, head, "--fail-on", "replacement"}, 1},
 		{[]string{"diff", base, head, "--fail-on", "security"}, 1},
 		// FIFO off leaves the fan-out step without the conversation id its completion event
@@ -74,7 +83,7 @@ func TestDiffFormats(t *testing.T) {
 			Category, Severity, Subject, Summary string
 		} `json:"changes"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 1 || len(doc.Changes) == 0 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 2 || len(doc.Changes) == 0 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
 	for _, c := range doc.Changes {

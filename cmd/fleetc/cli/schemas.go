@@ -134,7 +134,7 @@ func runSchemasCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	r := compat.Compare(baseContracts, head.contracts)
 	if format.value == "json" {
-		writeJSON(stdout, map[string]any{"format_version": "1.0", "base": baseName, "head": files[0],
+		writeJSON(stdout, map[string]any{"format_version": checkFormatVersion, "base": baseName, "head": files[0],
 			"errors": r.Errors(), "breaking": len(r.Breaking()), "findings": located(r.Findings, b, head)})
 	} else {
 		printFindings(stdout, r.Findings, b, head, "")
@@ -174,6 +174,9 @@ func position(f compat.Finding, base, head *side) *diag.Range {
 func printFindings(w io.Writer, fs []compat.Finding, base, head *side, indent string) {
 	for _, f := range fs {
 		label := "safe"
+		if f.Severity == compat.SevWarning {
+			label = "warning" // needs care, or breaking with a bump (below)
+		}
 		if f.Breaking {
 			label = "BREAKING"
 			if f.Bumped {
@@ -181,7 +184,7 @@ func printFindings(w io.Writer, fs []compat.Finding, base, head *side, indent st
 			}
 		}
 		fmt.Fprintf(w, "%s%-8s  %s: %s\n", indent, label, f.Event, f.Summary)
-		if f.Breaking {
+		if f.Breaking || f.Direction != "" {
 			bump := "not bumped"
 			if f.Bumped {
 				bump = "bumped"
@@ -210,8 +213,13 @@ func printVerdict(w io.Writer, r compat.Report, base string) {
 		fmt.Fprintf(w, "event contracts unchanged since %s\n", base)
 		return
 	}
-	breaking := len(r.Breaking())
-	fmt.Fprintf(w, "%d breaking change(s) since %s, %d without a version bump; %d safe\n", breaking, base, r.Errors(), len(r.Findings)-breaking)
+	breaking, care := len(r.Breaking()), 0
+	for _, f := range r.Findings {
+		if !f.Breaking && f.Severity == compat.SevWarning {
+			care++
+		}
+	}
+	fmt.Fprintf(w, "%d breaking change(s) since %s, %d without a version bump; %d to check; %d safe\n", breaking, base, r.Errors(), care, len(r.Findings)-breaking-care)
 }
 
 func writeJSON(w io.Writer, v any) {
@@ -219,6 +227,10 @@ func writeJSON(w io.Writer, v any) {
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }
+
+// checkFormatVersion versions `schemas check --format json`: 2.0 renamed kinds and set each
+// kind's direction from compat.KindTable.
+const checkFormatVersion = "2.0"
 
 func runSchemasPublish(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("schemas publish", stderr)
