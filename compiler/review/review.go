@@ -97,6 +97,7 @@ type Report struct {
 	Base, Head string
 	Changes    []Change
 	Resources  []ResourceChange // Terraform's predicted plan for head over an applied base
+	Kubernetes []ResourceChange // the eks classes' manifests: objects created, changed (with a rollout), deleted
 	// Incomplete says why some categories could not be computed (a side did not build).
 	Incomplete string
 
@@ -121,7 +122,8 @@ func Compare(base, head *Side) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Resources = predict(btf, htf)
+	r.Resources = predict(btf, htf, base.Files, head.Files)
+	r.Kubernetes = predictManifests(base.Files, head.Files)
 	r.Changes = append(r.Changes, replacementChanges(r.Resources, base, head, btf, htf)...)
 	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
