@@ -92,6 +92,13 @@ func Load(name string, src []byte) *Side {
 	return s
 }
 
+// Empty is a side with no spec: the base of a fleet that is new in the change, so that
+// everything the head declares is reported as added.
+func Empty(name string) *Side {
+	set, _ := artifact.NewSet()
+	return &Side{Name: name + " (absent)", Fleet: &ir.Fleet{}, Files: set}
+}
+
 // Report is the whole review.
 type Report struct {
 	Base, Head string

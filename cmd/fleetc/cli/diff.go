@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,11 +52,19 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fleetc diff: name BASE and HEAD files, or --base REF and at most one FILE")
 		return exitUsage
 	}
+	base := (*review.Side)(nil)
+	if errors.Is(err, errNotAtRevision) {
+		// A spec new in the pull request: everything it declares is added.
+		base, err = review.Empty(baseName), nil
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 		return exitUsage
 	}
-	rep, err := review.Compare(review.Load(baseName, baseSrc), review.Load(headName, headSrc))
+	if base == nil {
+		base = review.Load(baseName, baseSrc)
+	}
+	rep, err := review.Compare(base, review.Load(headName, headSrc))
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 		return exitUsage

@@ -147,4 +147,38 @@ func TestDiffAgainstGitRevision(t *testing.T) {
 	if code, _, errs := run(t, "diff", "--base", "no-such-ref", spec); code != 2 || !strings.Contains(errs, "no-such-ref") {
 		t.Errorf("unknown revision: exit %d, stderr %q", code, errs)
 	}
+	// A spec new in the pull request: the base is empty and everything is added.
+	added := filepath.Join(dir, "fleets", "new.yaml")
+	if err := os.WriteFile(added, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "diff", "--base", "HEAD", added, "--format", "json")
+	var doc struct {
+		Base      string
+		Changes   []struct{ Category, Severity, Summary string }
+		Resources []struct{ Action string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("new spec: exit %d %v\n%s%s", code, err, out, errs)
+	}
+	if doc.Base != "HEAD:fleets/new.yaml (absent)" || len(doc.Resources) == 0 {
+		t.Errorf("new spec: base %q, %d resources", doc.Base, len(doc.Resources))
+	}
+	for _, rc := range doc.Resources {
+		if rc.Action != "create" {
+			t.Errorf("new spec: a resource is %s, not create", rc.Action)
+		}
+	}
+	var events int
+	for _, c := range doc.Changes {
+		if c.Category == "contract" && strings.Contains(c.Summary, "event-added") {
+			events++
+		}
+		if c.Severity == "error" {
+			t.Errorf("new spec: an error: %+v", c)
+		}
+	}
+	if events != 2 {
+		t.Errorf("new spec: %d events added, want 2: %+v", events, doc.Changes)
+	}
 }
