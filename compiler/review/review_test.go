@@ -85,7 +85,7 @@ func TestReviewCases(t *testing.T) {
 				{Replacement, Info, "aws_sqs_queue_redrive_allow_policy.researcher_dlq will be destroyed and re-created", 0},
 				{Replacement, Warning, "aws_sqs_queue.researcher_dlq will be destroyed and re-created", 0},
 				{Replacement, Info, "aws_cloudwatch_metric_alarm.researcher_", 0}, // age, dlq_depth, stalled: alarm_name changed
-				{Replacement, Info, "researcher_pipe will be destroyed", 0},      // the pipe's role and policy
+				{Replacement, Info, "researcher_pipe will be destroyed", 0},       // the pipe's role and policy
 				{Replacement, Info, "aws_pipes_pipe.researcher will be destroyed", 0},
 				{Replacement, Info, "aws_sqs_queue_policy.researcher_ingress will be destroyed", 0},
 				{Posture, Warning, "ordering.fifo: true → false", 95},
@@ -112,7 +112,7 @@ func TestReviewCases(t *testing.T) {
 				{Replacement, Warning, "aws_sqs_queue.coder_dlq will be destroyed", 0},
 				{Replacement, Warning, "aws_sqs_queue.coder_ingress will be destroyed", 0},
 				{Replacement, Info, "will be destroyed it is no longer generated", 0}, // the class's rule, alarms, roles, pipe
-				{Security, Warning, "new statement ", 0},                                // the programmer's roles and queue policy
+				{Security, Warning, "new statement ", 0},                              // the programmer's roles and queue policy
 				{Security, Warning, "condition ArnEquals aws:SourceArn now also allows aws_cloudwatch_event_rule.programmer.arn", 0},
 				{Security, Warning, "(ReadQueueDepth) resources added: aws_sqs_queue.programmer.arn", 0},
 				{Security, Warning, "(DispatchToClassQueues) resources added: aws_sqs_queue.programmer.arn", 0},
@@ -395,7 +395,9 @@ func checkQuoted(t *testing.T, doc, golden string) {
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 
-func slug(name string) string { return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(name), "-"), "-") }
+func slug(name string) string {
+	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(name), "-"), "-")
+}
 
 // golden compares the report's pull-request comment with a file (-update rewrites it).
 func golden(t *testing.T, path string, r *Report) {
