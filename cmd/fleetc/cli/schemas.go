@@ -253,7 +253,7 @@ func runSchemasPublish(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	sum := sha256.Sum256(head.src)
-	opts := registry.Options{Registry: *reg, DryRun: *dryRun, AllowBreaking: *allow,
+	opts := registry.Options{Registry: *reg, DryRun: *dryRun, AllowBreaking: *allow, Managed: head.fleet.SchemaRegistry,
 		Tool: "fleetc " + Version, Digest: hex.EncodeToString(sum[:])[:12], Tags: map[string]string{}}
 	for _, t := range head.fleet.Tags {
 		opts.Tags[t.Key] = t.Value

@@ -190,8 +190,14 @@ func TestSchemasPublishCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "BREAKING  agent.step.requested: minimum of detail.ttl_seconds set to 1") || !strings.Contains(out, "breaks backward") {
 		t.Fatalf("against registry, minimum restored: exit %d\n%s", code, out)
 	}
-	// Limits refused before any call.
+	// One writer per schema: the fleet's own registry belongs to its generated Terraform
+	// (aws_schemas_registry.fleet is named research-events), so publish refuses it.
 	calls := len(srv.Calls)
+	code, _, errs = run(t, "schemas", "publish", research, "--registry", "research-events", "--endpoint-url", srv.URL)
+	if code != 1 || !strings.Contains(errs, "registry research-events is the fleet's own") || len(srv.Calls) != calls {
+		t.Fatalf("the fleet's own registry: exit %d\n%s", code, errs)
+	}
+	// Limits refused before any call.
 	code, _, errs = run(t, "schemas", "publish", research, "--registry", "bad name", "--endpoint-url", srv.URL)
 	if code != 1 || !strings.Contains(errs, "refused before any call") || len(srv.Calls) != calls {
 		t.Fatalf("limits: exit %d\n%s", code, errs)
