@@ -3,7 +3,6 @@ package deploy
 import (
 	"fmt"
 	"io"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -178,24 +177,17 @@ func pathString(p any) string {
 	return b.String()
 }
 
-// Groups maps each resource address of the generated configuration to its agent class
-// ("class <name>", from agent_<name>.tf) or plane (the file's name: bus, state, workflows,
-// schemas, keda, versions → "provider").
+// Groups maps each resource address of the generated configuration to the spec part that
+// owns it, as the Terraform backend recorded it (artifact.Set.Inventory): "class <name>",
+// "workflow <name>", "event <detail-type>", or a plane (bus, state, events, eks, provider).
 func Groups(set *artifact.Set) (map[string]string, error) {
-	mod, err := parseModule(set)
-	if err != nil {
-		return nil, err
+	inv := set.Inventory()
+	if len(inv) == 0 {
+		return nil, fmt.Errorf("the generated configuration carries no resource inventory")
 	}
 	g := map[string]string{}
-	for _, r := range mod.resources {
-		base := strings.TrimSuffix(path.Base(r.file), ".tf")
-		switch {
-		case strings.HasPrefix(base, "agent_"):
-			base = "class " + strings.TrimPrefix(base, "agent_")
-		case base == "versions":
-			base = "provider"
-		}
-		g[r.addr()] = base
+	for _, r := range inv {
+		g[r.Address] = r.Part
 	}
 	return g, nil
 }

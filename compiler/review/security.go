@@ -151,7 +151,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 		if len(grants) == 0 || h.effect == "Deny" {
 			continue
 		}
-		subject, specPath, nodes := owner(htf[h.doc], head.Fleet)
+		subject, specPath, nodes := owner(htf[h.doc], head)
 		c := Change{Category: Security, Severity: Warning, Subject: subject, Address: h.doc, Side: "head", nodes: nodes,
 			Summary: fmt.Sprintf("IAM widened in %s (%s)", h.doc, h.sid), Detail: strings.Join(grants, "; ")}
 		locate(&c, head, specPath)
@@ -168,7 +168,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 			if b.Attrs[attr] == h.Attrs[attr] {
 				continue
 			}
-			subject, specPath, nodes := owner(h, head.Fleet)
+			subject, specPath, nodes := owner(h, head)
 			c := Change{Category: Security, Severity: Warning, Subject: subject, Address: addr, Side: "head", nodes: nodes,
 				Summary: fmt.Sprintf("%s.%s: %s → %s", addr, attr, orNone(b.Attrs[attr]), orNone(h.Attrs[attr]))}
 			locate(&c, head, specPath)

@@ -36,7 +36,7 @@ const (
 )
 
 func (g *gen) agent(a *ir.Agent) {
-	fl := g.file("agent_" + a.Name + ".tf")
+	fl := g.file("agent_"+a.Name+".tf").owner(PartClass+a.Name, a.Path)
 	n := local(a.Name)
 	g.queues(fl, a, n)
 	if a.Rule != nil {
@@ -567,7 +567,7 @@ func (g *gen) kedaScaler() {
 	if e == nil {
 		return
 	}
-	fl := g.file("keda.tf")
+	fl := g.file("keda.tf").owner(PartEKS, "/worker/eks")
 	var queues []tokens
 	for _, a := range g.f.Agents {
 		if a.K8s != nil {
@@ -615,7 +615,7 @@ func (g *gen) tools() {
 	if g.f.State.JobsTable == "" {
 		return
 	}
-	fl := g.file("tools.tf")
+	fl := g.file("tools.tf").owner(PartState, "/state")
 	var requests []*ir.Event
 	for _, a := range g.f.Agents {
 		if a.Tool != nil && a.Tool.Async && a.Consumes != nil {

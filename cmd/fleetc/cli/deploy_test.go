@@ -197,7 +197,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 		groups[g.Group] = g
 	}
 	if s.FormatVersion != "1" || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
-		groups["state"].Create == 0 || groups["workflows"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
+		groups["state"].Create == 0 || groups["workflow flow"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
 		t.Fatalf("plan summary: %+v", s)
 	}
 	if _, err := os.Stat(filepath.Join(out, "terraform", deploy.OverrideFile)); err != nil {
