@@ -267,6 +267,25 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatal(err)
 	}
 	comparePrediction(t, src, []byte(fifo(string(src))), &replan)
+	// The same plan as a pull-request comment, with its JSON beside it.
+	jsonOut := filepath.Join(dir, "plan.json")
+	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--format", "markdown", "--out-json", jsonOut}, common...)...)
+	if code != exitOK {
+		t.Fatalf("plan --format markdown: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"### 🛑 fleetc plan: apply refuses 2 stateful replacement(s) or deletion(s) until named with --allow-replace",
+		"| class solver |",
+		"| 🛑 | `aws_sqs_queue.solver` | class solver | replace: ",
+		"a queue and every message in it; apply needs `--allow-replace aws_sqs_queue.solver`",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan --format markdown lacks %q:\n%s", want, stdout)
+		}
+	}
+	if b, err := os.ReadFile(jsonOut); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"address": "aws_sqs_queue.solver"`) {
+		t.Errorf("--out-json: %v\n%s", err, b)
+	}
 
 	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve", "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
 	if code != exitInvalid || !strings.Contains(stderr, "refusing") || !strings.Contains(stderr, "--allow-replace aws_sqs_queue.solver_dlq") ||

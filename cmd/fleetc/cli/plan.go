@@ -71,8 +71,9 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	var d deployFlags
 	d.register(fs)
 	planOut := fs.String("out", "", "save the plan to this file (for fleetc apply FILE PLANFILE)")
-	format := &formatFlag{value: "text", allowed: []string{"text", "json"}}
-	fs.Var(format, "format", "output format: text or json (versioned: format_version)")
+	format := &formatFlag{value: "text", allowed: []string{"text", "json", "markdown"}}
+	fs.Var(format, "format", "output format: text, json (versioned: format_version) or markdown (a pull-request comment)")
+	outJSON := fs.String("out-json", "", "also write the plan summary as JSON to this file (for a CI job that posts the markdown)")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -96,6 +97,14 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	writeSummary(stdout, format.value, s)
+	if *outJSON != "" {
+		var b strings.Builder
+		writeSummary(&b, "json", s)
+		if err := os.WriteFile(*outJSON, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
+			return exitInvalid
+		}
+	}
 	if *planOut != "" && format.value == "text" {
 		fmt.Fprintf(stdout, "\nSaved the plan to %s; apply exactly it with: fleetc apply %s %s\n", *planOut, files[0], *planOut)
 	}
@@ -119,6 +128,10 @@ func planPath(w *deploy.Workspace, user string) (string, func()) {
 }
 
 func writeSummary(w io.Writer, format string, s *deploy.Summary) {
+	if format == "markdown" {
+		_ = s.WriteMarkdown(w)
+		return
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
