@@ -8,6 +8,8 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
+#                                         checker compiler/compat's differential test runs)
 #   curl                                 (Debian package, when missing and run as root: the model
 #                                         gateway test calls the gateway from a shell handler)
 #
@@ -56,6 +58,20 @@ install_kubeconform() {
 	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/yannh/kubeconform)
 	log "kubeconform: building $ver"
 	(cd "$mod" && go build -ldflags "-X main.version=$ver" -o "$out.tmp" github.com/yannh/kubeconform/cmd/kubeconform)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
+install_oasdiff() {
+	local mod="$ROOT/tools/oasdiff" out="$BIN/oasdiff" st="$BIN/.oasdiff.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "oasdiff: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/oasdiff/oasdiff)
+	log "oasdiff: building $ver"
+	(cd "$mod" && go build -o "$out.tmp" github.com/oasdiff/oasdiff)
 	mv -f "$out.tmp" "$out"
 	echo "$h" >"$st"
 }
@@ -170,7 +186,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider curl)
+	want=(kubeconform asl mermaid graphviz schema-provider oasdiff curl)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -180,6 +196,7 @@ fi
 for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
+	oasdiff) timed oasdiff install_oasdiff ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
@@ -187,7 +204,7 @@ for t in "${want[@]}"; do
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider curl)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider oasdiff curl)"
 		exit 2
 		;;
 	esac

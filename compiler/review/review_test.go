@@ -354,7 +354,7 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 // docPage is the page that quotes the golden pull-request comment.
-const docPage = "../../README.md"
+const docPage = "../../docs/review.md"
 
 // checkQuoted asserts that doc quotes golden (each line prefixed with "> "); with -update it
 // replaces the quoted comment in doc first.
