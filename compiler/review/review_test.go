@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.md from the review cases; read the diff before committing")
@@ -477,5 +478,26 @@ func TestSecurityConditionAndPrincipal(t *testing.T) {
 	// Narrowing is not a widening: the reverse change reports nothing.
 	if got := security(doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, ""), base); len(got) != 0 {
 		t.Errorf("narrowed: %q", got)
+	}
+}
+
+// A diagnostic on both sides is the same one when its code, subject and message are, even if
+// its line and its index in a list moved: a step inserted before the one S003 is about.
+func TestMovedDiagnosticIsNotNew(t *testing.T) {
+	src, err := os.ReadFile("../../cmd/fleetc/cli/testdata/predict.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := edit(t, strings.ReplaceAll(string(src), "FLEET", "moved"), "        timeout: 5m\n", "        timeout: 5m\n        heartbeat: 1m\n")
+	head := edit(t, base, "    steps:\n", "    steps:\n      - name: Prepare\n        agent: solver\n        timeout: 5m\n")
+	r := review(t, base, head)
+	if !slices.ContainsFunc(Load("base.yaml", []byte(base)).Diags, func(d *diag.Diagnostic) bool { return d.Code == "S003" }) {
+		t.Fatal("the base has no S003 to move")
+	}
+	if got := find(r, Diagnostic, "S003"); len(got) != 0 {
+		t.Errorf("the moved S003 is reported: %+v", got)
+	}
+	if len(find(r, Posture, "step order: [Solve] → [Prepare, Solve]")) != 1 {
+		t.Errorf("the inserted step is not reported: %+v", r.Changes)
 	}
 }
