@@ -182,3 +182,42 @@ func TestDiffAgainstGitRevision(t *testing.T) {
 		t.Errorf("new spec: %d events added, want 2: %+v", events, doc.Changes)
 	}
 }
+
+// A contract change that breaks consumers blocks (exit 1 without flags) and trips
+// --fail-on breaking; one that needs care (an optional field removed) does neither.
+func TestDiffContractExitCodes(t *testing.T) {
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = "        ttl_seconds: { type: integer, minimum: 1 }\n"
+	if !strings.Contains(string(src), ttl) {
+		t.Fatal("research example changed; update the test")
+	}
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("base.yaml", string(src))
+	loosened := write("loosened.yaml", strings.Replace(string(src), ttl, "        ttl_seconds: { type: integer }\n", 1))
+	dropped := write("dropped.yaml", strings.Replace(string(src), ttl, "", 1))
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"diff", base, loosened}, 1},
+		{[]string{"diff", base, loosened, "--fail-on", "breaking"}, 1},
+		{[]string{"diff", base, loosened, "--fail-on", "none"}, 0},
+		{[]string{"diff", base, dropped}, 0},
+		{[]string{"diff", base, dropped, "--fail-on", "breaking"}, 0},
+		{[]string{"diff", base, dropped, "--fail-on", "contract"}, 1},
+	} {
+		if code, out, errs := run(t, tc.args...); code != tc.code {
+			t.Errorf("fleetc %s: exit %d, want %d\n%s%s", strings.Join(tc.args[1:], " "), code, tc.code, out, errs)
+		}
+	}
+}
