@@ -96,3 +96,18 @@ func deepCopy(t *testing.T, v any) any {
 	}
 	return out
 }
+
+// A missing field that allows one value says the value: `version: 1`, not only its name.
+func TestMissingVersionSaysTheValue(t *testing.T) {
+	src := "fleet: hello\nregion: eu-west-1\nbus: { name: hello }\nevents: {}\nagents: {}\n"
+	_, ds := Load("fleet.yaml", []byte(src))
+	for _, d := range ds {
+		if d.Code == "P008" && strings.HasPrefix(d.Summary, `missing required field "version"`) {
+			if !strings.HasSuffix(d.Summary, "; add version: 1") {
+				t.Errorf("summary %q does not give the value", d.Summary)
+			}
+			return
+		}
+	}
+	t.Errorf("no missing-version diagnostic in %v", ds)
+}

@@ -165,6 +165,9 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 				continue // the unknown-field error names it: "did you mean …? (… is required)"
 			}
 			d := ds.Errorf("P008", path, "missing required field %q in %s", name, where(path))
+			if v, ok := constOf(node, name); ok {
+				d.Summary += fmt.Sprintf("; add %s: %s", name, v) // one value is allowed: say it
+			}
 			d.Detail = describeField(node, name)
 			located(d, idx.Key(path))
 			fields.missing[d] = name
@@ -332,6 +335,18 @@ func propertyNames(node map[string]any) []string {
 	props, _ := node["properties"].(map[string]any)
 	names := slices.Sorted(maps.Keys(props))
 	return names
+}
+
+// constOf is the one value a property allows (its schema's const), as YAML would write it.
+func constOf(node map[string]any, name string) (string, bool) {
+	props, _ := node["properties"].(map[string]any)
+	p, _ := props[name].(map[string]any)
+	v, ok := p["const"]
+	if !ok {
+		return "", false
+	}
+	b, err := json.Marshal(v)
+	return string(b), err == nil
 }
 
 func describeField(node map[string]any, name string) string {

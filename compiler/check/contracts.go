@@ -15,7 +15,7 @@ var contractRules = []Rule{
 	{
 		ID: "E020", Category: "bus", Severity: diag.Error,
 		Summary: "every required field of an emitted event's detail is filled by the worker or carried from the class's input",
-		Explain: `fleet-worker builds each emitted detail by one rule (README "Completion events"):
+		Explain: `fleet-worker builds each emitted detail by one rule (docs/concepts.md "Completion events"):
 it writes agent_class, trace_id, traceparent and the handler's output (result, or
 result_ref above claim_check_over), and copies every other declared property by name from
 the consumed detail (the message's detail or the workflow's state input). A detail that

@@ -168,16 +168,30 @@ func chain(m *ir.Model) []*ir.Model {
 	return out
 }
 
-// longestModelCall is the longest single model call a class can make.
-func longestModelCall(a *ir.Agent) (time.Duration, *ir.Model) {
+// longestModelCall is the longest single model call a class can make within limit, its
+// step's deadline: a defaulted timeout longer than that is cut to it, as fleet-worker
+// cuts every call at the step's deadline.
+func longestModelCall(a *ir.Agent, limit time.Duration) (time.Duration, *ir.Model) {
 	var max time.Duration
 	var which *ir.Model
 	for _, m := range chain(a.Model) {
-		if m.Timeout > max {
-			max, which = m.Timeout, m
+		t := m.Timeout
+		if m.TimeoutDefaulted && t > limit {
+			t = limit
+		}
+		if t > max {
+			max, which = t, m
 		}
 	}
 	return max, which
+}
+
+// stepDeadline is how long one step of a may run: step.deadline, else step.max.
+func stepDeadline(a *ir.Agent) time.Duration {
+	if a.Deadline > 0 {
+		return a.Deadline
+	}
+	return a.StepMax
 }
 
 // usesModel says a class makes model calls (a policy or an llm handler).

@@ -267,3 +267,12 @@ func TestW002ConcurrencyQuota(t *testing.T) {
 		t.Errorf("W002 above 1,000 is %v, want a warning", ds[0].Severity)
 	}
 }
+
+// A default never produces an error: a policy without a timeout (default 2m) on a class
+// whose step.max is 30s is cut to the step, not reported; the same timeout written is M003.
+func TestM003DefaultTimeoutIsNotAnError(t *testing.T) {
+	src := fleetWith(1) + "    model: fast\nmodels:\n  fast:\n    targets: [bedrock/us.anthropic.claude-haiku-4-5]\n"
+	expectNone(t, lowerSrc(t, src), "M003")
+	written := strings.Replace(src, "  fast:\n", "  fast:\n    timeout: 2m\n", 1)
+	expectOnly(t, lowerSrc(t, written), "M003", "class a000: model call timeout 2m (policy fast) exceeds its step.max 30s")
+}

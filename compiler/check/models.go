@@ -41,7 +41,9 @@ Fix: keep sdk_retries: 0 (fleetc's default) and retries ≤ 3 (default 2).`,
 		Explain: `A model call must fit the step: give every run a deadline and each step what is left of it
 (a run that has spent 50 s of a 60 s budget should not start a 10-minute call; the SDKs
 default to 10 minutes). The longest call is the largest timeout in the class's policy and
-its fallbacks; it must not exceed step.deadline (step.max when no deadline is set).
+its fallbacks; it must not exceed step.deadline (step.max when no deadline is set). A
+policy that writes no timeout gets the default (2m) cut to each class's deadline, as
+fleet-worker cuts every call at it: only a timeout the spec writes is judged.
 A worker that heartbeats cannot extend visibility while blocked in a call, so the
 visibility window must exceed that call too.
 Fix: lower the policy's timeout, or raise step.deadline / queue.visibility.`,
@@ -185,13 +187,13 @@ func checkRetryLayers(f *ir.Fleet, r *Reporter) {
 
 func checkModelTimeouts(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
-		call, m := longestModelCall(a)
+		limit, what := stepDeadline(a), "step.max"
+		if a.Deadline > 0 {
+			what = "step.deadline"
+		}
+		call, m := longestModelCall(a, limit)
 		if m == nil {
 			continue
-		}
-		limit, what := a.StepMax, "step.max"
-		if a.Deadline > 0 {
-			limit, what = a.Deadline, "step.deadline"
 		}
 		if call > limit {
 			r.Add(at(f, m.Path+"/timeout", m.Path),

@@ -210,7 +210,7 @@ func checkTaskHeartbeat(f *ir.Fleet, r *Reporter) {
 					fmt.Sprintf("fleet-worker sends SendTaskHeartbeat once per visibility extension (every %s). Raise the heartbeat to at least %s, or lower the class's step.heartbeat.",
 						dur(a.Heartbeat), dur(2*a.Heartbeat)))
 			}
-			if call, m := longestModelCall(a); m != nil && st.Heartbeat <= call {
+			if call, m := longestModelCall(a, stepDeadline(a)); m != nil && st.Heartbeat <= call {
 				r.Add(path,
 					fmt.Sprintf("step %s: heartbeat %s is not above the longest model call (%s, policy %s); a live worker misses it", st.Name, dur(st.Heartbeat), dur(call), m.Name),
 					fmt.Sprintf("Raise the heartbeat above %s, or lower the model policy's timeout.", dur(call)))

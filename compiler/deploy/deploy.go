@@ -226,6 +226,10 @@ func (w *Workspace) Show(ctx context.Context, planFile string) (*Summary, error)
 // diags.
 func (w *Workspace) Apply(ctx context.Context, planFile string, progress, diags io.Writer) error {
 	s := &streamer{groups: w.groups, out: progress, diags: diags}
+	// ApplyJSON makes s the stdout of every later terraform command too (SetStdout); without
+	// the reset, `terraform output -json` after it reached s line by line, and each line of
+	// its indented JSON was printed to diags as an unparsable message.
+	defer w.tf.SetStdout(nil)
 	err := w.tf.ApplyJSON(ctx, s, tfexec.DirOrPlan(planFile))
 	s.flush()
 	if err != nil {
@@ -249,7 +253,12 @@ func (w *Workspace) Outputs(ctx context.Context) ([]Output, error) {
 	}
 	var out []Output
 	for name, o := range m {
-		out = append(out, Output{Name: name, Value: o.Value, Sensitive: o.Sensitive})
+		// terraform output -json indents values; one line each reads better after apply.
+		var v bytes.Buffer
+		if err := json.Compact(&v, o.Value); err != nil {
+			return nil, fmt.Errorf("terraform output %s: %w", name, err)
+		}
+		out = append(out, Output{Name: name, Value: v.Bytes(), Sensitive: o.Sensitive})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

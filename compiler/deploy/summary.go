@@ -10,17 +10,14 @@ import (
 	tfjson "github.com/hashicorp/terraform-json"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 )
-
-// SummaryFormatVersion versions the --format json document; additions keep it, a change to
-// an existing field bumps it.
-const SummaryFormatVersion = "1"
 
 // Summary is a plan as fleetc reads it: changes per agent class and per plane, and every
 // replacement and deletion with Terraform's reason and what it destroys.
 type Summary struct {
-	FormatVersion     string       `json:"format_version"`
+	FormatVersion     int          `json:"format_version"`
 	Groups            []GroupCount `json:"groups"`
 	Changes           []Change     `json:"changes"`
 	Add               int          `json:"add"`
@@ -86,7 +83,7 @@ func (s *Summary) Blocked(allow []string) []Change {
 // Summarize reads a `terraform show -json` plan; groups maps resource addresses to their
 // class or plane (Groups).
 func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
-	s := &Summary{FormatVersion: SummaryFormatVersion, Groups: []GroupCount{}, Changes: []Change{}}
+	s := &Summary{FormatVersion: jsonreport.FormatVersion, Groups: []GroupCount{}, Changes: []Change{}}
 	counts := map[string]*GroupCount{}
 	for _, rc := range p.ResourceChanges {
 		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {

@@ -9,7 +9,7 @@ import (
 // Defaults holds every fixed value lowering uses when the spec leaves a setting out; it is
 // the one place these values are written. Each field's `schema` tag lists the properties of
 // schemas/fleet.schema.json whose description quotes it (as "default 4d", or as its
-// `phrase` tag says), and `readme` the words of the README's defaults paragraph that quote
+// `phrase` tag says), and `readme` the words of the defaults paragraph of docs/spec-reference.md that quote
 // it (read without backticks and line breaks); TestDefaultsAreDocumented holds both to the
 // values here. The numbers come from the seeds: four strikes to the DLQ, a DLQ that
 // outlives its source, bounded EventBridge retries (24 attempts / 1h) rather than the

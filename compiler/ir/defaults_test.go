@@ -15,7 +15,7 @@ import (
 )
 
 // TestDefaultsAreDocumented: every value of the defaults table is what the schema's
-// descriptions and the README say it is, so editing one without the others fails here.
+// descriptions and docs/spec-reference.md say it is, so editing one without the others fails here.
 func TestDefaultsAreDocumented(t *testing.T) {
 	_, doc, err := spec.Schema()
 	if err != nil {
@@ -44,7 +44,7 @@ func TestDefaultsAreDocumented(t *testing.T) {
 		}
 		if tag := field.Tag.Get("readme"); tag != "" {
 			if w := fmt.Sprintf(tag, text); !strings.Contains(readme, w) {
-				t.Errorf("%s = %s, but the README's defaults paragraph does not say %q", field.Name, text, w)
+				t.Errorf("%s = %s, but docs/spec-reference.md's defaults paragraph does not say %q", field.Name, text, w)
 			}
 		}
 	}
@@ -77,16 +77,16 @@ func description(doc map[string]any, pointer string) string {
 	return s
 }
 
-// readmeDefaults is the README's defaults paragraph, without backticks and line breaks.
+// readmeDefaults is the defaults paragraph of docs/spec-reference.md, without backticks and line breaks.
 func readmeDefaults(t *testing.T) string {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/spec-reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, "\nDefaults (from the seeds")
 	if i < 0 {
-		t.Fatal("README has no defaults paragraph")
+		t.Fatal("docs/spec-reference.md has no defaults paragraph")
 	}
 	s = s[i+1:]
 	if j := strings.Index(s, "\n\n"); j >= 0 {

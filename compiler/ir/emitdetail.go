@@ -3,7 +3,7 @@ package ir
 import "slices"
 
 // The detail of every event a class emits is built by fleet-worker, one rule for all classes
-// (README "Completion events: how the detail is built"):
+// (docs/concepts.md "Completion events: how the detail is built"):
 //
 //   - worker fields: agent_class (the emitting class), trace_id (the step's trace id),
 //     traceparent (the step's W3C trace context) and the handler's output, as result or, above

@@ -136,18 +136,22 @@ type Event struct {
 
 // Model is a routing policy.
 type Model struct {
-	Name            string
-	Targets         []string
-	Fallbacks       []*Model
-	Retries         int
-	SDKRetries      int
-	Timeout         time.Duration
-	AllowedFails    int
-	Cooldown        time.Duration
-	MaxInFlight     int // 0: uncapped
-	TokensPerMinute int // 0: unknown
-	BaseURL         string
-	APIKeyEnv       string
+	Name       string
+	Targets    []string
+	Fallbacks  []*Model
+	Retries    int
+	SDKRetries int
+	Timeout    time.Duration
+	// TimeoutDefaulted: the spec wrote no timeout, so Timeout is Defaults.ModelTimeout.
+	// The step's deadline bounds every call at run time, so a default longer than a
+	// class's step is cut to it, never an error (M003 judges only written timeouts).
+	TimeoutDefaulted bool
+	AllowedFails     int
+	Cooldown         time.Duration
+	MaxInFlight      int // 0: uncapped
+	TokensPerMinute  int // 0: unknown
+	BaseURL          string
+	APIKeyEnv        string
 	// ContextWindowFallbacks are tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []*Model
 	// Processes is how many worker processes may call this policy at once (Σ scaling.max

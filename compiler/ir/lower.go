@@ -143,6 +143,7 @@ func (l *lowerer) lowerModels() {
 			Cooldown: durationOr(m.Cooldown, Defaults.ModelCooldown), MaxInFlight: valueOr(m.MaxInFlight, 0),
 			TokensPerMinute: valueOr(m.TokensPerMinute, 0),
 			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv,
+			TimeoutDefaulted: m.Timeout == nil,
 		}
 		f.Models = append(f.Models, im)
 		byName[name] = im

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/schemas"
 	"github.com/aws/aws-sdk-go-v2/service/schemas/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/fleetc/fleetc/compiler/compat"
 )
@@ -342,9 +344,19 @@ func orDefault(s, d string) string {
 // shared config, SSO, IMDS). endpoint, when set, overrides the service endpoint; so does
 // AWS_ENDPOINT_URL_SCHEMAS, which the SDK reads itself.
 func NewClient(ctx context.Context, endpoint string) (*schemas.Client, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	// The SDK's own log (an IMDS fallback warning) is not for fleetc's users: the error
+	// below says what is missing.
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 	if err != nil {
 		return nil, fmt.Errorf("AWS configuration: %w", err)
+	}
+	// Credentials are resolved before any call, so a run without them stops with one
+	// sentence instead of a half-printed result and a chain of provider errors.
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := cfg.Credentials.Retrieve(cctx); err != nil {
+		return nil, fmt.Errorf("no AWS credentials: the default chain (environment, shared config and SSO, web identity, container and instance roles) found none; "+
+			"set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run where a role is attached (%v)", err)
 	}
 	return schemas.NewFromConfig(cfg, func(o *schemas.Options) {
 		if endpoint != "" {

@@ -7,12 +7,11 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/graph"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
 
-// FormatVersion is the version of the JSON report; it changes only when a field changes meaning.
-// 2: category "breaking" became "contract" (every contract change, with breaks set on those
-// that break), and resources carry what changed in the files Terraform reads.
-const FormatVersion = 2
+// FormatVersion is the version of the JSON report (fleetc's one format_version).
+const FormatVersion = jsonreport.FormatVersion
 
 // Formats the report renders to.
 var Formats = []string{"text", "markdown", "json", "github-actions"}

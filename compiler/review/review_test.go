@@ -311,7 +311,7 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 	}
 }
 
-// The pull-request comment for the README's example change: FIFO off plus a loosened bound.
+// The pull-request comment for the example change in docs/review.md: FIFO off plus a loosened bound.
 func TestMarkdownGolden(t *testing.T) {
 	base := research(t)
 	head := edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }",

@@ -17,7 +17,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
-// Completion events are built by one rule (README "Completion events"), which the runtime
+// Completion events are built by one rule (docs/concepts.md "Completion events"), which the runtime
 // config spells out per event (config.EmitDetail):
 //
 //   - carried fields: each name in carry is copied verbatim from the consumed detail (the

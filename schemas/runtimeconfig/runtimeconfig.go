@@ -177,7 +177,7 @@ type Emit struct {
 }
 
 // EmitDetail is how the worker builds the event's detail, and the contract it checks the
-// detail against before PutEvents (README "Completion events").
+// detail against before PutEvents (docs/concepts.md "Completion events").
 type EmitDetail struct {
 	// Carry are the declared properties copied from the consumed detail when present there.
 	Carry []string `json:"carry"`

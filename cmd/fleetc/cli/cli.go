@@ -1,13 +1,15 @@
-// Package cli is fleetc's command line. Main takes its streams as arguments so tests run
-// the whole CLI in-process.
+// Package cli is fleetc's command line, on spf13/cobra. Main takes its streams as arguments
+// so tests run the whole CLI in-process. Each command is one file that registers its
+// constructor with register (see version.go for the smallest one).
 package cli
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes, as Terraform and compilers use them.
@@ -17,29 +19,75 @@ const (
 	exitUsage   = 2 // bad usage or an internal error
 )
 
-const usage = `fleetc compiles a fleet.yaml into the infrastructure and runtime config of an
-event-driven AI agent fleet on AWS.
-
-Usage:
-  fleetc validate [--format text|json|github-actions] [--strict] FILE...
-  fleetc build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]
-  fleetc plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]
-  fleetc apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
-  fleetc destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]
-  fleetc rules [--format text|json]
-  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]
-  fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]
-  fleetc explain ID
-  fleetc graph FILE [--format mermaid|dot]
-  fleetc diff (BASE HEAD | --base REF [FILE]) [--format text|markdown|json|github-actions] [--fail-on CATEGORY]
-      CATEGORY: replacement, breaking, security, posture, diagnostic or any (repeatable)
-  fleetc version
-
-Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.
-`
-
 // Version is set by the release build.
 var Version = "0.1.0-dev"
+
+// streams are what a command reads and writes.
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// commands are the constructors of fleetc's top-level commands, registered by their files.
+var commands []func(*streams) *cobra.Command
+
+func register(c func(*streams) *cobra.Command) { commands = append(commands, c) }
+
+// exitCode carries a command's exit code through cobra's error return.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// exit turns a command's exit code into what RunE returns.
+func exit(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return exitCode(code)
+}
+
+// newRoot builds the whole command tree.
+func newRoot(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fleetc",
+		Short: "Compile a fleet.yaml into the infrastructure and runtime config of an AI agent fleet on AWS",
+		Long: `fleetc compiles a fleet.yaml into the infrastructure and runtime config of an
+event-driven AI agent fleet on AWS: Terraform, Step Functions state machines, KEDA
+manifests, event schemas and one fleet-worker config per agent class.
+
+Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or internal error.`,
+		Example: `  fleetc validate fleet.yaml
+  fleetc build fleet.yaml -o out
+  fleetc explain Q005`,
+		Version:           Version,
+		Args:              cobra.NoArgs,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		DisableAutoGenTag: true,
+		// Bare `fleetc` is a usage error, as it always was: the help goes to stderr, exit 2.
+		RunE: func(c *cobra.Command, _ []string) error {
+			c.SetOut(s.stderr)
+			_ = c.Help()
+			return exitCode(exitUsage)
+		},
+	}
+	root.SetVersionTemplate("fleetc {{.Version}}\n")
+	root.SetIn(s.stdin)
+	root.SetOut(s.stdout)
+	root.SetErr(s.stderr)
+	for _, c := range commands {
+		root.AddCommand(c(s))
+	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		c.DisableFlagsInUseLine = true
+		for _, sub := range c.Commands() {
+			sub.DisableFlagsInUseLine = true
+		}
+	}
+	return root
+}
 
 // Main runs fleetc with args (without the program name) and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
@@ -49,67 +97,46 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitUsage
 		}
 	}()
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitUsage
-	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "validate":
-		return runValidate(rest, stdout, stderr)
-	case "build":
-		return runBuild(rest, stdout, stderr)
-	case "schemas":
-		return runSchemas(rest, stdout, stderr)
-	case "plan":
-		return runPlan(rest, stdout, stderr)
-	case "apply":
-		return runApply(rest, stdin, stdout, stderr)
-	case "destroy":
-		return runDestroy(rest, stdin, stdout, stderr)
-	case "rules":
-		return runRules(rest, stdout, stderr)
-	case "explain":
-		return runExplain(rest, stdout, stderr)
-	case "graph":
-		return runGraph(rest, stdout, stderr)
-	case "diff":
-		return runDiff(rest, stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "fleetc %s\n", Version)
+	root := newRoot(&streams{stdin: stdin, stdout: stdout, stderr: stderr})
+	root.SetArgs(args)
+	c, err := root.ExecuteC()
+	var ec exitCode
+	switch {
+	case err == nil:
 		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	case errors.As(err, &ec):
+		return int(ec)
 	}
-	fmt.Fprintf(stderr, "fleetc: unknown command %q\n\n%s", cmd, usage)
+	// cobra's own errors: an unknown command or flag, a flag value refused.
+	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", c.CommandPath(), err, c.CommandPath())
 	return exitUsage
 }
 
-// parseInterspersed parses flags that may appear before, between or after positional
-// arguments (`fleetc build spec.yaml -o out`), returning the positionals.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
+// synopsis is one usage line per command, as docs/cli.md shows them.
+func synopsis() string {
+	var b strings.Builder
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.Name() == "help" {
+				continue
+			}
+			switch {
+			case sub.Name() == "completion":
+				var shells []string
+				for _, sh := range sub.Commands() {
+					shells = append(shells, sh.Name())
+				}
+				b.WriteString(sub.CommandPath() + " " + strings.Join(shells, "|") + "\n")
+			case sub.HasSubCommands(): // a group: its subcommands are the usage
+				walk(sub)
+			default:
+				b.WriteString(sub.UseLine() + "\n")
+			}
 		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		if args[0] == "--" {
-			return append(pos, args[1:]...), nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
 	}
-}
-
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("fleetc "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
+	walk(newRoot(&streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}))
+	return b.String()
 }
 
 // formatFlag is a --format value restricted to a set of names.
@@ -118,7 +145,12 @@ type formatFlag struct {
 	allowed []string
 }
 
+func newFormat(def string, allowed ...string) *formatFlag {
+	return &formatFlag{value: def, allowed: allowed}
+}
+
 func (f *formatFlag) String() string { return f.value }
+func (f *formatFlag) Type() string   { return strings.Join(f.allowed, "|") }
 func (f *formatFlag) Set(s string) error {
 	for _, a := range f.allowed {
 		if s == a {
@@ -127,4 +159,15 @@ func (f *formatFlag) Set(s string) error {
 		}
 	}
 	return errors.New("must be one of " + strings.Join(f.allowed, ", "))
+}
+
+// formatUsage is the --format flag's help text.
+func (f *formatFlag) usage() string {
+	return "output format: " + strings.Join(f.allowed, ", ")
+}
+
+// addFormat registers f as the command's --format flag, completing its allowed values.
+func addFormat(c *cobra.Command, f *formatFlag, note string) {
+	c.Flags().Var(f, "format", f.usage()+note)
+	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(f.allowed, cobra.ShellCompDirectiveNoFileComp))
 }

@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
@@ -65,14 +67,14 @@ func TestValidateJSON(t *testing.T) {
 			t.Errorf("%s: exit %d", tc.file, code)
 		}
 		var rep struct {
-			FormatVersion string            `json:"format_version"`
+			FormatVersion int               `json:"format_version"`
 			Valid         bool              `json:"valid"`
 			Diagnostics   []json.RawMessage `json:"diagnostics"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%s: not JSON: %v\n%s", tc.file, err, out)
 		}
-		if rep.FormatVersion != "1.0" || rep.Valid != tc.valid || rep.Diagnostics == nil {
+		if rep.FormatVersion != jsonreport.FormatVersion || rep.Valid != tc.valid || rep.Diagnostics == nil {
 			t.Errorf("%s: %+v", tc.file, rep)
 		}
 		if !strings.Contains(out, `"diagnostics": [`) {
@@ -211,7 +213,7 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	code, stdout, _ := run(t, "build", "--format", "json", research, "-o", out)
 	var rep struct {
-		FormatVersion string   `json:"format_version"`
+		FormatVersion int      `json:"format_version"`
 		Valid         bool     `json:"valid"`
 		Files         []string `json:"files"`
 		Diagnostics   []any    `json:"diagnostics"`
@@ -222,7 +224,7 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}
-	if rep.FormatVersion != "1.0" || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
+	if rep.FormatVersion != jsonreport.FormatVersion || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
 		t.Errorf("%+v", rep)
 	}
 	os.Remove(filepath.Join(out, "runtime", "coder.json"))
@@ -270,5 +272,30 @@ func BenchmarkCLIBuild1000Classes(b *testing.B) {
 		if code := Main([]string{"build", spec, "-o", out}, nil, &o, &e); code != 0 {
 			b.Fatalf("exit %d: %s", code, e.String())
 		}
+	}
+}
+
+// A build that changes nothing says so, writes nothing, and names the next step.
+func TestBuildUpToDate(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	spec := "../../../examples/minimal/fleet.yaml"
+	code, stdout, _ := run(t, "build", spec, "-o", out)
+	if code != 0 || !strings.HasPrefix(stdout, "wrote 10 files to "+out+"\n") || !strings.Contains(stdout, "Next: fleetc plan "+spec+" -o "+out+"\n") {
+		t.Fatalf("first build: exit %d\n%s", code, stdout)
+	}
+	cfg := filepath.Join(out, "runtime", "greeter.json")
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(cfg, old, old)
+	code, stdout, _ = run(t, "build", spec, "-o", out)
+	if code != 0 || stdout != out+" is up to date (10 files); nothing written\nNext: fleetc plan "+spec+" -o "+out+"\n" {
+		t.Fatalf("second build: exit %d\n%s", code, stdout)
+	}
+	if fi, _ := os.Stat(cfg); !fi.ModTime().Equal(old) {
+		t.Error("an up-to-date build rewrote a file")
+	}
+	os.WriteFile(cfg, []byte("{}"), 0o644)
+	code, stdout, _ = run(t, "build", spec, "-o", out)
+	if b, _ := os.ReadFile(cfg); code != 0 || !strings.HasPrefix(stdout, "wrote 10 files") || string(b) == "{}" {
+		t.Fatalf("build after an edit: exit %d\n%s", code, stdout)
 	}
 }

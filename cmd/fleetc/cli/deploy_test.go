@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -196,7 +197,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 	for _, g := range s.Groups {
 		groups[g.Group] = g
 	}
-	if s.FormatVersion != "1" || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
+	if s.FormatVersion != jsonreport.FormatVersion || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
 		groups["state"].Create == 0 || groups["workflow flow"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
 		t.Fatalf("plan summary: %+v", s)
 	}

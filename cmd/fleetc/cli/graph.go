@@ -4,19 +4,37 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/graph"
 )
 
-// runGraph prints the fleet's topology as mermaid (GitHub renders it) or Graphviz dot.
-func runGraph(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("graph", stderr)
-	format := &formatFlag{value: "mermaid", allowed: []string{"mermaid", "dot"}}
-	fs.Var(format, "format", "output format: mermaid or dot")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+func init() { register(newGraphCmd) }
+
+func newGraphCmd(s *streams) *cobra.Command {
+	format := newFormat("mermaid", "mermaid", "dot")
+	c := &cobra.Command{
+		Use:   "graph FILE [--format mermaid|dot]",
+		Short: "Draw the fleet's topology as mermaid or Graphviz dot",
+		Long: `Graph draws events, rules, queues, classes (with their runtime), emitted events, each
+queue's DLQ, workflows and their steps, and model policies with their fallbacks.
+
+Arguments:
+  FILE  the fleet.yaml to draw`,
+		Example: `  fleetc graph fleet.yaml > topology.mmd
+  fleetc graph --format dot fleet.yaml | dot -Tsvg > topology.svg`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runGraph(args, format.value, s.stdout, s.stderr))
+		},
 	}
+	addFormat(c, format, "")
+	return c
+}
+
+// runGraph prints the fleet's topology as mermaid (GitHub renders it) or Graphviz dot.
+func runGraph(files []string, format string, stdout, stderr io.Writer) int {
+	var err error
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc graph: name exactly one fleet.yaml")
 		return exitUsage
@@ -27,7 +45,7 @@ func runGraph(args []string, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	g := graph.Build(fleet)
-	if format.value == "dot" {
+	if format == "dot" {
 		err = g.DOT(stdout, nil)
 	} else {
 		err = g.Mermaid(stdout, nil)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,30 +13,27 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
 // exitChanges is --detailed-exitcode's "the plan has changes", as Terraform's.
 const exitChanges = 2
 
-// listFlag collects a repeatable flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
 // deployFlags are the flags plan, apply and destroy share.
 type deployFlags struct {
 	out, endpoint, terraformBin string
-	varFiles, backendConfig     listFlag
+	varFiles, backendConfig     []string
 }
 
-func (d *deployFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.out, "o", "out", "output directory: fleetc builds into it and runs Terraform in its terraform/")
+func (d *deployFlags) register(fs *pflag.FlagSet) {
+	fs.StringVarP(&d.out, "output", "o", "out", "output directory: fleetc builds into it and runs Terraform in its terraform/")
 	fs.StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"): writes the emulator override file")
 	fs.StringVar(&d.terraformBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
-	fs.Var(&d.varFiles, "var-file", "Terraform variables file (repeatable)")
-	fs.Var(&d.backendConfig, "backend-config", "terraform init -backend-config K=V or file (repeatable)")
+	fs.StringArrayVar(&d.varFiles, "var-file", nil, "Terraform variables file (repeatable)")
+	fs.StringArrayVar(&d.backendConfig, "backend-config", nil, "terraform init -backend-config K=V or file (repeatable)")
 }
 
 // prepare builds the spec and initialises Terraform, printing build diagnostics. On failure
@@ -66,19 +62,48 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-func runPlan(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("plan", stderr)
-	var d deployFlags
-	d.register(fs)
-	planOut := fs.String("out", "", "save the plan to this file (for fleetc apply FILE PLANFILE)")
-	format := &formatFlag{value: "text", allowed: []string{"text", "json", "markdown"}}
-	fs.Var(format, "format", "output format: text, json (versioned: format_version) or markdown (a pull-request comment)")
-	outJSON := fs.String("out-json", "", "also write the plan summary as JSON to this file (for a CI job that posts the markdown)")
-	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+func init() { register(newPlanCmd) }
+
+// planOptions are plan's flags.
+type planOptions struct {
+	deployFlags
+	planOut  string
+	outJSON  string
+	detailed bool
+	format   *formatFlag
+}
+
+func newPlanCmd(s *streams) *cobra.Command {
+	o := planOptions{format: newFormat("text", "text", "json", "markdown")}
+	c := &cobra.Command{
+		Use:   "plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json|markdown] [--out-json F] [--detailed-exitcode]",
+		Short: "Build, then show what terraform would change, per agent class and plane",
+		Long: `Plan builds FILE into DIR exactly as fleetc build does, runs terraform init and plan in
+DIR/terraform, and summarises the plan per agent class and per plane, listing every
+replacement and deletion with what it destroys. --format markdown prints it as a
+pull-request comment in fleetc diff's layout, with the stateful guard's verdict;
+--out-json also writes the JSON summary to a file.
+
+Arguments:
+  FILE  the fleet.yaml to plan
+
+Exit 0 (with --detailed-exitcode: 0 no changes, 2 changes), 1 error, 2 usage error.`,
+		Example: `  fleetc plan fleet.yaml -o out --out fleet.tfplan
+  fleetc plan fleet.yaml --endpoint http://127.0.0.1:4566`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runPlan(args, o, s.stdout, s.stderr))
+		},
 	}
+	o.register(c.Flags())
+	c.Flags().StringVar(&o.planOut, "out", "", "save the plan to this file (for fleetc apply FILE PLANFILE)")
+	addFormat(c, o.format, " (json is versioned: format_version; markdown is a pull-request comment)")
+	c.Flags().StringVar(&o.outJSON, "out-json", "", "also write the plan summary as JSON to this file (for a CI job that posts the markdown)")
+	c.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
+	return c
+}
+
+func runPlan(files []string, o planOptions, stdout, stderr io.Writer) int {
+	d := o.deployFlags
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc plan: name exactly one fleet.yaml")
 		return exitUsage
@@ -89,26 +114,26 @@ func runPlan(args []string, stdout, stderr io.Writer) int {
 	if w == nil {
 		return code
 	}
-	planFile, cleanup := planPath(w, *planOut)
+	planFile, cleanup := planPath(w, o.planOut)
 	defer cleanup()
 	s, err := w.Plan(ctx, planFile, false)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
 		return exitInvalid
 	}
-	writeSummary(stdout, format.value, s)
-	if *outJSON != "" {
+	writeSummary(stdout, o.format.value, s)
+	if o.outJSON != "" {
 		var b strings.Builder
 		writeSummary(&b, "json", s)
-		if err := os.WriteFile(*outJSON, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(o.outJSON, []byte(b.String()), 0o644); err != nil {
 			fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
 			return exitInvalid
 		}
 	}
-	if *planOut != "" && format.value == "text" {
-		fmt.Fprintf(stdout, "\nSaved the plan to %s; apply exactly it with: fleetc apply %s %s\n", *planOut, files[0], *planOut)
+	if o.planOut != "" && o.format.value == "text" {
+		fmt.Fprintf(stdout, "\nSaved the plan to %s; apply exactly it with: fleetc apply %s %s\n", o.planOut, files[0], o.planOut)
 	}
-	if *detailed && s.HasChanges() {
+	if o.detailed && s.HasChanges() {
 		return exitChanges
 	}
 	return exitOK
@@ -141,27 +166,63 @@ func writeSummary(w io.Writer, format string, s *deploy.Summary) {
 	s.WriteText(w)
 }
 
-func runApply(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runChange("apply", args, stdin, stdout, stderr)
+func init() {
+	register(func(s *streams) *cobra.Command { return newChangeCmd("apply", s) })
+	register(func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) })
 }
 
-func runDestroy(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	return runChange("destroy", args, stdin, stdout, stderr)
+// changeOptions are the flags of apply and destroy.
+type changeOptions struct {
+	deployFlags
+	auto  bool
+	allow []string
+}
+
+func newChangeCmd(cmd string, s *streams) *cobra.Command {
+	var o changeOptions
+	c := &cobra.Command{
+		Use:   "apply FILE [PLANFILE] [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]",
+		Short: "Build, plan and apply the fleet, guarding stateful resources",
+		Long: `Apply builds FILE into DIR, plans (or reads PLANFILE, saved by fleetc plan --out), shows
+the summary, refuses a plan that replaces or deletes a queue, DLQ, table, bucket or archive
+unless each is named with --allow-replace, asks for yes (unless --auto-approve), applies
+with progress per class and prints the outputs.
+
+Arguments:
+  FILE      the fleet.yaml to apply
+  PLANFILE  optional: a plan saved with fleetc plan --out; applied exactly (still guarded)
+
+Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`,
+		Example: `  fleetc apply fleet.yaml -o out
+  fleetc plan fleet.yaml --out fleet.tfplan && fleetc apply fleet.yaml fleet.tfplan`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runChange(cmd, args, o, s.stdin, s.stdout, s.stderr))
+		},
+	}
+	if cmd == "destroy" {
+		c.Use = "destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]"
+		c.Short = "Destroy the fleet's resources, guarding stateful ones"
+		c.Long = `Destroy plans the destruction of everything FILE created, refuses to delete a queue,
+DLQ, table, bucket or archive unless each is named with --allow-replace, asks for yes
+(unless --auto-approve) and destroys.
+
+Arguments:
+  FILE  the fleet.yaml whose resources to destroy
+
+Exit 0 destroyed, 1 refused, cancelled or failed, 2 usage error.`
+		c.Example = `  fleetc destroy fleet.yaml -o out --allow-replace aws_sqs_queue.solver`
+	}
+	o.register(c.Flags())
+	c.Flags().BoolVar(&o.auto, "auto-approve", false, "apply without asking for yes")
+	c.Flags().StringArrayVar(&o.allow, "allow-replace", nil, "address of a stateful resource (queue, DLQ, table, bucket, archive) the plan may replace or delete (repeatable)")
+	return c
 }
 
 // runChange is apply and destroy: plan (or read a saved plan), show the summary, refuse
 // unnamed stateful replacements, confirm, apply with progress, print the outputs.
-func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlagSet(cmd, stderr)
-	var d deployFlags
-	d.register(fs)
-	auto := fs.Bool("auto-approve", false, "apply without asking for yes")
-	var allow listFlag
-	fs.Var(&allow, "allow-replace", "address of a stateful resource (queue, DLQ, table, bucket, archive) the plan may replace or delete (repeatable)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
+func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+	d := o.deployFlags
+	var err error
 	maxPos := 2
 	if cmd == "destroy" {
 		maxPos = 1
@@ -195,7 +256,7 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 	if !s.HasChanges() {
 		return printOutputs(ctx, w, cmd, stdout, stderr)
 	}
-	if blocked := s.Blocked(allow); len(blocked) > 0 {
+	if blocked := s.Blocked(o.allow); len(blocked) > 0 {
 		fmt.Fprintf(stderr, "fleetc %s: refusing: the plan replaces or deletes %d stateful resource(s) not named with --allow-replace:\n", cmd, len(blocked))
 		var flags []string
 		for _, c := range blocked {
@@ -205,7 +266,7 @@ func runChange(cmd string, args []string, stdin io.Reader, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "Nothing was changed. If losing that is intended, run again with:\n  %s\n", strings.Join(flags, " "))
 		return exitInvalid
 	}
-	if !*auto && !saved {
+	if !o.auto && !saved {
 		ok, err := confirm(cmd, stdin, stdout)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -100,7 +101,7 @@ type jsonDiag struct {
 // jsonReport is fleetc's machine-readable result; format_version changes only when
 // fields are removed or change meaning.
 type jsonReport struct {
-	FormatVersion string     `json:"format_version"`
+	FormatVersion int        `json:"format_version"`
 	Valid         bool       `json:"valid"`
 	ErrorCount    int        `json:"error_count"`
 	WarningCount  int        `json:"warning_count"`
@@ -108,7 +109,7 @@ type jsonReport struct {
 }
 
 func renderJSON(w io.Writer, ds diag.Diagnostics, v verdict) {
-	rep := jsonReport{FormatVersion: "1.0", Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(ds)}
+	rep := jsonReport{FormatVersion: jsonreport.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(ds)}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(rep)

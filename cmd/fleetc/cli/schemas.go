@@ -10,28 +10,37 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/registry"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-// runSchemas is `fleetc schemas check|publish`: the event contracts against a base spec or
-// the EventBridge Schema Registry.
-func runSchemas(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "check":
-			return runSchemasCheck(args[1:], stdout, stderr)
-		case "publish":
-			return runSchemasPublish(args[1:], stdout, stderr)
-		}
+func init() { register(newSchemasCmd) }
+
+func newSchemasCmd(s *streams) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "schemas",
+		Short: "Check event contracts for breaking changes, publish them to the Schema Registry",
+		Long: `The EventBridge Schema Registry stores versions of a schema but checks no compatibility,
+so fleetc does: schemas check compares the contracts of a spec with a base (a git
+revision, a file or the registry), schemas publish writes them to a registry, refusing
+breaking changes without a version bump.`,
+		Example: `  fleetc schemas check fleet.yaml --base origin/main
+  fleetc schemas publish fleet.yaml --registry my-contracts --dry-run`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			c.SetOut(s.stderr)
+			_ = c.Help()
+			return exitCode(exitUsage)
+		},
 	}
-	fmt.Fprint(stderr, "fleetc schemas: name a subcommand:\n"+
-		"  fleetc schemas check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]\n"+
-		"  fleetc schemas publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]\n")
-	return exitUsage
+	c.AddCommand(newSchemasCheckCmd(s), newSchemasPublishCmd(s))
+	return c
 }
 
 // side is one loaded spec: its fleet, its contracts and where its paths are.
@@ -73,18 +82,42 @@ func readSide(path, format string, stderr io.Writer) (*side, bool) {
 	return loadSide(path, src, format, stderr)
 }
 
-func runSchemasCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("schemas check", stderr)
-	base := fs.String("base", "", "compare with the spec at this git revision (e.g. origin/main)")
-	baseFile := fs.String("base-file", "", "compare with this spec file")
-	against := fs.String("against-registry", "", "compare with the latest versions in this EventBridge schema registry")
-	endpoint := fs.String("endpoint-url", "", "Schemas API endpoint (default: the AWS configuration chain, AWS_ENDPOINT_URL_SCHEMAS)")
-	format := &formatFlag{value: "text", allowed: []string{"text", "json"}}
-	fs.Var(format, "format", "output format: text or json")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+// schemasCheckOptions are schemas check's flags.
+type schemasCheckOptions struct {
+	base, baseFile, against, endpoint string
+	format                            *formatFlag
+}
+
+func newSchemasCheckCmd(s *streams) *cobra.Command {
+	o := schemasCheckOptions{format: newFormat("text", "text", "json")}
+	c := &cobra.Command{
+		Use:   "check FILE (--base REF | --base-file F | --against-registry NAME) [--endpoint-url URL] [--format text|json]",
+		Short: "Compare a spec's event contracts with a base and report breaking changes",
+		Long: `Schemas check compares the event contracts FILE generates with those of a base: the same
+file at a git revision (--base), another spec (--base-file) or the latest versions in an
+EventBridge schema registry (--against-registry), and says per change whom it breaks.
+
+Arguments:
+  FILE  the fleet.yaml whose contracts to check
+
+Exit 0 no breaking change without a version bump, 1 breaking change(s) without a bump or
+an invalid spec, 2 usage error, an unreadable base or a failed AWS call.`,
+		Example: `  fleetc schemas check fleet.yaml --base origin/main
+  fleetc schemas check fleet.yaml --base-file old/fleet.yaml --format json`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runSchemasCheck(args, o, s.stdout, s.stderr))
+		},
 	}
+	c.Flags().StringVar(&o.base, "base", "", "compare with the spec at this git revision (e.g. origin/main)")
+	c.Flags().StringVar(&o.baseFile, "base-file", "", "compare with this spec file")
+	c.Flags().StringVar(&o.against, "against-registry", "", "compare with the latest versions in this EventBridge schema registry")
+	c.Flags().StringVar(&o.endpoint, "endpoint-url", "", "Schemas API endpoint (default: the AWS configuration chain, AWS_ENDPOINT_URL_SCHEMAS)")
+	addFormat(c, o.format, "")
+	return c
+}
+
+func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Writer) int {
+	base, baseFile, against, endpoint, format := &o.base, &o.baseFile, &o.against, &o.endpoint, o.format
 	n := 0
 	for _, s := range []string{*base, *baseFile, *against} {
 		if s != "" {
@@ -115,6 +148,10 @@ func runSchemasCheck(args []string, stdout, stderr io.Writer) int {
 		}
 		baseContracts, baseName = b.contracts, name
 	case *baseFile != "":
+		if _, err := os.Stat(*baseFile); err != nil {
+			fmt.Fprintf(stderr, "fleetc schemas check: cannot read --base-file: %v\n", err)
+			return exitUsage
+		}
 		if b, ok = readSide(*baseFile, format.value, stderr); !ok {
 			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", *baseFile)
 			return exitUsage
@@ -134,7 +171,7 @@ func runSchemasCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	r := compat.Compare(baseContracts, head.contracts)
 	if format.value == "json" {
-		writeJSON(stdout, map[string]any{"format_version": checkFormatVersion, "base": baseName, "head": files[0],
+		writeJSON(stdout, map[string]any{"format_version": jsonreport.FormatVersion, "base": baseName, "head": files[0],
 			"errors": r.Errors(), "breaking": len(r.Breaking()), "findings": located(r.Findings, b, head)})
 	} else {
 		printFindings(stdout, r.Findings, b, head, "")
@@ -228,22 +265,45 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
-// checkFormatVersion versions `schemas check --format json`: 2.0 renamed kinds and set each
-// kind's direction from compat.KindTable.
-const checkFormatVersion = "2.0"
+// schemasPublishOptions are schemas publish's flags.
+type schemasPublishOptions struct {
+	registry, endpoint string
+	dryRun, allow      bool
+	format             *formatFlag
+}
 
-func runSchemasPublish(args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("schemas publish", stderr)
-	reg := fs.String("registry", "", "EventBridge schema registry to publish to (created when missing)")
-	dryRun := fs.Bool("dry-run", false, "read the registry and report what would change; write nothing")
-	allow := fs.Bool("allow-breaking", false, "publish breaking changes even without a version bump")
-	endpoint := fs.String("endpoint-url", "", "Schemas API endpoint (default: the AWS configuration chain, AWS_ENDPOINT_URL_SCHEMAS)")
-	format := &formatFlag{value: "text", allowed: []string{"text", "json"}}
-	fs.Var(format, "format", "output format: text or json")
-	files, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
+func newSchemasPublishCmd(s *streams) *cobra.Command {
+	o := schemasPublishOptions{format: newFormat("text", "text", "json")}
+	c := &cobra.Command{
+		Use:   "publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]",
+		Short: "Publish a spec's event contracts to an EventBridge schema registry",
+		Long: `Schemas publish sends the generated draft-04 schemas to the registry NAME (created when
+missing), a registry outside the fleet: the fleet's own, <fleet>-events, belongs to its
+generated Terraform, and publish refuses it so that no schema has two writers. It reads the latest version of every schema first and writes nothing at all if
+any change is breaking without a version bump (unless --allow-breaking). Unchanged
+schemas are not written; a run that stopped halfway finishes on re-run.
+
+Arguments:
+  FILE  the fleet.yaml whose contracts to publish
+
+Credentials and region come from the standard AWS chain. Exit 0 published (or nothing to
+do), 1 refused (breaking change, or a limit), 2 usage error or a failed AWS call.`,
+		Example: `  fleetc schemas publish fleet.yaml --registry my-contracts --dry-run
+  fleetc schemas publish fleet.yaml --registry my-contracts`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runSchemasPublish(args, o, s.stdout, s.stderr))
+		},
 	}
+	c.Flags().StringVar(&o.registry, "registry", "", "EventBridge schema registry to publish to (created when missing)")
+	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "read the registry and report what would change; write nothing")
+	c.Flags().BoolVar(&o.allow, "allow-breaking", false, "publish breaking changes even without a version bump")
+	c.Flags().StringVar(&o.endpoint, "endpoint-url", "", "Schemas API endpoint (default: the AWS configuration chain, AWS_ENDPOINT_URL_SCHEMAS)")
+	addFormat(c, o.format, "")
+	return c
+}
+
+func runSchemasPublish(files []string, o schemasPublishOptions, stdout, stderr io.Writer) int {
+	reg, dryRun, allow, endpoint, format := &o.registry, &o.dryRun, &o.allow, &o.endpoint, o.format
 	if len(files) != 1 || *reg == "" {
 		fmt.Fprintln(stderr, "fleetc schemas publish: name one fleet.yaml and --registry NAME")
 		return exitUsage
@@ -269,19 +329,25 @@ func runSchemasPublish(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	res, err := registry.Publish(ctx, api, opts, head.contracts)
-	if res != nil {
+	if res != nil && !(err != nil && *dryRun) { // a dry run that failed has nothing to show
 		if format.value == "json" {
 			for i := range res.Items {
 				if res.Items[i].Findings == nil {
 					res.Items[i].Findings = []compat.Finding{}
 				}
 			}
-			writeJSON(stdout, res)
+			writeJSON(stdout, struct {
+				FormatVersion int `json:"format_version"`
+				*registry.Result
+			}{jsonreport.FormatVersion, res})
 		} else {
 			printPublish(stdout, res, head)
 		}
 	}
 	switch {
+	case err != nil && (*dryRun || res == nil || res.Writes == 0):
+		fmt.Fprintf(stderr, "fleetc schemas publish: %v\n", err)
+		return exitUsage
 	case err != nil:
 		fmt.Fprintf(stderr, "fleetc schemas publish: %v\nRe-run to finish: schemas already published are left as they are.\n", err)
 		return exitUsage

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,7 +74,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	safe := researchVariant(t, t.TempDir(), addPriority)
 	code, out, _ = run(t, "schemas", "check", safe, "--base-file", research, "--format", "json")
 	var rep struct {
-		FormatVersion string `json:"format_version"`
+		FormatVersion int `json:"format_version"`
 		Errors        int
 		Findings      []struct {
 			Kind     string
@@ -84,7 +85,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
-	if rep.FormatVersion != "2.0" || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
+	if rep.FormatVersion != jsonreport.FormatVersion || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
 		t.Fatalf("json: %s", out)
 	}
 	// Usage errors.
@@ -237,7 +238,7 @@ func TestCIExampleCommands(t *testing.T) {
 			}
 			seen[cmd] = true
 			var doc string
-			for _, l := range strings.Split(usage, "\n") {
+			for _, l := range strings.Split(synopsis(), "\n") {
 				if strings.HasPrefix(strings.TrimSpace(l), cmd+" ") {
 					doc = l
 				}
@@ -256,5 +257,29 @@ func TestCIExampleCommands(t *testing.T) {
 		if !seen[want] {
 			t.Errorf("the CI example does not run %s (runs %v)", want, seen)
 		}
+	}
+}
+
+// Without credentials, publish --dry-run stops before any call with one sentence: no
+// half-printed result, no SDK warning, no "re-run to finish".
+func TestSchemasPublishWithoutCredentials(t *testing.T) {
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "",
+		"AWS_REGION": "us-east-1", "AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_EC2_METADATA_DISABLED": "true"} {
+		t.Setenv(k, v)
+	}
+	code, out, errs := run(t, "schemas", "publish", research, "--registry", "contracts", "--dry-run")
+	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "fleetc schemas publish: no AWS credentials: ") ||
+		strings.Count(errs, "\n") != 1 || strings.Contains(errs, "Re-run") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+}
+
+// A --base-file that does not exist is unreadable, not "does not build".
+func TestSchemasCheckMissingBaseFile(t *testing.T) {
+	code, _, errs := run(t, "schemas", "check", research, "--base-file", filepath.Join(t.TempDir(), "gone.yaml"))
+	if code != exitUsage || !strings.Contains(errs, "cannot read --base-file") || strings.Contains(errs, "does not build") {
+		t.Errorf("exit %d\n%s", code, errs)
 	}
 }

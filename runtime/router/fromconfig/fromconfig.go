@@ -3,7 +3,7 @@
 //
 // Numbers are per process: fleet.yaml's max_in_flight and tokens_per_minute are
 // fleet-wide, and fleetc divides them by the class's replica count before writing the
-// runtime config (see the README, "Model router").
+// runtime config (see docs/gateway.md, "Model router").
 package fromconfig
 
 import (

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+func init() { register(newBuildCmd) }
+
+// buildOptions are build's flags.
+type buildOptions struct {
+	out           string
+	check, strict bool
+	format        *formatFlag
+}
+
+func newBuildCmd(s *streams) *cobra.Command {
+	o := buildOptions{format: newFormat("text", "text", "json", "github-actions")}
+	c := &cobra.Command{
+		Use:   "build FILE [-o DIR] [--check] [--strict] [--format text|json|github-actions]",
+		Short: "Validate a fleet.yaml and write everything it compiles to",
+		Long: `Build validates FILE first and writes nothing if it has errors. Otherwise it writes
+Terraform, state machines, KEDA manifests, event schemas and runtime configs into DIR,
+replacing only the files it wrote there before (listed in DIR/.fleetc-manifest).
+
+Arguments:
+  FILE  the fleet.yaml to build
+
+--check writes nothing: it exits 1 and prints a unified diff when DIR differs from what
+FILE produces (a CI drift gate). Exit 0 built or up to date, 1 invalid spec or stale
+output, 2 usage or I/O error.`,
+		Example: `  fleetc build fleet.yaml -o out
+  fleetc build --check fleet.yaml -o out`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runBuild(args, o, s.stdout, s.stderr))
+		},
+	}
+	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory (fleetc replaces only the files it wrote there)")
+	c.Flags().BoolVar(&o.check, "check", false, "compare with the output directory, print a unified diff and exit 1 if it is stale; write nothing")
+	c.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
+	addFormat(c, o.format, "")
+	return c
+}
+
+func runBuild(files []string, o buildOptions, stdout, stderr io.Writer) int {
+	if len(files) != 1 {
+		fmt.Fprintln(stderr, "fleetc build: name exactly one fleet.yaml")
+		return exitUsage
+	}
+	r := &buildResult{Output: o.out, Files: []string{}}
+	code := build(r, files[0], o.out, o.check, o.strict)
+	if o.format.value == "json" {
+		r.report(stdout)
+		if r.err != "" {
+			fmt.Fprintln(stderr, r.err)
+		}
+		return code
+	}
+	if len(r.ds) > 0 {
+		render(diagnosticStream(o.format.value, stdout, stderr), o.format.value, r.ds, r.verdict)
+	}
+	switch {
+	case r.err != "":
+		fmt.Fprintln(stderr, r.err)
+	case o.check && r.Checked:
+		r.printChanges(stdout)
+	case code == exitOK && r.UpToDate:
+		fmt.Fprintf(stdout, "%s is up to date (%d files); nothing written\n", o.out, len(r.Files))
+		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
+	case code == exitOK:
+		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(r.Files), o.out)
+		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
+	}
+	return code
+}
+
+// buildResult is what a build did; with --format json it is printed as one document.
+type buildResult struct {
+	Output  string   `json:"output"`
+	Files   []string `json:"files"`
+	Checked bool     `json:"checked"`
+	// UpToDate: the directory already held exactly these files, so nothing was written.
+	UpToDate bool              `json:"up_to_date"`
+	Changes  []artifact.Change `json:"changes,omitempty"`
+	ds       diag.Diagnostics
+	verdict  verdict
+	err      string
+	have     *artifact.Set
+	want     *artifact.Set
+}
+
+func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
+	set, ds := compiler.Build(spec)
+	r.ds, r.verdict = ds, judge(ds, strict)
+	if set == nil || !r.verdict.Valid {
+		r.verdict.Valid = false // no files: the spec has errors
+		return exitInvalid
+	}
+	r.Files = set.Paths()
+	if checkOnly {
+		r.Checked = true
+		have, err := artifact.ReadOwned(out)
+		if err != nil {
+			r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", out, err)
+			return exitUsage
+		}
+		r.have, r.want = have, set
+		r.Changes = artifact.Diff(have, set)
+		if len(r.Changes) > 0 {
+			return exitInvalid
+		}
+		return exitOK
+	}
+	// Unchanged output is left alone (timestamps too), and the user is told so.
+	if have, err := artifact.ReadOwned(out); err == nil && len(have.Paths()) > 0 && len(artifact.Diff(have, set)) == 0 {
+		r.UpToDate = true
+		return exitOK
+	}
+	if err := artifact.WriteDir(out, set); err != nil {
+		r.err = fmt.Sprintf("fleetc build: writing %s: %v", out, err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// printChanges is the CI drift gate's report: the files fleetc owns in the output directory
+// (its manifest) must be exactly what build would write; others are not its business. Each
+// change is a unified diff (a/ is what is on disk, b/ what build would write), as
+// `terraform fmt -diff` and `diff -u` print it, so `git apply`/`patch -p1` can read it.
+func (r *buildResult) printChanges(w io.Writer) {
+	if len(r.Changes) == 0 {
+		fmt.Fprintf(w, "%s is up to date\n", r.Output)
+		return
+	}
+	for _, c := range r.Changes {
+		fmt.Fprintf(w, "%s: %s/%s\n", c.Kind, r.Output, c.Path)
+		hb, _ := r.have.Get(c.Path)
+		wb, _ := r.want.Get(c.Path)
+		fmt.Fprint(w, unifiedDiff(c, string(hb), string(wb)))
+	}
+	fmt.Fprintf(w, "%s is stale: %d file(s) differ; run fleetc build to update it\n", r.Output, len(r.Changes))
+}
+
+// unifiedDiff is the change as a unified diff with three lines of context; an added or
+// removed file is a diff against /dev/null, as git prints it.
+func unifiedDiff(c artifact.Change, have, want string) string {
+	from, to := "a/"+c.Path, "b/"+c.Path
+	switch c.Kind {
+	case "added":
+		from = "/dev/null"
+	case "removed":
+		to = "/dev/null"
+	}
+	return udiff.Unified(from, to, have, want)
+}
+
+func (r *buildResult) report(w io.Writer) {
+	v := r.verdict
+	doc := struct {
+		jsonReport
+		*buildResult
+	}{jsonReport{FormatVersion: jsonreport.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(r.ds)}, r}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(doc)
+}

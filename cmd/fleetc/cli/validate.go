@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd(s *streams) *cobra.Command {
+	format := newFormat("text", "text", "json", "github-actions")
+	var strict bool
+	c := &cobra.Command{
+		Use:   "validate [--format text|json|github-actions] [--strict] FILE...",
+		Short: "Check fleet.yaml files against the schema and the rule catalog",
+		Long: `Validate checks each fleet.yaml against its JSON Schema and every rule of the catalog
+(fleetc rules), and prints every problem with file:line:col, an ID and an explanation.
+
+Arguments:
+  FILE...  one or more fleet.yaml files
+
+Text diagnostics go to stderr; a format asked for by name (json, github-actions) is the
+command's output and goes to stdout. Exit 0 valid, 1 invalid (errors, or warnings with
+--strict), 2 usage error.`,
+		Example: `  fleetc validate fleet.yaml
+  fleetc validate --strict --format github-actions fleet.yaml`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runValidate(args, format.value, strict, s.stdout, s.stderr))
+		},
+	}
+	addFormat(c, format, "")
+	c.Flags().BoolVar(&strict, "strict", false, "treat warnings as errors")
+	return c
+}
+
+func runValidate(files []string, format string, strict bool, stdout, stderr io.Writer) int {
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "fleetc validate: name at least one fleet.yaml")
+		return exitUsage
+	}
+	var all diag.Diagnostics
+	for _, f := range files {
+		all = append(all, compiler.Check(f)...)
+	}
+	all = all.Sorted()
+	v := judge(all, strict)
+	if format == "json" || len(all) > 0 {
+		render(diagnosticStream(format, stdout, stderr), format, all, v)
+	}
+	if !v.Valid {
+		return exitInvalid
+	}
+	if format == "text" && len(all) == 0 {
+		fmt.Fprintf(stdout, "%s: valid\n", strings.Join(files, ", "))
+	}
+	return exitOK
+}
+
+// verdict is the one answer to "does this spec pass?". It is computed once per command from
+// the diagnostics and --strict; the exit code, the text summary and the JSON "valid" field
+// all read it, so no command or format can disagree with another.
+type verdict struct {
+	Valid    bool
+	Errors   int
+	Warnings int
+	Strict   bool
+}
+
+func judge(ds diag.Diagnostics, strict bool) verdict {
+	errs, warns := ds.Count()
+	return verdict{Valid: errs == 0 && !(strict && warns > 0), Errors: errs, Warnings: warns, Strict: strict}
+}
+
+// failed reports whether ds fails the spec (warnings count with --strict).
+func failed(ds diag.Diagnostics, strict bool) bool { return !judge(ds, strict).Valid }
+
+// diagnosticStream is where a command prints its diagnostics: human-readable text goes to
+// stderr, as a compiler's does; a machine format the user asked for (json, github-actions)
+// is the command's output and goes to stdout.
+func diagnosticStream(format string, stdout, stderr io.Writer) io.Writer {
+	if format == "text" {
+		return stderr
+	}
+	return stdout
+}
