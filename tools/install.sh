@@ -10,6 +10,9 @@
 #                                         out as a provider filesystem mirror for terraform validate)
 #   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
 #                                         checker compiler/compat's differential test runs)
+#   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
+#                                         the AI SDK and the AWS SDK's Bedrock Runtime client, run
+#                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
 #   curl                                 (Debian package, when missing and run as root: the model
 #                                         gateway test calls the gateway from a shell handler)
 #
@@ -106,6 +109,23 @@ install_mermaid() {
 	echo "$h" >"$st"
 }
 
+install_gateway_clients() {
+	local dir="$ROOT/tools/gateway-clients" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "gateway-clients: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/openai" "$st" "$h"; then
+		log "gateway-clients: up to date"
+		return
+	fi
+	log "gateway-clients: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
 install_graphviz() {
 	if command -v dot >/dev/null; then
 		log "graphviz: up to date ($(dot -V 2>&1))"
@@ -186,7 +206,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider oasdiff curl)
+	want=(kubeconform asl mermaid gateway-clients graphviz schema-provider oasdiff curl)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -199,12 +219,13 @@ for t in "${want[@]}"; do
 	oasdiff) timed oasdiff install_oasdiff ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
+	gateway-clients) timed gateway-clients install_gateway_clients ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider oasdiff curl)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients graphviz kumo schema-provider oasdiff curl)"
 		exit 2
 		;;
 	esac

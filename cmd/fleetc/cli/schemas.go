@@ -211,7 +211,7 @@ func position(f compat.Finding, base, head *side) *diag.Range {
 func printFindings(w io.Writer, fs []compat.Finding, base, head *side, indent string) {
 	for _, f := range fs {
 		label := "safe"
-		if f.Severity == compat.SevWarning {
+		if f.Severity == diag.Warning {
 			label = "warning" // needs care, or breaking with a bump (below)
 		}
 		if f.Breaking {
@@ -252,7 +252,7 @@ func printVerdict(w io.Writer, r compat.Report, base string) {
 	}
 	breaking, care := len(r.Breaking()), 0
 	for _, f := range r.Findings {
-		if !f.Breaking && f.Severity == compat.SevWarning {
+		if !f.Breaking && f.Severity == diag.Warning {
 			care++
 		}
 	}
