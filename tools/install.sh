@@ -8,6 +8,8 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
+#                                         checker compiler/compat's differential test runs)
 #   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
 #                                         the AI SDK and the AWS SDK's Bedrock Runtime client, run
 #                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
@@ -61,6 +63,20 @@ install_kubeconform() {
 	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/yannh/kubeconform)
 	log "kubeconform: building $ver"
 	(cd "$mod" && go build -ldflags "-X main.version=$ver" -o "$out.tmp" github.com/yannh/kubeconform/cmd/kubeconform)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
+install_oasdiff() {
+	local mod="$ROOT/tools/oasdiff" out="$BIN/oasdiff" st="$BIN/.oasdiff.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "oasdiff: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/oasdiff/oasdiff)
+	log "oasdiff: building $ver"
+	(cd "$mod" && go build -o "$out.tmp" github.com/oasdiff/oasdiff)
 	mv -f "$out.tmp" "$out"
 	echo "$h" >"$st"
 }
@@ -223,7 +239,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector graphviz schema-provider curl chromium)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector graphviz schema-provider oasdiff curl chromium)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -233,6 +249,7 @@ fi
 for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
+	oasdiff) timed oasdiff install_oasdiff ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
 	gateway-clients) timed gateway-clients install_gateway_clients ;;
@@ -243,7 +260,7 @@ for t in "${want[@]}"; do
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector graphviz kumo schema-provider curl chromium)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector graphviz kumo schema-provider oasdiff curl chromium)"
 		exit 2
 		;;
 	esac

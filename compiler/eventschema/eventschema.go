@@ -27,6 +27,7 @@ import (
 	"maps"
 	"math/big"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,6 +149,15 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 	return append(files, artifact.File{Path: ExamplePath(e), Bytes: eb})
 }
 
+// versionNote ends the envelope's description: the registry's copy of the contract version.
+func versionNote(v int) string { return fmt.Sprintf(" Contract version %d.", v) }
+
+var versionNoteRE = regexp.MustCompile(` Contract version [0-9]+\.$`)
+
+// DescriptionWithoutVersion is an envelope description without its version note, so that a
+// version bump alone is not read as a changed description.
+func DescriptionWithoutVersion(desc string) string { return versionNoteRE.ReplaceAllString(desc, "") }
+
 // checkOutput holds a class's output schema to the dialect of event details: it is
 // translated and compiled like a detail (the draft-04 envelope stands in for the handler's
 // answer), so a keyword an event could not use is refused at the same place with the same code.
@@ -196,7 +206,7 @@ func envelope(e *ir.Event, t translated) map[string]any {
 	if desc == "" {
 		desc = fmt.Sprintf("%s events from %s.", e.DetailType, e.Source)
 	}
-	desc += fmt.Sprintf(" Contract version %d.", e.Version)
+	desc += versionNote(e.Version)
 	str := func() map[string]any { return map[string]any{"type": "string"} }
 	doc := map[string]any{
 		"$schema":     Draft04,

@@ -48,6 +48,9 @@ type Options struct {
 	Tool          string            // "fleetc <version>", recorded in each description
 	Digest        string            // sha256 of the spec, recorded in each description
 	Tags          map[string]string // the fleet's tags, set on created registries and schemas
+	// Managed is the registry the fleet's generated Terraform owns (ir.Fleet.SchemaRegistry):
+	// publish refuses it, so that no schema ever has two writers.
+	Managed string
 }
 
 // Actions of a schema in a Result.
@@ -110,6 +113,10 @@ func Check(opts Options, contracts []compat.Contract) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if n := opts.Registry; n == "" || len(n) > MaxRegistryName || !nameChars.MatchString(n) {
 		bad("registry name %q: 1 to %d characters of letters, digits and . _ - @", n, MaxRegistryName)
+	}
+	if opts.Managed != "" && opts.Registry == opts.Managed {
+		bad("registry %s is the fleet's own: its generated Terraform manages it and every schema in it (terraform apply publishes them); "+
+			"publish into a registry outside the fleet, such as a shared contracts registry", opts.Registry)
 	}
 	if len(opts.Tags) > MaxTags {
 		bad("%d tags: the registry allows at most %d", len(opts.Tags), MaxTags)

@@ -23,14 +23,14 @@ type Category string
 
 const (
 	Replacement Category = "replacement"
-	Breaking    Category = "breaking"
+	Contract    Category = "contract" // every event-contract change; Breaks says whom it breaks
 	Posture     Category = "posture"
 	Security    Category = "security"
 	Diagnostic  Category = "diagnostic"
 )
 
 // Categories in report order.
-var Categories = []Category{Replacement, Breaking, Security, Posture, Diagnostic}
+var Categories = []Category{Replacement, Contract, Security, Posture, Diagnostic}
 
 // Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
 // record.
@@ -54,10 +54,12 @@ func rank(s Severity) int {
 
 // Change is one finding.
 type Change struct {
-	Category Category    `json:"category"`
-	Severity Severity    `json:"severity"`
-	Subject  string      `json:"subject"` // "class coder", "event agent.step.completed", "workflow conversation", "policy fast", "bus", "state"
-	Summary  string      `json:"summary"`
+	Category Category `json:"category"`
+	Severity Severity `json:"severity"`
+	Subject  string   `json:"subject"` // "class coder", "event agent.step.completed", "workflow conversation", "policy fast", "bus", "state"
+	Summary  string   `json:"summary"`
+	// Breaks is set on contract changes that break consumers: forward, backward or both.
+	Breaks   string      `json:"breaks,omitempty"`
 	Detail   string      `json:"detail,omitempty"`
 	Address  string      `json:"address,omitempty"` // Terraform address, for resource findings
 	Side     string      `json:"side"`              // base or head: where the spec position is
@@ -92,11 +94,19 @@ func Load(name string, src []byte) *Side {
 	return s
 }
 
+// Empty is a side with no spec: the base of a fleet that is new in the change, so that
+// everything the head declares is reported as added.
+func Empty(name string) *Side {
+	set, _ := artifact.NewSet()
+	return &Side{Name: name + " (absent)", Fleet: &ir.Fleet{}, Files: set}
+}
+
 // Report is the whole review.
 type Report struct {
 	Base, Head string
 	Changes    []Change
 	Resources  []ResourceChange // Terraform's predicted plan for head over an applied base
+	Kubernetes []ResourceChange // the eks classes' manifests: objects created, changed (with a rollout), deleted
 	// Incomplete says why some categories could not be computed (a side did not build).
 	Incomplete string
 
@@ -121,7 +131,8 @@ func Compare(base, head *Side) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Resources = predict(btf, htf)
+	r.Resources = predict(btf, htf, base.Files, head.Files)
+	r.Kubernetes = predictManifests(base.Files, head.Files)
 	r.Changes = append(r.Changes, replacementChanges(r.Resources, base, head, btf, htf)...)
 	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
@@ -159,16 +170,44 @@ func (r *Report) Count() map[Category]int {
 	return n
 }
 
-// Has reports whether a change of the category exists ("any" matches every category).
-// Improvements listed for the record do not count: additive contract changes (safe) and
+// Fail-on conditions besides the categories: a blocking verdict (the default), a contract
+// change that breaks consumers, any change, nothing.
+const (
+	FailBlocking = "blocking"
+	FailBreaking = "breaking"
+	FailAny      = "any"
+	FailNone     = "none"
+)
+
+// FailOn lists what --fail-on accepts.
+var FailOn = []string{FailBlocking, string(Replacement), FailBreaking, string(Contract), string(Security), string(Posture), string(Diagnostic), FailAny, FailNone}
+
+// Has reports whether the report meets a --fail-on condition: a category ("any" matches
+// every one), "breaking" (a contract change that breaks), "blocking" (an error), "none"
+// (never). Changes listed for the record do not count: safe contract changes and
 // diagnostics the head resolves.
-func (r *Report) Has(cat string) bool {
+func (r *Report) Has(cond string) bool {
 	for _, c := range r.Changes {
-		if (c.Category == Breaking || c.Category == Diagnostic) && c.Severity == Info {
+		if (c.Category == Contract || c.Category == Diagnostic) && c.Severity == Info {
 			continue
 		}
-		if cat == "any" || string(c.Category) == cat {
+		switch cond {
+		case FailNone:
+			return false
+		case FailAny:
 			return true
+		case FailBlocking:
+			if c.Severity == Error {
+				return true
+			}
+		case FailBreaking:
+			if c.Category == Contract && c.Breaks != "" {
+				return true
+			}
+		default:
+			if string(c.Category) == cond {
+				return true
+			}
 		}
 	}
 	return false
@@ -212,9 +251,11 @@ func locate(c *Change, s *Side, path string) {
 	c.Position = s.Fleet.Index.Subject(path)
 }
 
-// diagnosticChanges lists diagnostics the head introduces and those it resolves.
+// diagnosticChanges lists diagnostics the head introduces and those it resolves. A diagnostic
+// is the same on both sides when its code, subject (the spec part it is about) and message
+// are: its line, and its index inside a list that grew, may move.
 func diagnosticChanges(base, head *Side) []Change {
-	key := func(d *diag.Diagnostic) string { return d.Code + "\x00" + d.Path + "\x00" + d.Summary }
+	key := func(d *diag.Diagnostic) string { return d.Code + "\x00" + subjectOfPath(d.Path) + "\x00" + d.Summary }
 	inBase, inHead := map[string]bool{}, map[string]bool{}
 	for _, d := range base.Diags {
 		inBase[key(d)] = true

@@ -37,7 +37,7 @@ const (
 )
 
 func (g *gen) agent(a *ir.Agent) {
-	fl := g.file("agent_" + a.Name + ".tf")
+	fl := g.file("agent_"+a.Name+".tf").owner(PartClass+a.Name, a.Path)
 	n := local(a.Name)
 	g.queues(fl, a, n)
 	if a.Rule != nil {
@@ -571,7 +571,7 @@ func (g *gen) kedaScaler() {
 	if e == nil {
 		return
 	}
-	fl := g.file("keda.tf")
+	fl := g.file("keda.tf").owner(PartEKS, "/worker/eks")
 	var queues []tokens
 	for _, a := range g.f.Agents {
 		if a.K8s != nil {

@@ -10,7 +10,7 @@ import (
 // claim-check bucket.
 func (g *gen) state() {
 	st := g.f.State
-	fl := g.file("state.tf")
+	fl := g.file("state.tf").owner(PartState, "/state")
 
 	g.claim("aws_dynamodb_table", "idempotency", "/state")
 	t := fl.resource("aws_dynamodb_table", "idempotency",

@@ -40,7 +40,7 @@ func (g *gen) tools() {
 	if t == nil || g.f.State.JobsTable == "" {
 		return
 	}
-	fl := g.file("tools.tf")
+	fl := g.file("tools.tf").owner(PartState, "/state")
 	n := "async_tools"
 	var requests []*ir.Event
 	for _, a := range t.Classes {

@@ -9,6 +9,10 @@ import (
 	"strings"
 )
 
+// errNotAtRevision: the revision exists, the file did not exist in it (a spec new in the pull
+// request).
+var errNotAtRevision = errors.New("the file does not exist at that revision")
+
 // gitShow reads a file as it was at a git revision of the repository holding it, without
 // touching the work tree.
 func gitShow(ref, path string) (name string, src []byte, err error) {
@@ -35,6 +39,10 @@ func gitShow(ref, path string) (name string, src []byte, err error) {
 	}
 	rel = filepath.ToSlash(rel)
 	out, err := exec.Command("git", "-C", root, "show", ref+":"+rel).Output()
+	if err != nil && exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Run() == nil &&
+		exec.Command("git", "-C", root, "cat-file", "-e", ref+":"+rel).Run() != nil {
+		return ref + ":" + rel, nil, errNotAtRevision
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("reading %s at %s: %w", rel, ref, gitErr(err))
 	}

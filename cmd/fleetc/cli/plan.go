@@ -68,18 +68,21 @@ func init() { register(newPlanCmd) }
 type planOptions struct {
 	deployFlags
 	planOut  string
+	outJSON  string
 	detailed bool
 	format   *formatFlag
 }
 
 func newPlanCmd(s *streams) *cobra.Command {
-	o := planOptions{format: newFormat("text", "text", "json")}
+	o := planOptions{format: newFormat("text", "text", "json", "markdown")}
 	c := &cobra.Command{
-		Use:   "plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]",
+		Use:   "plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json|markdown] [--out-json F] [--detailed-exitcode]",
 		Short: "Build, then show what terraform would change, per agent class and plane",
 		Long: `Plan builds FILE into DIR exactly as fleetc build does, runs terraform init and plan in
 DIR/terraform, and summarises the plan per agent class and per plane, listing every
-replacement and deletion with what it destroys.
+replacement and deletion with what it destroys. --format markdown prints it as a
+pull-request comment in fleetc diff's layout, with the stateful guard's verdict;
+--out-json also writes the JSON summary to a file.
 
 Arguments:
   FILE  the fleet.yaml to plan
@@ -93,7 +96,8 @@ Exit 0 (with --detailed-exitcode: 0 no changes, 2 changes), 1 error, 2 usage err
 	}
 	o.register(c.Flags())
 	c.Flags().StringVar(&o.planOut, "out", "", "save the plan to this file (for fleetc apply FILE PLANFILE)")
-	addFormat(c, o.format, " (versioned: format_version)")
+	addFormat(c, o.format, " (json is versioned: format_version; markdown is a pull-request comment)")
+	c.Flags().StringVar(&o.outJSON, "out-json", "", "also write the plan summary as JSON to this file (for a CI job that posts the markdown)")
 	c.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	return c
 }
@@ -118,6 +122,14 @@ func runPlan(files []string, o planOptions, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	writeSummary(stdout, o.format.value, s)
+	if o.outJSON != "" {
+		var b strings.Builder
+		writeSummary(&b, "json", s)
+		if err := os.WriteFile(o.outJSON, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
+			return exitInvalid
+		}
+	}
 	if o.planOut != "" && o.format.value == "text" {
 		fmt.Fprintf(stdout, "\nSaved the plan to %s; apply exactly it with: fleetc apply %s %s\n", o.planOut, files[0], o.planOut)
 	}
@@ -141,6 +153,10 @@ func planPath(w *deploy.Workspace, user string) (string, func()) {
 }
 
 func writeSummary(w io.Writer, format string, s *deploy.Summary) {
+	if format == "markdown" {
+		_ = s.WriteMarkdown(w)
+		return
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

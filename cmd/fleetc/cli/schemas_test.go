@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,22 +41,30 @@ func dropTTL(s string) string {
 	return strings.Replace(s, ttlLine, "", 1)
 }
 
+// loosenTTL drops ttl_seconds' minimum: new events may carry 0, which old consumers refuse.
+func loosenTTL(s string) string {
+	if !strings.Contains(s, ttlLine) {
+		panic("research example changed: no ttl_seconds line")
+	}
+	return strings.Replace(s, ttlLine, strings.Replace(ttlLine, ", minimum: 1", "", 1), 1)
+}
+
 func addPriority(s string) string {
 	return strings.Replace(s, ttlLine, ttlLine+"        priority: { type: integer }\n", 1)
 }
 
 func TestSchemasCheckBaseFile(t *testing.T) {
-	head := researchVariant(t, t.TempDir(), dropTTL)
+	head := researchVariant(t, t.TempDir(), loosenTTL)
 	code, out, errs := run(t, "schemas", "check", head, "--base-file", research)
 	t.Logf("fleetc schemas check fleet.yaml --base-file examples/research-fleet/fleet.yaml\n%s", out)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s%s", code, out, errs)
 	}
 	for _, want := range []string{
-		`BREAKING  agent.step.requested: property "ttl_seconds" of detail removed`,
+		`BREAKING  agent.step.requested: minimum of detail.ttl_seconds removed (was 1)`,
 		"breaks forward; consumers: coder, researcher, workflow conversation; version 1 → 1 (not bumped)",
-		"examples/research-fleet/fleet.yaml:51:9", // the removed line, in the base file
-		"1 breaking change(s) since ../../../examples/research-fleet/fleet.yaml, 1 without a version bump; 0 safe",
+		"/fleet.yaml:51:9\n", // the changed line, in the head file
+		"1 breaking change(s) since ../../../examples/research-fleet/fleet.yaml, 1 without a version bump; 0 to check; 0 safe",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
@@ -76,7 +85,7 @@ func TestSchemasCheckBaseFile(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v\n%s", code, err, out)
 	}
-	if rep.FormatVersion != 1 || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
+	if rep.FormatVersion != jsonreport.FormatVersion || len(rep.Findings) != 1 || rep.Findings[0].Kind != "property-added" || rep.Findings[0].Breaking || rep.Findings[0].Range == nil {
 		t.Fatalf("json: %s", out)
 	}
 	// Usage errors.
@@ -109,11 +118,11 @@ func TestSchemasCheckGitBase(t *testing.T) {
 	spec := researchVariant(t, sub, nil)
 	git("add", ".")
 	git("commit", "-q", "-m", "base")
-	researchVariant(t, sub, dropTTL)
-	git("commit", "-q", "-am", "drop ttl_seconds")
+	researchVariant(t, sub, loosenTTL)
+	git("commit", "-q", "-am", "loosen ttl_seconds")
 
 	code, out, errs := run(t, "schemas", "check", spec, "--base", "HEAD~1")
-	if code != 1 || !strings.Contains(out, "HEAD~1:fleet/fleet.yaml:51:9") || !strings.Contains(out, `"ttl_seconds"`) {
+	if code != 1 || !strings.Contains(out, "fleet/fleet.yaml:51:9") || !strings.Contains(out, "detail.ttl_seconds") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
 	code, out, errs = run(t, "schemas", "check", spec, "--base", "HEAD")
@@ -150,7 +159,7 @@ func TestSchemasPublishCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "unchanged    fleet.coordinator@agent.step.requested  version 1 (already published)") || !strings.Contains(out, "0 write(s)") {
 		t.Fatalf("republish: exit %d\n%s", code, out)
 	}
-	breaking := researchVariant(t, t.TempDir(), dropTTL)
+	breaking := researchVariant(t, t.TempDir(), loosenTTL)
 	writes := srv.Writes()
 	code, out, errs = pub(breaking)
 	t.Logf("breaking:\n%s%s", out, errs)
@@ -178,11 +187,18 @@ func TestSchemasPublishCLI(t *testing.T) {
 		t.Fatalf("against registry: exit %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = run(t, "schemas", "check", research, "--against-registry", "research-contracts", "--endpoint-url", srv.URL)
-	if code != 0 || !strings.Contains(out, `safe      agent.step.requested: optional property "ttl_seconds" added to detail`) {
-		t.Fatalf("against registry, re-added field: exit %d\n%s", code, out)
+	// The reverse change narrows: old events (ttl_seconds 0) fail the new minimum.
+	if code != 1 || !strings.Contains(out, "BREAKING  agent.step.requested: minimum of detail.ttl_seconds set to 1") || !strings.Contains(out, "breaks backward") {
+		t.Fatalf("against registry, minimum restored: exit %d\n%s", code, out)
+	}
+	// One writer per schema: the fleet's own registry belongs to its generated Terraform
+	// (aws_schemas_registry.fleet is named research-events), so publish refuses it.
+	calls := len(srv.Calls)
+	code, _, errs = run(t, "schemas", "publish", research, "--registry", "research-events", "--endpoint-url", srv.URL)
+	if code != 1 || !strings.Contains(errs, "registry research-events is the fleet's own") || len(srv.Calls) != calls {
+		t.Fatalf("the fleet's own registry: exit %d\n%s", code, errs)
 	}
 	// Limits refused before any call.
-	calls := len(srv.Calls)
 	code, _, errs = run(t, "schemas", "publish", research, "--registry", "bad name", "--endpoint-url", srv.URL)
 	if code != 1 || !strings.Contains(errs, "refused before any call") || len(srv.Calls) != calls {
 		t.Fatalf("limits: exit %d\n%s", code, errs)
