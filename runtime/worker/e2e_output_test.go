@@ -95,7 +95,9 @@ func TestInvoicesEndToEnd(t *testing.T) {
 	if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(bus)}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(bus)}) })
+	t.Cleanup(func() {
+		_, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(bus)})
+	})
 
 	extractor := newStepServer(t, map[string]string{
 		"inv-ok":     `{"status":"SUCCEEDED","total":12.5,"currency":"EUR"}`,
