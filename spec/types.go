@@ -127,6 +127,7 @@ type Agent struct {
 	Idempotency *Idempotency   `json:"idempotency,omitempty"`
 	Scaling     *Scaling       `json:"scaling,omitempty"`
 	Payload     *Payload       `json:"payload,omitempty"`
+	Traffic     *AgentTraffic  `json:"traffic,omitempty"`
 	Tool        *Tool          `json:"tool,omitempty"`
 	Queue       *Queue         `json:"queue,omitempty"`
 	Delivery    *Delivery      `json:"delivery,omitempty"`
@@ -269,4 +270,11 @@ type Traffic struct {
 	StepsPerConversation    float64   `json:"steps_per_conversation"`
 	StepDuration            *Duration `json:"step_duration,omitempty"`
 	ConcurrentConversations *int      `json:"concurrent_conversations,omitempty"`
+	FanOutItems             *float64  `json:"fan_out_items,omitempty"`
+}
+
+// AgentTraffic is one class's own traffic assumptions.
+type AgentTraffic struct {
+	Share         *float64 `json:"share,omitempty"`
+	TokensPerStep *int     `json:"tokens_per_step,omitempty"`
 }

@@ -26,12 +26,6 @@ type Request struct {
 	ModelPolicy string
 }
 
-// Codes of handler results that are not an answer at all.
-const (
-	CodeBadOutput      = "BadOutput"      // not one JSON value
-	CodeOutputTooLarge = "OutputTooLarge" // above the capture limit
-)
-
 // Handler runs a step. Errors should be *retry.Error so the queue knows
 // whether to retry; anything else is treated as retryable.
 type Handler interface {

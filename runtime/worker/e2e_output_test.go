@@ -21,6 +21,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -164,7 +165,7 @@ func TestInvoicesEndToEnd(t *testing.T) {
 		codes[d.Key] = d.Code
 		t.Logf("dead letter %s: %s: %s", d.Key, d.Code, d.Message)
 	}
-	want := map[string]string{"t-inv-bad": worker.CodeOutputInvalid, "t-inv-old": worker.CodeExpired, "t-inv-policy": worker.CodeModelPolicyNotAllowed}
+	want := map[string]string{"t-inv-bad": string(wire.HandlerOutputInvalid), "t-inv-old": string(wire.Expired), "t-inv-policy": string(wire.ModelPolicyNotAllowed)}
 	if len(dead) != len(want) {
 		t.Errorf("%d dead letters, want %d: %v", len(dead), len(want), codes)
 	}

@@ -12,19 +12,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/runtime/config"
-	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
-)
-
-// Dead-letter codes of the handler-output contract and the seed's envelope.
-const (
-	// CodeOutputInvalid: the handler's result does not fit the class's output schema (or is
-	// not JSON, or is larger than output.max_bytes). Nothing was emitted, answered or recorded.
-	CodeOutputInvalid = "HandlerOutputInvalid"
-	// CodeExpired: the consumed event is older than its ttl_seconds; the handler did not run.
-	CodeExpired = "Expired"
-	// CodeModelPolicyNotAllowed: the event's model_policy is not one the class allows.
-	CodeModelPolicyNotAllowed = "ModelPolicyNotAllowed"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // outputErrorMax bounds the schema error kept in a HandlerOutputInvalid reason.
@@ -79,7 +68,7 @@ func (w *Worker) outputInvalid(err error) (string, bool) {
 		return "", false
 	}
 	switch re.Code {
-	case handler.CodeBadOutput, handler.CodeOutputTooLarge:
+	case wire.BadOutput, wire.OutputTooLarge:
 		return truncate(re.Message, outputErrorMax), true
 	}
 	return "", false

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -64,7 +65,7 @@ type outputRig struct {
 	cb     *fakeCallbacks
 	calls  atomic.Int64
 	policy atomic.Value // the ModelPolicy of the last handler call
-	answer atomic.Value // what the handler returns (string), or an error
+	answer atomic.Value // an answerOf: what the handler returns (string), or an error
 }
 
 func newOutputRig(t *testing.T, threshold int) *outputRig {
@@ -82,7 +83,7 @@ func newOutputRig(t *testing.T, threshold int) *outputRig {
 		Handler: handler.Func(func(_ context.Context, req handler.Request) (json.RawMessage, error) {
 			r.calls.Add(1)
 			r.policy.Store(req.ModelPolicy)
-			switch a := r.answer.Load().(type) {
+			switch a := r.answer.Load().(answerOf).v.(type) {
 			case error:
 				return nil, a
 			case string:
@@ -107,7 +108,7 @@ func TestOutputFillsTheEvent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newOutputRig(t, tc.threshold)
 			// The result tries to override trace_id and carries a field no event declares.
-			r.answer.Store(`{"status":"SUCCEEDED","total":12.5,"trace_id":"forged","note":"n"}`)
+			r.answer.Store(answerOf{`{"status":"SUCCEEDED","total":12.5,"trace_id":"forged","note":"n"}`})
 			res := r.w.Process(context.Background(), worker.Delivery{MessageID: "m", Attempt: 1,
 				Body: taskBody(tc.name, `{"trace_id":"t-`+tc.name+`","conversation_id":"c-1","status":"FAILED"}`)})
 			if res.Action != queue.Delete || res.Reason != nil {
@@ -157,25 +158,25 @@ func TestOutputContractRefusesMisfits(t *testing.T) {
 		{`[1,2]`, "object"},
 		{`"done"`, "object"},
 		{big, "above output.max_bytes 4096"},
-		{&retry.Error{Code: handler.CodeBadOutput, Message: "stdout is not one JSON value: hello"}, "not one JSON value"},
-		{&retry.Error{Code: handler.CodeOutputTooLarge, Message: "stdout above 16777216 bytes"}, "above"},
+		{&retry.Error{Code: wire.BadOutput, Message: "stdout is not one JSON value: hello"}, "not one JSON value"},
+		{&retry.Error{Code: wire.OutputTooLarge, Message: "stdout above 16777216 bytes"}, "above"},
 	} {
 		id := fmt.Sprint("bad", i)
-		r.answer.Store(tc.answer)
+		r.answer.Store(answerOf{tc.answer})
 		res := r.w.Process(context.Background(), worker.Delivery{MessageID: id, Attempt: 1, Body: taskBody(id, `{"conversation_id":"c"}`)})
-		if res.Action != queue.DeadLetter || code(res) != worker.CodeOutputInvalid || !strings.Contains(res.Reason.Message, tc.reason) {
-			t.Errorf("%v: verdict %v %v, want a dead letter %s mentioning %q", tc.answer, res.Action, res.Reason, worker.CodeOutputInvalid, tc.reason)
+		if res.Action != queue.DeadLetter || code(res) != string(wire.HandlerOutputInvalid) || !strings.Contains(res.Reason.Message, tc.reason) {
+			t.Errorf("%v: verdict %v %v, want a dead letter %s mentioning %q", tc.answer, res.Action, res.Reason, string(wire.HandlerOutputInvalid), tc.reason)
 		}
 		if len(res.Reason.Message) > 1024 {
 			t.Errorf("reason is %d bytes, want at most 1 KiB", len(res.Reason.Message))
 		}
 		succ, fail := r.cb.snapshot()
-		if _, ok := succ["tok-"+id]; ok || fail["tok-"+id] != worker.CodeOutputInvalid {
+		if _, ok := succ["tok-"+id]; ok || fail["tok-"+id] != string(wire.HandlerOutputInvalid) {
 			t.Errorf("%v: task success=%v failure=%q", tc.answer, ok, fail["tok-"+id])
 		}
 		// The work is released: a fixed handler runs it again rather than being answered
 		// from a record of success.
-		r.answer.Store(`{"status":"FAILED","total":0}`)
+		r.answer.Store(answerOf{`{"status":"FAILED","total":0}`})
 		if again := r.w.Process(context.Background(), worker.Delivery{MessageID: id, Attempt: 2, Body: taskBody(id, `{"conversation_id":"c"}`)}); again.Action != queue.Delete || again.Duplicate {
 			t.Errorf("%v: after the misfit the work was not run again: %v duplicate=%v %v", tc.answer, again.Action, again.Duplicate, again.Reason)
 		}
@@ -189,13 +190,13 @@ func TestOutputContractRefusesMisfits(t *testing.T) {
 // running the handler; a TTL that has not run out bounds the step.
 func TestTTLExpires(t *testing.T) {
 	r := newOutputRig(t, 204800)
-	r.answer.Store(`{"status":"SUCCEEDED","total":1}`)
+	r.answer.Store(answerOf{`{"status":"SUCCEEDED","total":1}`})
 	old := r.w.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
 	body := func(id string, ttl int) []byte {
 		return []byte(fmt.Sprintf(`{"version":"0","id":%q,"detail-type":"invoice.requested","source":"s","time":%q,"detail":{"trace_id":%q,"conversation_id":"c","ttl_seconds":%d}}`, id, old, id, ttl))
 	}
 	res := r.w.Process(context.Background(), worker.Delivery{MessageID: "e1", Attempt: 1, Body: body("e1", 3600)})
-	if res.Action != queue.DeadLetter || code(res) != worker.CodeExpired || r.calls.Load() != 0 {
+	if res.Action != queue.DeadLetter || code(res) != string(wire.Expired) || r.calls.Load() != 0 {
 		t.Fatalf("expired: %v %v, handler calls %d", res.Action, res.Reason, r.calls.Load())
 	}
 	if n := len(r.pub.take()); n != 0 {
@@ -211,7 +212,7 @@ func TestTTLExpires(t *testing.T) {
 // message, never replaced by the default.
 func TestModelPolicyAllowed(t *testing.T) {
 	r := newOutputRig(t, 204800)
-	r.answer.Store(`{"status":"SUCCEEDED","total":1}`)
+	r.answer.Store(answerOf{`{"status":"SUCCEEDED","total":1}`})
 	for _, tc := range []struct {
 		id, field string
 		want      string // handler's ModelPolicy, or "refused"
@@ -226,8 +227,8 @@ func TestModelPolicyAllowed(t *testing.T) {
 		switch tc.want {
 		case "refused":
 			_, fail := r.cb.snapshot()
-			if res.Action != queue.DeadLetter || code(res) != worker.CodeModelPolicyNotAllowed || r.calls.Load() != before ||
-				!strings.Contains(res.Reason.Message, "fast, long") || fail["tok-"+tc.id] != worker.CodeModelPolicyNotAllowed {
+			if res.Action != queue.DeadLetter || code(res) != string(wire.ModelPolicyNotAllowed) || r.calls.Load() != before ||
+				!strings.Contains(res.Reason.Message, "fast, long") || fail["tok-"+tc.id] != string(wire.ModelPolicyNotAllowed) {
 				t.Errorf("%s: %v %v, task failure %q", tc.id, res.Action, res.Reason, fail["tok-"+tc.id])
 			}
 		case "malformed":
@@ -241,3 +242,6 @@ func TestModelPolicyAllowed(t *testing.T) {
 		}
 	}
 }
+
+// answerOf wraps the rig's answer so one atomic.Value holds strings and errors alike.
+type answerOf struct{ v any }
