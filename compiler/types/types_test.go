@@ -37,53 +37,69 @@ func run(t *testing.T, dir string, name string, args ...string) {
 	}
 }
 
-// TestExamplesCompile writes every example's types in the three languages and hands each
-// file to its toolchain: go vet, tsc --noEmit --strict, python3 -m py_compile and mypy --strict.
+// TestExamplesCompile writes every example's types in the three languages and hands them to
+// each toolchain once (one invocation per language keeps the test fast): go vet,
+// tsc --noEmit --strict, python3 -m py_compile and mypy --strict.
 func TestExamplesCompile(t *testing.T) {
 	paths, _ := filepath.Glob("../../examples/*/fleet.yaml")
 	if len(paths) == 0 {
 		t.Fatal("no examples")
 	}
 	root, _ := filepath.Abs("../..")
-	tsc := filepath.Join(root, "tools/typescript/node_modules/.bin/tsc")
+	dirs := map[string]string{}
+	files := map[string][]string{}
+	for _, lang := range types.Langs() {
+		dirs[lang] = t.TempDir()
+	}
 	for _, p := range paths {
-		name := filepath.Base(filepath.Dir(p))
+		name := strings.ReplaceAll(filepath.Base(filepath.Dir(p)), "-", "_")
 		_, fleet, ds := compiler.Load(p)
 		if fleet == nil || ds.HasErrors() {
 			t.Fatalf("%s: %v", p, ds)
 		}
 		for _, lang := range types.Langs() {
-			t.Run(name+"/"+lang, func(t *testing.T) {
-				f, err := types.Generate(fleet, lang)
-				if err != nil {
-					t.Fatal(err)
-				}
-				dir := t.TempDir()
-				if err := os.WriteFile(filepath.Join(dir, f.Path), f.Bytes, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				switch lang {
-				case types.Go:
-					gobin := requireTool(t, "go")
-					run(t, dir, gobin, "mod", "init", "example.com/"+strings.ReplaceAll(name, "-", ""))
-					run(t, dir, gobin, "vet", "./...")
-				case types.TypeScript:
-					if _, err := os.Stat(tsc); err != nil {
-						tsc = requireTool(t, "tsc")
-					}
-					run(t, dir, tsc, "--noEmit", "--strict", "--target", "es2020", f.Path)
-				case types.Python:
-					py := requireTool(t, "python3")
-					run(t, dir, py, "-m", "py_compile", f.Path)
-					// mypy comes from Debian's package where apt-get may run (PyPI is out of
-					// reach): checked when installed, else skipped loudly.
-					mypy, err := exec.LookPath("mypy")
-					if err != nil {
-						t.Skip("SKIPPING mypy --strict: mypy not installed (tools/install.sh mypy, as root)")
-					}
-					run(t, dir, mypy, "--strict", "--python-version", "3.11", "--cache-dir", filepath.Join(dir, ".mypy_cache"), f.Path)
-				}
-			})
+			f, err := types.Generate(fleet, lang)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One Go package per example; TypeScript and Python files side by side, each a module.
+			rel := name + "_" + f.Path
+			if lang == types.Go {
+				rel = filepath.Join(name, f.Path)
+			}
+			full := filepath.Join(dirs[lang], rel)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, f.Bytes, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files[lang] = append(files[lang], rel)
 		}
 	}
+	t.Run(types.Go, func(t *testing.T) {
+		gobin := requireTool(t, "go")
+		run(t, dirs[types.Go], gobin, "mod", "init", "example.com/fleettypes")
+		run(t, dirs[types.Go], gobin, "vet", "./...")
+	})
+	t.Run(types.TypeScript, func(t *testing.T) {
+		tsc := filepath.Join(root, "tools/typescript/node_modules/.bin/tsc")
+		if _, err := os.Stat(tsc); err != nil {
+			tsc = requireTool(t, "tsc")
+		}
+		run(t, dirs[types.TypeScript], tsc, append([]string{"--noEmit", "--strict", "--target", "es2020"}, files[types.TypeScript]...)...)
+	})
+	t.Run(types.Python, func(t *testing.T) {
+		py := requireTool(t, "python3")
+		for _, f := range files[types.Python] {
+			run(t, dirs[types.Python], py, "-m", "py_compile", f)
+		}
+		// mypy comes from Debian's package where apt-get may run (PyPI is out of reach):
+		// checked when installed, else skipped loudly.
+		mypy, err := exec.LookPath("mypy")
+		if err != nil {
+			t.Skip("SKIPPING mypy --strict: mypy not installed (tools/install.sh mypy, as root)")
+		}
+		run(t, dirs[types.Python], mypy, append([]string{"--strict", "--python-version", "3.11", "--cache-dir", filepath.Join(dirs[types.Python], ".mypy_cache")}, files[types.Python]...)...)
+	})
 }
