@@ -13,6 +13,8 @@
 #                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
 #   curl                                 (Debian package, when missing and run as root: the model
 #                                         gateway test calls the gateway from a shell handler)
+#   chromium                             (Debian package, when missing and run as root: the
+#                                         fleetc dev live page test loads the page headless)
 #
 # Usage (from anywhere; paths are resolved from this script):
 #   bash tools/install.sh                 # everything
@@ -156,6 +158,20 @@ install_graphviz() {
 		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >&2; }
 }
 
+install_chromium() {
+	if command -v chromium >/dev/null; then
+		log "chromium: up to date"
+		return
+	fi
+	if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+		log "chromium: not found; install Debian's chromium (apt-get install chromium)"
+		return 1
+	fi
+	log "chromium: apt-get install chromium"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2 ||
+		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2; }
+}
+
 install_kumo() {
 	local mod="$ROOT/tools/kumo" out="$BIN/kumo" st="$BIN/.kumo.stamp" h
 	h=$(stamp "$mod/go.mod" "$mod/go.sum")
@@ -222,7 +238,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients graphviz schema-provider curl typescript mypy)
+	want=(kubeconform asl mermaid gateway-clients graphviz schema-provider curl chromium typescript mypy)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -241,8 +257,9 @@ for t in "${want[@]}"; do
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
+	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients graphviz kumo schema-provider curl typescript mypy)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients graphviz kumo schema-provider curl chromium typescript mypy)"
 		exit 2
 		;;
 	esac

@@ -697,3 +697,7 @@ func kind(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// Validate checks an event envelope against a schema Generate wrote (draft-04, offline);
+// a *jsonschema.ValidationError lists every violation with its JSON pointer.
+func Validate(schema, event []byte) error { return validate(schema, event) }

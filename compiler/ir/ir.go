@@ -202,6 +202,15 @@ type Agent struct {
 	Workflows      []*Workflow
 }
 
+// IngressQueueName is the standard queue a FIFO class's rule delivers to, which the class's
+// pipe moves into its FIFO queue with a group per event ("" for other classes).
+func (a *Agent) IngressQueueName() string {
+	if !a.FIFO || a.Rule == nil {
+		return ""
+	}
+	return a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name Lower already bounds
+}
+
 // Consumes is the consumed event and the detail values matched.
 type Consumes struct {
 	Event *Event

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // ProviderError is a failed provider answer. Providers return it for every HTTP error
@@ -126,12 +127,12 @@ func classify(err error, callCtx context.Context) (class, time.Duration) {
 
 // Error codes the router returns (as *retry.Error, so the worker's queue logic applies).
 const (
-	CodeSpendLimit        = "SpendLimit"            // never retried: dead-lettered for a human
-	CodeContextWindow     = "ContextWindowExceeded" // no context-window fallback took it
-	CodeModelUnavailable  = "ModelUnavailable"      // every group failed; the queue retries the step
-	CodeModelRejected     = "ModelRequestRejected"  // a 4xx no retry can fix
-	CodeStepDeadline      = "Timeout"               // the step's deadline ran out during routing
-	CodeUnknownPolicy     = "UnknownModelPolicy"
+	CodeSpendLimit        = wire.SpendLimit            // never retried: dead-lettered for a human
+	CodeContextWindow     = wire.ContextWindowExceeded // no context-window fallback took it
+	CodeModelUnavailable  = wire.ModelUnavailable      // every group failed; the queue retries the step
+	CodeModelRejected     = wire.ModelRequestRejected  // a 4xx no retry can fix
+	CodeStepDeadline      = wire.Timeout               // the step's deadline ran out during routing
+	CodeUnknownPolicy     = wire.UnknownModelPolicy
 	codeNoHealthy         = "NoHealthyDeployment"
 	codeInFlightCap       = "InFlightCapWait"
 	codeTokenBudget       = "TokenBudget"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // EventKind is a streamed answer's event type: Converse's stream vocabulary, which both
@@ -50,7 +51,7 @@ type StreamProvider interface {
 
 // CodeMidStream is the step error when a stream failed after its first event reached the
 // caller: nothing can be retried or fallen back to without the caller seeing it twice.
-const CodeMidStream = "ModelStreamInterrupted"
+const CodeMidStream = wire.ModelStreamInterrupted
 
 // ChatStream routes req like Chat, sending the answer to emit as it arrives. Retries and
 // fallbacks happen only before the first event is emitted; a failure after that ends the

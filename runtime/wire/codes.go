@@ -48,20 +48,26 @@ const (
 
 // Handler and retry classification.
 const (
-	Timeout          Code = "Timeout"
-	Canceled         Code = "Canceled"
-	Error            Code = "Error" // an unclassified error
-	SpendLimit       Code = "SpendLimit"
-	RetriesExhausted Code = "RetriesExhausted"
-	BadRequest       Code = "BadRequest"
-	Unavailable      Code = "Unavailable"
-	ReadFailed       Code = "ReadFailed"
-	OutputTooLarge   Code = "OutputTooLarge"
-	BadOutput        Code = "BadOutput"
-	ExecFailed       Code = "ExecFailed"
-	Crashed          Code = "Crashed"
-	Panic            Code = "Panic"
-	Unknown          Code = "Unknown" // dead-lettered without a reason
+	Timeout    Code = "Timeout"
+	Canceled   Code = "Canceled"
+	Error      Code = "Error" // an unclassified error
+	SpendLimit Code = "SpendLimit"
+	// Model router verdicts.
+	ContextWindowExceeded  Code = "ContextWindowExceeded"  // no context-window fallback took it
+	ModelUnavailable       Code = "ModelUnavailable"       // every group failed; the queue retries the step
+	ModelRequestRejected   Code = "ModelRequestRejected"   // a 4xx no retry can fix
+	UnknownModelPolicy     Code = "UnknownModelPolicy"     // the step names a policy the config lacks
+	ModelStreamInterrupted Code = "ModelStreamInterrupted" // a stream failed after its first byte
+	RetriesExhausted       Code = "RetriesExhausted"
+	BadRequest             Code = "BadRequest"
+	Unavailable            Code = "Unavailable"
+	ReadFailed             Code = "ReadFailed"
+	OutputTooLarge         Code = "OutputTooLarge"
+	BadOutput              Code = "BadOutput"
+	ExecFailed             Code = "ExecFailed"
+	Crashed                Code = "Crashed"
+	Panic                  Code = "Panic"
+	Unknown                Code = "Unknown" // dead-lettered without a reason
 )
 
 // Modes: the Lambda loop, the AgentCore server and the dispatcher.

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/openai"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // failure is how one kind of failure answers in each wire format: the OpenAI status,
@@ -30,7 +31,7 @@ type failure struct {
 
 // failures maps the router's step codes onto both wire formats: docs/model-gateway.md's
 // error table, row for row.
-var failures = map[string]failure{
+var failures = map[wire.Code]failure{
 	router.CodeSpendLimit: {status: 429, openaiType: "insufficient_quota", code: "insufficient_quota",
 		bedrockStatus: 400, bedrockType: "ServiceQuotaExceededException", streamException: "serviceUnavailableException", final: true},
 	router.CodeContextWindow: {status: 400, openaiType: "invalid_request_error", code: "context_length_exceeded",
@@ -66,7 +67,7 @@ func classify(err error) (failure, time.Duration) {
 	if !errors.As(err, &re) {
 		return internal, 0
 	}
-	f, ok := failures[string(re.Code)]
+	f, ok := failures[re.Code]
 	if !ok {
 		return internal, 0
 	}
