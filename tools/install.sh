@@ -98,6 +98,38 @@ install_asl() {
 	echo "$h" >"$st"
 }
 
+install_typescript() {
+	local dir="$ROOT/tools/typescript" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "typescript: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/tsc" "$st" "$h"; then
+		log "typescript: up to date ($("$dir/node_modules/.bin/tsc" --version))"
+		return
+	fi
+	log "typescript: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+# mypy checks the Python handler types (fleetc types --lang python); PyPI is out of reach in
+# CI, so it comes from Debian's package, and only where apt-get may run.
+install_mypy() {
+	if command -v mypy >/dev/null; then
+		log "mypy: up to date ($(mypy --version))"
+		return
+	fi
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		log "mypy: apt-get install mypy"
+		apt-get install -y --no-install-recommends mypy >&2 || { apt-get update >&2 && apt-get install -y --no-install-recommends mypy >&2; }
+		return
+	fi
+	log "mypy: not found; install it (apt-get install mypy); the python types test skips without it"
+}
+
 install_mermaid() {
 	local dir="$ROOT/tools/mermaid" st h
 	st="$dir/node_modules/.fleetc-lock.sha256"
@@ -239,7 +271,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector graphviz schema-provider oasdiff curl chromium)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff curl chromium)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -254,13 +286,15 @@ for t in "${want[@]}"; do
 	mermaid) timed mermaid install_mermaid ;;
 	gateway-clients) timed gateway-clients install_gateway_clients ;;
 	mcp-inspector) timed mcp-inspector install_mcp_inspector ;;
+	typescript | tsc) timed typescript install_typescript ;;
+	mypy) timed mypy install_mypy ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector graphviz kumo schema-provider oasdiff curl chromium)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff curl chromium)"
 		exit 2
 		;;
 	esac
