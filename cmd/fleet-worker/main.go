@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetc/fleetc/internal/buildinfo"
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
@@ -54,8 +55,16 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
 	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
+	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK // -h/--help: the usage went to stderr
+		}
 		return exitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "fleet-worker %s\n", buildinfo.Version)
+		return exitOK
 	}
 	var cfg *config.Config
 	var err error
