@@ -110,24 +110,25 @@ type Model struct {
 
 // Agent is one agent class: a queue, its workers and their contract.
 type Agent struct {
-	Description string       `json:"description,omitempty"`
-	Runtime     string       `json:"runtime"` // lambda | eks | agentcore
-	Consumes    *Consumes    `json:"consumes,omitempty"`
-	Emits       []string     `json:"emits,omitempty"`
-	Ordering    *Ordering    `json:"ordering,omitempty"`
-	Step        Step         `json:"step"`
-	Model       string       `json:"model,omitempty"`
-	Handler     Handler      `json:"handler"`
-	SideEffects string       `json:"side_effects,omitempty"` // idempotent | non_idempotent
-	Idempotency *Idempotency `json:"idempotency,omitempty"`
-	Scaling     *Scaling     `json:"scaling,omitempty"`
-	Payload     *Payload     `json:"payload,omitempty"`
-	Tool        *Tool        `json:"tool,omitempty"`
-	Queue       *Queue       `json:"queue,omitempty"`
-	Delivery    *Delivery    `json:"delivery,omitempty"`
-	Lambda      *Lambda      `json:"lambda,omitempty"`
-	AgentCore   *AgentCore   `json:"agentcore,omitempty"`
-	Image       string       `json:"image,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Runtime     string        `json:"runtime"` // lambda | eks | agentcore
+	Consumes    *Consumes     `json:"consumes,omitempty"`
+	Emits       []string      `json:"emits,omitempty"`
+	Ordering    *Ordering     `json:"ordering,omitempty"`
+	Step        Step          `json:"step"`
+	Model       string        `json:"model,omitempty"`
+	Handler     Handler       `json:"handler"`
+	SideEffects string        `json:"side_effects,omitempty"` // idempotent | non_idempotent
+	Idempotency *Idempotency  `json:"idempotency,omitempty"`
+	Scaling     *Scaling      `json:"scaling,omitempty"`
+	Payload     *Payload      `json:"payload,omitempty"`
+	Traffic     *AgentTraffic `json:"traffic,omitempty"`
+	Tool        *Tool         `json:"tool,omitempty"`
+	Queue       *Queue        `json:"queue,omitempty"`
+	Delivery    *Delivery     `json:"delivery,omitempty"`
+	Lambda      *Lambda       `json:"lambda,omitempty"`
+	AgentCore   *AgentCore    `json:"agentcore,omitempty"`
+	Image       string        `json:"image,omitempty"`
 }
 
 // Consumes names the event a class works on and the detail values it matches.
@@ -237,4 +238,11 @@ type Traffic struct {
 	StepsPerConversation    float64   `json:"steps_per_conversation"`
 	StepDuration            *Duration `json:"step_duration,omitempty"`
 	ConcurrentConversations *int      `json:"concurrent_conversations,omitempty"`
+	FanOutItems             *float64  `json:"fan_out_items,omitempty"`
+}
+
+// AgentTraffic is one class's own traffic assumptions.
+type AgentTraffic struct {
+	Share         *float64 `json:"share,omitempty"`
+	TokensPerStep *int     `json:"tokens_per_step,omitempty"`
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Draft04 is the $schema of every generated schema.
@@ -294,10 +295,10 @@ func (t *translator) document(v any) translated {
 			}
 			for _, name := range slices.Sorted(maps.Keys(defs)) {
 				if _, dup := t.defs[name]; dup {
-					t.errorf("/"+kw+"/"+escape(name), "definition %q is declared under both $defs and definitions", name)
+					t.errorf("/"+kw+"/"+jsonptr.Escape(name), "definition %q is declared under both $defs and definitions", name)
 					continue
 				}
-				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+escape(name))
+				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+jsonptr.Escape(name))
 				t.defKeyword[name] = kw
 			}
 		}
@@ -334,7 +335,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 	out := map[string]any{}
 	_, tuple := m["prefixItems"]
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v, at := m[k], ptr+"/"+escape(k)
+		v, at := m[k], ptr+"/"+jsonptr.Escape(k)
 		switch {
 		case plainKeywords[k]:
 			out[k] = v
@@ -403,7 +404,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 				if isList(src[name]) {
 					deps[name] = src[name]
 				} else {
-					deps[name] = t.schema(src[name], at+"/"+escape(name))
+					deps[name] = t.schema(src[name], at+"/"+jsonptr.Escape(name))
 				}
 			}
 			out["dependencies"] = deps
@@ -524,7 +525,7 @@ func Resolve(doc any, ptr string) (any, bool) {
 		if u, err := url.PathUnescape(seg); err == nil {
 			seg = u
 		}
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = jsonptr.Unescape(seg)
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[seg]
@@ -562,7 +563,7 @@ func locate(t *translator, source any, err error) (string, string) {
 	if !ok {
 		if rest, isDef := strings.CutPrefix(ve.InstanceLocation, "/definitions/"); isDef {
 			name, tail, _ := strings.Cut(rest, "/")
-			kw := t.defKeyword[strings.NewReplacer("~1", "/", "~0", "~").Replace(name)]
+			kw := t.defKeyword[jsonptr.Unescape(name)]
 			if kw == "" {
 				kw = "definitions"
 			}
@@ -601,7 +602,7 @@ func (t *translator) schemaMap(v any, at string) map[string]any {
 	}
 	out := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out[k] = t.schema(m[k], at+"/"+escape(k))
+		out[k] = t.schema(m[k], at+"/"+jsonptr.Escape(k))
 	}
 	return out
 }
@@ -648,9 +649,4 @@ func kind(v any) string {
 	default:
 		return fmt.Sprintf("%T", v)
 	}
-}
-
-// escape encodes a JSON pointer segment.
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }

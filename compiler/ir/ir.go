@@ -181,7 +181,9 @@ type Agent struct {
 	Idempotency    Idempotency
 	Scaling        Scaling
 	ClaimCheckOver int64
-	MaxPayload     int64 // 0: not declared
+	MaxPayload     int64   // 0: not declared
+	Share          float64 // traffic.share: fraction of the fleet's steps; 0 when the topology decides
+	TokensPerStep  int     // traffic.tokens_per_step; 0 when unknown
 	Tool           *Tool
 	Queue          Queue
 	DLQ            Queue
@@ -334,6 +336,7 @@ type Traffic struct {
 	StepsPerConversation    float64
 	StepDuration            time.Duration
 	ConcurrentConversations int
+	FanOutItems             float64 // items per fan_out run; 0 when not stated
 	Path                    string
 }
 

@@ -99,6 +99,9 @@ func (l *lowerer) lower() *Fleet {
 		if t.ConcurrentConversations != nil {
 			f.Traffic.ConcurrentConversations = *t.ConcurrentConversations
 		}
+		if t.FanOutItems != nil {
+			f.Traffic.FanOutItems = *t.FanOutItems
+		}
 	}
 	l.checkNames()
 	l.checkCollisions()
@@ -222,6 +225,14 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		ClaimCheckOver: int64(Defaults.ClaimCheckOver),
 		Deadline:       durationOr(sa.Step.Deadline, 0),
 	}
+	if t := sa.Traffic; t != nil {
+		if t.Share != nil {
+			a.Share = *t.Share
+		}
+		if t.TokensPerStep != nil {
+			a.TokensPerStep = *t.TokensPerStep
+		}
+	}
 	if sa.Payload != nil {
 		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))
 		a.MaxPayload = int64(valueOr(sa.Payload.Max, 0))
@@ -312,7 +323,7 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Heartbeat = sa.Step.Heartbeat.Duration
 		}
 	default:
-		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(a.StepMax*3/2), MaxVisibility))
+		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(VisibilityFor(a.StepMax)), MaxVisibility))
 		a.Heartbeat = durationOr(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))
 	}
 	switch a.Runtime {

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // DefaultMaxIterations caps the tool-use loop when the config names no cap.
@@ -201,7 +202,7 @@ func (h *Handler) Handle(ctx context.Context, req handler.Request) (json.RawMess
 			results.Content = append(results.Content, router.Block{ToolResult: &router.ToolResult{ID: u.ID, Content: content, IsError: isErr}})
 		}
 		if ctx.Err() != nil {
-			return nil, retry.Retryable("Timeout", ctx.Err())
+			return nil, retry.Retryable(wire.Timeout, ctx.Err())
 		}
 		msgs = append(msgs, results)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Completion events are built by one rule (docs/concepts.md "Completion events"), which the runtime
@@ -28,9 +29,6 @@ import (
 //
 // The detail is then checked against the event's schema; a detail that breaks it is never
 // published.
-
-// CodeContract is the dead-letter code of a step whose completion event breaks its schema.
-const CodeContract = "EventContractViolation"
 
 // contract is one emitted event with its compiled detail schema.
 type contract struct {
@@ -84,7 +82,7 @@ func compileDetailSchema(detailType string, raw []byte) (*jsonschema.Schema, err
 // completionEntries builds one entry per emitted event by the rule above and checks each
 // detail against its schema (errContract when one breaks it). The step's trace context rides
 // the entry's TraceHeader (X-Ray), and detail.traceparent only where the schema declares it.
-func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedResult) ([]events.Entry, error) {
+func (w *Worker) completionEntries(ctx context.Context, env *wire.Envelope, s storedResult) ([]events.Entry, error) {
 	if err := w.CompileContracts(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errContract, err)
 	}

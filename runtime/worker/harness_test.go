@@ -28,6 +28,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -327,7 +328,7 @@ func (e *env) drainDLQ() []dlqMessage {
 			return out
 		}
 		for _, m := range r.Messages {
-			env, err := worker.ParseEnvelope([]byte(aws.ToString(m.Body)))
+			env, err := wire.ParseEnvelope([]byte(aws.ToString(m.Body)))
 			key := "<malformed>"
 			if err == nil {
 				key = env.TraceID

@@ -148,7 +148,7 @@ func code(r worker.Result) string {
 	if r.Reason == nil {
 		return ""
 	}
-	return r.Reason.Code
+	return string(r.Reason.Code)
 }
 
 // Port of the review's TestReviewCompleteFailureRerunsSideEffect: a

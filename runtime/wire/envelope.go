@@ -1,4 +1,8 @@
-package worker
+// Package wire is the vocabulary fleet-worker's modes share on the wire: the message
+// envelopes a step arrives in, the outcome envelope the AgentCore runtime answers the
+// dispatcher with, and the reason codes of every verdict. It imports only the standard
+// library, so a mode that only moves bytes (the dispatcher) need not link the worker.
+package wire
 
 import (
 	"bytes"
