@@ -22,8 +22,10 @@ import (
 // entrypoint, run here (the host's platform) to print the version it was built with.
 // Both platforms are built: arm64 is what AgentCore runs.
 func TestBuildImage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross-compiles fleet-worker twice")
+	// Two cold cross-compiles of fleet-worker (the AWS SDK included) take minutes on two
+	// cores; bash .ci/run runs this test as its own step with the variable set.
+	if os.Getenv("FLEETC_IMAGE_TEST") == "" {
+		t.Skip("SKIPPED: set FLEETC_IMAGE_TEST=1 to cross-compile fleet-worker for both platforms (bash .ci/run does)")
 	}
 	if _, err := os.Stat(CABundle); err != nil {
 		t.Skipf("SKIPPED, CHECKER NOT AVAILABLE: no %s (apt-get install ca-certificates)", CABundle)
