@@ -175,8 +175,12 @@ type Agent struct {
 	StepMax        time.Duration
 	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
 	Deadline       time.Duration // run deadline; 0 when none
-	Model          *Model
+	Model          *Model        // the default policy (the first of Models)
+	Models         []*Model      // every policy the class allows, the default first; an event's model_policy picks one
 	Handler        Handler
+	// Output is the JSON Schema of the handler's result (agents.<class>.output); nil when
+	// undeclared. OutputPath is its spec pointer.
+	Output         map[string]any
 	SideEffects    string // idempotent | non_idempotent
 	Idempotency    Idempotency
 	Scaling        Scaling
@@ -196,6 +200,15 @@ type Agent struct {
 	K8s            *K8s
 	ConfigPath     string // runtime/<class>.json
 	Workflows      []*Workflow
+}
+
+// IngressQueueName is the standard queue a FIFO class's rule delivers to, which the class's
+// pipe moves into its FIFO queue with a group per event ("" for other classes).
+func (a *Agent) IngressQueueName() string {
+	if !a.FIFO || a.Rule == nil {
+		return ""
+	}
+	return a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name Lower already bounds
 }
 
 // Consumes is the consumed event and the detail values matched.

@@ -197,7 +197,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 // ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
 func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
 	q := a.Queue
-	name := a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name IR already bounds
+	name := a.IngressQueueName()
 	g.claim("aws_sqs_queue", n+"_ingress", q.Path)
 	r := fl.resource("aws_sqs_queue", n+"_ingress",
 		"A rule target can stamp only one static MessageGroupId on a FIFO queue, which would serialise",
@@ -378,7 +378,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if a.Model != nil {
 		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
-		if res := g.modelResources(a.Model); len(res) > 0 {
+		if res := g.modelResources(a.Models...); len(res) > 0 {
 			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
 				resources: res})
 		}

@@ -35,7 +35,21 @@ const maxOutput = 16 << 20
 type Exec struct {
 	Command []string
 	Env     []string // extra environment, appended to the worker's
+	// Stderr, when set, gets every line the command writes to stderr, as it is written,
+	// whether the step succeeds or not (as Lambda logs a function's output); at most
+	// MaxStderrLines lines of at most MaxStderrLine bytes per step, then one note of what
+	// was dropped.
+	Stderr StderrFunc
 }
+
+// StderrFunc receives one line of a step's handler stderr.
+type StderrFunc func(req Request, line string)
+
+// Bounds of the stderr a step logs: one runaway handler must not flood the worker's log.
+const (
+	MaxStderrLine  = 2048
+	MaxStderrLines = 200
+)
 
 // NewExec checks the command exists.
 func NewExec(command []string) (*Exec, error) {
@@ -65,6 +79,9 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		"FLEET_TRACE_ID="+req.TraceID,
 		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
 	)
+	if req.ModelPolicy != "" {
+		cmd.Env = append(cmd.Env, "FLEET_MODEL_POLICY="+req.ModelPolicy)
+	}
 	if !req.Deadline.IsZero() {
 		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
@@ -81,6 +98,12 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	var stderr tailBuffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	var lines *lineWriter
+	if h.Stderr != nil {
+		lines = &lineWriter{emit: func(l string) { h.Stderr(req, l) }}
+		cmd.Stderr = io.MultiWriter(&stderr, lines)
+		defer lines.close()
+	}
 
 	err := cmd.Run()
 	if ctx.Err() != nil {
@@ -178,3 +201,52 @@ func trunc(s string, n int) string {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// lineWriter splits a stream into lines for emit, bounded by MaxStderrLine and
+// MaxStderrLines. exec copies a child's stderr from one goroutine, so no lock is needed.
+type lineWriter struct {
+	emit    func(string)
+	buf     []byte
+	lines   int
+	dropped int
+	long    bool // the current line is past MaxStderrLine: its rest is skipped
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			w.line()
+			continue
+		}
+		if len(w.buf) < MaxStderrLine {
+			w.buf = append(w.buf, c)
+		} else {
+			w.long = true
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) line() {
+	l := string(bytes.TrimRight(w.buf, "\r"))
+	if w.long {
+		l += "…"
+	}
+	w.buf, w.long = w.buf[:0], false
+	if w.lines >= MaxStderrLines {
+		w.dropped++
+		return
+	}
+	w.lines++
+	w.emit(l)
+}
+
+// close emits a last unterminated line and says how many lines were dropped.
+func (w *lineWriter) close() {
+	if len(w.buf) > 0 || w.long {
+		w.line()
+	}
+	if w.dropped > 0 {
+		w.emit(fmt.Sprintf("(%d more stderr lines dropped: at most %d per step are logged)", w.dropped, MaxStderrLines))
+	}
+}

@@ -21,6 +21,9 @@ type Request struct {
 	Attempt     int             // 1-based delivery attempt
 	Deadline    time.Time       // the step's own deadline (also on ctx)
 	Input       json.RawMessage // the event detail (claim check already resolved)
+	// ModelPolicy is the policy the event picked (detail.model_policy, one of the class's
+	// allowed policies); "" = the class's default.
+	ModelPolicy string
 }
 
 // Handler runs a step. Errors should be *retry.Error so the queue knows
@@ -42,7 +45,8 @@ type LLMFactory func(h config.Handler, models config.Models) (Handler, error)
 
 // Options tune New.
 type Options struct {
-	LLM LLMFactory // nil: an llm config is a startup error
+	LLM    LLMFactory // nil: an llm config is a startup error
+	Stderr StderrFunc // each line an exec handler writes to stderr (nil: kept for errors only)
 }
 
 // ErrNoLLM is returned for an llm handler when no LLMFactory is wired in.
@@ -52,7 +56,12 @@ var ErrNoLLM = errors.New("handler type llm: no model router in this build")
 func New(c *config.Config, opts Options) (Handler, error) {
 	switch c.Handler.Type {
 	case config.HandlerExec:
-		return NewExec(c.Handler.Command)
+		h, err := NewExec(c.Handler.Command)
+		if err != nil {
+			return nil, err
+		}
+		h.Stderr = opts.Stderr
+		return h, nil
 	case config.HandlerHTTP:
 		return NewHTTP(c.Handler.URL, nil)
 	case config.HandlerLLM:

@@ -278,8 +278,9 @@ func TestFullLoopOnKumo(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") {
 		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI(t, "", append(append([]string{"destroy", spec, "--auto-approve"}, allowAll...), common...)...)
-	if code != exitOK || !strings.Contains(stdout, " destroyed.") {
+	// One flag accepts every loss the plan lists.
+	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
+	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	destroyed = true

@@ -158,8 +158,9 @@ func init() {
 // changeOptions are the flags of apply and destroy.
 type changeOptions struct {
 	deployFlags
-	auto  bool
-	allow []string
+	auto      bool
+	allow     []string
+	allowLoss bool // destroy: accept every data loss the plan lists
 }
 
 func newChangeCmd(cmd string, s *streams) *cobra.Command {
@@ -184,11 +185,11 @@ Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`
 		},
 	}
 	if cmd == "destroy" {
-		c.Use = "destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]"
+		c.Use = "destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--allow-data-loss] [--endpoint URL] [-o DIR]"
 		c.Short = "Destroy the fleet's resources, guarding stateful ones"
 		c.Long = `Destroy plans the destruction of everything FILE created, refuses to delete a queue,
-DLQ, table, bucket or archive unless each is named with --allow-replace, asks for yes
-(unless --auto-approve) and destroys.
+DLQ, table, bucket or archive unless each is named with --allow-replace (or all of them
+with --allow-data-loss), asks for yes (unless --auto-approve) and destroys.
 
 Arguments:
   FILE  the fleet.yaml whose resources to destroy
@@ -199,6 +200,9 @@ Exit 0 destroyed, 1 refused, cancelled or failed, 2 usage error.`
 	o.register(c.Flags())
 	c.Flags().BoolVar(&o.auto, "auto-approve", false, "apply without asking for yes")
 	c.Flags().StringArrayVar(&o.allow, "allow-replace", nil, "address of a stateful resource (queue, DLQ, table, bucket, archive) the plan may replace or delete (repeatable)")
+	if cmd == "destroy" {
+		c.Flags().BoolVar(&o.allowLoss, "allow-data-loss", false, "accept every loss of data the plan lists (instead of one --allow-replace per address)")
+	}
 	return c
 }
 
@@ -215,6 +219,12 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml%s\n", cmd, map[bool]string{true: " and optionally a saved plan"}[cmd == "apply"])
 		return exitUsage
 	}
+	saved := len(pos) == 2
+	// Asking needs a terminal: find out before a plan that may take minutes.
+	if !o.auto && !saved && !isTerminal(stdin) {
+		fmt.Fprintf(stderr, "fleetc %s: no terminal to confirm on: review with fleetc plan, then pass --auto-approve\n", cmd)
+		return exitInvalid
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	w, code := d.prepare(ctx, cmd, pos[0], stderr)
@@ -224,7 +234,6 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	var s *deploy.Summary
 	planFile, cleanup := planPath(w, "")
 	defer cleanup()
-	saved := len(pos) == 2
 	if saved {
 		if planFile, err = filepath.Abs(pos[1]); err == nil {
 			s, err = w.Show(ctx, planFile)
@@ -240,7 +249,11 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	if !s.HasChanges() {
 		return printOutputs(ctx, w, cmd, stdout, stderr)
 	}
-	if blocked := s.Blocked(o.allow); len(blocked) > 0 {
+	if o.allowLoss {
+		if lost := s.Stateful(); len(lost) > 0 {
+			fmt.Fprintf(stdout, "\n--allow-data-loss: accepting the loss of %d stateful resource(s) listed above.\n", len(lost))
+		}
+	} else if blocked := s.Blocked(o.allow); len(blocked) > 0 {
 		fmt.Fprintf(stderr, "fleetc %s: refusing: the plan replaces or deletes %d stateful resource(s) not named with --allow-replace:\n", cmd, len(blocked))
 		var flags []string
 		for _, c := range blocked {
@@ -248,6 +261,9 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 			flags = append(flags, "--allow-replace "+c.Address)
 		}
 		fmt.Fprintf(stderr, "Nothing was changed. If losing that is intended, run again with:\n  %s\n", strings.Join(flags, " "))
+		if cmd == "destroy" {
+			fmt.Fprintln(stderr, "  (or --allow-data-loss to accept all of it)")
+		}
 		return exitInvalid
 	}
 	if !o.auto && !saved {
@@ -269,12 +285,21 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	return printOutputs(ctx, w, cmd, stdout, stderr)
 }
 
+// isTerminal reports whether stdin can answer a question: a character device, or a reader
+// that is not a file (tests answer through one).
+func isTerminal(stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 // confirm asks for "yes" as Terraform does; without a terminal it refuses rather than hang.
 func confirm(cmd string, stdin io.Reader, stdout io.Writer) (bool, error) {
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-			return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
-		}
+	if !isTerminal(stdin) {
+		return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
 	}
 	verb := map[string]string{"apply": "perform these actions", "destroy": "destroy the fleet's resources"}[cmd]
 	fmt.Fprintf(stdout, "\nDo you want to %s? Only 'yes' will be accepted.\n  Enter a value: ", verb)
