@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetc/fleetc/internal/buildinfo"
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
@@ -64,8 +65,16 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
 	listen := fs.String("listen", ":8080", "agentcore and tools modes: HTTP listen address")
 	toolsCfg := fs.String("tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
+	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK // -h/--help: the usage went to stderr
+		}
 		return exitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "fleet-worker %s\n", buildinfo.Version)
+		return exitOK
 	}
 	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
 		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)

@@ -205,81 +205,62 @@ func TestSchemasPublishCLI(t *testing.T) {
 	}
 }
 
-// The CI example runs fleetc commands that exist, with flags their usage line documents.
+// The CI examples run fleetc commands that exist, with flags their usage line documents.
 func TestCIExampleCommands(t *testing.T) {
-	b, err := os.ReadFile("../../../examples/ci/fleet-review.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wf struct {
-		On   map[string]any `json:"true"` // YAML 1.1 reads the key on as a boolean; GitHub reads "on"
-		Jobs map[string]struct {
-			Steps []struct {
-				Run string `json:"run"`
-			} `json:"steps"`
-		} `json:"jobs"`
-	}
-	if err := yaml.Unmarshal(b, &wf); err != nil {
-		t.Fatalf("not YAML: %v", err)
-	}
-	if wf.On["pull_request"] == nil || wf.On["push"] == nil {
-		t.Errorf("workflow must run on pull_request and push: %v", wf.On)
-	}
-	seen := map[string]bool{}
-	for _, job := range wf.Jobs {
-		for _, st := range job.Steps {
-			fields := strings.Fields(st.Run)
-			if len(fields) < 2 || fields[0] != "fleetc" {
-				continue
-			}
-			cmd := "fleetc " + fields[1]
-			if fields[1] == "schemas" {
-				cmd += " " + fields[2]
-			}
-			seen[cmd] = true
-			var doc string
-			for _, l := range strings.Split(synopsis(), "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), cmd+" ") {
-					doc = l
+	for file, wants := range map[string][]string{
+		"fleet-review.yml": {"fleetc validate", "fleetc build", "fleetc diff", "fleetc schemas check", "fleetc schemas publish"},
+		"fleet-deploy.yml": {"fleetc validate", "fleetc plan", "fleetc apply"},
+	} {
+		b, err := os.ReadFile("../../../examples/ci/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wf struct {
+			On   map[string]any `json:"true"` // YAML 1.1 reads the key on as a boolean; GitHub reads "on"
+			Jobs map[string]struct {
+				Steps []struct {
+					Run string `json:"run"`
+				} `json:"steps"`
+			} `json:"jobs"`
+		}
+		if err := yaml.Unmarshal(b, &wf); err != nil {
+			t.Fatalf("%s: not YAML: %v", file, err)
+		}
+		if wf.On["push"] == nil {
+			t.Errorf("%s must run on push: %v", file, wf.On)
+		}
+		seen := map[string]bool{}
+		for _, job := range wf.Jobs {
+			for _, st := range job.Steps {
+				fields := strings.Fields(st.Run)
+				if len(fields) < 2 || fields[0] != "fleetc" {
+					continue
 				}
-			}
-			if doc == "" {
-				t.Errorf("%q: no usage line for %s", st.Run, cmd)
-			}
-			for _, f := range fields {
-				if strings.HasPrefix(f, "-") && !strings.Contains(doc, f+" ") && !strings.Contains(doc, f+"]") {
-					t.Errorf("%q: flag %s is not in the usage line %q", st.Run, f, doc)
+				cmd := "fleetc " + fields[1]
+				if fields[1] == "schemas" {
+					cmd += " " + fields[2]
+				}
+				seen[cmd] = true
+				var doc string
+				for _, l := range strings.Split(synopsis(), "\n") {
+					if strings.HasPrefix(strings.TrimSpace(l), cmd+" ") {
+						doc = l
+					}
+				}
+				if doc == "" {
+					t.Errorf("%s: %q: no usage line for %s", file, st.Run, cmd)
+				}
+				for _, f := range fields {
+					if strings.HasPrefix(f, "-") && !strings.Contains(doc, f+" ") && !strings.Contains(doc, f+"]") {
+						t.Errorf("%s: %q: flag %s is not in the usage line %q", file, st.Run, f, doc)
+					}
 				}
 			}
 		}
-	}
-	for _, want := range []string{"fleetc validate", "fleetc build", "fleetc diff", "fleetc schemas check", "fleetc schemas publish"} {
-		if !seen[want] {
-			t.Errorf("the CI example does not run %s (runs %v)", want, seen)
+		for _, want := range wants {
+			if !seen[want] {
+				t.Errorf("%s does not run %s (runs %v)", file, want, seen)
+			}
 		}
-	}
-}
-
-// Without credentials, publish --dry-run stops before any call with one sentence: no
-// half-printed result, no SDK warning, no "re-run to finish".
-func TestSchemasPublishWithoutCredentials(t *testing.T) {
-	none := filepath.Join(t.TempDir(), "none")
-	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
-		"AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "",
-		"AWS_REGION": "us-east-1", "AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_EC2_METADATA_DISABLED": "true"} {
-		t.Setenv(k, v)
-	}
-	code, out, errs := run(t, "schemas", "publish", research, "--registry", "contracts", "--dry-run")
-	if code != exitUsage || out != "" || !strings.HasPrefix(errs, "fleetc schemas publish: no AWS credentials: ") ||
-		strings.Count(errs, "\n") != 1 || strings.Contains(errs, "Re-run") {
-		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
-	}
-}
-
-// A --base-file that does not exist is unreadable, not "does not build".
-func TestSchemasCheckMissingBaseFile(t *testing.T) {
-	code, _, errs := run(t, "schemas", "check", research, "--base-file", filepath.Join(t.TempDir(), "gone.yaml"))
-	if code != exitUsage || !strings.Contains(errs, "cannot read --base-file") || strings.Contains(errs, "does not build") {
-		t.Errorf("exit %d\n%s", code, errs)
 	}
 }
