@@ -11,6 +11,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/openai"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // failure is how one kind of failure answers in each wire format: the OpenAI status,
@@ -30,7 +31,7 @@ type failure struct {
 
 // failures maps the router's step codes onto both wire formats: docs/model-gateway.md's
 // error table, row for row.
-var failures = map[string]failure{
+var failures = map[wire.Code]failure{
 	router.CodeSpendLimit: {status: 429, openaiType: "insufficient_quota", code: "insufficient_quota",
 		bedrockStatus: 400, bedrockType: "ServiceQuotaExceededException", streamException: "serviceUnavailableException", final: true},
 	router.CodeContextWindow: {status: 400, openaiType: "invalid_request_error", code: "context_length_exceeded",

@@ -13,13 +13,14 @@ import (
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Every row of the error table, produced by a real upstream answer through the listener,
 // in both wire formats: status, OpenAI type and code, X-Amzn-ErrorType, x-should-retry,
 // Retry-After.
 func TestEveryErrorRowInBothWireFormats(t *testing.T) {
-	cases := map[string]struct {
+	cases := map[wire.Code]struct {
 		reply    rt.Reply
 		policy   string // the class policy the gateway serves ("" = p)
 		deadline time.Duration
@@ -74,7 +75,7 @@ func TestEveryErrorRowInBothWireFormats(t *testing.T) {
 			for last == nil {
 				_, last = r.Recv()
 			}
-			if !strings.Contains(last.Error(), f.code) && !strings.Contains(last.Error(), code) {
+			if !strings.Contains(last.Error(), f.code) && !strings.Contains(last.Error(), string(code)) {
 				t.Errorf("%s: SSE stream ended with %v", code, last)
 			}
 			resp = send("/model/m/converse-stream", `{"messages":[{"role":"user","content":[{"text":"x"}]}]}`)
