@@ -19,13 +19,19 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
+
+// MaxFileBytes bounds what fleetc reads of one spec, wherever it comes from (a file, stdin,
+// a git revision for diff): far above any real fleet (a fleet.yaml is a few KiB, the
+// 1,000-class benchmark fleet under 1 MiB), low enough that an untrusted pull request cannot
+// make a CI machine read gigabytes.
+const MaxFileBytes = 4 << 20
 
 // Limits that keep a hostile file from exhausting memory or time.
 const (
-	maxFileBytes = 4 << 20 // a fleet.yaml is a few KiB; 4 MiB is generous
-	maxNodes     = 200_000 // after alias expansion (billion laughs)
-	maxDepth     = 64
+	maxNodes = 200_000 // after alias expansion (billion laughs)
+	maxDepth = 64
 )
 
 // File is a loaded fleet.yaml: the typed spec plus where each value came from.
@@ -51,8 +57,8 @@ func LoadFile(path string) (*File, diag.Diagnostics) {
 	case fi.IsDir():
 		d := ds.Errorf("P009", "", "%s is a directory, not a fleet.yaml file", path)
 		d.Detail = "Pass the spec file itself, e.g. " + strings.TrimSuffix(path, "/") + "/fleet.yaml."
-	case fi.Size() > maxFileBytes:
-		ds.Errorf("P009", "", "%s is %d bytes; fleet specs are limited to %d bytes", path, fi.Size(), maxFileBytes)
+	case fi.Size() > MaxFileBytes:
+		ds.Errorf("P009", "", "%s is %d bytes; fleet specs are limited to %d bytes", path, fi.Size(), MaxFileBytes)
 	}
 	if ds != nil {
 		ds[0].Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}, End: diag.Pos{Line: 1, Column: 1}}
@@ -82,8 +88,8 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	at := func(d *diag.Diagnostic, line, col int) {
 		d.Subject = f.Index.rangeAt(line, col, 0)
 	}
-	if len(src) > maxFileBytes {
-		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), maxFileBytes), 1, 1)
+	if len(src) > MaxFileBytes {
+		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), MaxFileBytes), 1, 1)
 		return f, ds
 	}
 	if !utf8.Valid(src) {
@@ -322,7 +328,7 @@ func (c *converter) convert(n *yaml.Node, path string, depth int) any {
 				d.Detail = "Write the fields out; fleetc keeps each value's position, which merges would blur."
 				continue
 			}
-			child := path + "/" + escapePointer(k.Value)
+			child := path + "/" + jsonptr.Escape(k.Value)
 			if prev, dup := seen[k.Value]; dup {
 				d := c.errorAt(k, child, "P006", "duplicate key %q (first defined at line %d)", k.Value, prev.Line)
 				d.Detail = "YAML keeps only one of them; remove or rename the other."
@@ -384,19 +390,8 @@ func (c *converter) scalar(n *yaml.Node, path string) any {
 	}
 }
 
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 // Pointer builds a JSON pointer from path segments, escaping each.
-func Pointer(segs ...string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
-	}
-	return b.String()
-}
+func Pointer(segs ...string) string { return jsonptr.Join(segs...) }
 
 func describe(v any) string {
 	switch v.(type) {

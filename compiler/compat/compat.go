@@ -28,6 +28,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Contract is one event contract on one side of a comparison.
@@ -186,30 +187,24 @@ const (
 	Both     Direction = "both"
 )
 
-// Severities of findings.
-const (
-	SevError   = "error"   // breaking, contract version not bumped
-	SevWarning = "warning" // breaking, version bumped
-	SevInfo    = "info"    // safe
-)
-
 // Finding is one contract change.
 type Finding struct {
-	Kind        Kind      `json:"kind"`
-	Breaking    bool      `json:"breaking"`
-	Direction   Direction `json:"direction,omitempty"`
-	Severity    string    `json:"severity"`
-	Event       string    `json:"event"`  // detail-type (the head's; the base's when removed)
-	Schema      string    `json:"schema"` // registry schema name
-	Pointer     string    `json:"pointer"`
-	Side        string    `json:"side"`           // base or head: where Path lives
-	Path        string    `json:"path,omitempty"` // spec path of the event on Side
-	Summary     string    `json:"summary"`
-	Consumers   []string  `json:"consumers"`
-	Workflows   []string  `json:"workflows"`
-	BaseVersion int       `json:"base_version"`
-	HeadVersion int       `json:"head_version"`
-	Bumped      bool      `json:"version_bumped"`
+	Kind        Kind          `json:"kind"`
+	Breaking    bool          `json:"breaking"`
+	Direction   Direction     `json:"direction,omitempty"`
+	Severity    diag.Severity `json:"severity"`       // error: breaking, version not bumped; warning: breaking, bumped; info: safe
+	Code        string        `json:"code,omitempty"` // C001 or C002 when breaking (Codes)
+	Event       string        `json:"event"`          // detail-type (the head's; the base's when removed)
+	Schema      string        `json:"schema"`         // registry schema name
+	Pointer     string        `json:"pointer"`
+	Side        string        `json:"side"`           // base or head: where Path lives
+	Path        string        `json:"path,omitempty"` // spec path of the event on Side
+	Summary     string        `json:"summary"`
+	Consumers   []string      `json:"consumers"`
+	Workflows   []string      `json:"workflows"`
+	BaseVersion int           `json:"base_version"`
+	HeadVersion int           `json:"head_version"`
+	Bumped      bool          `json:"version_bumped"`
 }
 
 // Report is the outcome of a comparison, findings sorted by event, pointer and kind.
@@ -232,7 +227,7 @@ func (r Report) Breaking() []Finding {
 func (r Report) Errors() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SevError {
+		if f.Severity == diag.Error {
 			n++
 		}
 	}
@@ -267,10 +262,10 @@ func (r Report) Diagnostics() diag.Diagnostics {
 		msg := "event %s: %s (%s; consumers: %s)"
 		args := []any{f.Event, f.Summary, f.Direction, list(f.Consumers, f.Workflows)}
 		var d *diag.Diagnostic
-		if f.Severity == SevError {
-			d = ds.Errorf(CodeUnversioned, f.Path, msg, args...)
+		if f.Severity == diag.Error {
+			d = ds.Errorf(f.Code, f.Path, msg, args...)
 		} else {
-			d = ds.Warnf(CodeVersioned, f.Path, msg, args...)
+			d = ds.Warnf(f.Code, f.Path, msg, args...)
 		}
 		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, orRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
 	}
@@ -305,7 +300,7 @@ func pointerOrRoot(p string) string {
 	var b strings.Builder
 	segs := strings.Split(p[1:], "/")
 	for i := 0; i < len(segs); i++ {
-		seg := unescaper.Replace(segs[i])
+		seg := jsonptr.Unescape(segs[i])
 		switch {
 		case (seg == "properties" || seg == "definitions") && i+1 < len(segs) && (i == 0 || segs[i-1] != "properties"):
 			if seg == "definitions" {
@@ -432,11 +427,11 @@ func (r *Report) add(b, h *Contract, f Finding) {
 	f.Bumped = b.Version > 0 && h.Version > b.Version
 	switch {
 	case !f.Breaking:
-		f.Severity, f.Direction = SevInfo, ""
+		f.Severity, f.Direction = diag.Info, ""
 	case f.Bumped:
-		f.Severity = SevWarning
+		f.Severity, f.Code = diag.Warning, CodeVersioned
 	default:
-		f.Severity = SevError
+		f.Severity, f.Code = diag.Error, CodeUnversioned
 	}
 	r.Findings = append(r.Findings, f)
 }
@@ -753,7 +748,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 	renamed := w.renames(b, h)
 	for _, p := range slices.Sorted(maps.Keys(hr)) {
 		if !br[p] && !(renamed[p] != "" && br[renamed[p]]) {
-			w.emit(RequiredAdded, true, Backward, ptr+"/properties/"+escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
+			w.emit(RequiredAdded, true, Backward, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
 		}
 	}
 	hprops, _ := h["properties"].(map[string]any)
@@ -762,7 +757,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 			continue
 		}
 		if _, kept := hprops[p]; kept { // removals are reported as such
-			w.emit(RequiredRemoved, true, Forward, ptr+"/properties/"+escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
+			w.emit(RequiredRemoved, true, Forward, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
 		}
 	}
 }
@@ -801,7 +796,7 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 	}
 	hr := stringSet(h["required"])
 	for _, p := range slices.Sorted(maps.Keys(bp)) {
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		if hs, ok := hp[p]; ok {
 			w.schema(asSchema(bp[p]), asSchema(hs), at)
 			continue
@@ -817,7 +812,7 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 		if _, ok := bp[p]; ok || renamed[p] != "" {
 			continue
 		}
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		switch {
 		case bOpen && bAdd == false:
 			w.emit(ClosedAdded, true, Forward, at, "property %q added to %s, which old consumers read with additionalProperties: false", p, pointerOrRoot(ptr))
@@ -871,11 +866,3 @@ func (w *walker) items(b, h map[string]any, ptr string) {
 		w.opaque("items", b, h, ptr)
 	}
 }
-
-// JSON pointer segment escaping (RFC 6901), built once: a Replacer compiles itself on first use.
-var (
-	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
-	unescaper = strings.NewReplacer("~1", "/", "~0", "~")
-)
-
-func escape(s string) string { return escaper.Replace(s) }

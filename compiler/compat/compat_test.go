@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // fleet is a spec with one contract (task.requested) consumed by class "worker", which the
@@ -161,12 +162,15 @@ func TestCompareKinds(t *testing.T) {
 				if f.Kind != tt.kind || f.Breaking != tt.breaking || f.Direction != tt.dir || f.Pointer != tt.pointer {
 					t.Fatalf("got kind %s breaking %v direction %q pointer %s (%s)\nwant %s %v %q %s", f.Kind, f.Breaking, f.Direction, f.Pointer, f.Summary, tt.kind, tt.breaking, tt.dir, tt.pointer)
 				}
-				want := compat.SevInfo
+				want := diag.Info
 				if tt.breaking {
-					want = map[bool]string{false: compat.SevError, true: compat.SevWarning}[bump]
+					want = map[bool]diag.Severity{false: diag.Error, true: diag.Warning}[bump]
 				}
 				if f.Severity != want || f.Bumped != bump {
 					t.Errorf("bump=%v: severity %s bumped %v, want %s", bump, f.Severity, f.Bumped, want)
+				}
+				if wantCode := map[diag.Severity]string{diag.Error: compat.CodeUnversioned, diag.Warning: compat.CodeVersioned}[want]; f.Code != wantCode {
+					t.Errorf("bump=%v: code %q, want %q", bump, f.Code, wantCode)
 				}
 				if !slices.Equal(f.Consumers, []string{"worker"}) || !slices.Equal(f.Workflows, []string{"flow"}) {
 					t.Errorf("consumers %v workflows %v, want [worker] [flow]", f.Consumers, f.Workflows)

@@ -25,6 +25,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/fleetc/fleetc/compiler/compat"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // SchemaType is the only content type fleetc publishes.
@@ -233,7 +234,7 @@ func (p *plan) judge(opts Options) {
 	old, err := stored(p.c, p.current)
 	if err != nil { // not a JSON document fleetc can read: every difference is a break
 		p.item.Action = Refused
-		p.item.Findings = []compat.Finding{{Kind: compat.ConstraintChanged, Breaking: true, Direction: compat.Both, Severity: compat.SevError,
+		p.item.Findings = []compat.Finding{{Kind: compat.ConstraintChanged, Breaking: true, Direction: compat.Both, Severity: diag.Error,
 			Event: p.c.DetailType, Schema: p.c.Name, Summary: "the registry's latest version is not a JSON Schema fleetc can compare: " + err.Error()}}
 		if opts.AllowBreaking {
 			p.item.Action = Updated

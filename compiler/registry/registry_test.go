@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/compiler/registry"
 	"github.com/fleetc/fleetc/compiler/registry/registrytest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // These tests run against registrytest's httptest server: no local emulator implements the
@@ -136,7 +137,7 @@ func TestPublishLifecycle(t *testing.T) {
 			removed = &res.Items[1].Findings[i]
 		}
 	}
-	if removed == nil || removed.Severity != compat.SevError || strings.Join(removed.Consumers, ",") != "coder,researcher" {
+	if removed == nil || removed.Severity != diag.Error || strings.Join(removed.Consumers, ",") != "coder,researcher" {
 		t.Fatalf("breaking findings: %+v", res.Items[1].Findings)
 	}
 
@@ -161,7 +162,7 @@ func TestPublishLifecycle(t *testing.T) {
 			"    version: 1\n    source: fleet.coordinator", "    version: 2\n    source: fleet.coordinator", 1)
 	}
 	res = publish(t, srv, opts, research(t, func(s string) string { return bumped(removeField(s)) }))
-	if res.Items[1].Action != registry.Updated || res.Items[1].Findings[0].Severity != compat.SevWarning {
+	if res.Items[1].Action != registry.Updated || res.Items[1].Findings[0].Severity != diag.Warning {
 		t.Fatalf("bumped: %s %+v", actions(res), res.Items[1].Findings)
 	}
 }

@@ -18,14 +18,7 @@ func contractChanges(base, head *ir.Fleet) []Change {
 	for _, f := range rep.Findings {
 		c := Change{Category: Breaking, Subject: "event " + f.Event, Side: f.Side,
 			nodes: []string{graph.NodeKey(graph.Event, f.Event)}}
-		switch f.Severity {
-		case compat.SevError:
-			c.Severity = Error
-		case compat.SevWarning:
-			c.Severity = Warning
-		default:
-			c.Severity = Info
-		}
+		c.Severity = f.Severity
 		if f.Breaking {
 			c.Summary = fmt.Sprintf("%s (%s, breaks %s readers)", f.Summary, f.Kind, f.Direction)
 			var who []string

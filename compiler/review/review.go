@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Category groups changes the way a reviewer triages them.
@@ -31,16 +32,17 @@ const (
 // Categories in report order.
 var Categories = []Category{Replacement, Breaking, Security, Posture, Diagnostic}
 
-// Severity: error blocks a merge, warning needs a reviewer's eye, info is for the record.
-type Severity string
+// Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
+// record.
+type Severity = diag.Severity
 
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = diag.Error
+	Warning = diag.Warning
+	Info    = diag.Info
 )
 
-func (s Severity) rank() int {
+func rank(s Severity) int {
 	switch s {
 	case Error:
 		return 0
@@ -138,8 +140,8 @@ func sortChanges(cs []Change) {
 		if order[a.Category] != order[b.Category] {
 			return order[a.Category] < order[b.Category]
 		}
-		if a.Severity.rank() != b.Severity.rank() {
-			return a.Severity.rank() < b.Severity.rank()
+		if rank(a.Severity) != rank(b.Severity) {
+			return rank(a.Severity) < rank(b.Severity)
 		}
 		if a.Subject != b.Subject {
 			return a.Subject < b.Subject
@@ -245,7 +247,7 @@ func diagnosticChanges(base, head *Side) []Change {
 // subjectOfPath names the spec part a JSON pointer is under ("/agents/coder/step" → "class coder").
 func subjectOfPath(p string) string {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	unescape := strings.NewReplacer("~1", "/", "~0", "~").Replace
+	unescape := jsonptr.Unescape
 	if len(parts) >= 2 {
 		name := unescape(parts[1])
 		switch parts[0] {

@@ -23,7 +23,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/compiler/verify"
-	"github.com/fleetc/fleetc/runtime/dispatch"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -310,7 +310,7 @@ func TestWorkerIAMExact(t *testing.T) {
 		{"research-fleet", "researcher", `Service:["pods.eks.amazonaws.com"] ["sts:AssumeRole", "sts:TagSession"]`,
 			`StringEquals events:detail-type ["agent.step.completed"]; StringEquals events:source ["fleet.workers"]`, researcher},
 		{"async-tools", "cdk-synth", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`,
-			`StringEquals events:detail-type ["CdkSynthCompleted"]; StringEquals events:source ["com.cheatcoders.workers"]`, synth},
+			`StringEquals events:detail-type ["ToolJobCompleted"]; StringEquals events:source ["com.cheatcoders.workers"]`, synth},
 		{"minimal", "greeter", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, "", greeter},
 	}
 	for _, tc := range cases {
@@ -1032,7 +1032,7 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 			allow = ac.src(b.Body.Attributes["request_header_allowlist"].Expr)
 		}
 	}
-	wantAllow, _ := json.Marshal(dispatch.AllowedHeaders)
+	wantAllow, _ := json.Marshal(wire.AllowedHeaders)
 	if strings.ReplaceAll(allow, " ", "") != string(wantAllow) {
 		t.Errorf("runtime request_header_allowlist = %s, want the dispatcher's headers %s", allow, wantAllow)
 	}

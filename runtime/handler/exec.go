@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Exit codes with a meaning (sysexits.h). Any other non-zero exit is a crash
@@ -78,6 +79,9 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		"FLEET_TRACE_ID="+req.TraceID,
 		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
 	)
+	if req.ModelPolicy != "" {
+		cmd.Env = append(cmd.Env, "FLEET_MODEL_POLICY="+req.ModelPolicy)
+	}
 	if !req.Deadline.IsZero() {
 		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
@@ -104,28 +108,28 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		// Killed at the deadline (or shutdown); the step may fit next time.
-		return nil, &retry.Error{Code: "Timeout", Message: fmt.Sprintf("%s killed: %v; stderr: %s", h.Command[0], ctx.Err(), stderr.String()), Retryable: true, Err: ctx.Err()}
+		return nil, &retry.Error{Code: wire.Timeout, Message: fmt.Sprintf("%s killed: %v; stderr: %s", h.Command[0], ctx.Err(), stderr.String()), Retryable: true, Err: ctx.Err()}
 	}
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			return nil, retry.Retryable("ExecFailed", err)
+			return nil, retry.Retryable(wire.ExecFailed, err)
 		}
 		return nil, classifyExit(ee, stdout.Bytes(), stderr.String())
 	}
 	if stdout.overflow {
-		return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
+		return nil, &retry.Error{Code: wire.OutputTooLarge, Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	if !json.Valid(out) {
-		return nil, &retry.Error{Code: "BadOutput", Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
+		return nil, &retry.Error{Code: wire.BadOutput, Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
 	}
 	return json.RawMessage(out), nil
 }
 
 func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return &retry.Error{Code: "Crashed", Message: fmt.Sprintf("killed by %v; stderr: %s", ws.Signal(), stderr), Retryable: true, Err: ee}
+		return &retry.Error{Code: wire.Crashed, Message: fmt.Sprintf("killed by %v; stderr: %s", ws.Signal(), stderr), Retryable: true, Err: ee}
 	}
 	code := ee.ExitCode()
 	if e := parseFailure(stdout); e != nil {
@@ -134,7 +138,7 @@ func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
 		}
 		return e
 	}
-	e := &retry.Error{Code: "Exit" + strconv.Itoa(code), Message: trunc(stderr, 1024), Err: ee}
+	e := &retry.Error{Code: wire.Code("Exit" + strconv.Itoa(code)), Message: trunc(stderr, 1024), Err: ee}
 	switch {
 	case code == exitTempFail || code == exitUnavailable:
 		e.Retryable = true
@@ -152,7 +156,7 @@ func parseFailure(b []byte) *retry.Error {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &f); err != nil || f.Error == nil || f.Error.Code == "" {
 		return nil
 	}
-	e := &retry.Error{Code: f.Error.Code, Message: f.Error.Message, Retryable: true}
+	e := &retry.Error{Code: wire.Code(f.Error.Code), Message: f.Error.Message, Retryable: true}
 	if f.Error.Retryable != nil {
 		e.Retryable = *f.Error.Retryable
 	}

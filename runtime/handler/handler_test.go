@@ -72,7 +72,7 @@ func TestExecExitCodes(t *testing.T) {
 	for _, c := range cases {
 		_, err := sh(t, c.script).Handle(context.Background(), req())
 		e := asRetry(t, err)
-		if e.Code != c.code || e.Retryable != c.retryable {
+		if string(e.Code) != c.code || e.Retryable != c.retryable {
 			t.Errorf("%q: got %s retryable=%v", c.script, e.Code, e.Retryable)
 		}
 	}
@@ -184,7 +184,7 @@ func TestHTTP(t *testing.T) {
 	for _, c := range checks {
 		_, err := call(c.path, 300*time.Millisecond)
 		e := asRetry(t, err)
-		if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
+		if string(e.Code) != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
 			t.Errorf("%s: got %+v", c.path, e)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Job statuses of the async-tool jobs table (async-tools-eventbridge.txt: the start tool
@@ -211,7 +212,7 @@ func (w *Worker) jobSucceeded(ctx context.Context, id string, s storedResult) *R
 	}
 	err := w.writeJob(ctx, JobSucceeded, id, func(c context.Context) error { return w.Jobs.Succeeded(c, id, r) })
 	if err != nil {
-		res := w.release(&retry.Error{Code: "JobStatusFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		res := w.release(&retry.Error{Code: wire.JobStatusFailed, Message: err.Error(), Retryable: true, Err: err}, 1)
 		return &res
 	}
 	return nil
@@ -225,7 +226,7 @@ func (w *Worker) jobFailed(ctx context.Context, id string, reason *retry.Error) 
 	}
 	msg := "dead-lettered"
 	if reason != nil {
-		msg = reason.Code
+		msg = string(reason.Code)
 		if reason.Message != "" {
 			msg += ": " + reason.Message
 		}

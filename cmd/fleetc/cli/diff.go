@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/compiler/review"
+	"github.com/fleetc/fleetc/spec"
 )
 
 var failOnValues = []string{"replacement", "breaking", "security", "posture", "diagnostic", "any"}
@@ -105,11 +106,6 @@ func runDiff(files []string, baseRef, format string, failOn []string, stdout, st
 	return exitOK
 }
 
-// maxSpecBytes bounds what fleetc reads of one spec: far above any real fleet (the
-// 1,000-class benchmark fleet is under 1 MiB), low enough that an untrusted pull request
-// cannot make a CI machine read gigabytes.
-const maxSpecBytes = 8 << 20
-
 func readSpec(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,12 +116,12 @@ func readSpec(path string) ([]byte, error) {
 }
 
 func limitedRead(r io.Reader, name string) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
+	b, err := io.ReadAll(io.LimitReader(r, spec.MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxSpecBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB; fleetc refuses specs this large", name, maxSpecBytes>>20)
+	if len(b) > spec.MaxFileBytes {
+		return nil, fmt.Errorf("%s is larger than %d MiB; fleetc refuses specs this large", name, spec.MaxFileBytes>>20)
 	}
 	return b, nil
 }
