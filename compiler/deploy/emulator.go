@@ -122,6 +122,12 @@ var KumoGaps = []Gap{
 		Drop:       true,
 	},
 	{
+		ID: "eventbridge-archive", Resource: "aws_cloudwatch_event_archive",
+		Emulator:   "no CreateArchive (400 InvalidAction)",
+		Workaround: "left out: the bus keeps no archive to replay on the emulator",
+		Drop:       true,
+	},
+	{
 		ID: "lambda-image", Resource: "aws_lambda_function",
 		Emulator:      "GetFunction returns no ImageUri and no ImageConfigResponse, so every plan wants to set the image and its command again",
 		Workaround:    "changes to image_uri and image_config ignored (no function runs on the emulator: fleetc dev polls the queue instead)",

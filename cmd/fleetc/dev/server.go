@@ -175,7 +175,7 @@ func (d *Fleet) Snapshot(ctx context.Context) *Snapshot {
 			c.Queue.OldestAgeSeconds = &age
 		}
 		c.Submitted = submitted[a.Name]
-		c.Worker.State, c.Worker.PID, c.Worker.Starts, _ = d.sup.status(a.Name)
+		c.Worker.State, c.Worker.PID, c.Worker.Starts = d.sup.status(a.Name)
 		if f, ok := faults[a.Name]; ok && now.Before(f.Until) {
 			c.Fault = &f
 		}

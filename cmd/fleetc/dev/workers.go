@@ -6,13 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/fleetc/fleetc/runtime/config"
 )
 
 // Worker states the page shows.
@@ -36,7 +37,6 @@ type proc struct {
 	class, mode string
 	args        []string
 	env         []string
-	metricsAddr string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -57,23 +57,12 @@ type supervisor struct {
 	wg    sync.WaitGroup
 }
 
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
 func (s *supervisor) add(class, mode, configPath string, env []string) error {
-	addr, err := freeAddr()
-	if err != nil {
-		return err
-	}
-	p := &proc{class: class, mode: mode, metricsAddr: addr,
+	// Every worker on this machine: metrics on a port of its own choosing (the generated
+	// configs all name the same one), which it logs.
+	p := &proc{class: class, mode: mode,
 		args: []string{"--config", configPath, "--mode", mode, "--drain-timeout", drainTimeout.String()},
-		env:  append(env, "FLEET_METRICS_ADDR="+addr)}
+		env:  append(env, config.EnvMetricsAddr+"=127.0.0.1:0")}
 	s.procs[class] = p
 	return nil
 }
@@ -213,14 +202,14 @@ func (s *supervisor) stopAll() {
 	}
 }
 
-func (s *supervisor) status(class string) (state string, pid, starts int, metrics string) {
+func (s *supervisor) status(class string) (state string, pid, starts int) {
 	p := s.procs[class]
 	if p == nil {
-		return "", 0, 0, ""
+		return "", 0, 0
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.state, p.pid, p.starts, p.metricsAddr
+	return p.state, p.pid, p.starts
 }
 
 // prefixer interleaves the workers' lines, each with its class in front.
