@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/lifecycle"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.md from the review cases; read the diff before committing")
@@ -314,8 +314,8 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := os.WriteFile(file, []byte(diagram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = verify.Mermaid(file)
-	verify.SkipIfMissing(t, err)
+	err = verifytest.Mermaid(file)
+	verifytest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Error(err)
 	}
