@@ -8,6 +8,9 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
+#                                         the AI SDK and the AWS SDK's Bedrock Runtime client, run
+#                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
 #   curl                                 (Debian package, when missing and run as root: the model
 #                                         gateway test calls the gateway from a shell handler)
 #
@@ -86,6 +89,23 @@ install_mermaid() {
 		return
 	fi
 	log "mermaid: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+install_gateway_clients() {
+	local dir="$ROOT/tools/gateway-clients" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "gateway-clients: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/openai" "$st" "$h"; then
+		log "gateway-clients: up to date"
+		return
+	fi
+	log "gateway-clients: npm ci"
 	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
 	echo "$h" >"$st"
 }
@@ -170,7 +190,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider curl)
+	want=(kubeconform asl mermaid gateway-clients graphviz schema-provider curl)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -182,12 +202,13 @@ for t in "${want[@]}"; do
 	kubeconform) timed kubeconform install_kubeconform ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
+	gateway-clients) timed gateway-clients install_gateway_clients ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider curl)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients graphviz kumo schema-provider curl)"
 		exit 2
 		;;
 	esac

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
@@ -48,6 +49,9 @@ const (
 // Main runs fleet-worker until ctx ends (SIGTERM), then drains in-flight
 // steps, flushes events and, last, telemetry. It returns the exit code.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "gateway" {
+		return Gateway(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
@@ -150,5 +154,66 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitRuntime
 	}
 	log.Info("fleet-worker stopped")
+	return exitOK
+}
+
+// Gateway serves one class's model gateway alone (fleet-worker gateway --config FILE
+// [--listen ADDR]) until ctx ends, after printing the environment a handler needs.
+func Gateway(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fleet-worker gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
+	listen := fs.String("listen", "", "loopback address (default "+config.EnvModelGatewayAddr+", else 127.0.0.1:0, a free port)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *cfgPath == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: fleet-worker gateway --config FILE [--listen ADDR]")
+		return exitUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err == nil {
+		err = cfg.ApplyEnv(getenv)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	exporter, err := telemetry.OTLPExporter(ctx, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
+		return exitUsage
+	}
+	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr, SpanExporter: exporter})
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		tel.Shutdown(sctx)
+	}()
+	gw, err := worker.ServeGateway(ctx, cfg, *listen, getenv, tel)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: gateway:", err)
+		return exitRuntime
+	}
+	// What a handler exports: the fleet's own names, and the ones the SDKs read.
+	url, token := gw.URL(), gw.Token()
+	for _, kv := range [][2]string{
+		{gateway.EnvURL, url + "/v1"}, {gateway.EnvBedrockURL, url}, {gateway.EnvToken, token},
+		{"OPENAI_BASE_URL", url + "/v1"}, {"OPENAI_API_KEY", token},
+		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url}, {"AWS_BEARER_TOKEN_BEDROCK", token},
+	} {
+		fmt.Fprintf(stdout, "export %s=%s\n", kv[0], kv[1])
+	}
+	tel.Logger.Info("model gateway serving", "class", cfg.Class, "policy", cfg.Models.Policy, "url", url)
+	<-ctx.Done()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := gw.Close(cctx); err != nil {
+		tel.Logger.Warn("model gateway close", "err", err)
+	}
 	return exitOK
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -272,7 +273,7 @@ var bounds = []bound{
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
 
 	// workflows
-	{rule: "S006", what: "fan-out max_concurrency", upper: true, limit: fixed(mapMaxConcurrency), src: fleetWith(1) + fanOutSrc,
+	{rule: "S006", what: "fan-out max_concurrency", upper: true, limit: fixed(capacity.MapMaxConcurrency), src: fleetWith(1) + fanOutSrc,
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).MaxConcurrency = int(v) }},
 	{rule: "S010", what: "fan-out batch input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(1) + fanOutSrc,
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).BatchInputBytes = v }},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -386,21 +387,13 @@ func checkPutEventsLimits(f *ir.Fleet, r *Reporter) {
 	}
 }
 
-func emittedPerSec(f *ir.Fleet) float64 {
-	var n float64
-	for _, a := range f.Agents {
-		n += classStepsPerSec(f) * float64(len(a.Emits))
-	}
-	return n
-}
-
 func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
-	ev := emittedPerSec(f)
-	if ev == 0 || f.Bus.MaxEntries < 1 {
+	m := capacity.Of(f)
+	ev, rps := m.EmittedPerSec(), m.PutEventsPerSec()
+	if ev == 0 || rps == 0 {
 		return
 	}
-	rps := ev / float64(f.Bus.MaxEntries)
-	if q := putEventsRPS(f.Region); rps > q {
+	if q := capacity.PutEventsRPS(f.Region); rps > q {
 		r.Add(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s PutEvents requests/s (%s events/s ÷ %d per batch) exceeds %s rps in %s",
 				num(rps), num(ev), f.Bus.MaxEntries, num(q), f.Region),
@@ -409,13 +402,7 @@ func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
 }
 
 func checkInvocations(f *ir.Fleet, r *Reporter) {
-	var inv float64
-	for _, a := range f.Agents {
-		if a.Rule != nil {
-			inv += classStepsPerSec(f)
-		}
-	}
-	if inv > invocationsPerSec {
+	if inv := capacity.Of(f).InvocationsPerSec(); inv > capacity.InvocationsPerSec {
 		r.Warn(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s target invocations/s exceeds EventBridge's 18,750/s throttle; delivery will be delayed", num(inv)),
 			"Request an invocations quota increase or move high-rate classes to a second bus.")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -331,18 +332,13 @@ func itemGroupFanOut(f *ir.Fleet, a *ir.Agent) *ir.Step {
 }
 
 func checkFIFORate(f *ir.Fleet, r *Reporter) {
-	tps := classStepsPerSec(f)
-	if tps == 0 {
-		return
-	}
+	m := capacity.Of(f)
 	for _, a := range f.Agents {
-		if !a.FIFO {
+		tps := m.ClassStepsPerSec(a)
+		if !a.FIFO || tps == 0 {
 			continue
 		}
-		limit, mode := float64(fifoTPS), "without high-throughput mode"
-		if a.HighThroughput {
-			limit, mode = fifoHighThroughputTPS(f.Region), "in high-throughput mode in "+f.Region
-		}
+		limit, mode := capacity.FIFOLimit(f, a)
 		if tps > limit {
 			path := a.Path + "/ordering"
 			if a.HighThroughput {
@@ -370,18 +366,20 @@ func checkSQSPayload(f *ir.Fleet, r *Reporter) {
 }
 
 func checkInFlight(f *ir.Fleet, r *Reporter) {
-	if classStepsPerSec(f) == 0 {
-		return
-	}
+	m := capacity.Of(f)
 	for _, a := range f.Agents {
-		n := inFlight(f, a)
-		d, path := stepDuration(f, a)
+		rate := m.ClassStepsPerSec(a)
+		if rate == 0 {
+			continue
+		}
+		n := m.InFlight(a)
+		d, path := m.StepDuration(a)
 		msg := fmt.Sprintf("queue %s: projected %s messages in flight (%s steps/s × %s) is %s of the ~120,000 cap",
-			a.Queue.Name, num(n), num(classStepsPerSec(f)), dur(d), pct(n, inFlightCap))
+			a.Queue.Name, num(n), num(rate), dur(d), pct(n, capacity.InFlightCap))
 		switch {
-		case n > inFlightCap:
+		case n > capacity.InFlightCap:
 			r.Add(path, msg, "Past the cap SQS returns OverLimit; split the class across queues, shorten steps, or lower the traffic.")
-		case n > inFlightCap/4:
+		case n > capacity.InFlightCap/4:
 			r.Warn(path, msg, "Above 25 % of the cap, doubling traffic or step latency nears OverLimit; plan a split now.")
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -209,14 +210,12 @@ func checkLambdaVisibility(f *ir.Fleet, r *Reporter) {
 }
 
 func checkAgentCore(f *ir.Fleet, r *Reporter) {
-	var sessions float64
 	var classes []string
 	for _, a := range f.Agents {
 		if a.Runtime != "agentcore" || a.AgentCore == nil {
 			continue
 		}
 		classes = append(classes, a.Name)
-		sessions += inFlight(f, a)
 		ac := a.AgentCore
 		limit, kind := agentCoreMicroVM, "microVM"
 		if ac.Instances {
@@ -246,12 +245,12 @@ func checkAgentCore(f *ir.Fleet, r *Reporter) {
 	if len(classes) == 0 || f.Traffic == nil {
 		return
 	}
+	sessions, fromConversations := capacity.Of(f).AgentCoreSessions()
 	path := at(f, "/traffic/conversations_per_minute", "/traffic")
-	if f.Traffic.ConcurrentConversations > 0 {
-		sessions = float64(f.Traffic.ConcurrentConversations)
+	if fromConversations {
 		path = "/traffic/concurrent_conversations"
 	}
-	if q := agentCoreSessions(f.Region); sessions > float64(q) {
+	if q := capacity.AgentCoreSessions(f.Region); sessions > float64(q) {
 		r.Add(path,
 			fmt.Sprintf("projected %s active AgentCore sessions (%s) exceed %s per account in %s", num(sessions), strings.Join(classes, ", "), inum(q), f.Region),
 			"Request a session quota increase, or move some classes to eks.")

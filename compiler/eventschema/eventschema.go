@@ -83,6 +83,11 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	for _, e := range f.Events {
 		files = append(files, event(f, e, &ds)...)
 	}
+	for _, a := range f.Agents {
+		if a.Output != nil {
+			checkOutput(a, &ds)
+		}
+	}
 	if f.Index != nil {
 		f.Index.Locate(ds)
 	}
@@ -141,6 +146,48 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 		return files
 	}
 	return append(files, artifact.File{Path: ExamplePath(e), Bytes: eb})
+}
+
+// checkOutput holds a class's output schema to the dialect of event details: it is
+// translated and compiled like a detail (the draft-04 envelope stands in for the handler's
+// answer), so a keyword an event could not use is refused at the same place with the same code.
+// fleet-worker validates results against the schema as written; nothing is written here.
+func checkOutput(a *ir.Agent, ds *diag.Diagnostics) {
+	out, err := normalize(a.Output)
+	if err != nil {
+		ds.Errorf(Code, a.Path+"/output", "class %s: output schema is not JSON: %v", a.Name, err)
+		return
+	}
+	var eds diag.Diagnostics
+	tr := &translator{base: a.Path + "/output", ds: &eds}
+	doc := envelope(&ir.Event{DetailType: a.Name + ".output", Source: "fleet"}, tr.document(out))
+	tr.checkRefs(doc)
+	*ds = append(*ds, eds...)
+	if eds.HasErrors() {
+		return
+	}
+	sb, err := encode(doc)
+	if err == nil {
+		_, err = compile(sb)
+	}
+	if err != nil {
+		at, msg := locate(tr, out, err)
+		d := ds.Errorf(Code, at, "class %s output: %s", a.Name, msg)
+		d.Detail = "An output schema is held to the dialect of event details (draft-04 after translation). Fix it at this keyword."
+	}
+}
+
+// ExampleOf returns a value that satisfies schema (a detail or handler-output schema as the
+// spec writes it), generated as the example events are: deterministic, same bytes every run.
+func ExampleOf(schema map[string]any) (any, error) {
+	v, err := normalize(schema)
+	if err != nil {
+		return nil, err
+	}
+	hints := (&translator{ds: new(diag.Diagnostics), keepFormats: true}).document(v)
+	doc := envelope(&ir.Event{DetailType: "example", Source: "fleet"}, hints)
+	g := &generator{root: doc}
+	return g.value(doc["properties"].(map[string]any)["detail"], "detail", 0), nil
 }
 
 // envelope wraps a translated detail schema in the EventBridge event envelope.

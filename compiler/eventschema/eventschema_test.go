@@ -368,7 +368,30 @@ func TestDraft04Locations(t *testing.T) {
 			if strings.Contains(d.Detail, "$ref") != strings.Contains(c.path, "$ref") {
 				t.Errorf("the $ref hint belongs to $ref errors only: %q", d.Detail)
 			}
+			// A class's output schema gets the same diagnostic at the same place under output.
+			a := &ir.Agent{Name: "c", Path: "/agents/c", Output: c.detail}
+			files, ds = Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}})
+			if len(files) != 0 || len(ds) != 1 || ds[0].Code != "G003" || ds[0].Severity != diag.Error {
+				t.Fatalf("output: %d files, diagnostics %v, want one G003 error", len(files), ds)
+			}
+			if ds[0].Path != "/agents/c/output"+c.path || !strings.Contains(ds[0].Summary, c.msg) {
+				t.Errorf("output: got %s: %s\nwant at /agents/c/output%s, containing %q", ds[0].Path, ds[0].Summary, c.path, c.msg)
+			}
 		})
+	}
+	// Keywords draft-04 cannot say are refused in outputs as in details; a valid output is quiet.
+	a := &ir.Agent{Name: "c", Path: "/agents/c", Output: obj("type", "object", "if", obj("required", []any{"a"}), "then", obj("required", []any{"b"}))}
+	_, ds := Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}})
+	var paths []string
+	for _, d := range ds {
+		paths = append(paths, d.Path)
+	}
+	if want := []string{"/agents/c/output/if", "/agents/c/output/then"}; !reflect.DeepEqual(sortedCopy(paths), want) {
+		t.Errorf("refused output keywords at %v, want %v", paths, want)
+	}
+	a.Output = obj("type", "object", "properties", obj("total", obj("type", "number")))
+	if _, ds := Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}}); len(ds) != 0 {
+		t.Errorf("valid output schema: %v", ds)
 	}
 	// A resolvable ref into the detail, and one to a definition: no diagnostic.
 	e := &ir.Event{DetailType: "ok", Source: "s", Path: "/events/ok", Detail: obj("type", "object",

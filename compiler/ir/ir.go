@@ -175,13 +175,19 @@ type Agent struct {
 	StepMax        time.Duration
 	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
 	Deadline       time.Duration // run deadline; 0 when none
-	Model          *Model
+	Model          *Model        // the default policy (the first of Models)
+	Models         []*Model      // every policy the class allows, the default first; an event's model_policy picks one
 	Handler        Handler
+	// Output is the JSON Schema of the handler's result (agents.<class>.output); nil when
+	// undeclared. OutputPath is its spec pointer.
+	Output         map[string]any
 	SideEffects    string // idempotent | non_idempotent
 	Idempotency    Idempotency
 	Scaling        Scaling
 	ClaimCheckOver int64
-	MaxPayload     int64 // 0: not declared
+	MaxPayload     int64   // 0: not declared
+	Share          float64 // traffic.share: fraction of the fleet's steps; 0 when the topology decides
+	TokensPerStep  int     // traffic.tokens_per_step; 0 when unknown
 	Tool           *Tool
 	Queue          Queue
 	DLQ            Queue
@@ -334,6 +340,7 @@ type Traffic struct {
 	StepsPerConversation    float64
 	StepDuration            time.Duration
 	ConcurrentConversations int
+	FanOutItems             float64 // items per fan_out run; 0 when not stated
 	Path                    string
 }
 

@@ -99,6 +99,9 @@ func (l *lowerer) lower() *Fleet {
 		if t.ConcurrentConversations != nil {
 			f.Traffic.ConcurrentConversations = *t.ConcurrentConversations
 		}
+		if t.FanOutItems != nil {
+			f.Traffic.FanOutItems = *t.FanOutItems
+		}
 	}
 	l.checkNames()
 	l.checkCollisions()
@@ -127,7 +130,9 @@ func countModelProcesses(f *Fleet) {
 				walk(fb)
 			}
 		}
-		walk(a.Model)
+		for _, m := range a.Models {
+			walk(m)
+		}
 	}
 }
 
@@ -222,6 +227,14 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		ClaimCheckOver: int64(Defaults.ClaimCheckOver),
 		Deadline:       durationOr(sa.Step.Deadline, 0),
 	}
+	if t := sa.Traffic; t != nil {
+		if t.Share != nil {
+			a.Share = *t.Share
+		}
+		if t.TokensPerStep != nil {
+			a.TokensPerStep = *t.TokensPerStep
+		}
+	}
 	if sa.Payload != nil {
 		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))
 		a.MaxPayload = int64(valueOr(sa.Payload.Max, 0))
@@ -237,11 +250,22 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	case sa.Handler.LLM != nil:
 		a.Handler = Handler{Kind: "llm", System: sa.Handler.LLM.System, Tools: sa.Handler.LLM.Tools, MaxTokens: sa.Handler.LLM.MaxTokens, MaxIterations: sa.Handler.LLM.MaxIterations}
 	}
-	if sa.Model != "" {
-		if a.Model = l.model(sa.Model); a.Model == nil {
-			l.undefined(p+"/model", "model policy", sa.Model, slices.Sorted(maps.Keys(l.src.Models)))
+	for i, name := range sa.Model {
+		at := p + "/model"
+		if len(sa.Model) > 1 || l.idx != nil && l.idx.Has(at+"/0") {
+			at = spec.Pointer("agents", a.Name, "model", fmt.Sprint(i))
 		}
+		m := l.model(name)
+		if m == nil {
+			l.undefined(at, "model policy", name, slices.Sorted(maps.Keys(l.src.Models)))
+			continue
+		}
+		a.Models = append(a.Models, m)
 	}
+	if len(a.Models) > 0 && len(a.Models) == len(sa.Model) {
+		a.Model = a.Models[0]
+	}
+	a.Output = sa.Output
 	if sa.Tool != nil {
 		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter)}
 	}

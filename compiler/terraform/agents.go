@@ -378,7 +378,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if a.Model != nil {
 		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
-		if res := g.modelResources(a.Model); len(res) > 0 {
+		if res := g.modelResources(a.Models...); len(res) > 0 {
 			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
 				resources: res})
 		}

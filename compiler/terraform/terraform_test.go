@@ -310,7 +310,7 @@ func TestWorkerIAMExact(t *testing.T) {
 		{"research-fleet", "researcher", `Service:["pods.eks.amazonaws.com"] ["sts:AssumeRole", "sts:TagSession"]`,
 			`StringEquals events:detail-type ["agent.step.completed"]; StringEquals events:source ["fleet.workers"]`, researcher},
 		{"async-tools", "cdk-synth", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`,
-			`StringEquals events:detail-type ["CdkSynthCompleted"]; StringEquals events:source ["com.cheatcoders.workers"]`, synth},
+			`StringEquals events:detail-type ["ToolJobCompleted"]; StringEquals events:source ["com.cheatcoders.workers"]`, synth},
 		{"minimal", "greeter", `Service:["lambda.amazonaws.com"] ["sts:AssumeRole"]`, "", greeter},
 	}
 	for _, tc := range cases {

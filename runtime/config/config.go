@@ -37,6 +37,13 @@ const (
 	HandlerLLM  = rc.HandlerLLM
 )
 
+// Fill sources of an emitted detail (events.fill_order).
+const (
+	FillWorker  = rc.FillWorker
+	FillOutput  = rc.FillOutput
+	FillCarried = rc.FillCarried
+)
+
 // Config is a runtime config as the worker runs it: the file's contents (the shared format
 // types) plus what the environment resolves.
 type Config struct {
@@ -59,6 +66,7 @@ type (
 	Events      = rc.Events
 	Emit        = rc.Emit
 	EmitDetail  = rc.EmitDetail
+	Output      = rc.Output
 	Document    = rc.Document
 	Handler     = rc.Handler
 	Models      = rc.Models

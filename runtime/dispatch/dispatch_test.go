@@ -181,7 +181,7 @@ func newHarness(t *testing.T, syncLimit time.Duration) *harness {
  "concurrency":4,"step":{"p95_seconds":1,"max_seconds":30},"retry":{"max_attempts":3,"base_ms":100,"cap_ms":300},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800},
  "agentcore":{"runtime_name":"fx_deep","qualifier":"DEFAULT","session_field":"conversation_id","sync_limit_seconds":60},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"fx-deep","metrics_addr":""}}`, table)
 	cfg, err := config.Parse("deep.json", []byte(raw))
 	if err != nil {

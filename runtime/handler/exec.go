@@ -65,6 +65,9 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		"FLEET_TRACE_ID="+req.TraceID,
 		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
 	)
+	if req.ModelPolicy != "" {
+		cmd.Env = append(cmd.Env, "FLEET_MODEL_POLICY="+req.ModelPolicy)
+	}
 	if !req.Deadline.IsZero() {
 		cmd.Env = append(cmd.Env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}

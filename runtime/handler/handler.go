@@ -21,6 +21,9 @@ type Request struct {
 	Attempt     int             // 1-based delivery attempt
 	Deadline    time.Time       // the step's own deadline (also on ctx)
 	Input       json.RawMessage // the event detail (claim check already resolved)
+	// ModelPolicy is the policy the event picked (detail.model_policy, one of the class's
+	// allowed policies); "" = the class's default.
+	ModelPolicy string
 }
 
 // Handler runs a step. Errors should be *retry.Error so the queue knows

@@ -26,7 +26,13 @@ type HTTP struct {
 	// base URL of fleet-worker's model gateway (on loopback, which a sidecar in the same
 	// pod shares).
 	ModelGateway string
+	// ModelGatewayToken is the gateway's bearer token, sent as HeaderModelGatewayToken.
+	ModelGatewayToken string
 }
+
+// HeaderModelGatewayToken carries the model gateway's bearer token to a sidecar with each
+// step request (the sidecar sends it back as Authorization: Bearer).
+const HeaderModelGatewayToken = "X-Fleet-Model-Gateway-Token"
 
 // NewHTTP checks the URL; client nil means a plain client (no retries: the
 // queue is the retry layer; the deadline comes from the context).
@@ -66,6 +72,7 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	if h.ModelGateway != "" {
 		hr.Header.Set("X-Fleet-Model-Gateway", h.ModelGateway)
+		hr.Header.Set(HeaderModelGatewayToken, h.ModelGatewayToken)
 	}
 	resp, err := h.Client.Do(hr)
 	if err != nil {

@@ -35,24 +35,39 @@ const (
 	CallbackFailed          Code = "CallbackFailed"          // SendTaskSuccess failed; retried
 	StaleToken              Code = "StaleToken"              // the task token is gone: deleted, never retried
 	JobStatusFailed         Code = "JobStatusFailed"         // the async tool's job record could not be written
+	// HandlerOutputInvalid: the handler's result does not fit the class's output schema (or is
+	// not JSON, or is larger than output.max_bytes). Nothing was emitted, answered or recorded.
+	HandlerOutputInvalid Code = "HandlerOutputInvalid"
+)
+
+// The seed's envelope, checked before the handler runs.
+const (
+	Expired               Code = "Expired"               // the consumed event is older than its ttl_seconds
+	ModelPolicyNotAllowed Code = "ModelPolicyNotAllowed" // the event's model_policy is not one the class allows
 )
 
 // Handler and retry classification.
 const (
-	Timeout          Code = "Timeout"
-	Canceled         Code = "Canceled"
-	Error            Code = "Error" // an unclassified error
-	SpendLimit       Code = "SpendLimit"
-	RetriesExhausted Code = "RetriesExhausted"
-	BadRequest       Code = "BadRequest"
-	Unavailable      Code = "Unavailable"
-	ReadFailed       Code = "ReadFailed"
-	OutputTooLarge   Code = "OutputTooLarge"
-	BadOutput        Code = "BadOutput"
-	ExecFailed       Code = "ExecFailed"
-	Crashed          Code = "Crashed"
-	Panic            Code = "Panic"
-	Unknown          Code = "Unknown" // dead-lettered without a reason
+	Timeout    Code = "Timeout"
+	Canceled   Code = "Canceled"
+	Error      Code = "Error" // an unclassified error
+	SpendLimit Code = "SpendLimit"
+	// Model router verdicts.
+	ContextWindowExceeded  Code = "ContextWindowExceeded"  // no context-window fallback took it
+	ModelUnavailable       Code = "ModelUnavailable"       // every group failed; the queue retries the step
+	ModelRequestRejected   Code = "ModelRequestRejected"   // a 4xx no retry can fix
+	UnknownModelPolicy     Code = "UnknownModelPolicy"     // the step names a policy the config lacks
+	ModelStreamInterrupted Code = "ModelStreamInterrupted" // a stream failed after its first byte
+	RetriesExhausted       Code = "RetriesExhausted"
+	BadRequest             Code = "BadRequest"
+	Unavailable            Code = "Unavailable"
+	ReadFailed             Code = "ReadFailed"
+	OutputTooLarge         Code = "OutputTooLarge"
+	BadOutput              Code = "BadOutput"
+	ExecFailed             Code = "ExecFailed"
+	Crashed                Code = "Crashed"
+	Panic                  Code = "Panic"
+	Unknown                Code = "Unknown" // dead-lettered without a reason
 )
 
 // Modes: the Lambda loop, the AgentCore server and the dispatcher.

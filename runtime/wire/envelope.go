@@ -36,7 +36,20 @@ type Envelope struct {
 	// "deadline" (RFC 3339) or "entered_time" + "timeout_seconds" (the
 	// task's TimeoutSeconds); any detail may carry "deadline".
 	Deadline time.Time
+	// Expires is when the consumed event's ttl_seconds (the seed's envelope) runs out: its
+	// time (EventBridge) or the task's entered_time (Step Functions) plus the TTL. Zero when
+	// the detail carries no ttl_seconds or the body has no time to count from.
+	Expires time.Time
+	// ModelPolicy is detail.model_policy: the routing policy the event asks for ("" = the
+	// class's default).
+	ModelPolicy string
 }
+
+// Detail fields of the seed's envelope the worker acts on.
+const (
+	FieldTTLSeconds  = "ttl_seconds"
+	FieldModelPolicy = "model_policy"
+)
 
 // FallbackKey is the idempotency key when the config names no fields:
 // the EventBridge event id, or execution id + "/" + state for SFN, plus
@@ -69,6 +82,7 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		return nil, errors.New("body is null")
 	}
 	e := &Envelope{}
+	var sent time.Time // when the work was sent, for ttl_seconds
 	str := func(m map[string]json.RawMessage, k string) string {
 		var s string
 		if raw, ok := m[k]; ok {
@@ -91,6 +105,11 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		e.ExecutionID = str(top, "execution_id")
 		e.State = str(top, "state")
 		e.EnteredTime = str(top, "entered_time")
+		if e.EnteredTime != "" {
+			if t, err := time.Parse(time.RFC3339Nano, e.EnteredTime); err == nil {
+				sent = t
+			}
+		}
 		e.TraceID = str(top, "trace_id")
 		if d, ok := top["detail"]; ok {
 			e.Detail = d
@@ -131,6 +150,13 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		e.Kind = KindEventBridge
 		e.EventID = str(top, "id")
 		e.Detail = top["detail"]
+		if s := str(top, "time"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("time: %w", err)
+			}
+			sent = t
+		}
 	default:
 		e.Kind = KindRaw
 		e.Detail = body
@@ -141,6 +167,20 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 	}
 	if e.TraceID == "" {
 		e.TraceID = str(detail, "trace_id")
+	}
+	if raw, ok := detail[FieldModelPolicy]; ok {
+		if err := json.Unmarshal(raw, &e.ModelPolicy); err != nil || e.ModelPolicy == "" {
+			return nil, errors.New("detail.model_policy is not a non-empty string")
+		}
+	}
+	if raw, ok := detail[FieldTTLSeconds]; ok {
+		var ttl int64
+		if err := json.Unmarshal(raw, &ttl); err != nil || ttl < 0 {
+			return nil, errors.New("detail.ttl_seconds is not a non-negative whole number")
+		}
+		if !sent.IsZero() {
+			e.Expires = sent.Add(time.Duration(ttl) * time.Second)
+		}
 	}
 	if e.Deadline.IsZero() {
 		if s := str(detail, "deadline"); s != "" {

@@ -12,7 +12,7 @@ import (
 )
 
 func contractWorker(schema string, carry, fields []string) *Worker {
-	return &Worker{Cfg: &config.Config{File: config.File{Class: "c", Events: config.Events{Emits: []config.Emit{{
+	return &Worker{Cfg: &config.Config{File: config.File{Class: "c", Events: config.Events{FillOrder: []string{config.FillWorker, config.FillOutput, config.FillCarried}, Emits: []config.Emit{{
 		DetailType: "x.done", Source: "s", Version: 1,
 		Detail: config.EmitDetail{Carry: carry, WorkerFields: fields, Schema: config.Document(schema)},
 	}}}}}}

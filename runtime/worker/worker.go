@@ -14,8 +14,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/runtime/callback"
 	"github.com/fleetc/fleetc/runtime/claimcheck"
@@ -120,7 +124,8 @@ type Worker struct {
 	active map[string]*activeStep // by message id
 
 	contractsOnce sync.Once
-	contracts     []contract // emitted events with compiled detail schemas (emit.go)
+	contracts     []contract         // emitted events with compiled detail schemas (emit.go)
+	outputSchema  *jsonschema.Schema // the class's output contract (output.go); nil without one
 	contractsErr  error
 }
 
@@ -195,6 +200,13 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		return deadLetter(wire.MalformedMessage, err.Error())
 	}
 	rep.TraceID = env.TraceID
+	policy, reason := w.modelPolicy(env)
+	if reason != "" {
+		if w.Telemetry != nil {
+			w.Telemetry.Metrics.ObserveStep(w.Cfg.Class, telemetry.OutcomeDeadLetter, w.now().Sub(start))
+		}
+		return w.deadLetterTask(ctx, env, wire.ModelPolicyNotAllowed, reason)
+	}
 	// An async tool's job record ends FAILED on every dead letter that names a job (the
 	// id must ride the detail itself, not a claim-checked payload).
 	jobID := w.jobID(env.Detail)
@@ -231,7 +243,27 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	}
 	w.jobRunning(ctx, jobID)
 	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, leaseUntil: claimedAt.Add(w.lease())}
-	return w.runStep(ctx, env, d, st, input, now.Add(budget), budget)
+	return w.runStep(ctx, env, d, st, input, policy, now.Add(budget), budget)
+}
+
+// modelPolicy is the policy the event picks (detail.model_policy), checked against the
+// class's allowed policies: "" with no reason when the event names none, else the reason it
+// is refused. A policy is never silently replaced by another.
+func (w *Worker) modelPolicy(env *wire.Envelope) (policy, reason string) {
+	if env.ModelPolicy == "" {
+		return "", ""
+	}
+	allowed := w.Cfg.Models.Allowed
+	if len(allowed) == 0 && w.Cfg.Models.Policy != "" {
+		allowed = []string{w.Cfg.Models.Policy}
+	}
+	if !slices.Contains(allowed, env.ModelPolicy) {
+		if len(allowed) == 0 {
+			return "", fmt.Sprintf("the event asks for model policy %q, but class %s has no model policy", env.ModelPolicy, w.Cfg.Class)
+		}
+		return "", fmt.Sprintf("the event asks for model policy %q; class %s allows %s", env.ModelPolicy, w.Cfg.Class, strings.Join(allowed, ", "))
+	}
+	return env.ModelPolicy, ""
 }
 
 // report logs the verdict and hands it to the observer.
@@ -338,7 +370,16 @@ func (w *Worker) stepInput(ctx context.Context, env *wire.Envelope, d Delivery, 
 // stepBudget is the handler's deadline: the smaller of the step's max and what remains of
 // the run, then no later than the invocation's end. On a verdict the claim has been given back.
 func (w *Worker) stepBudget(ctx context.Context, env *wire.Envelope, d Delivery, key, owner string, now time.Time) (time.Duration, *Result) {
+	if !env.Expires.IsZero() && !now.Before(env.Expires) {
+		// The seed's envelope: work older than its ttl_seconds is not run at all.
+		w.abandon(ctx, key, owner)
+		r := w.deadLetterTask(ctx, env, wire.Expired, fmt.Sprintf("the event expired at %s (ttl_seconds) before the step started", env.Expires.UTC().Format(time.RFC3339)))
+		return 0, &r
+	}
 	budget := retry.StepBudget(w.Cfg.Step.Max(), env.Deadline, now)
+	if !env.Expires.IsZero() {
+		budget = min(budget, env.Expires.Sub(now)) // the TTL bounds the step like a deadline
+	}
 	if budget <= 0 {
 		w.abandon(ctx, key, owner)
 		deadline := env.Deadline.UTC().Format(time.RFC3339)
@@ -364,7 +405,7 @@ func (w *Worker) stepBudget(ctx context.Context, env *wire.Envelope, d Delivery,
 
 // runStep runs the handler under its deadline with heartbeats (lease, visibility, SFN),
 // which go on until the result is recorded, then finishes the step.
-func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st *activeStep, input []byte, deadline time.Time, budget time.Duration) Result {
+func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st *activeStep, input []byte, policy string, deadline time.Time, budget time.Duration) Result {
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
@@ -376,8 +417,13 @@ func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st
 	defer stopHeartbeats()
 	out, herr := w.Handler.Handle(stepCtx, handler.Request{
 		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, TraceParent: d.TraceParent,
-		Attempt: d.Attempt, Deadline: deadline, Input: input,
+		Attempt: d.Attempt, Deadline: deadline, Input: input, ModelPolicy: policy,
 	})
+	if msg, bad := w.outputInvalid(herr); bad {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.HandlerOutputInvalid, msg)
+	}
 	if herr != nil {
 		stopHeartbeats()
 		w.abandon(ctx, st.key, st.owner)
@@ -390,6 +436,18 @@ func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st
 	}
 	if len(out) == 0 {
 		out = json.RawMessage("null")
+	}
+	if err := w.CompileContracts(); err != nil {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.EventContractViolation, err.Error())
+	}
+	// The result is held to the class's output contract before anything else: a misfit is
+	// dead-lettered with no event, no callback and no record of success.
+	if msg := w.CheckOutput(out); msg != "" {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.HandlerOutputInvalid, msg)
 	}
 	res := w.finish(ctx, env, st, out, stopHeartbeats)
 	res.Output = out
@@ -511,6 +569,9 @@ func leaseLost(err error) *Result {
 type storedResult struct {
 	Result    json.RawMessage `json:"result,omitempty"`
 	ResultRef *claimcheck.Ref `json:"result_ref,omitempty"`
+	// Fields are the result's top-level properties that emitted events fill (from_output),
+	// kept beside a claim-checked result so every delivery fills them the same way.
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 }
 
 // decodeStored reads a record's payload (a bare value from an older worker is the result).
@@ -534,7 +595,7 @@ func (w *Worker) storedResult(ctx context.Context, env *wire.Envelope, key, owne
 	if env.TaskToken != "" && limit > sfnInlineMax {
 		limit = sfnInlineMax
 	}
-	s := storedResult{Result: out}
+	s := storedResult{Result: out, Fields: OutputFields(w.Cfg, out)}
 	if len(out) > limit {
 		if w.Payloads == nil {
 			return s, nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
@@ -543,7 +604,7 @@ func (w *Worker) storedResult(ctx context.Context, env *wire.Envelope, key, owne
 		if err != nil {
 			return s, nil, err
 		}
-		s = storedResult{ResultRef: ref}
+		s = storedResult{ResultRef: ref, Fields: s.Fields}
 	}
 	b, err := json.Marshal(s)
 	return s, b, err
@@ -616,7 +677,15 @@ func (w *Worker) answerTask(ctx context.Context, env *wire.Envelope, key string,
 	}
 	output := s.Result
 	if s.ResultRef != nil {
-		output, _ = json.Marshal(map[string]any{"result_ref": s.ResultRef})
+		// The task output is the same object the events were filled from: the reference plus
+		// the result's declared top-level properties.
+		obj := map[string]any{"result_ref": s.ResultRef}
+		for k, v := range s.Fields {
+			if k != "result_ref" {
+				obj[k] = v
+			}
+		}
+		output, _ = json.Marshal(obj)
 	}
 	err := w.Callbacks.Success(ctx, env.TaskToken, output)
 	switch {

@@ -226,7 +226,7 @@ data "aws_iam_policy_document" "cdk_synth_worker" {
     condition {
       test     = "StringEquals"
       variable = "events:detail-type"
-      values   = ["CdkSynthCompleted"]
+      values   = ["ToolJobCompleted"]
     }
     condition {
       test     = "StringEquals"
