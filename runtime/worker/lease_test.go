@@ -59,7 +59,7 @@ func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
  "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":2,"heartbeat_seconds":1,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
  "concurrency":1,"step":{"p95_seconds":5,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"ls","metrics_addr":""}}`, table)
 	cfg, err := parseCfg(raw)
 	if err != nil {
