@@ -35,8 +35,9 @@ func FuzzParseEnvelope(f *testing.F) {
 		if e.Kind == KindSFN && e.TaskToken == "" {
 			t.Fatal("a task message without its token")
 		}
-		if e.FallbackKey() != e.FallbackKey() {
-			t.Fatal("fallback key is not stable")
+		again, err := ParseEnvelope(body)
+		if err != nil || again.FallbackKey() != e.FallbackKey() || again.Kind != e.Kind {
+			t.Fatalf("parsing twice disagrees: %+v then %+v (%v)", e, again, err)
 		}
 	})
 }
