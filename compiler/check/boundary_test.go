@@ -132,6 +132,31 @@ var bounds = []bound{
 				}
 			}
 		}},
+	{rule: "E002", what: "rules per bus", upper: true,
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(rulesPerBus(f.Region)) },
+		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
+			f.Bus.Archive = nil
+			f.Agents = nil
+			for i := range v {
+				c, r := *a, *a.Rule
+				r.Name = fmt.Sprintf("fx-r%d", i)
+				c.Rule = &r
+				f.Agents = append(f.Agents, &c)
+			}
+		}},
+	{rule: "E002", what: "rules per bus in a smaller region", upper: true,
+		prep:  func(f *ir.Fleet, _ *ir.Agent) { f.Region = "af-south-1" },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(rulesPerBus(f.Region)) },
+		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
+			f.Bus.Archive = nil
+			f.Agents = nil
+			for i := range v {
+				c, r := *a, *a.Rule
+				r.Name = fmt.Sprintf("fx-r%d", i)
+				c.Rule = &r
+				f.Agents = append(f.Agents, &c)
+			}
+		}},
 	{rule: "E003", what: "event pattern characters", upper: true, limit: fixed(maxPatternChars),
 		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.Rule.Pattern = patternOf(v) }},
 	{rule: "E004", what: "rules with wildcards", upper: true, limit: fixed(maxWildcardRules), src: fleetWith(maxWildcardRules + 1),

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/compat"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // mutation is one single-keyword change to a property's schema.
@@ -142,8 +142,8 @@ func oasdiffSides(t *testing.T, bin, base, head string) (request, response bool,
 // on every single-mutation pair its HTTP rules apply to. Forward (old consumers read new
 // events) is oasdiff's response side; backward (new consumers read old events) its request side.
 func TestAgainstOasdiff(t *testing.T) {
-	bin, err := verify.Tool("oasdiff")
-	verify.SkipIfMissing(t, err)
+	bin, err := verifytest.Tool("oasdiff")
+	verifytest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // beside the generated configuration, never into it.
 //
 // It lives under compiler/ because it drives the compiler's output to its consumer, as
-// compiler/verify does for the checkers; cmd/fleetc/cli only parses flags and prints.
+// internal/verifytest does for the checkers; cmd/fleetc/cli only parses flags and prints.
 package deploy
 
 import (

@@ -14,7 +14,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -62,12 +62,12 @@ func checkEvents(t *testing.T, f *ir.Fleet, dir string) {
 	t.Helper()
 	for _, e := range f.Events {
 		sb, eb := read(t, dir, SchemaPath(e)), read(t, dir, ExamplePath(e))
-		err := verify.Draft04(sb)
-		verify.SkipIfMissing(t, err)
+		err := verifytest.Draft04(sb)
+		verifytest.SkipIfMissing(t, err)
 		if err != nil {
 			t.Errorf("%s: %v", SchemaPath(e), err)
 		}
-		if err := verify.Draft04Instance(sb, eb); err != nil {
+		if err := verifytest.Draft04Instance(sb, eb); err != nil {
 			t.Errorf("%s against %s: %v", ExamplePath(e), SchemaPath(e), err)
 		}
 		s := decode(t, sb)
@@ -204,7 +204,7 @@ func TestExampleMutations(t *testing.T) {
 	dir := writeAll(t, files)
 	e := f.Event("agent.step.requested")
 	sb, eb := read(t, dir, SchemaPath(e)), read(t, dir, ExamplePath(e))
-	if err := verify.Draft04Instance(sb, eb); err != nil {
+	if err := verifytest.Draft04Instance(sb, eb); err != nil {
 		t.Fatalf("unmutated example fails: %v", err)
 	}
 	for name, mutate := range map[string]func(m map[string]any){
@@ -216,7 +216,7 @@ func TestExampleMutations(t *testing.T) {
 		m := decode(t, eb)
 		mutate(m)
 		b, _ := json.Marshal(m)
-		if err := verify.Draft04Instance(sb, b); err == nil {
+		if err := verifytest.Draft04Instance(sb, b); err == nil {
 			t.Errorf("%s: mutated example still validates", name)
 		}
 	}
@@ -318,7 +318,7 @@ func TestBuiltInCode(t *testing.T) {
 	if n := ex["detail"].(map[string]any)["n"]; n != 4.0 {
 		t.Errorf("n = %v, want 4 (> 3)", n)
 	}
-	if err := verify.Draft04Instance(files[0].Bytes, files[1].Bytes); err != nil {
+	if err := verifytest.Draft04Instance(files[0].Bytes, files[1].Bytes); err != nil {
 		t.Error(err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -347,8 +347,8 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := os.WriteFile(file, []byte(diagram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = verify.Mermaid(file)
-	verify.SkipIfMissing(t, err)
+	err = verifytest.Mermaid(file)
+	verifytest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Error(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
@@ -95,12 +95,12 @@ func writeOut(t *testing.T, f *ir.Fleet) string {
 
 func checkFmtAndSchema(t *testing.T, dir string) {
 	t.Helper()
-	if err := verify.TerraformFmt(dir); err != nil {
-		verify.SkipIfMissing(t, err)
+	if err := verifytest.TerraformFmt(dir); err != nil {
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("terraform fmt: %v", err)
 	}
-	for _, err := range verify.CheckTerraformAgainstSchema(dir, "") {
-		verify.SkipIfMissing(t, err)
+	for _, err := range verifytest.CheckTerraformAgainstSchema(dir, "") {
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("provider 6.x schema: %v", err)
 	}
 }
@@ -115,14 +115,14 @@ func TestExamplesValidate(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			t.Run("aws-5.100", func(t *testing.T) {
-				if err := verify.TerraformValidateOut(ctx, root, Dir); err != nil {
-					verify.SkipIfMissing(t, err)
+				if err := verifytest.TerraformValidateOut(ctx, root, Dir); err != nil {
+					verifytest.SkipIfMissing(t, err)
 					t.Errorf("%v", err)
 				}
 			})
 			t.Run("aws-6.x-schema", func(t *testing.T) {
-				if err := verify.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
-					verify.SkipIfMissing(t, err)
+				if err := verifytest.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
+					verifytest.SkipIfMissing(t, err)
 					t.Errorf("%v", err)
 				}
 			})
@@ -182,18 +182,18 @@ func TestAgentCoreFleet(t *testing.T) {
 	defer cancel()
 	// The real mirrored provider is 5.100.0, which has no aws_bedrockagentcore_*: the
 	// constraint cannot be met, and verify says so instead of failing.
-	err := verify.TerraformValidateOut(ctx, root, Dir)
+	err := verifytest.TerraformValidateOut(ctx, root, Dir)
 	switch {
 	case err == nil:
 		t.Log("a provider >= 6.18 is mirrored: terraform validate passed")
-	case errors.Is(err, verify.ErrProviderUnavailable):
+	case errors.Is(err, verifytest.ErrProviderUnavailable):
 		t.Logf("terraform validate with the real provider skipped: %v", err)
 	default:
-		verify.SkipIfMissing(t, err)
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("terraform validate: %v", err)
 	}
-	if err := verify.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
-		verify.SkipIfMissing(t, err)
+	if err := verifytest.TerraformValidateSchemaOut(ctx, root, Dir); err != nil {
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("terraform validate (6.x schema-only provider): %v", err)
 	}
 }
@@ -611,9 +611,9 @@ var deprecatedAllowed = map[string]string{
 // TestNoDeprecatedArguments walks every generated block against the 6.x schema: an argument
 // the newest provider deprecates would break on the next major version.
 func TestNoDeprecatedArguments(t *testing.T) {
-	s, err := verify.ProviderSchema("")
+	s, err := verifytest.ProviderSchema("")
 	if err != nil {
-		verify.SkipIfMissing(t, err)
+		verifytest.SkipIfMissing(t, err)
 		t.Fatal(err)
 	}
 	fleets := map[string]*ir.Fleet{"agentcore": lower(t, "testdata/agentcore/fleet.yaml")}
@@ -642,7 +642,7 @@ func TestNoDeprecatedArguments(t *testing.T) {
 	}
 }
 
-func checkDeprecated(t *testing.T, where, path string, body *hclsyntax.Body, sb *verify.SchemaBlock) {
+func checkDeprecated(t *testing.T, where, path string, body *hclsyntax.Body, sb *verifytest.SchemaBlock) {
 	t.Helper()
 	for n := range body.Attributes {
 		if a := sb.Attributes[n]; a != nil && a.Deprecated {
@@ -884,7 +884,7 @@ func TestLambdaEnvironmentLimit(t *testing.T) {
 // environment variables as Terraform renders them; ok is false without a terraform binary.
 func terraformEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, bool) {
 	t.Helper()
-	bin, err := verify.Tool("terraform")
+	bin, err := verifytest.Tool("terraform")
 	if err != nil {
 		t.Logf("terraform console cross-check skipped: %v", err)
 		return 0, false

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // allFiles parses every generated top-level .tf file.
@@ -154,8 +154,8 @@ func TestToolsNotify(t *testing.T) {
 	checkFmtAndSchema(t, filepath.Join(root, Dir))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := verify.TerraformValidateOut(ctx, root, Dir); err != nil {
-		verify.SkipIfMissing(t, err)
+	if err := verifytest.TerraformValidateOut(ctx, root, Dir); err != nil {
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("%v", err)
 	}
 }

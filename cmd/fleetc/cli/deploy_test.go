@@ -27,7 +27,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/review"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -39,16 +39,16 @@ const e2eSpec = "../../../compiler/deploy/testdata/e2e.yaml"
 // (fails under FLEETC_REQUIRE_TOOLS=1) when terraform or the mirror is missing.
 func terraformEnv(t *testing.T) {
 	t.Helper()
-	_, err := verify.Tool("terraform")
-	verify.SkipIfMissing(t, err)
-	mirror, err := verify.ProviderMirror()
-	verify.SkipIfMissing(t, err)
+	_, err := verifytest.Tool("terraform")
+	verifytest.SkipIfMissing(t, err)
+	mirror, err := verifytest.ProviderMirror()
+	verifytest.SkipIfMissing(t, err)
 	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	rc := filepath.Join(t.TempDir(), "terraformrc")
-	cfg := verify.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
+	cfg := verifytest.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
 	if err := os.WriteFile(rc, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPlanFailingInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := filepath.Join(dir, "rc")
-	if err := os.WriteFile(rc, []byte(verify.CLIConfig(empty)), 0o644); err != nil {
+	if err := os.WriteFile(rc, []byte(verifytest.CLIConfig(empty)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TF_CLI_CONFIG_FILE", rc)
@@ -140,8 +140,8 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 		t.Skip("terraform plan against kumo")
 	}
 	terraformEnv(t)
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, name := uniqueSpec(t, dir, func(s string) string {
 		return strings.Replace(s, "arn:aws:iam::000000000000:role/keda-operator", "arn:aws:iam::111122223333:role/keda-operator", 1)
@@ -166,8 +166,8 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
 	terraformEnv(t)
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, name := uniqueSpec(t, dir, nil)
 	out := filepath.Join(dir, "out")
@@ -544,8 +544,8 @@ func TestPredictionsOnKumo(t *testing.T) {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
 	terraformEnv(t)
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, _ := uniqueSpecFrom(t, "testdata/predict.yaml", dir, nil)
 	base, err := os.ReadFile(spec)

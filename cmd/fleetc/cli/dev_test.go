@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/chromedp/chromedp"
 
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -246,8 +246,8 @@ func devEnv(t *testing.T) string {
 	if e := os.Getenv("FLEETC_DEV_TEST_ENDPOINT"); e != "" {
 		return e
 	}
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	return endpoint
 }
 
@@ -405,7 +405,7 @@ func livePage(t *testing.T, s *devSession, work func()) {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
-		verify.SkipIfMissing(t, fmt.Errorf("%w: chromium (bash tools/install.sh chromium)", verify.ErrToolMissing))
+		verifytest.SkipIfMissing(t, fmt.Errorf("%w: chromium (bash tools/install.sh chromium)", verifytest.ErrToolMissing))
 		return
 	}
 	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,

@@ -1,4 +1,4 @@
-package verify
+package verifytest
 
 import (
 	"context"

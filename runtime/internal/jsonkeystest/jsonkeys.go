@@ -1,6 +1,6 @@
-// Package jsonkeys finds duplicate object keys in a JSON document, which encoding/json
-// silently accepts (last wins) but strict log pipelines reject. Tests use it on log lines.
-package jsonkeys
+// Package jsonkeystest finds duplicate object keys in a JSON document, which encoding/json
+// silently accepts (last wins) but strict log pipelines reject. Only tests import it (on log lines).
+package jsonkeystest
 
 import (
 	"bytes"

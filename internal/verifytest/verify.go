@@ -1,4 +1,4 @@
-// Package verify checks fleetc's generated artifacts with the real tools that consume them,
+// Package verifytest checks fleetc's generated artifacts with the real tools that consume them,
 // offline:
 //
 //	TerraformFmt(dir)                      terraform fmt -check -recursive -diff
@@ -14,13 +14,13 @@
 // *Problem values (file:line:col). When a tool, a data file or a provider build is not
 // available, the error wraps ErrToolMissing, and tests should hand it to SkipIfMissing:
 //
-//	err := verify.ASL(path)
-//	verify.SkipIfMissing(t, err) // skips loudly; fails instead under FLEETC_REQUIRE_TOOLS=1
+//	err := verifytest.ASL(path)
+//	verifytest.SkipIfMissing(t, err) // skips loudly; fails instead under FLEETC_REQUIRE_TOOLS=1
 //	if err != nil { t.Fatal(err) }
 //
 // Tools are looked up in <repo>/bin, then <repo>/tools/node/node_modules/.bin, then PATH;
 // `bash tools/install.sh` puts them there.
-package verify
+package verifytest
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package jsonkeys
+package jsonkeystest
 
 import (
 	"slices"
