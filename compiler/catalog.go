@@ -29,7 +29,7 @@ func Catalog() []Entry {
 		out = append(out, Entry{c, "input"})
 	}
 	for _, r := range check.Rules() {
-		out = append(out, Entry{diag.Code{ID: r.ID, Severity: r.Severity.String(), Summary: r.Summary, Explain: strings.TrimSpace(r.Explain)}, r.Category})
+		out = append(out, Entry{diag.Code{ID: r.ID, Severity: r.Severity, Summary: r.Summary, Explain: strings.TrimSpace(r.Explain)}, r.Category})
 	}
 	var gen []diag.Code
 	for _, codes := range [][]diag.Code{terraform.Codes(), asl.Codes(), keda.Codes(), eventschema.Codes(), runtimeconfig.Codes()} {

@@ -99,9 +99,14 @@ func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
 // The runtime configs are rendered once, before them: they are written as runtime/<class>.json
 // and the same bytes go to the backends that embed or measure them, so no backend imports
 // another and the copies cannot differ.
-func backends(f *ir.Fleet, configs runtimeconfig.Configs) []func() ([]artifact.File, diag.Diagnostics) {
+// The Terraform backend's inventory (which spec part owns each resource) lands in inv.
+func backends(f *ir.Fleet, configs runtimeconfig.Configs, inv *[]artifact.Resource) []func() ([]artifact.File, diag.Diagnostics) {
 	return []func() ([]artifact.File, diag.Diagnostics){
-		func() ([]artifact.File, diag.Diagnostics) { return terraform.Generate(f, configs) },
+		func() ([]artifact.File, diag.Diagnostics) {
+			files, resources, ds := terraform.GenerateInventory(f, configs)
+			*inv = resources
+			return files, ds
+		},
 		func() ([]artifact.File, diag.Diagnostics) { return asl.Generate(f) },
 		func() ([]artifact.File, diag.Diagnostics) { return asl.GenerateInputs(f) },
 		func() ([]artifact.File, diag.Diagnostics) { return keda.Generate(f, configs) },
@@ -119,7 +124,8 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 		files []artifact.File
 		ds    diag.Diagnostics
 	}
-	gens := backends(f, configs)
+	var inv []artifact.Resource
+	gens := backends(f, configs, &inv)
 	results := make([]result, len(gens))
 	var wg sync.WaitGroup
 	for i, gen := range gens {
@@ -131,6 +137,7 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 	}
 	wg.Wait()
 	set, _ := artifact.NewSet()
+	set.SetInventory(inv)
 	for _, r := range results {
 		ds = append(ds, r.ds...)
 		for _, file := range r.files {

@@ -13,9 +13,10 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas"
+	"github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 // TestConsumersAcceptEveryArtifact is the build's acceptance test: `fleetc build` of every
@@ -45,22 +46,26 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 				switch {
 				case kind == "statemachines" && strings.HasSuffix(p, ".input.schema.json"):
 					example, _ := set.Get(strings.TrimSuffix(p, ".schema.json") + ".example.json")
-					if err := verify.Draft07Instance(b, example); err != nil {
+					if err := verifytest.Draft07Instance(b, example); err != nil {
 						t.Errorf("%s: %v", p, err)
 					}
 				case kind == "statemachines" && strings.HasSuffix(p, ".asl.json"):
-					verifyOrSkip(t, p, verify.ASL(full))
+					verifyOrSkip(t, p, verifytest.ASL(full))
 				case kind == "k8s":
 					manifests = append(manifests, full)
 				case kind == "schemas" && !strings.HasPrefix(p, "schemas/examples/"):
-					if err := verify.Draft04(b); err != nil {
+					if err := verifytest.Draft04(b); err != nil {
 						t.Errorf("%s: %v", p, err)
 					}
 					example, ok := set.Get("schemas/examples/" + strings.TrimPrefix(p, "schemas/"))
 					if !ok {
 						t.Errorf("%s has no example event", p)
-					} else if err := verify.Draft04Instance(b, example); err != nil {
+					} else if err := verifytest.Draft04Instance(b, example); err != nil {
 						t.Errorf("%s: its example does not validate: %v", p, err)
+					}
+				case kind == "tools":
+					if _, err := runtimeconfig.ParseTools(p, b); err != nil {
+						t.Errorf("%s: %v", p, err)
 					}
 				case kind == "runtime":
 					if err := validateJSON(rc, b); err != nil {
@@ -74,23 +79,23 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 				}
 			}
 			if len(manifests) > 0 {
-				verifyOrSkip(t, "k8s", verify.Kubeconform(manifests...))
+				verifyOrSkip(t, "k8s", verifytest.Kubeconform(manifests...))
 			}
 			tf := filepath.Join(out, "terraform")
-			verifyOrSkip(t, "terraform fmt", verify.TerraformFmt(tf))
-			for _, err := range verify.CheckTerraformAgainstSchema(tf, "") {
-				if errors.Is(err, verify.ErrToolMissing) {
+			verifyOrSkip(t, "terraform fmt", verifytest.TerraformFmt(tf))
+			for _, err := range verifytest.CheckTerraformAgainstSchema(tf, "") {
+				if errors.Is(err, verifytest.ErrToolMissing) {
 					verifyOrSkip(t, "provider schema", err)
 					break
 				}
 				t.Errorf("provider schema: %v", err)
 			}
-			err := verify.TerraformValidateOut(context.Background(), out, "terraform")
-			if errors.Is(err, verify.ErrProviderUnavailable) {
+			err := verifytest.TerraformValidateOut(context.Background(), out, "terraform")
+			if errors.Is(err, verifytest.ErrProviderUnavailable) {
 				// agentcore classes need aws >= 6.18, which the offline mirror (5.100.0) does not
 				// have: validate against the schema-only 6.x provider instead of skipping.
 				t.Logf("real provider unavailable, validating against the 6.x schema: %v", err)
-				err = verify.TerraformValidateSchemaOut(context.Background(), out, "terraform")
+				err = verifytest.TerraformValidateSchemaOut(context.Background(), out, "terraform")
 			}
 			verifyOrSkip(t, "terraform validate", err)
 		})
@@ -102,7 +107,7 @@ func verifyOrSkip(t *testing.T, what string, err error) {
 	if err == nil {
 		return
 	}
-	verify.SkipIfMissing(t, err)
+	verifytest.SkipIfMissing(t, err)
 	t.Errorf("%s: %v", what, err)
 }
 

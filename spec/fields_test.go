@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // TestUnknownAndMissingFieldsEverywhere: in every mapping of the reference example, an
@@ -38,7 +40,7 @@ func TestUnknownAndMissingFieldsEverywhere(t *testing.T) {
 		case map[string]any:
 			maps = append(maps, path)
 			for k, e := range x {
-				walk(e, path+"/"+escapePointer(k))
+				walk(e, path+"/"+jsonptr.Escape(k))
 			}
 		case []any:
 			for i, e := range x {

@@ -49,26 +49,21 @@ func checkLimits(doc any, idx *Index) diag.Diagnostics {
 			over("/"+c.key, c.what, len(m), c.limit)
 		}
 	}
-	events, _ := root["events"].(map[string]any)
+	// Every contract schema the spec writes (event details, handler outputs) is measured the
+	// same way: the same per-schema limits, one total.
 	total := 0
-	for _, name := range slices.Sorted(maps.Keys(events)) {
-		ev, _ := events[name].(map[string]any)
-		detail, ok := ev["detail"]
-		if !ok {
-			continue
-		}
-		path := Pointer("events", name, "detail")
-		n, depth := measure(detail, 0)
+	for _, c := range contractSchemas(root) {
+		n, depth := measure(c.schema, 0)
 		total += n
 		if n > MaxDetailValues {
-			over(path, fmt.Sprintf("event %s: values in the detail schema", name), n, MaxDetailValues)
+			over(c.path, c.what+": values in the "+c.noun, n, MaxDetailValues)
 		}
 		if depth > MaxDetailDepth {
-			over(path, fmt.Sprintf("event %s: nesting depth of the detail schema", name), depth, MaxDetailDepth)
+			over(c.path, c.what+": nesting depth of the "+c.noun, depth, MaxDetailDepth)
 		}
 	}
 	if total > MaxEventValues {
-		over("/events", "values in all event detail schemas", total, MaxEventValues)
+		over("/events", "values in all event detail and handler output schemas", total, MaxEventValues)
 	}
 	workflows, _ := root["workflows"].(map[string]any)
 	for _, name := range slices.Sorted(maps.Keys(workflows)) {
@@ -78,6 +73,31 @@ func checkLimits(doc any, idx *Index) diag.Diagnostics {
 		}
 	}
 	return ds
+}
+
+// contractSchema is one JSON Schema written in the spec: an event's detail or a class's output.
+type contractSchema struct {
+	path, what, noun string
+	schema           any
+}
+
+// contractSchemas lists the detail schema of every event and the output schema of every agent
+// class, in name order.
+func contractSchemas(root map[string]any) []contractSchema {
+	var out []contractSchema
+	for _, c := range []struct{ collection, field, kind, noun string }{
+		{"events", "detail", "event %s", "detail schema"},
+		{"agents", "output", "class %s", "output schema"},
+	} {
+		parts, _ := root[c.collection].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(parts)) {
+			part, _ := parts[name].(map[string]any)
+			if schema, ok := part[c.field]; ok {
+				out = append(out, contractSchema{path: Pointer(c.collection, name, c.field), what: fmt.Sprintf(c.kind, name), noun: c.noun, schema: schema})
+			}
+		}
+	}
+	return out
 }
 
 // measure counts the values of a decoded YAML value and its nesting depth.

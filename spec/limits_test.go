@@ -35,6 +35,11 @@ func specWith(events map[string]string, classes int) string {
 	return b.String()
 }
 
+// withOutput gives class c0 of a specWith spec an output schema.
+func withOutput(src, output string) string {
+	return strings.Replace(src, "  c0:\n", "  c0:\n    output: "+output+"\n", 1)
+}
+
 func TestLimits(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -48,10 +53,19 @@ func TestLimits(t *testing.T) {
 		{"all details", specWith(map[string]string{"e0": nested(8, 2), "e1": nested(8, 2), "e2": nested(8, 2), "e3": nested(8, 2),
 			"e4": nested(8, 2), "e5": nested(8, 2), "e6": nested(8, 2), "e7": nested(8, 2), "e8": nested(8, 2), "e9": nested(8, 2),
 			"e10": nested(8, 2), "e11": nested(8, 2), "e12": nested(8, 2)}, 1),
-			"lim.yaml:6:1: P011: values in all event detail schemas: 21021, over fleetc's limit of 20000"},
+			"lim.yaml:6:1: P011: values in all event detail and handler output schemas: 21021, over fleetc's limit of 20000"},
 		{"too many classes", specWith(map[string]string{"e0": `{"type": "object"}`}, MaxAgents+1),
 			"P011: agent classes: 2001, over fleetc's limit of 2000"},
 		{"deep but allowed", specWith(map[string]string{"e0": nested(8, 2)}, 1), ""},
+		// A class's output schema is held to the same limits, and counts toward the total.
+		{"deep output", withOutput(specWith(map[string]string{"e0": `{"type": "object"}`}, 1), nested(14, 1)),
+			"P011: class c0: nesting depth of the output schema: 36, over fleetc's limit of 24"},
+		{"wide output", withOutput(specWith(map[string]string{"e0": `{"type": "object"}`}, 1), nested(6, 5)),
+			"P011: class c0: values in the output schema"},
+		{"details and outputs", withOutput(specWith(map[string]string{"e0": nested(8, 2), "e1": nested(8, 2), "e2": nested(8, 2), "e3": nested(8, 2),
+			"e4": nested(8, 2), "e5": nested(8, 2), "e6": nested(8, 2), "e7": nested(8, 2), "e8": nested(8, 2), "e9": nested(8, 2),
+			"e10": nested(8, 2), "e11": nested(8, 2)}, 1), nested(8, 2)),
+			"P011: values in all event detail and handler output schemas: 21021, over fleetc's limit of 20000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ds := Load("lim.yaml", []byte(tc.src))

@@ -18,7 +18,14 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
+
+// MaxFileBytes bounds what fleetc reads of one spec, wherever it comes from (a file, stdin,
+// a git revision for diff): far above any real fleet (a fleet.yaml is a few KiB, the
+// 1,000-class benchmark fleet under 1 MiB), low enough that an untrusted pull request cannot
+// make a CI machine read gigabytes.
+const MaxFileBytes = 4 << 20
 
 // Limits that keep a hostile file from exhausting memory or time.
 const (
@@ -328,7 +335,7 @@ func (c *converter) convert(n *yaml.Node, path string, depth int) any {
 				d.Detail = "Write the fields out; fleetc keeps each value's position, which merges would blur."
 				continue
 			}
-			child := path + "/" + escapePointer(k.Value)
+			child := path + "/" + jsonptr.Escape(k.Value)
 			if prev, dup := seen[k.Value]; dup {
 				d := c.errorAt(k, child, "P006", "duplicate key %q (first defined at line %d)", k.Value, prev.Line)
 				d.Detail = "YAML keeps only one of them; remove or rename the other."
@@ -390,19 +397,8 @@ func (c *converter) scalar(n *yaml.Node, path string) any {
 	}
 }
 
-func escapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
 // Pointer builds a JSON pointer from path segments, escaping each.
-func Pointer(segs ...string) string {
-	var b strings.Builder
-	for _, s := range segs {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(s))
-	}
-	return b.String()
-}
+func Pointer(segs ...string) string { return jsonptr.Join(segs...) }
 
 func describe(v any) string {
 	switch v.(type) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // collections are the top-level maps whose entries are independent parts of a spec: an
@@ -23,11 +24,7 @@ func Part(path string) string {
 
 // partName is the entry name of a part pointer ("coder" for "/agents/coder").
 func partName(part string) string {
-	return unescapePointer(part[strings.LastIndexByte(part, '/')+1:])
-}
-
-func unescapePointer(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+	return jsonptr.Last(part)
 }
 
 // leaveOut removes from the document every part an input error lies in, so the rest can be

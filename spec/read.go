@@ -9,11 +9,6 @@ import (
 	"strings"
 )
 
-// MaxFileBytes bounds what fleetc reads of one spec, from disk or from git: far above any
-// real fleet (the 1,000-class benchmark fleet is under 1 MiB), low enough that an untrusted
-// pull request cannot make a CI machine read gigabytes.
-const MaxFileBytes = 4 << 20
-
 // ReadFile is the one way fleetc reads a spec from disk, for every command. A spec may come
 // from a fork's pull request, so it refuses what a file in a checkout has no business being:
 // a path that resolves, through symlinks, outside the working directory (a link to

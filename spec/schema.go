@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetc/fleetc/schemas"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 const schemaURL = "https://fleetc.dev/schemas/fleet.schema.json"
@@ -135,7 +136,7 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 	located := func(d *diag.Diagnostic, r *diag.Range) { d.Subject = r }
 
 	if strings.Contains(ve.KeywordLocation, "/propertyNames/") {
-		name := strings.ReplaceAll(strings.ReplaceAll(path[strings.LastIndexByte(path, '/')+1:], "~1", "/"), "~0", "~")
+		name := jsonptr.Last(path)
 		parent := where(path[:strings.LastIndexByte(path, '/')])
 		d := ds.Errorf("P007", path, "%q is not a valid name in %s: %s", name, parent, ve.Message)
 		d.Detail = "Names become part of AWS resource names: lower-case letters, digits and hyphens, starting with a letter."
@@ -148,7 +149,7 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 		// never from the validator's English message.
 		known := propertyNames(node)
 		for _, name := range unknownFields(node, lookup(root, path)) {
-			p := path + "/" + escapePointer(name)
+			p := path + "/" + jsonptr.Escape(name)
 			d := ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
 			if s := suggest(name, known); s != "" {
 				d.Summary += fmt.Sprintf("; did you mean %q?", s)
@@ -331,7 +332,7 @@ func schemaNode(doc map[string]any, loc string) map[string]any {
 		if !ok {
 			return nil
 		}
-		next, ok := m[strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")]
+		next, ok := m[jsonptr.Unescape(seg)]
 		if !ok {
 			return nil
 		}
@@ -379,7 +380,7 @@ func lookup(root any, path string) any {
 		if seg == "" {
 			continue
 		}
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		seg = jsonptr.Unescape(seg)
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[seg]

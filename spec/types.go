@@ -2,6 +2,8 @@
 // value's source position so diagnostics can point at it.
 package spec
 
+import "encoding/json"
+
 // Fleet is one fleet.yaml document, version 1.
 type Fleet struct {
 	Version   int                  `json:"version"`
@@ -110,24 +112,55 @@ type Model struct {
 
 // Agent is one agent class: a queue, its workers and their contract.
 type Agent struct {
-	Description string       `json:"description,omitempty"`
-	Runtime     string       `json:"runtime"` // lambda | eks | agentcore
-	Consumes    *Consumes    `json:"consumes,omitempty"`
-	Emits       []string     `json:"emits,omitempty"`
-	Ordering    *Ordering    `json:"ordering,omitempty"`
-	Step        Step         `json:"step"`
-	Model       string       `json:"model,omitempty"`
-	Handler     Handler      `json:"handler"`
-	SideEffects string       `json:"side_effects,omitempty"` // idempotent | non_idempotent
-	Idempotency *Idempotency `json:"idempotency,omitempty"`
-	Scaling     *Scaling     `json:"scaling,omitempty"`
-	Payload     *Payload     `json:"payload,omitempty"`
-	Tool        *Tool        `json:"tool,omitempty"`
-	Queue       *Queue       `json:"queue,omitempty"`
-	Delivery    *Delivery    `json:"delivery,omitempty"`
-	Lambda      *Lambda      `json:"lambda,omitempty"`
-	AgentCore   *AgentCore   `json:"agentcore,omitempty"`
-	Image       string       `json:"image,omitempty"`
+	Description string    `json:"description,omitempty"`
+	Runtime     string    `json:"runtime"` // lambda | eks | agentcore
+	Consumes    *Consumes `json:"consumes,omitempty"`
+	Emits       []string  `json:"emits,omitempty"`
+	Ordering    *Ordering `json:"ordering,omitempty"`
+	Step        Step      `json:"step"`
+	Model       Policies  `json:"model,omitempty"`
+	Handler     Handler   `json:"handler"`
+	// Output is the JSON Schema of what the handler returns (same dialect and limits as an
+	// event detail); nil when the class does not declare it.
+	Output      map[string]any `json:"output,omitempty"`
+	SideEffects string         `json:"side_effects,omitempty"` // idempotent | non_idempotent
+	Idempotency *Idempotency   `json:"idempotency,omitempty"`
+	Scaling     *Scaling       `json:"scaling,omitempty"`
+	Payload     *Payload       `json:"payload,omitempty"`
+	Traffic     *AgentTraffic  `json:"traffic,omitempty"`
+	Tool        *Tool          `json:"tool,omitempty"`
+	Queue       *Queue         `json:"queue,omitempty"`
+	Delivery    *Delivery      `json:"delivery,omitempty"`
+	Lambda      *Lambda        `json:"lambda,omitempty"`
+	AgentCore   *AgentCore     `json:"agentcore,omitempty"`
+	Image       string         `json:"image,omitempty"`
+}
+
+// Policies is a class's model: one policy name, or the list of policies it allows (the first
+// is its default). YAML writes either `model: fast` or `model: [fast, long]`.
+type Policies []string
+
+// UnmarshalJSON accepts a string or a list of strings.
+func (p *Policies) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*p = Policies{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*p = many
+	return nil
+}
+
+// Default is the policy a step uses unless its event names another allowed one ("" when none).
+func (p Policies) Default() string {
+	if len(p) == 0 {
+		return ""
+	}
+	return p[0]
 }
 
 // Consumes names the event a class works on and the detail values it matches.
@@ -189,6 +222,14 @@ type Payload struct {
 type Tool struct {
 	Async           bool      `json:"async"`
 	StatusPollAfter *Duration `json:"status_poll_after,omitempty"`
+	Notify          *Notify   `json:"notify,omitempty"`
+}
+
+// Notify pushes an async tool's completion events to the client instead of (or besides)
+// polling: an EventBridge API destination, or a queue fleetc creates.
+type Notify struct {
+	APIDestination string `json:"api_destination,omitempty"`
+	Queue          string `json:"queue,omitempty"`
 }
 
 // Lambda tunes the SQS event source mapping of a lambda class.
@@ -239,4 +280,11 @@ type Traffic struct {
 	StepsPerConversation    float64   `json:"steps_per_conversation"`
 	StepDuration            *Duration `json:"step_duration,omitempty"`
 	ConcurrentConversations *int      `json:"concurrent_conversations,omitempty"`
+	FanOutItems             *float64  `json:"fan_out_items,omitempty"`
+}
+
+// AgentTraffic is one class's own traffic assumptions.
+type AgentTraffic struct {
+	Share         *float64 `json:"share,omitempty"`
+	TokensPerStep *int     `json:"tokens_per_step,omitempty"`
 }

@@ -8,8 +8,15 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
+#                                         checker compiler/compat's differential test runs)
+#   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
+#                                         the AI SDK and the AWS SDK's Bedrock Runtime client, run
+#                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
 #   curl                                 (Debian package, when missing and run as root: the model
 #                                         gateway test calls the gateway from a shell handler)
+#   chromium                             (Debian package, when missing and run as root: the
+#                                         fleetc dev live page test loads the page headless)
 #
 # Usage (from anywhere; paths are resolved from this script):
 #   bash tools/install.sh                 # everything
@@ -60,6 +67,20 @@ install_kubeconform() {
 	echo "$h" >"$st"
 }
 
+install_oasdiff() {
+	local mod="$ROOT/tools/oasdiff" out="$BIN/oasdiff" st="$BIN/.oasdiff.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "oasdiff: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/oasdiff/oasdiff)
+	log "oasdiff: building $ver"
+	(cd "$mod" && go build -o "$out.tmp" github.com/oasdiff/oasdiff)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
 install_asl() {
 	local dir="$ROOT/tools/node" st h
 	st="$dir/node_modules/.fleetc-lock.sha256"
@@ -77,6 +98,38 @@ install_asl() {
 	echo "$h" >"$st"
 }
 
+install_typescript() {
+	local dir="$ROOT/tools/typescript" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "typescript: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/tsc" "$st" "$h"; then
+		log "typescript: up to date ($("$dir/node_modules/.bin/tsc" --version))"
+		return
+	fi
+	log "typescript: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+# mypy checks the Python handler types (fleetc types --lang python); PyPI is out of reach in
+# CI, so it comes from Debian's package, and only where apt-get may run.
+install_mypy() {
+	if command -v mypy >/dev/null; then
+		log "mypy: up to date ($(mypy --version))"
+		return
+	fi
+	if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+		log "mypy: apt-get install mypy"
+		apt-get install -y --no-install-recommends mypy >&2 || { apt-get update >&2 && apt-get install -y --no-install-recommends mypy >&2; }
+		return
+	fi
+	log "mypy: not found; install it (apt-get install mypy); the python types test skips without it"
+}
+
 install_mermaid() {
 	local dir="$ROOT/tools/mermaid" st h
 	st="$dir/node_modules/.fleetc-lock.sha256"
@@ -86,6 +139,40 @@ install_mermaid() {
 		return
 	fi
 	log "mermaid: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+install_mcp_inspector() {
+	local dir="$ROOT/tools/mcp-inspector" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "mcp-inspector: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/.bin/mcp-inspector-cli" "$st" "$h"; then
+		log "mcp-inspector: up to date"
+		return
+	fi
+	log "mcp-inspector: npm ci"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+	echo "$h" >"$st"
+}
+
+install_gateway_clients() {
+	local dir="$ROOT/tools/gateway-clients" st h
+	st="$dir/node_modules/.fleetc-lock.sha256"
+	if ! command -v npm >/dev/null; then
+		log "gateway-clients: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		return 1
+	fi
+	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
+	if up_to_date "$dir/node_modules/openai" "$st" "$h"; then
+		log "gateway-clients: up to date"
+		return
+	fi
+	log "gateway-clients: npm ci"
 	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
 	echo "$h" >"$st"
 }
@@ -102,6 +189,20 @@ install_graphviz() {
 	log "graphviz: apt-get install graphviz"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >&2 ||
 		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q graphviz >&2; }
+}
+
+install_chromium() {
+	if command -v chromium >/dev/null; then
+		log "chromium: up to date"
+		return
+	fi
+	if [[ "$(id -u)" != 0 ]] || ! command -v apt-get >/dev/null; then
+		log "chromium: not found; install Debian's chromium (apt-get install chromium)"
+		return 1
+	fi
+	log "chromium: apt-get install chromium"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2 ||
+		{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2; }
 }
 
 install_kumo() {
@@ -170,7 +271,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid graphviz schema-provider curl)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff curl chromium)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -180,14 +281,20 @@ fi
 for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
+	oasdiff) timed oasdiff install_oasdiff ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
+	gateway-clients) timed gateway-clients install_gateway_clients ;;
+	mcp-inspector) timed mcp-inspector install_mcp_inspector ;;
+	typescript | tsc) timed typescript install_typescript ;;
+	mypy) timed mypy install_mypy ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
+	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid graphviz kumo schema-provider curl)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff curl chromium)"
 		exit 2
 		;;
 	esac

@@ -10,16 +10,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/fleetc/fleetc/internal/buildinfo"
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -36,6 +40,9 @@ const (
 	ModeLambda    = "lambda"
 	ModeAgentCore = "agentcore"
 	ModeDispatch  = "dispatch"
+	// ModeTools serves the async tools (start_*, get_*_status, list_my_jobs) from the tools
+	// config, as a Lambda function or an HTTP+JSON/MCP server.
+	ModeTools = "tools"
 )
 
 // Exit codes.
@@ -48,14 +55,29 @@ const (
 // Main runs fleet-worker until ctx ends (SIGTERM), then drains in-flight
 // steps, flushes events and, last, telemetry. It returns the exit code.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "gateway" {
+		return Gateway(ctx, args[1:], getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
-	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
+	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch | tools (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
-	listen := fs.String("listen", ":8080", "agentcore mode: HTTP listen address")
+	listen := fs.String("listen", ":8080", "agentcore and tools modes: HTTP listen address")
+	toolsCfg := fs.String("tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
+	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK // -h/--help: the usage went to stderr
+		}
 		return exitUsage
+	}
+	if *version {
+		fmt.Fprintf(stdout, "fleet-worker %s\n", buildinfo.Version)
+		return exitOK
+	}
+	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
+		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)
 	}
 	var cfg *config.Config
 	var err error
@@ -150,5 +172,86 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitRuntime
 	}
 	log.Info("fleet-worker stopped")
+	return exitOK
+}
+
+// Gateway serves one class's model gateway alone (fleet-worker gateway --config FILE
+// [--listen ADDR]) until ctx ends, after printing the environment a handler needs.
+func Gateway(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fleet-worker gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
+	listen := fs.String("listen", "", "loopback address (default "+config.EnvModelGatewayAddr+", else 127.0.0.1:0, a free port)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *cfgPath == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: fleet-worker gateway --config FILE [--listen ADDR]")
+		return exitUsage
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err == nil {
+		err = cfg.ApplyEnv(getenv)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	exporter, err := telemetry.OTLPExporter(ctx, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
+		return exitUsage
+	}
+	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr, SpanExporter: exporter})
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		tel.Shutdown(sctx)
+	}()
+	gw, err := worker.ServeGateway(ctx, cfg, *listen, getenv, tel)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: gateway:", err)
+		return exitRuntime
+	}
+	// What a handler exports: the fleet's own names, and the ones the SDKs read.
+	url, token := gw.URL(), gw.Token()
+	for _, kv := range [][2]string{
+		{gateway.EnvURL, url + "/v1"}, {gateway.EnvBedrockURL, url}, {gateway.EnvToken, token},
+		{"OPENAI_BASE_URL", url + "/v1"}, {"OPENAI_API_KEY", token},
+		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url}, {"AWS_BEARER_TOKEN_BEDROCK", token},
+	} {
+		fmt.Fprintf(stdout, "export %s=%s\n", kv[0], kv[1])
+	}
+	tel.Logger.Info("model gateway serving", "class", cfg.Class, "policy", cfg.Models.Policy, "url", url)
+	<-ctx.Done()
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := gw.Close(cctx); err != nil {
+		tel.Logger.Warn("model gateway close", "err", err)
+	}
+	return exitOK
+}
+
+// runTools is --mode tools: the agent side of the async tools.
+func runTools(ctx context.Context, path, listen string, getenv func(string) string, stderr io.Writer) int {
+	cfg, err := tools.LoadConfig(path, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("service", cfg.Fleet+"-async-tools")
+	svc, err := tools.NewAWS(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: startup:", err)
+		return exitRuntime
+	}
+	if err := tools.Run(ctx, svc, getenv, listen, log); err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitRuntime
+	}
 	return exitOK
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetc/fleetc/internal/buildinfo"
 )
 
 // A bad config stops the worker before it makes a single AWS call: the
@@ -63,5 +65,17 @@ func TestConfigAndModeFromEnvironment(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q (want %q)", c.env, code, errb.String(), c.want)
 		}
+	}
+}
+
+// --version prints the one build version (internal/buildinfo) and touches nothing; -h is not an error.
+func TestVersionAndHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"--version"}, func(string) string { return "" }, &out, &errb); code != exitOK || out.String() != "fleet-worker "+buildinfo.Version+"\n" {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	errb.Reset()
+	if code := Main(context.Background(), []string{"--help"}, func(string) string { return "" }, &out, &errb); code != exitOK || !strings.Contains(errb.String(), "-config") {
+		t.Errorf("--help: exit %d, stderr %q", code, errb.String())
 	}
 }

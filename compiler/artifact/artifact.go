@@ -22,7 +22,10 @@ type File struct {
 }
 
 // Set is a collection of files keyed by path.
-type Set struct{ files map[string][]byte }
+type Set struct {
+	files     map[string][]byte
+	inventory []Resource // the Terraform backend's resources, sorted by address
+}
 
 // NewSet builds a set; a path given twice is an error (two backends claiming one file).
 func NewSet(files ...File) (*Set, error) {
@@ -289,4 +292,31 @@ func removeEmptyParents(root, d string) {
 		}
 		d = filepath.Dir(d)
 	}
+}
+
+// Resource is one block of the generated Terraform and the spec part that owns it. The
+// Terraform backend records it as it writes the block, so every consumer (diff, plan
+// summaries, the apply guard) reads ownership from one place instead of guessing it from
+// file names.
+type Resource struct {
+	Address string `json:"address"` // aws_sqs_queue.coder, data.aws_iam_policy_document.coder
+	Type    string `json:"type"`
+	Part    string `json:"part"`           // the owner: "class coder", "workflow conversation", "event x", "bus", "state", "eks", "provider"
+	Path    string `json:"path,omitempty"` // the spec path the block is generated from
+	File    string `json:"file"`           // terraform/agent_coder.tf
+}
+
+// SetInventory records the generated Terraform's resources beside the files.
+func (s *Set) SetInventory(rs []Resource) { s.inventory = rs }
+
+// Inventory returns the recorded resources, sorted by address.
+func (s *Set) Inventory() []Resource { return s.inventory }
+
+// Resource returns the inventory entry of an address.
+func (s *Set) Resource(address string) (Resource, bool) {
+	i, ok := slices.BinarySearchFunc(s.inventory, address, func(r Resource, a string) int { return strings.Compare(r.Address, a) })
+	if !ok {
+		return Resource{}, false
+	}
+	return s.inventory[i], true
 }

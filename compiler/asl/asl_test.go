@@ -15,7 +15,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -61,8 +61,8 @@ func checkASL(t *testing.T, f *ir.Fleet, files []artifact.File) {
 			if err := os.WriteFile(p, variant.b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			err := verify.ASL(p)
-			verify.SkipIfMissing(t, err)
+			err := verifytest.ASL(p)
+			verifytest.SkipIfMissing(t, err)
 			if err != nil {
 				t.Errorf("%s (%s): %v", file.Path, variant.name, err)
 			}
@@ -464,8 +464,8 @@ func TestValidatorCatches(t *testing.T) {
 	if err := os.WriteFile(p, broken, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := verify.ASL(p)
-	verify.SkipIfMissing(t, err)
+	err := verifytest.ASL(p)
+	verifytest.SkipIfMissing(t, err)
 	if err == nil {
 		t.Error("asl-validator accepted a state machine without a terminal state")
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // inputRefRE matches a JSONPath into the state input: $.name, or $.name['...'] / $.name.x.
@@ -34,7 +34,7 @@ func TestInputContract(t *testing.T) {
 			if schema == nil || example == nil {
 				t.Fatalf("%s: workflow %s has no input schema or example", path, w.Name)
 			}
-			if err := verify.Draft07Instance(schema, example); err != nil {
+			if err := verifytest.Draft07Instance(schema, example); err != nil {
 				t.Errorf("%s: %v", InputSchemaPath(w), err)
 			}
 			var doc struct {
@@ -61,7 +61,7 @@ func TestInputContract(t *testing.T) {
 				_ = json.Unmarshal(example, &ex)
 				delete(ex, field)
 				b, _ := json.Marshal(ex)
-				if err := verify.Draft07Instance(schema, b); err == nil || !strings.Contains(err.Error(), field) {
+				if err := verifytest.Draft07Instance(schema, b); err == nil || !strings.Contains(err.Error(), field) {
 					t.Errorf("%s: an input without %s passes the schema (%v)", w.Name, field, err)
 				}
 			}

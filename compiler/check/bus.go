@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -199,7 +200,7 @@ func checkTargetsPerRule(f *ir.Fleet, r *Reporter) {
 	sort.Strings(names)
 	for _, n := range names {
 		as := byRule[n]
-		if len(as) <= 5 {
+		if len(as) <= maxTargetsPerRule {
 			continue
 		}
 		var cls []string
@@ -246,7 +247,7 @@ func checkPatternSize(f *ir.Fleet, r *Reporter) {
 		if err := enc.Encode(a.Rule.Pattern); err != nil {
 			continue
 		}
-		if n := len([]rune(strings.TrimSpace(buf.String()))); n > 2048 {
+		if n := len([]rune(strings.TrimSpace(buf.String()))); n > maxPatternChars {
 			r.Add(at(f, a.Path+"/consumes/match", a.Path+"/consumes"),
 				fmt.Sprintf("class %s: event pattern is %s characters; EventBridge allows 2,048", a.Name, inum(n)),
 				"Match on a field that names the category instead of enumerating values, or split the class.")
@@ -280,8 +281,8 @@ func checkWildcardRules(f *ir.Fleet, r *Reporter) {
 			with = append(with, a)
 		}
 	}
-	if len(with) > 30 {
-		r.Add(with[30].Path+"/consumes",
+	if len(with) > maxWildcardRules {
+		r.Add(with[maxWildcardRules].Path+"/consumes",
 			fmt.Sprintf("bus %s has %d rules with wildcards; EventBridge allows 30 (not adjustable)", f.Bus.Name, len(with)),
 			"Match on exact values instead of wildcards.")
 	}
@@ -292,12 +293,12 @@ func checkRetryRange(f *ir.Fleet, r *Reporter) {
 		if a.Rule == nil {
 			continue
 		}
-		if d := a.Delivery; d.Attempts < 0 || d.Attempts > 185 {
+		if d := a.Delivery; d.Attempts < 0 || d.Attempts > maxDeliveryAttempts {
 			r.Add(deliveryField(f, a, "attempts"),
 				fmt.Sprintf("delivery attempts %d is outside EventBridge's 0–185 range", d.Attempts),
 				"Set delivery.attempts between 0 and 185 (24 is fleetc's default).")
 		}
-		if m := a.Delivery.MaxAge; m < time.Minute || m > 24*time.Hour {
+		if m := a.Delivery.MaxAge; m < minEventAge || m > maxEventAge {
 			r.Add(deliveryField(f, a, "max_age"),
 				fmt.Sprintf("delivery max_age %s (%s) is outside EventBridge's 60–86,400 s range", dur(m), secs(m)),
 				"Set delivery.max_age between 60s and 24h (1h is fleetc's default).")
@@ -386,21 +387,13 @@ func checkPutEventsLimits(f *ir.Fleet, r *Reporter) {
 	}
 }
 
-func emittedPerSec(f *ir.Fleet) float64 {
-	var n float64
-	for _, a := range f.Agents {
-		n += classStepsPerSec(f) * float64(len(a.Emits))
-	}
-	return n
-}
-
 func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
-	ev := emittedPerSec(f)
-	if ev == 0 || f.Bus.MaxEntries < 1 {
+	m := capacity.Of(f)
+	ev, rps := m.EmittedPerSec(), m.PutEventsPerSec()
+	if ev == 0 || rps == 0 {
 		return
 	}
-	rps := ev / float64(f.Bus.MaxEntries)
-	if q := putEventsRPS(f.Region); rps > q {
+	if q := capacity.PutEventsRPS(f.Region); rps > q {
 		r.Add(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s PutEvents requests/s (%s events/s ÷ %d per batch) exceeds %s rps in %s",
 				num(rps), num(ev), f.Bus.MaxEntries, num(q), f.Region),
@@ -409,13 +402,7 @@ func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
 }
 
 func checkInvocations(f *ir.Fleet, r *Reporter) {
-	var inv float64
-	for _, a := range f.Agents {
-		if a.Rule != nil {
-			inv += classStepsPerSec(f)
-		}
-	}
-	if inv > invocationsPerSec {
+	if inv := capacity.Of(f).InvocationsPerSec(); inv > capacity.InvocationsPerSec {
 		r.Warn(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s target invocations/s exceeds EventBridge's 18,750/s throttle; delivery will be delayed", num(inv)),
 			"Request an invocations quota increase or move high-rate classes to a second bus.")

@@ -1,43 +1,13 @@
 package check
 
 import (
-	"math"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec"
 )
-
-// Region-dependent quotas, as the seeds state them. Where a seed gives a range for "other
-// regions", the conservative end is used.
-func big3(region string) bool {
-	switch region {
-	case "us-east-1", "us-west-2", "eu-west-1":
-		return true
-	}
-	return false
-}
-
-// putEventsRPS is the PutEvents requests/s quota.
-func putEventsRPS(region string) float64 {
-	switch {
-	case big3(region):
-		return 10000
-	case region == "us-east-2" || region == "eu-central-1" || region == "eu-south-2":
-		return 2400
-	}
-	return 400 // "400–1,200 rps" in most other regions
-}
-
-// fifoHighThroughputTPS is the per-action FIFO high-throughput ceiling.
-func fifoHighThroughputTPS(region string) float64 {
-	if big3(region) {
-		return 70000
-	}
-	return 2400 // "19,000–2,400 TPS in other regions"
-}
 
 // rulesPerBus is the EventBridge rules-per-bus quota.
 func rulesPerBus(region string) int {
@@ -47,40 +17,41 @@ func rulesPerBus(region string) int {
 	return 300
 }
 
-// callbackRefill is the SendTask* token bucket: refill per second and bucket size.
-func callbackRefill(region string) (refill, bucket float64) {
-	if big3(region) {
-		return 500, 3000
-	}
-	return 300, 1500
-}
-
-// agentCoreSessions is the active-session quota per account.
-func agentCoreSessions(region string) int {
-	if big3(region) {
-		return 5000
-	}
-	return 2500
-}
-
 const (
-	fifoTPS              = 300     // FIFO without high-throughput mode, per API action
-	inFlightCap          = 120_000 // received-but-not-deleted per standard queue
 	sqsMaxMessage        = 1 << 20 // 1 MiB
 	putEventsMaxBytes    = 1 << 20 // PutEvents request < 1 MB (1,048,576 bytes)
 	sfnMaxPayload        = 256 << 10
 	sfnMaxHistory        = 25_000
 	expressMax           = 300 * time.Second
-	invocationsPerSec    = 18_750
-	transitionsPerSec    = 5000
-	expressStartPerSec   = 6000
-	mapMaxConcurrency    = 10_000
-	openMapRuns          = 1000
-	agentCorePayload     = 100 * 1000 * 1000 // 100 MB
-	agentCoreSyncRequest = 15 * time.Minute  // InvokeAgentRuntime's synchronous request timeout
+	agentCorePayload     = wire.AgentCoreMaxPayload // 100 MB, shared with the runtime
+	agentCoreSyncRequest = 15 * time.Minute         // InvokeAgentRuntime's synchronous request timeout
 	syncToolP95          = 10 * time.Second
 	kedaPollInterval     = 30 * time.Second // KEDA's default pollingInterval
-	visibilityMargin     = 1.5              // the margin ir.Lower applies to step.max
+
+	// Limits the rules compare against, each from the seeds; the boundary table
+	// (boundary_test.go) holds every rule to its constant.
+	maxTargetsPerRule   = 5                   // EventBridge targets per rule
+	maxPatternChars     = 2048                // EventBridge event pattern
+	maxWildcardRules    = 30                  // rules with wildcards per bus, not adjustable
+	maxDeliveryAttempts = 185                 // EventBridge target retry attempts (0–185)
+	minEventAge         = time.Minute         // EventBridge maximum event age: 60 s …
+	maxEventAge         = 24 * time.Hour      // … 86,400 s
+	minRetention        = time.Minute         // SQS message retention: 1 min …
+	maxRetention        = 14 * 24 * time.Hour // … 14 days
+	ageAlarmReceives    = 3                   // Q005: above this, standard queues reorder retries
+	maxLongPoll         = 20 * time.Second    // SQS ReceiveMessage WaitTimeSeconds
+	maxGroupKey         = 128                 // SQS MessageGroupId characters
+	maxQueueDelay       = 15 * time.Minute    // SQS DelaySeconds
+	maxBatchingWindow   = 300 * time.Second   // Lambda event source mapping
+	maxUnwindowedBatch  = 10                  // records per batch on FIFO, or without a ≥ 1 s window
+	minBatchWindowAbove = time.Second         // the window AWS requires above maxUnwindowedBatch
+	minESMConcurrency   = 2                   // event source mapping MaximumConcurrency 2 …
+	maxESMConcurrency   = 1000                // … 1,000
+	lambdaVisibility    = 6                   // AWS: visibility ≥ 6 × function timeout (+ batching window)
+	agentCoreMicroVM    = 8 * time.Hour       // AgentCore session lifecycle, microVM
+	agentCoreInstances  = 14 * 24 * time.Hour // … and with instances
+	maxInGroupRetries   = 3                   // M002: router retries within a group
+	maxToleratedPercent = 100                 // Distributed Map ToleratedFailurePercentage
 )
 
 // at returns the first candidate pointer written in the spec, else the first candidate:
@@ -107,37 +78,6 @@ func deliveryField(f *ir.Fleet, a *ir.Agent, field string) string {
 
 func idempotencyField(f *ir.Fleet, a *ir.Agent, field string) string {
 	return at(f, a.Path+"/idempotency/"+field, "/defaults/idempotency/"+field)
-}
-
-// Traffic model. Traffic states fleet-wide steps; with no per-class numbers, each agent
-// class is assumed to take an equal share (every class has its own queue).
-func stepsPerSec(f *ir.Fleet) float64 {
-	if f.Traffic == nil {
-		return 0
-	}
-	return f.Traffic.StepsPerSecond()
-}
-
-func classStepsPerSec(f *ir.Fleet) float64 {
-	if f.Traffic == nil || len(f.Agents) == 0 {
-		return 0
-	}
-	return stepsPerSec(f) / float64(len(f.Agents))
-}
-
-// stepDuration is the duration Little's law uses for a class: traffic.step_duration when
-// given, else the class's p95 — and where that number was written.
-func stepDuration(f *ir.Fleet, a *ir.Agent) (time.Duration, string) {
-	if f.Traffic != nil && f.Traffic.StepDuration > 0 {
-		return f.Traffic.StepDuration, "/traffic/step_duration"
-	}
-	return a.StepP95, a.Path + "/step/p95"
-}
-
-// inFlight is Little's law for one class queue: arrival rate × step duration.
-func inFlight(f *ir.Fleet, a *ir.Agent) float64 {
-	d, _ := stepDuration(f, a)
-	return classStepsPerSec(f) * d.Seconds()
 }
 
 // inline is the largest payload a class moves inline: bounded by its claim-check
@@ -201,32 +141,8 @@ func usesModel(a *ir.Agent) bool {
 
 // Formatting.
 
-// num writes a number with thousands separators and at most one decimal.
-func num(v float64) string {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return "∞"
-	}
-	neg := v < 0
-	v = math.Abs(v)
-	r := math.Round(v*10) / 10
-	whole := int64(r)
-	frac := ""
-	if d := int64(math.Round((r - float64(whole)) * 10)); d != 0 {
-		frac = "." + strconv.FormatInt(d, 10)
-	}
-	s := strconv.FormatInt(whole, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String() + frac
-	}
-	return b.String() + frac
-}
+// num writes a number as every report of fleetc does.
+func num(v float64) string { return capacity.Num(v) }
 
 func inum(v int) string      { return num(float64(v)) }
 func bytesOf(n int64) string { return num(float64(n)) + " bytes" }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -141,8 +142,8 @@ func TestRegionNumbers(t *testing.T) {
 		{"eu-south-1", 400, 2400, 300, 100, 2500},
 	}
 	for _, c := range cases {
-		cb, _ := callbackRefill(c.region)
-		got := fmt.Sprint(putEventsRPS(c.region), fifoHighThroughputTPS(c.region), cb, rulesPerBus(c.region), agentCoreSessions(c.region))
+		cb, _ := capacity.CallbackRefill(c.region)
+		got := fmt.Sprint(capacity.PutEventsRPS(c.region), capacity.FIFOHighThroughputTPS(c.region), cb, rulesPerBus(c.region), capacity.AgentCoreSessions(c.region))
 		want := fmt.Sprint(c.putEvents, c.fifoHT, c.cb, c.rules, c.sessions)
 		if got != want {
 			t.Errorf("%s: got %s, want %s", c.region, got, want)
@@ -151,7 +152,7 @@ func TestRegionNumbers(t *testing.T) {
 }
 
 func TestNum(t *testing.T) {
-	for in, want := range map[float64]string{0: "0", 62.5: "62.5", 11250: "11,250", 1048576: "1,048,576", 120000.04: "120,000", -1500: "-1,500"} {
+	for in, want := range map[float64]string{0: "0", 62.5: "62.5", 11250: "11,250", 1048576: "1,048,576", 120000.04: "120,000", -1500: "-1,500", -0.5: "-0.5", 2.16e16: "2.16e+16"} {
 		if got := num(in); got != want {
 			t.Errorf("num(%v) = %q, want %q", in, got, want)
 		}
@@ -250,11 +251,15 @@ traffic:
 	if got := f.Agents[0].Heartbeat; got.Seconds() != 30 {
 		t.Fatalf("cadence %v, want 30s", got)
 	}
-	expectOnly(t, f, "S007", "projected 8,000 SendTaskHeartbeat/s exceeds the 500/s refill in us-east-1")
-	f.Agents[0].Heartbeat = 0 // a lambda worker sends no task heartbeats
+	expectOnly(t, f, "S007", "projected 8,400 SendTask* calls/s (400 SendTaskSuccess/Failure + 8,000 SendTaskHeartbeat) exceed the 500/s refill in us-east-1")
+	f.Agents[0].Heartbeat = 0 // a lambda worker sends no task heartbeats: 400 answers/s fit
 	expectNone(t, f, "S007")
-	f.Agents[0].Heartbeat = 10 * time.Minute // 240,000 / 600 s = 400/s
+	// Answers and heartbeats share one bucket: 400 + 240,000 / 2,400 s = 500/s is the limit,
+	// one second less of cadence is over it.
+	f.Agents[0].Heartbeat = 40 * time.Minute
 	expectNone(t, f, "S007")
+	f.Agents[0].Heartbeat = 40*time.Minute - time.Second
+	expectOnly(t, f, "S007", "projected 500 SendTask* calls/s (400 SendTaskSuccess/Failure + 100 SendTaskHeartbeat) exceed the 500/s refill in us-east-1")
 }
 
 // TestW002ConcurrencyQuota: above 1,000 the event source mapping needs a quota increase.

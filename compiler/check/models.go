@@ -171,7 +171,7 @@ func checkFallbacks(f *ir.Fleet, r *Reporter) {
 
 func checkRetryLayers(f *ir.Fleet, r *Reporter) {
 	for _, m := range f.Models {
-		if m.Retries > 3 {
+		if m.Retries > maxInGroupRetries {
 			r.Add(m.Path+"/retries",
 				fmt.Sprintf("model policy %s retries %d times in-group: retry amplification against a struggling provider", m.Name, m.Retries),
 				"Set retries to 3 or less (2 is fleetc's default) and rely on cross-group fallbacks.")

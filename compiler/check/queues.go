@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -156,7 +157,7 @@ func checkVisibilityCoversStep(f *ir.Fleet, r *Reporter) {
 		}
 		v := a.Queue.Visibility
 		path := queueField(f, a, "visibility")
-		need := time.Duration(float64(a.StepMax) * visibilityMargin)
+		need := ir.VisibilityFor(a.StepMax)
 		if a.Heartbeat > 0 && 2*a.Heartbeat >= v {
 			hpath := at(f, a.Path+"/step/heartbeat", path)
 			r.Add(hpath,
@@ -195,7 +196,7 @@ func checkVisibilityMax(f *ir.Fleet, r *Reporter) {
 }
 
 func retentionOK(d time.Duration) bool {
-	return d >= time.Minute && d <= 14*24*time.Hour
+	return d >= minRetention && d <= maxRetention
 }
 
 func checkRetentionRange(f *ir.Fleet, r *Reporter) {
@@ -225,7 +226,7 @@ func checkDLQRetention(f *ir.Fleet, r *Reporter) {
 		}
 		path := at(f, a.Path+"/queue/dlq_retention", "/defaults/queue/dlq_retention", a.Path+"/queue/retention", "/defaults/queue/retention")
 		detail := "Keep queue.dlq_retention at 14d and queue.retention below it."
-		if a.Queue.Retention >= 14*24*time.Hour {
+		if a.Queue.Retention >= maxRetention {
 			detail = "SQS retention stops at 14d, so the source queue must keep less: set queue.retention below 14d (4d is the default)."
 		}
 		r.Add(path,
@@ -237,7 +238,7 @@ func checkDLQRetention(f *ir.Fleet, r *Reporter) {
 
 func checkMaxReceives(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
-		if a.Queue.FIFO || a.Queue.MaxReceives <= 3 {
+		if a.Queue.FIFO || a.Queue.MaxReceives <= ageAlarmReceives {
 			continue
 		}
 		r.Warn(queueField(f, a, "max_receives"),
@@ -250,7 +251,7 @@ func checkLongPoll(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
 		lp := a.Queue.LongPoll
 		switch {
-		case lp > 20*time.Second:
+		case lp > maxLongPoll:
 			r.Add(queueField(f, a, "long_poll"),
 				fmt.Sprintf("long_poll %s is above SQS's 20 s maximum wait", dur(lp)),
 				"Set queue.long_poll to 20s.")
@@ -296,7 +297,7 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 		case "integer":
 		case "string":
 			ml, ok := number(prop["maxLength"])
-			if !ok || ml > 128 {
+			if !ok || ml > maxGroupKey {
 				r.Add(ppath,
 					fmt.Sprintf("FIFO group key %q of event %s is not bounded to 128 characters (MessageGroupId ≤ 128)", a.GroupBy, ev.DetailType),
 					"Add maxLength: 128 (or less) to the property.")
@@ -315,7 +316,7 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 
 // fanOutGroupKey is the longest group key a fan-out item group "<key>#<index>" leaves room
 // for: 128 − 1 ('#') − 8 (a Distributed Map reads up to 100 million items: index ≤ 99,999,999).
-const fanOutGroupKey = 128 - 1 - 8
+const fanOutGroupKey = maxGroupKey - 1 - 8
 
 // itemGroupFanOut is the first unbatched fan-out dispatching to a, whose items each get
 // the MessageGroupId "<key>#<index>" (see compiler/asl), or nil.
@@ -331,18 +332,13 @@ func itemGroupFanOut(f *ir.Fleet, a *ir.Agent) *ir.Step {
 }
 
 func checkFIFORate(f *ir.Fleet, r *Reporter) {
-	tps := classStepsPerSec(f)
-	if tps == 0 {
-		return
-	}
+	m := capacity.Of(f)
 	for _, a := range f.Agents {
-		if !a.FIFO {
+		tps := m.ClassStepsPerSec(a)
+		if !a.FIFO || tps == 0 {
 			continue
 		}
-		limit, mode := float64(fifoTPS), "without high-throughput mode"
-		if a.HighThroughput {
-			limit, mode = fifoHighThroughputTPS(f.Region), "in high-throughput mode in "+f.Region
-		}
+		limit, mode := capacity.FIFOLimit(f, a)
 		if tps > limit {
 			path := a.Path + "/ordering"
 			if a.HighThroughput {
@@ -370,18 +366,20 @@ func checkSQSPayload(f *ir.Fleet, r *Reporter) {
 }
 
 func checkInFlight(f *ir.Fleet, r *Reporter) {
-	if classStepsPerSec(f) == 0 {
-		return
-	}
+	m := capacity.Of(f)
 	for _, a := range f.Agents {
-		n := inFlight(f, a)
-		d, path := stepDuration(f, a)
+		rate := m.ClassStepsPerSec(a)
+		if rate == 0 {
+			continue
+		}
+		n := m.InFlight(a)
+		d, path := m.StepDuration(a)
 		msg := fmt.Sprintf("queue %s: projected %s messages in flight (%s steps/s × %s) is %s of the ~120,000 cap",
-			a.Queue.Name, num(n), num(classStepsPerSec(f)), dur(d), pct(n, inFlightCap))
+			a.Queue.Name, num(n), num(rate), dur(d), pct(n, capacity.InFlightCap))
 		switch {
-		case n > inFlightCap:
+		case n > capacity.InFlightCap:
 			r.Add(path, msg, "Past the cap SQS returns OverLimit; split the class across queues, shorten steps, or lower the traffic.")
-		case n > inFlightCap/4:
+		case n > capacity.InFlightCap/4:
 			r.Warn(path, msg, "Above 25 % of the cap, doubling traffic or step latency nears OverLimit; plan a split now.")
 		}
 	}
@@ -389,7 +387,7 @@ func checkInFlight(f *ir.Fleet, r *Reporter) {
 
 func checkDelay(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
-		if a.Queue.Delay < 0 || a.Queue.Delay > 15*time.Minute {
+		if a.Queue.Delay < 0 || a.Queue.Delay > maxQueueDelay {
 			r.Add(queueField(f, a, "delay"),
 				fmt.Sprintf("queue delay %s is outside SQS's 0–15m range", dur(a.Queue.Delay)),
 				"Set queue.delay to 15m or less; schedule longer waits in a workflow.")

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -138,7 +139,7 @@ func checkBatchingWindow(f *ir.Fleet, r *Reporter) {
 		wpath := at(f, a.Path+"/lambda/batching_window", a.Path+"/lambda", a.Path)
 		bpath := at(f, a.Path+"/lambda/batch_size", a.Path+"/lambda", a.Path)
 		switch {
-		case w > 300*time.Second:
+		case w > maxBatchingWindow:
 			r.Add(wpath, fmt.Sprintf("lambda class %s: batching_window %s is above the 300 s maximum", a.Name, dur(w)),
 				"Set lambda.batching_window: 0s.")
 		case a.FIFO && w > 0:
@@ -149,19 +150,19 @@ func checkBatchingWindow(f *ir.Fleet, r *Reporter) {
 				"Set lambda.batching_window: 0s; agent steps are too slow and costly to batch.")
 		}
 		switch {
-		case a.FIFO && n > 10:
+		case a.FIFO && n > maxUnwindowedBatch:
 			r.Add(bpath, fmt.Sprintf("lambda class %s: batch_size %d on FIFO queue %s; FIFO event source mappings take 1–10", a.Name, n, a.Queue.Name),
 				"Set lambda.batch_size to 10 or less (1 keeps the function timeout equal to step.max, see W003).")
-		case !a.FIFO && n > 10 && w < time.Second:
+		case !a.FIFO && n > maxUnwindowedBatch && w < minBatchWindowAbove:
 			r.Add(bpath, fmt.Sprintf("lambda class %s: batch_size %d with batching_window %s; AWS requires a window of at least 1 s above 10 records", a.Name, n, dur(w)),
 				"Set lambda.batch_size to 10 or less (agent steps gain nothing from batching), or batching_window to at least 1s.")
 		}
 		spath := at(f, a.Path+"/scaling/max", a.Scaling.Path, a.Path)
 		switch m := a.Scaling.Max; {
-		case m < 2:
+		case m < minESMConcurrency:
 			r.Add(spath, fmt.Sprintf("lambda class %s: scaling.max %d is below the event source mapping's minimum maximum concurrency of 2", a.Name, m),
 				"Set scaling.max to 2 or more (it becomes ScalingConfig MaximumConcurrency, 2–1,000).")
-		case m > 1000:
+		case m > maxESMConcurrency:
 			r.Warn(spath, fmt.Sprintf("lambda class %s: scaling.max %s is above the event source mapping's 1,000 maximum concurrency", a.Name, inum(m)),
 				"Request a quota increase before deploying, or set scaling.max to 1,000 or less.")
 		}
@@ -180,7 +181,7 @@ func checkLambdaVisibility(f *ir.Fleet, r *Reporter) {
 				"The function timeout must cover the step; this is set by fleetc, please report it.")
 		}
 		// Records of one FIFO group run in order inside a batch (fleet-worker keeps group order).
-		if n := a.Lambda.BatchSize; a.FIFO && n > 1 && n <= 10 { // above 10: W002
+		if n := a.Lambda.BatchSize; a.FIFO && n > 1 && n <= maxUnwindowedBatch { // above: W002
 			if need := time.Duration(n) * a.StepMax; t < need {
 				r.Add(at(f, a.Path+"/lambda/batch_size", a.Path+"/lambda", a.Path),
 					fmt.Sprintf("lambda class %s: a FIFO batch of %d records of one group runs in order, up to %d × step.max = %s, beyond the %s function timeout",
@@ -188,7 +189,7 @@ func checkLambdaVisibility(f *ir.Fleet, r *Reporter) {
 					"Records left when the function stops are retried and move toward the DLQ. Set lambda.batch_size: 1 on FIFO classes.")
 			}
 		}
-		need := 6*t + a.Lambda.BatchingWindow
+		need := lambdaVisibility*t + a.Lambda.BatchingWindow
 		if v := a.Queue.Visibility; v < need {
 			what := "below AWS's 6 × function timeout guidance"
 			if v < t {
@@ -209,18 +210,16 @@ func checkLambdaVisibility(f *ir.Fleet, r *Reporter) {
 }
 
 func checkAgentCore(f *ir.Fleet, r *Reporter) {
-	var sessions float64
 	var classes []string
 	for _, a := range f.Agents {
 		if a.Runtime != "agentcore" || a.AgentCore == nil {
 			continue
 		}
 		classes = append(classes, a.Name)
-		sessions += inFlight(f, a)
 		ac := a.AgentCore
-		limit, kind := 8*time.Hour, "microVM"
+		limit, kind := agentCoreMicroVM, "microVM"
 		if ac.Instances {
-			limit, kind = 14*24*time.Hour, "Instances"
+			limit, kind = agentCoreInstances, "Instances"
 		}
 		spath := at(f, a.Path+"/agentcore/session", a.Path+"/agentcore")
 		if ac.Session > limit {
@@ -246,12 +245,12 @@ func checkAgentCore(f *ir.Fleet, r *Reporter) {
 	if len(classes) == 0 || f.Traffic == nil {
 		return
 	}
+	sessions, fromConversations := capacity.Of(f).AgentCoreSessions()
 	path := at(f, "/traffic/conversations_per_minute", "/traffic")
-	if f.Traffic.ConcurrentConversations > 0 {
-		sessions = float64(f.Traffic.ConcurrentConversations)
+	if fromConversations {
 		path = "/traffic/concurrent_conversations"
 	}
-	if q := agentCoreSessions(f.Region); sessions > float64(q) {
+	if q := capacity.AgentCoreSessions(f.Region); sessions > float64(q) {
 		r.Add(path,
 			fmt.Sprintf("projected %s active AgentCore sessions (%s) exceed %s per account in %s", num(sessions), strings.Join(classes, ", "), inum(q), f.Region),
 			"Request a session quota increase, or move some classes to eks.")

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -331,83 +332,52 @@ func checkMapLimits(f *ir.Fleet, r *Reporter) {
 				continue
 			}
 			fansOut = true
-			if st.FanOut.MaxConcurrency > mapMaxConcurrency {
+			if st.FanOut.MaxConcurrency > capacity.MapMaxConcurrency {
 				r.Add(stepPath(st, "max_concurrency"),
 					fmt.Sprintf("fan-out %s: max_concurrency %s exceeds Distributed Map's 10,000 child executions per Map Run", st.Name, inum(st.FanOut.MaxConcurrency)),
 					"Set fan_out.max_concurrency to 10,000 or less (not adjustable).")
 			}
 		}
 	}
-	if fansOut && f.Traffic != nil && f.Traffic.ConcurrentConversations > openMapRuns {
+	if fansOut && f.Traffic != nil && f.Traffic.ConcurrentConversations > capacity.OpenMapRuns {
 		r.Add(at(f, "/traffic/concurrent_conversations", "/traffic"),
 			fmt.Sprintf("%s concurrent conversations each open a Map Run; an account allows 1,000 open Map Runs", inum(f.Traffic.ConcurrentConversations)),
 			"Queue the fan-outs or share Map Runs across conversations (the cap is not adjustable).")
 	}
 }
 
+// checkCallbackRate holds the SendTask* calls, which share one token bucket (answers and
+// heartbeats alike), to the bucket's refill.
 func checkCallbackRate(f *ir.Fleet, r *Reporter) {
-	per := classStepsPerSec(f)
-	if per == 0 {
-		return
+	answers, beats := capacity.Of(f).CallbacksPerSec()
+	refill, _ := capacity.CallbackRefill(f.Region)
+	if n := answers + beats; n > refill {
+		r.Add(at(f, "/traffic/conversations_per_minute", "/traffic"),
+			fmt.Sprintf("projected %s SendTask* calls/s (%s SendTaskSuccess/Failure + %s SendTaskHeartbeat) exceed the %s/s refill in %s",
+				num(n), num(answers), num(beats), num(refill), f.Region),
+			"Batch callbacks per execution, lengthen the classes' step.heartbeat (keeping it below half the visibility), shard state machines across accounts, or request a quota increase.")
 	}
-	refill, _ := callbackRefill(f.Region)
-	var callbacks, heartbeats float64
-	for _, a := range f.Agents {
-		if !tokenDispatched(a) {
-			continue // synchronous invokes (Express) make no task-token calls
-		}
-		callbacks += per
-		if a.Heartbeat > 0 { // the worker's cadence, whatever the steps' HeartbeatSeconds
-			heartbeats += inFlight(f, a) / a.Heartbeat.Seconds()
-		}
-	}
-	path := at(f, "/traffic/conversations_per_minute", "/traffic")
-	if callbacks > refill {
-		r.Add(path,
-			fmt.Sprintf("projected %s SendTaskSuccess/s exceeds the %s/s refill in %s", num(callbacks), num(refill), f.Region),
-			"Batch callbacks per execution, shard state machines across accounts, or request a quota increase.")
-	}
-	if heartbeats > refill {
-		r.Add(path,
-			fmt.Sprintf("projected %s SendTaskHeartbeat/s exceeds the %s/s refill in %s", num(heartbeats), num(refill), f.Region),
-			"Lengthen the classes' step.heartbeat (keeping it below half the visibility) or request a quota increase.")
-	}
-}
-
-// tokenDispatched says some workflow reaches the class through its queue with a task token.
-func tokenDispatched(a *ir.Agent) bool {
-	for _, w := range a.Workflows {
-		for _, st := range w.Steps {
-			if st.Agent == a && !st.Synchronous(w) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func checkSFNRates(f *ir.Fleet, r *Reporter) {
-	if f.Traffic == nil || f.Traffic.ConversationsPerMinute == 0 {
+	m := capacity.Of(f)
+	execs := m.ConversationsPerSec()
+	if execs == 0 {
 		return
 	}
-	execs := f.Traffic.ConversationsPerMinute / 60
 	path := at(f, "/traffic/conversations_per_minute", "/traffic")
 	for _, w := range f.Workflows {
 		if w.Type == "express" {
-			if execs > expressStartPerSec {
+			if execs > capacity.ExpressStartPerSec {
 				r.Add(path,
 					fmt.Sprintf("express workflow %s: projected %s StartExecution/s exceeds 6,000/s", w.Name, num(execs)),
 					"Request a quota increase or start executions in batches.")
 			}
 			continue
 		}
-		per := 1
-		for _, st := range w.Steps {
-			per += 1 + st.Retries
-		}
-		if tr := execs * float64(per); tr > transitionsPerSec {
+		if tr := m.TransitionsPerSec(w); tr > capacity.TransitionsPerSec {
 			r.Add(path,
-				fmt.Sprintf("workflow %s: projected %s state transitions/s (%s executions/s × %d) exceeds 5,000/s", w.Name, num(tr), num(execs), per),
+				fmt.Sprintf("workflow %s: projected %s state transitions/s (%s executions/s × %d) exceeds 5,000/s", w.Name, num(tr), num(execs), capacity.TransitionsPerExecution(w)),
 				"Request a quota increase, or move high-rate choreography to EventBridge and queues.")
 		}
 	}
@@ -456,7 +426,7 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 					fmt.Sprintf("fan-out %s: batch_input %s exceeds the 262,144-byte BatchInput limit", st.Name, bytesOf(fo.BatchInputBytes)),
 					"Set fan_out.batch_input to 256KiB or less.")
 			}
-			if p := fo.ToleratedFailurePercent; p < 0 || p > 100 {
+			if p := fo.ToleratedFailurePercent; p < 0 || p > maxToleratedPercent {
 				r.Add(stepPath(st, "tolerated_failure_percent"),
 					fmt.Sprintf("fan-out %s: tolerated_failure_percent %d is outside 0–100", st.Name, p),
 					"Set fan_out.tolerated_failure_percent between 0 and 100.")

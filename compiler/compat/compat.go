@@ -5,15 +5,18 @@
 // A contract is compared as the registry stores it: the generated draft-04 schema of the whole
 // EventBridge envelope. Two directions matter (../shared/design/compatibility.md):
 //   - forward: consumers still running the old contract read events written under the new one
-//     (a producer deployed first). Removing, renaming or retyping a property breaks it.
+//     (a producer deployed first). It breaks when the new schema admits an event the old
+//     refuses: a required property removed, a type, enum, bound, pattern or format widened or
+//     removed, an object reopened.
 //   - backward: consumers on the new contract read events written under the old one (messages
-//     queued or dead-lettered at deploy time, redrives, archive replays). New required
-//     properties, narrowed enums, tightened bounds and patterns, and a closed content model
-//     (additionalProperties: false) break it.
+//     queued or dead-lettered at deploy time, redrives, archive replays). It breaks when the new
+//     schema refuses an event the old admits: new required properties, narrowed enums, types
+//     and bounds, added patterns and formats, a closed content model.
 //
-// A breaking change whose contract `version` was not bumped is an error; with a bump it is a
-// warning (consumers that do not handle both versions still break). Additive changes are
-// listed as safe.
+// KindTable lists every kind with its direction and purpose. A breaking change whose contract
+// `version` was not bumped is an error; with a bump it is a warning (consumers that do not
+// handle both versions still break). A change that needs care (an optional property removed)
+// is a warning; safe changes (an optional property added, a description) are info.
 package compat
 
 import (
@@ -28,6 +31,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Contract is one event contract on one side of a comparison.
@@ -148,68 +152,129 @@ func dig(v any, keys ...string) any {
 // Kind names one kind of contract change.
 type Kind string
 
-// Breaking kinds.
-const (
-	EventRemoved      Kind = "event-removed"
-	DetailTypeChanged Kind = "detail-type-changed"
-	SourceChanged     Kind = "source-changed"
-	PropertyRemoved   Kind = "property-removed"
-	PropertyRenamed   Kind = "property-renamed"
-	TypeChanged       Kind = "type-changed"
-	RequiredAdded     Kind = "required-added"
-	RequiredRemoved   Kind = "required-removed"
-	EnumNarrowed      Kind = "enum-narrowed"
-	BoundTightened    Kind = "bound-tightened"
-	PatternTightened  Kind = "pattern-tightened"
-	FormatTightened   Kind = "format-tightened"
-	Closed            Kind = "additional-properties-closed"
-	ClosedAdded       Kind = "property-added-to-closed-object"
-	ConstraintChanged Kind = "constraint-changed" // a keyword fleetc cannot reason about (anyOf, not, dependencies, ...)
-)
-
-// Safe (additive) kinds.
-const (
-	EventAdded     Kind = "event-added"
-	PropertyAdded  Kind = "property-added"
-	EnumWidened    Kind = "enum-widened"
-	BoundLoosened  Kind = "bound-loosened"
-	PatternRemoved Kind = "pattern-removed"
-	Opened         Kind = "additional-properties-opened"
-)
-
 // Direction is who a breaking change breaks.
 type Direction string
 
 const (
-	Forward  Direction = "forward"  // old consumers reading new events
-	Backward Direction = "backward" // new consumers reading old events (queued, dead-lettered, replayed)
+	Forward  Direction = "forward"  // old consumers reading new events: the new schema admits an event the old refuses
+	Backward Direction = "backward" // new consumers reading old events (queued, dead-lettered, replayed): the old admits one the new refuses
 	Both     Direction = "both"
 )
 
-// Severities of findings.
+// Effect is how a kind weighs in a review: it breaks (error, or warning once the contract
+// version is bumped), needs care (warning), or is safe (info).
+type Effect string
+
 const (
-	SevError   = "error"   // breaking, contract version not bumped
-	SevWarning = "warning" // breaking, version bumped
-	SevInfo    = "info"    // safe
+	Breaks Effect = "breaks"
+	Care   Effect = "care"
+	Safe   Effect = "safe"
 )
+
+// KindSpec is one row of the kinds table: what a kind breaks and why it exists.
+type KindSpec struct {
+	Kind      Kind
+	Effect    Effect
+	Direction Direction // "" for safe kinds
+	Purpose   string
+}
+
+// Kinds of contract change. Directions follow ../shared/design/compatibility.md: a change that
+// lets the new schema admit events the old refuses (widening) breaks forward, one that makes
+// it refuse events the old admits (narrowing) breaks backward, and a change whose effect
+// cannot be proven (a different pattern or format) counts as both.
+const (
+	EventRemoved            Kind = "event-removed"
+	EventAdded              Kind = "event-added"
+	DetailTypeChanged       Kind = "detail-type-changed"
+	SourceChanged           Kind = "source-changed"
+	PropertyRemoved         Kind = "property-removed"
+	OptionalPropertyRemoved Kind = "optional-property-removed"
+	PropertyRenamed         Kind = "property-renamed"
+	PropertyAdded           Kind = "property-added"
+	ClosedAdded             Kind = "property-added-to-closed-object"
+	TypeWidened             Kind = "type-widened"
+	TypeNarrowed            Kind = "type-narrowed"
+	TypeChanged             Kind = "type-changed"
+	RequiredAdded           Kind = "required-added"
+	RequiredRemoved         Kind = "required-removed"
+	EnumNarrowed            Kind = "enum-narrowed"
+	EnumWidened             Kind = "enum-widened"
+	BoundTightened          Kind = "bound-tightened"
+	BoundLoosened           Kind = "bound-loosened"
+	PatternAdded            Kind = "pattern-added"
+	PatternRemoved          Kind = "pattern-removed"
+	PatternChanged          Kind = "pattern-changed"
+	FormatAdded             Kind = "format-added"
+	FormatRemoved           Kind = "format-removed"
+	FormatChanged           Kind = "format-changed"
+	Closed                  Kind = "additional-properties-closed"
+	Opened                  Kind = "additional-properties-opened"
+	ConstraintChanged       Kind = "constraint-changed" // a keyword fleetc cannot reason about (anyOf, not, dependencies, ...)
+	AnnotationChanged       Kind = "annotation-changed"
+)
+
+// KindTable is every kind, in report order. compat_test holds a firing and a non-firing case
+// for each row.
+var KindTable = []KindSpec{
+	{EventRemoved, Breaks, Forward, "consumers and rules outside the spec, and archived events, still carry the event"},
+	{EventAdded, Safe, "", "a new contract; nothing read it before"},
+	{DetailTypeChanged, Breaks, Both, "rules and consumers matching the old detail-type stop receiving the event"},
+	{SourceChanged, Breaks, Both, "rules and consumers matching the old source stop receiving the event"},
+	{PropertyRemoved, Breaks, Forward, "a required property is gone: new events may lack what old consumers require"},
+	{OptionalPropertyRemoved, Care, Forward, "the old contract allowed its absence, but new events may carry it with any value"},
+	{PropertyRenamed, Breaks, Both, "the same schema under a new name: old consumers miss it, new ones miss it in old events"},
+	{PropertyAdded, Safe, "", "an optional property in an open object: valid for old and new consumers"},
+	{ClosedAdded, Breaks, Forward, "a property old consumers refuse (additionalProperties false or a schema it does not fit)"},
+	{TypeWidened, Breaks, Forward, "the new type admits values the old refuses (integer to number, a type added or removed)"},
+	{TypeNarrowed, Breaks, Backward, "the new type refuses values the old admits (number to integer, a type dropped)"},
+	{TypeChanged, Breaks, Both, "old and new types each admit values the other refuses"},
+	{RequiredAdded, Breaks, Backward, "events written before do not carry the newly required property"},
+	{RequiredRemoved, Breaks, Forward, "new events may omit a property old consumers require"},
+	{EnumNarrowed, Breaks, Backward, "old events may carry a value the new enum refuses (an enum added counts)"},
+	{EnumWidened, Breaks, Forward, "new events may carry a value old consumers refuse (an enum removed counts)"},
+	{BoundTightened, Breaks, Backward, "old events may fall outside the new bound (a bound added counts)"},
+	{BoundLoosened, Breaks, Forward, "new events may fall outside the old bound (a bound removed counts)"},
+	{PatternAdded, Breaks, Backward, "old events may not match the new pattern"},
+	{PatternRemoved, Breaks, Forward, "new events may not match the pattern old consumers check"},
+	{PatternChanged, Breaks, Both, "regex containment is not provable: counted as narrowing and widening"},
+	{FormatAdded, Breaks, Backward, "old events may not have the new format"},
+	{FormatRemoved, Breaks, Forward, "new events may not have the format old consumers check"},
+	{FormatChanged, Breaks, Both, "one format for another (email to uri): each admits values the other refuses"},
+	{Closed, Breaks, Backward, "additionalProperties: false (or a schema) added: old events carrying other properties may be refused"},
+	{Opened, Breaks, Forward, "a closed object (or one whose extra properties had a schema) opened: new events may carry properties old consumers refuse"},
+	{ConstraintChanged, Breaks, Both, "anyOf, oneOf, allOf of another length, not, dependencies, patternProperties: not provable"},
+	{AnnotationChanged, Safe, "", "title, description, default or examples changed: no event changes validity, but publish writes a new version"},
+}
+
+// Spec returns a kind's row of KindTable.
+func Spec(k Kind) KindSpec {
+	for _, s := range KindTable {
+		if s.Kind == k {
+			return s
+		}
+	}
+	return KindSpec{Kind: k, Effect: Breaks, Direction: Both, Purpose: "unknown kind"}
+}
 
 // Finding is one contract change.
 type Finding struct {
-	Kind        Kind      `json:"kind"`
-	Breaking    bool      `json:"breaking"`
-	Direction   Direction `json:"direction,omitempty"`
-	Severity    string    `json:"severity"`
-	Event       string    `json:"event"`  // detail-type (the head's; the base's when removed)
-	Schema      string    `json:"schema"` // registry schema name
-	Pointer     string    `json:"pointer"`
-	Side        string    `json:"side"`           // base or head: where Path lives
-	Path        string    `json:"path,omitempty"` // spec path of the event on Side
-	Summary     string    `json:"summary"`
-	Consumers   []string  `json:"consumers"`
-	Workflows   []string  `json:"workflows"`
-	BaseVersion int       `json:"base_version"`
-	HeadVersion int       `json:"head_version"`
-	Bumped      bool      `json:"version_bumped"`
+	Kind        Kind          `json:"kind"`
+	Breaking    bool          `json:"breaking"`
+	Direction   Direction     `json:"direction,omitempty"`
+	Severity    diag.Severity `json:"severity"`       // error: breaking, version not bumped; warning: breaking, bumped; info: safe
+	Code        string        `json:"code,omitempty"` // C001 or C002 when breaking (Codes)
+	Event       string        `json:"event"`          // detail-type (the head's; the base's when removed)
+	Schema      string        `json:"schema"`         // registry schema name
+	Pointer     string        `json:"pointer"`
+	Side        string        `json:"side"`           // base or head: where Path lives
+	Path        string        `json:"path,omitempty"` // spec path of the event on Side
+	Summary     string        `json:"summary"`
+	Consumers   []string      `json:"consumers"`
+	Workflows   []string      `json:"workflows"`
+	BaseVersion int           `json:"base_version"`
+	HeadVersion int           `json:"head_version"`
+	Bumped      bool          `json:"version_bumped"`
 }
 
 // Report is the outcome of a comparison, findings sorted by event, pointer and kind.
@@ -232,7 +297,7 @@ func (r Report) Breaking() []Finding {
 func (r Report) Errors() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SevError {
+		if f.Severity == diag.Error {
 			n++
 		}
 	}
@@ -249,8 +314,8 @@ const (
 func Codes() []diag.Code {
 	return []diag.Code{
 		{ID: CodeUnversioned, Severity: "error", Summary: "breaking event contract change without a version bump",
-			Explain: "A change to an event's schema breaks a consumer: removed, renamed or retyped properties break classes still running the old contract (forward); " +
-				"new required properties, narrowed enums, tightened bounds or patterns and additionalProperties: false break the new consumers reading events queued, dead-lettered or archived under the old one (backward). " +
+			Explain: "A change to an event's schema breaks a consumer. When the new schema admits events the old one refuses (a required property removed, a type, enum, bound, pattern or format widened or removed, an object reopened), classes still running the old contract reject what the producer now writes (forward). " +
+				"When it refuses events the old one admits (new required properties, narrowed enums and bounds, added patterns or formats, additionalProperties: false), new consumers reject the events queued, dead-lettered or archived under the old one (backward). A changed pattern or format counts as both. " +
 				"Make the change additive (a new optional property), or bump the event's version and deploy consumers that handle both versions first."},
 		{ID: CodeVersioned, Severity: "warning", Summary: "breaking event contract change (version bumped)",
 			Explain: "The event's version was bumped, so the break is declared; consumers that do not handle both versions still break, and old events (queues, DLQs, the archive) still carry the old version."},
@@ -267,10 +332,10 @@ func (r Report) Diagnostics() diag.Diagnostics {
 		msg := "event %s: %s (%s; consumers: %s)"
 		args := []any{f.Event, f.Summary, f.Direction, list(f.Consumers, f.Workflows)}
 		var d *diag.Diagnostic
-		if f.Severity == SevError {
-			d = ds.Errorf(CodeUnversioned, f.Path, msg, args...)
+		if f.Severity == diag.Error {
+			d = ds.Errorf(f.Code, f.Path, msg, args...)
 		} else {
-			d = ds.Warnf(CodeVersioned, f.Path, msg, args...)
+			d = ds.Warnf(f.Code, f.Path, msg, args...)
 		}
 		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, orRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
 	}
@@ -305,7 +370,7 @@ func pointerOrRoot(p string) string {
 	var b strings.Builder
 	segs := strings.Split(p[1:], "/")
 	for i := 0; i < len(segs); i++ {
-		seg := unescaper.Replace(segs[i])
+		seg := jsonptr.Unescape(segs[i])
 		switch {
 		case (seg == "properties" || seg == "definitions") && i+1 < len(segs) && (i == 0 || segs[i-1] != "properties"):
 			if seg == "definitions" {
@@ -363,7 +428,7 @@ func Compare(base, head []Contract) Report {
 			r.pair(b, h)
 			continue
 		}
-		r.add(b, b, Finding{Kind: EventRemoved, Breaking: true, Direction: Forward, Side: "base", Path: b.Path,
+		r.add(b, b, Finding{Kind: EventRemoved, Side: "base", Path: b.Path,
 			Summary: "event removed; consumers outside this spec and archived events still carry it"})
 	}
 	for _, h := range added {
@@ -392,18 +457,18 @@ func renamedTo(b *Contract, added []*Contract) *Contract {
 // pair compares one contract across the two sides.
 func (r *Report) pair(b, h *Contract) {
 	if b.DetailType != h.DetailType {
-		r.add(b, h, Finding{Kind: DetailTypeChanged, Breaking: true, Direction: Both, Pointer: "/properties/detail-type",
+		r.add(b, h, Finding{Kind: DetailTypeChanged, Pointer: "/properties/detail-type",
 			Summary: fmt.Sprintf("detail-type changed from %q to %q: rules and consumers matching the old name stop receiving it", b.DetailType, h.DetailType)})
 	}
 	if b.Source != h.Source {
-		r.add(b, h, Finding{Kind: SourceChanged, Breaking: true, Direction: Both, Pointer: "/properties/source",
+		r.add(b, h, Finding{Kind: SourceChanged, Pointer: "/properties/source",
 			Summary: fmt.Sprintf("source changed from %q to %q: rules and consumers matching the old source stop receiving it", b.Source, h.Source)})
 	}
 	w := &walker{base: b.Schema, head: h.Schema, seen: map[string]bool{}}
 	w.schema(b.Schema, h.Schema, "")
 	for _, f := range w.out {
 		f.Side = "head"
-		if f.Kind == PropertyRemoved || f.Kind == PropertyRenamed {
+		if f.Kind == PropertyRemoved || f.Kind == OptionalPropertyRemoved || f.Kind == PropertyRenamed {
 			f.Side = "base"
 		}
 		r.add(b, h, f)
@@ -430,13 +495,17 @@ func (r *Report) add(b, h *Contract, f Finding) {
 	f.Workflows = union(b.Workflows, h.Workflows)
 	f.BaseVersion, f.HeadVersion = b.Version, h.Version
 	f.Bumped = b.Version > 0 && h.Version > b.Version
+	spec := Spec(f.Kind)
+	f.Breaking, f.Direction = spec.Effect == Breaks, spec.Direction
 	switch {
-	case !f.Breaking:
-		f.Severity, f.Direction = SevInfo, ""
+	case spec.Effect == Safe:
+		f.Severity = diag.Info
+	case spec.Effect == Care:
+		f.Severity = diag.Warning
 	case f.Bumped:
-		f.Severity = SevWarning
+		f.Severity, f.Code = diag.Warning, CodeVersioned
 	default:
-		f.Severity = SevError
+		f.Severity, f.Code = diag.Error, CodeUnversioned
 	}
 	r.Findings = append(r.Findings, f)
 }
@@ -470,8 +539,9 @@ type walker struct {
 	out        []Finding
 }
 
-func (w *walker) emit(kind Kind, breaking bool, dir Direction, ptr, format string, args ...any) {
-	w.out = append(w.out, Finding{Kind: kind, Breaking: breaking, Direction: dir, Pointer: ptr, Summary: fmt.Sprintf(format, args...)})
+// emit records a finding; its effect and direction come from KindTable when it is added.
+func (w *walker) emit(kind Kind, ptr, format string, args ...any) {
+	w.out = append(w.out, Finding{Kind: kind, Pointer: ptr, Summary: fmt.Sprintf(format, args...)})
 }
 
 // deref follows $ref (within the document) until a schema without one.
@@ -526,8 +596,9 @@ func (w *walker) schema(b, h map[string]any, ptr string) {
 		w.enum(b, h, ptr)
 	}
 	w.bounds(b, h, ptr)
-	w.stringRule(b, h, ptr, "pattern", PatternTightened)
-	w.stringRule(b, h, ptr, "format", FormatTightened)
+	w.stringRule(b, h, ptr, "pattern", PatternAdded, PatternRemoved, PatternChanged)
+	w.stringRule(b, h, ptr, "format", FormatAdded, FormatRemoved, FormatChanged)
+	w.annotations(b, h, ptr)
 	w.required(b, h, ptr)
 	w.properties(b, h, ptr)
 	w.additional(b, h, ptr)
@@ -551,7 +622,7 @@ func (w *walker) schema(b, h map[string]any, ptr string) {
 // opaque reports a changed keyword whose effect fleetc does not derive, as breaking both ways.
 func (w *walker) opaque(kw string, b, h map[string]any, ptr string) {
 	if canon(b[kw]) != canon(h[kw]) {
-		w.emit(ConstraintChanged, true, Both, ptr+"/"+kw, "%s changed at %s; fleetc cannot prove it compatible", kw, pointerOrRoot(ptr))
+		w.emit(ConstraintChanged, ptr+"/"+kw, "%s changed at %s; fleetc cannot prove it compatible", kw, pointerOrRoot(ptr))
 	}
 }
 
@@ -595,14 +666,14 @@ func (w *walker) types(b, h map[string]any, ptr string) bool {
 	if len(bt) == 0 {
 		narrowed = true
 	}
-	dir := Both
+	kind := TypeChanged
 	switch {
 	case widened && !narrowed:
-		dir = Forward
+		kind = TypeWidened
 	case narrowed && !widened:
-		dir = Backward
+		kind = TypeNarrowed
 	}
-	w.emit(TypeChanged, true, dir, ptr+"/type", "type of %s changed from %s to %s", pointerOrRoot(ptr), typeName(bt), typeName(ht))
+	w.emit(kind, ptr+"/type", "type of %s changed from %s to %s", pointerOrRoot(ptr), typeName(bt), typeName(ht))
 	for _, t := range ht {
 		if accepts(bt, t) {
 			return true
@@ -645,15 +716,15 @@ func (w *walker) enum(b, h map[string]any, ptr string) {
 	}
 	switch {
 	case !bok:
-		w.emit(EnumNarrowed, true, Backward, ptr+"/enum", "%s restricted to enum %s", pointerOrRoot(ptr), strings.Join(added, ", "))
+		w.emit(EnumNarrowed, ptr+"/enum", "%s restricted to enum %s", pointerOrRoot(ptr), strings.Join(added, ", "))
 	case !hok:
-		w.emit(EnumWidened, false, "", ptr+"/enum", "enum of %s removed", pointerOrRoot(ptr))
+		w.emit(EnumWidened, ptr+"/enum", "enum of %s removed", pointerOrRoot(ptr))
 	default:
 		if len(gone) > 0 {
-			w.emit(EnumNarrowed, true, Backward, ptr+"/enum", "enum of %s no longer allows %s", pointerOrRoot(ptr), strings.Join(gone, ", "))
+			w.emit(EnumNarrowed, ptr+"/enum", "enum of %s no longer allows %s", pointerOrRoot(ptr), strings.Join(gone, ", "))
 		}
 		if len(added) > 0 {
-			w.emit(EnumWidened, false, "", ptr+"/enum", "enum of %s now also allows %s", pointerOrRoot(ptr), strings.Join(added, ", "))
+			w.emit(EnumWidened, ptr+"/enum", "enum of %s now also allows %s", pointerOrRoot(ptr), strings.Join(added, ", "))
 		}
 	}
 }
@@ -679,10 +750,10 @@ func num(v any) (*big.Rat, bool) {
 
 func (w *walker) bounds(b, h map[string]any, ptr string) {
 	tight := func(kw, format string, args ...any) {
-		w.emit(BoundTightened, true, Backward, ptr+"/"+kw, format, args...)
+		w.emit(BoundTightened, ptr+"/"+kw, format, args...)
 	}
 	loose := func(kw, format string, args ...any) {
-		w.emit(BoundLoosened, false, "", ptr+"/"+kw, format, args...)
+		w.emit(BoundLoosened, ptr+"/"+kw, format, args...)
 	}
 	for _, k := range boundKeywords {
 		bv, bok := num(b[k.kw])
@@ -713,27 +784,59 @@ func (w *walker) bounds(b, h map[string]any, ptr string) {
 	bm, bok := num(b["multipleOf"])
 	hm, hok := num(h["multipleOf"])
 	switch {
-	case hok && (!bok || bm.Cmp(hm) != 0 && !new(big.Rat).Quo(hm, bm).IsInt()):
+	case hok && !bok:
 		tight("multipleOf", "multipleOf of %s set to %s", pointerOrRoot(ptr), hm.RatString())
-	case bok && (!hok || bm.Cmp(hm) != 0):
-		loose("multipleOf", "multipleOf of %s loosened", pointerOrRoot(ptr))
+	case bok && !hok:
+		loose("multipleOf", "multipleOf of %s removed (was %s)", pointerOrRoot(ptr), bm.RatString())
+	case bok && hok && bm.Cmp(hm) != 0:
+		// Every multiple of the new value is a multiple of the old when new/old is an integer
+		// (narrowing); the reverse widens; anything else does both.
+		from, to := bm.RatString(), hm.RatString()
+		narrows, widens := false, false
+		if bm.Sign() != 0 && hm.Sign() != 0 { // 0 is not a valid multipleOf: count it both ways
+			narrows, widens = new(big.Rat).Quo(hm, bm).IsInt(), new(big.Rat).Quo(bm, hm).IsInt()
+		}
+		if !widens {
+			tight("multipleOf", "multipleOf of %s changed from %s to %s", pointerOrRoot(ptr), from, to)
+		}
+		if !narrows {
+			loose("multipleOf", "multipleOf of %s changed from %s to %s", pointerOrRoot(ptr), from, to)
+		}
 	}
 }
 
-// stringRule compares pattern or format: fleetc cannot prove one regex contains another, so
-// any new or changed value is a tightening.
-func (w *walker) stringRule(b, h map[string]any, ptr, kw string, kind Kind) {
+// stringRule compares pattern or format. fleetc cannot prove one regex or format contains
+// another, so a changed value counts as both narrowing and widening.
+func (w *walker) stringRule(b, h map[string]any, ptr, kw string, added, removed, changed Kind) {
 	bv, bok := b[kw].(string)
 	hv, hok := h[kw].(string)
 	switch {
-	case hok && (!bok || bv != hv):
-		if bok {
-			w.emit(kind, true, Backward, ptr+"/"+kw, "%s of %s changed from %q to %q", kw, pointerOrRoot(ptr), bv, hv)
-		} else {
-			w.emit(kind, true, Backward, ptr+"/"+kw, "%s of %s set to %q", kw, pointerOrRoot(ptr), hv)
-		}
+	case hok && !bok:
+		w.emit(added, ptr+"/"+kw, "%s of %s set to %q", kw, pointerOrRoot(ptr), hv)
 	case bok && !hok:
-		w.emit(PatternRemoved, false, "", ptr+"/"+kw, "%s of %s removed (was %q)", kw, pointerOrRoot(ptr), bv)
+		w.emit(removed, ptr+"/"+kw, "%s of %s removed (was %q)", kw, pointerOrRoot(ptr), bv)
+	case bok && hok && bv != hv:
+		w.emit(changed, ptr+"/"+kw, "%s of %s changed from %q to %q", kw, pointerOrRoot(ptr), bv, hv)
+	}
+}
+
+// annotationKeywords change no event's validity; a registry still stores a new version.
+var annotationKeywords = []string{"title", "description", "default", "examples", "$comment"}
+
+func (w *walker) annotations(b, h map[string]any, ptr string) {
+	for _, kw := range annotationKeywords {
+		bv, hv := b[kw], h[kw]
+		if ptr == "" { // the envelope: its title is the detail-type, its description ends with the version
+			if kw == "title" || envelopeConst(b, "detail-type") != envelopeConst(h, "detail-type") || envelopeConst(b, "source") != envelopeConst(h, "source") {
+				continue // the default description names both; their own findings say more
+			}
+			bs, _ := bv.(string)
+			hs, _ := hv.(string)
+			bv, hv = eventschema.DescriptionWithoutVersion(bs), eventschema.DescriptionWithoutVersion(hs)
+		}
+		if canon(bv) != canon(hv) {
+			w.emit(AnnotationChanged, ptr+"/"+kw, "%s of %s changed; publish writes a new schema version", kw, pointerOrRoot(ptr))
+		}
 	}
 }
 
@@ -753,7 +856,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 	renamed := w.renames(b, h)
 	for _, p := range slices.Sorted(maps.Keys(hr)) {
 		if !br[p] && !(renamed[p] != "" && br[renamed[p]]) {
-			w.emit(RequiredAdded, true, Backward, ptr+"/properties/"+escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
+			w.emit(RequiredAdded, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is now required; events written before do not carry it", p, pointerOrRoot(ptr))
 		}
 	}
 	hprops, _ := h["properties"].(map[string]any)
@@ -762,7 +865,7 @@ func (w *walker) required(b, h map[string]any, ptr string) {
 			continue
 		}
 		if _, kept := hprops[p]; kept { // removals are reported as such
-			w.emit(RequiredRemoved, true, Forward, ptr+"/properties/"+escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
+			w.emit(RequiredRemoved, ptr+"/properties/"+jsonptr.Escape(p), "property %q of %s is no longer required; consumers that rely on it get events without it", p, pointerOrRoot(ptr))
 		}
 	}
 }
@@ -799,32 +902,36 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 	for n, o := range renamed {
 		from[o] = n
 	}
-	hr := stringSet(h["required"])
+	hr, br := stringSet(h["required"]), stringSet(b["required"])
 	for _, p := range slices.Sorted(maps.Keys(bp)) {
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		if hs, ok := hp[p]; ok {
 			w.schema(asSchema(bp[p]), asSchema(hs), at)
 			continue
 		}
 		if n := from[p]; n != "" {
-			w.emit(PropertyRenamed, true, Both, at, "property %q of %s renamed to %q; consumers reading %q no longer find it", p, pointerOrRoot(ptr), n, p)
+			w.emit(PropertyRenamed, at, "property %q of %s renamed to %q; consumers reading %q no longer find it", p, pointerOrRoot(ptr), n, p)
 			continue
 		}
-		w.emit(PropertyRemoved, true, Forward, at, "property %q of %s removed; consumers reading it no longer find it", p, pointerOrRoot(ptr))
+		if br[p] {
+			w.emit(PropertyRemoved, at, "required property %q of %s removed; consumers reading it no longer find it", p, pointerOrRoot(ptr))
+		} else {
+			w.emit(OptionalPropertyRemoved, at, "optional property %q of %s removed; new events may carry it unchecked", p, pointerOrRoot(ptr))
+		}
 	}
 	bAdd, bOpen := b["additionalProperties"]
 	for _, p := range slices.Sorted(maps.Keys(hp)) {
 		if _, ok := bp[p]; ok || renamed[p] != "" {
 			continue
 		}
-		at := ptr + "/properties/" + escape(p)
+		at := ptr + "/properties/" + jsonptr.Escape(p)
 		switch {
 		case bOpen && bAdd == false:
-			w.emit(ClosedAdded, true, Forward, at, "property %q added to %s, which old consumers read with additionalProperties: false", p, pointerOrRoot(ptr))
+			w.emit(ClosedAdded, at, "property %q added to %s, which old consumers read with additionalProperties: false", p, pointerOrRoot(ptr))
 		case bOpen && bAdd != true && canon(bAdd) != canon(hp[p]):
-			w.emit(ClosedAdded, true, Forward, at, "property %q added to %s; old consumers validate it against the base additionalProperties schema", p, pointerOrRoot(ptr))
+			w.emit(ClosedAdded, at, "property %q added to %s; old consumers validate it against the base additionalProperties schema", p, pointerOrRoot(ptr))
 		case !hr[p]:
-			w.emit(PropertyAdded, false, "", at, "optional property %q added to %s", p, pointerOrRoot(ptr))
+			w.emit(PropertyAdded, at, "optional property %q added to %s", p, pointerOrRoot(ptr))
 		}
 	}
 }
@@ -832,24 +939,21 @@ func (w *walker) properties(b, h map[string]any, ptr string) {
 func (w *walker) additional(b, h map[string]any, ptr string) {
 	bv, bok := b["additionalProperties"]
 	hv, hok := h["additionalProperties"]
-	bClosed := bok && bv == false
-	hClosed := hok && hv == false
+	open := func(ok bool, v any) bool { return !ok || v == true }
+	_, bIsMap := bv.(map[string]any)
+	_, hIsMap := hv.(map[string]any)
 	at := ptr + "/additionalProperties"
 	switch {
-	case hClosed && !bClosed:
-		w.emit(Closed, true, Backward, at, "%s now has additionalProperties: false; events carrying other properties are rejected", pointerOrRoot(ptr))
-	case bClosed && !hClosed:
-		w.emit(Opened, false, "", at, "%s now accepts additional properties", pointerOrRoot(ptr))
-	case bok && hok:
-		bm, bIsMap := bv.(map[string]any)
-		hm, hIsMap := hv.(map[string]any)
-		if bIsMap && hIsMap {
-			w.schema(bm, hm, at)
-		} else if canon(bv) != canon(hv) {
-			w.opaque("additionalProperties", b, h, ptr)
-		}
-	case hok && hv != true:
-		w.emit(ConstraintChanged, true, Backward, at, "additionalProperties of %s now constrained by a schema", pointerOrRoot(ptr))
+	case hok && hv == false && !(bok && bv == false):
+		w.emit(Closed, at, "%s now has additionalProperties: false; events carrying other properties are refused", pointerOrRoot(ptr))
+	case bok && bv == false && !(hok && hv == false):
+		w.emit(Opened, at, "%s now accepts additional properties", pointerOrRoot(ptr))
+	case bIsMap && hIsMap:
+		w.schema(bv.(map[string]any), hv.(map[string]any), at)
+	case open(bok, bv) && hIsMap:
+		w.emit(Closed, at, "additionalProperties of %s now constrained by a schema", pointerOrRoot(ptr))
+	case bIsMap && open(hok, hv):
+		w.emit(Opened, at, "additionalProperties of %s no longer constrained by a schema", pointerOrRoot(ptr))
 	}
 }
 
@@ -871,11 +975,3 @@ func (w *walker) items(b, h map[string]any, ptr string) {
 		w.opaque("items", b, h, ptr)
 	}
 }
-
-// JSON pointer segment escaping (RFC 6901), built once: a Replacer compiles itself on first use.
-var (
-	escaper   = strings.NewReplacer("~", "~0", "/", "~1")
-	unescaper = strings.NewReplacer("~1", "/", "~0", "~")
-)
-
-func escape(s string) string { return escaper.Replace(s) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // fleet is a spec with one contract (task.requested) consumed by class "worker", which the
@@ -95,14 +96,14 @@ func TestCompareKinds(t *testing.T) {
 		dir      compat.Direction
 		pointer  string
 	}{
-		{"property removed", side{detail: edit("        code: { type: string, pattern: \"^[A-Z]+$\" }\n", "")},
-			compat.PropertyRemoved, true, compat.Forward, "/properties/detail/properties/code"},
+		{"optional property removed", side{detail: edit("        code: { type: string, pattern: \"^[A-Z]+$\" }\n", "")},
+			compat.OptionalPropertyRemoved, false, compat.Forward, "/properties/detail/properties/code"},
 		{"property renamed", side{detail: edit("        code: {", "        kode: {")},
 			compat.PropertyRenamed, true, compat.Both, "/properties/detail/properties/code"},
 		{"type changed", side{detail: edit("count: { type: integer,", "count: { type: string,")},
 			compat.TypeChanged, true, compat.Both, "/properties/detail/properties/count/type"},
 		{"type widened", side{detail: edit("count: { type: integer,", "count: { type: number,")},
-			compat.TypeChanged, true, compat.Forward, "/properties/detail/properties/count/type"},
+			compat.TypeWidened, true, compat.Forward, "/properties/detail/properties/count/type"},
 		{"new required field", side{detail: edit("required: [id, status]", "required: [id, status, count]")},
 			compat.RequiredAdded, true, compat.Backward, "/properties/detail/properties/count"},
 		{"new required property", side{detail: edit("required: [id, status]", "required: [id, status, owner]") + "\n        owner: { type: string }"},
@@ -124,9 +125,9 @@ func TestCompareKinds(t *testing.T) {
 		{"exclusive bound", side{detail: edit("minimum: 0", "exclusiveMinimum: 0")},
 			compat.BoundTightened, true, compat.Backward, "/properties/detail/properties/count/exclusiveMinimum"},
 		{"pattern changed", side{detail: edit(`"^[A-Z]+$"`, `"^[A-Z]{2}$"`)},
-			compat.PatternTightened, true, compat.Backward, "/properties/detail/properties/code/pattern"},
+			compat.PatternChanged, true, compat.Both, "/properties/detail/properties/code/pattern"},
 		{"pattern added", side{detail: edit("origin: { type: string }", "origin: { type: string, pattern: \"^w\" }")},
-			compat.PatternTightened, true, compat.Backward, "/properties/detail/properties/meta/properties/origin/pattern"},
+			compat.PatternAdded, true, compat.Backward, "/properties/detail/properties/meta/properties/origin/pattern"},
 		{"additionalProperties false added", side{detail: edit("      type: object\n      required", "      type: object\n      additionalProperties: false\n      required")},
 			compat.Closed, true, compat.Backward, "/properties/detail/additionalProperties"},
 		{"detail-type changed", side{event: "task.wanted"},
@@ -139,11 +140,11 @@ func TestCompareKinds(t *testing.T) {
 		{"optional property added", side{detail: baseDetail + "\n        note: { type: string }"},
 			compat.PropertyAdded, false, "", "/properties/detail/properties/note"},
 		{"enum widened", side{detail: edit("enum: [open, closed]", "enum: [open, closed, stale]")},
-			compat.EnumWidened, false, "", "/properties/detail/properties/status/enum"},
+			compat.EnumWidened, true, compat.Forward, "/properties/detail/properties/status/enum"},
 		{"maximum raised", side{detail: edit("maximum: 100", "maximum: 1000")},
-			compat.BoundLoosened, false, "", "/properties/detail/properties/count/maximum"},
+			compat.BoundLoosened, true, compat.Forward, "/properties/detail/properties/count/maximum"},
 		{"pattern removed", side{detail: edit(`, pattern: "^[A-Z]+$"`, "")},
-			compat.PatternRemoved, false, "", "/properties/detail/properties/code/pattern"},
+			compat.PatternRemoved, true, compat.Forward, "/properties/detail/properties/code/pattern"},
 	}
 	base := contracts(t, side{})
 	for _, tt := range tests {
@@ -161,12 +162,22 @@ func TestCompareKinds(t *testing.T) {
 				if f.Kind != tt.kind || f.Breaking != tt.breaking || f.Direction != tt.dir || f.Pointer != tt.pointer {
 					t.Fatalf("got kind %s breaking %v direction %q pointer %s (%s)\nwant %s %v %q %s", f.Kind, f.Breaking, f.Direction, f.Pointer, f.Summary, tt.kind, tt.breaking, tt.dir, tt.pointer)
 				}
-				want := compat.SevInfo
+				want := diag.Info
+				if compat.Spec(tt.kind).Effect == compat.Care {
+					want = diag.Warning
+				}
 				if tt.breaking {
-					want = map[bool]string{false: compat.SevError, true: compat.SevWarning}[bump]
+					want = map[bool]diag.Severity{false: diag.Error, true: diag.Warning}[bump]
 				}
 				if f.Severity != want || f.Bumped != bump {
 					t.Errorf("bump=%v: severity %s bumped %v, want %s", bump, f.Severity, f.Bumped, want)
+				}
+				wantCode := map[diag.Severity]string{diag.Error: compat.CodeUnversioned, diag.Warning: compat.CodeVersioned}[want]
+				if !tt.breaking {
+					wantCode = "" // a change that needs care is no C001/C002 break
+				}
+				if f.Code != wantCode {
+					t.Errorf("bump=%v: code %q, want %q", bump, f.Code, wantCode)
 				}
 				if !slices.Equal(f.Consumers, []string{"worker"}) || !slices.Equal(f.Workflows, []string{"flow"}) {
 					t.Errorf("consumers %v workflows %v, want [worker] [flow]", f.Consumers, f.Workflows)
@@ -213,7 +224,7 @@ func TestExampleAndParse(t *testing.T) {
 	cut := strings.Replace(string(src), "        ttl_seconds: { type: integer, minimum: 1 }\n", "", 1)
 	head, _ := compat.FromFleet(irtest.LoadSource(t, cut))
 	r := compat.Compare(base, head)
-	if len(r.Findings) != 1 || r.Findings[0].Kind != compat.PropertyRemoved {
+	if len(r.Findings) != 1 || r.Findings[0].Kind != compat.OptionalPropertyRemoved || r.Findings[0].Severity != diag.Warning {
 		t.Fatalf("%+v", r.Findings)
 	}
 	f := r.Findings[0]

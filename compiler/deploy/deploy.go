@@ -6,7 +6,7 @@
 // beside the generated configuration, never into it.
 //
 // It lives under compiler/ because it drives the compiler's output to its consumer, as
-// compiler/verify does for the checkers; cmd/fleetc/cli only parses flags and prints.
+// internal/verifytest does for the checkers; cmd/fleetc/cli only parses flags and prints.
 package deploy
 
 import (
@@ -113,6 +113,20 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 		}
 	} else if err := os.Remove(override); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, ds, err
+	}
+	// The files beside the override: this run's, and none left from an earlier one.
+	stale, _ := filepath.Glob(filepath.Join(w.TFDir, EmulatorFilePrefix+"*"))
+	for _, p := range stale {
+		if filepath.Base(p) != OverrideFile {
+			_ = os.Remove(p)
+		}
+	}
+	if w.Override != nil {
+		for _, f := range w.Override.Files {
+			if err := os.WriteFile(filepath.Join(w.TFDir, f.Path), f.Bytes, 0o644); err != nil {
+				return nil, ds, err
+			}
+		}
 	}
 
 	if w.tf, err = tfexec.NewTerraform(w.TFDir, bin); err != nil {

@@ -126,6 +126,9 @@ func TestEachKumoGap(t *testing.T) {
 							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), hasBlock(r.body, k))
 						}
 					}
+					if _, ok := ob.Attributes["definition"]; g.Definition && !ok {
+						t.Errorf("%s: %s definition not overridden", spec, r.addr())
+					}
 					if len(g.IgnoreChanges) > 0 && !hasBlock(ob, "lifecycle") {
 						t.Errorf("%s: %s has no lifecycle override", spec, r.addr())
 					}
@@ -172,3 +175,69 @@ func TestDroppedResourceDependents(t *testing.T) {
 }
 
 func hclwriteFormat(b []byte) []byte { return hclwrite.Format(b) }
+
+// TestKumoAccountGap: the KEDA scaler role is left out only when the spec names it in an
+// account other than kumo's (research names 111122223333, the e2e fleet kumo's own).
+func TestKumoAccountGap(t *testing.T) {
+	for spec, dropped := range map[string]bool{"../../examples/research-fleet/fleet.yaml": true, "testdata/e2e.yaml": false} {
+		o, err := EmulatorOverride(generate(t, spec), "http://127.0.0.1:4566", KumoGaps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, om := range o.Omissions {
+			if om.Gap == "kumo-account" {
+				got = append(got, om.Address)
+			}
+		}
+		want := map[bool]string{true: "aws_iam_role.keda_scaler aws_iam_role_policy.keda_scaler output.keda_scaler_role_arn", false: ""}[dropped]
+		if strings.Join(got, " ") != want {
+			t.Errorf("%s: kumo-account leaves out %q, want %q", spec, got, want)
+		}
+	}
+}
+
+// TestEmulatorDefinition: the override's definition reads a rewritten copy with nothing
+// kumo cannot resolve, while the generated definition keeps every context field.
+func TestEmulatorDefinition(t *testing.T) {
+	set := generate(t, "../../examples/research-fleet/fleet.yaml")
+	o, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Files) != 1 || o.Files[0].Path != "fleetc_emulator_conversation.asl.json" {
+		t.Fatalf("files = %v", o.Files)
+	}
+	def := string(o.Files[0].Bytes)
+	for _, gone := range []string{"$$.Execution", "$$.State", "States.Format(", "entered_time"} {
+		if strings.Contains(def, gone) {
+			t.Errorf("emulator definition still has %s", gone)
+		}
+	}
+	for _, kept := range []string{`"execution_id.$": "$$.Task.Token"`, `"state": "Research"`, `"state": "SubQueriesItem"`,
+		`"MessageGroupId.$": "$.conversation_id"`, `"QueueUrl": "${queue_url_researcher}"`, `"index.$": "$$.Map.Item.Index"`} {
+		if !strings.Contains(def, kept) {
+			t.Errorf("emulator definition lacks %s", kept)
+		}
+	}
+	for _, want := range []string{`definition = templatefile("${path.module}/fleetc_emulator_conversation.asl.json", {`,
+		"queue_url_coder      = aws_sqs_queue.coder_ingress.url", "queue_url_researcher = aws_sqs_queue.researcher_ingress.url"} {
+		if !strings.Contains(string(o.Bytes), want) {
+			t.Errorf("override lacks %s:\n%s", want, o.Bytes)
+		}
+	}
+	// A standard class queue is sent to directly.
+	e2e, err := EmulatorOverride(generate(t, "testdata/e2e.yaml"), "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(e2e.Bytes), "queue_url_solver = aws_sqs_queue.solver.url") {
+		t.Errorf("e2e override:\n%s", e2e.Bytes)
+	}
+	aws, _ := set.Get("statemachines/conversation.asl.json")
+	for _, kept := range []string{"$$.Execution.Id", "$$.State.Name", "$$.State.EnteredTime", "States.Format('{}', $.conversation_id)"} {
+		if !strings.Contains(string(aws), kept) {
+			t.Errorf("generated definition lost %s", kept)
+		}
+	}
+}

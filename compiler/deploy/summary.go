@@ -3,7 +3,6 @@ package deploy
 import (
 	"fmt"
 	"io"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -175,24 +174,17 @@ func pathString(p any) string {
 	return b.String()
 }
 
-// Groups maps each resource address of the generated configuration to its agent class
-// ("class <name>", from agent_<name>.tf) or plane (the file's name: bus, state, workflows,
-// schemas, keda, versions → "provider").
+// Groups maps each resource address of the generated configuration to the spec part that
+// owns it, as the Terraform backend recorded it (artifact.Set.Inventory): "class <name>",
+// "workflow <name>", "event <detail-type>", or a plane (bus, state, events, eks, provider).
 func Groups(set *artifact.Set) (map[string]string, error) {
-	mod, err := parseModule(set)
-	if err != nil {
-		return nil, err
+	inv := set.Inventory()
+	if len(inv) == 0 {
+		return nil, fmt.Errorf("the generated configuration carries no resource inventory")
 	}
 	g := map[string]string{}
-	for _, r := range mod.resources {
-		base := strings.TrimSuffix(path.Base(r.file), ".tf")
-		switch {
-		case strings.HasPrefix(base, "agent_"):
-			base = "class " + strings.TrimPrefix(base, "agent_")
-		case base == "versions":
-			base = "provider"
-		}
-		g[r.addr()] = base
+	for _, r := range inv {
+		g[r.Address] = r.Part
 	}
 	return g, nil
 }
@@ -307,3 +299,74 @@ func (s *Summary) writeOmissions(w io.Writer) {
 		fmt.Fprintf(w, "  [%s] %s: %s\n", k.gap, k.what, strings.Join(addrs[k], ", "))
 	}
 }
+
+// WriteMarkdown prints the plan as a pull-request comment in the layout of `fleetc diff`'s: a
+// verdict line with the stateful guard's answer, the changes per class and plane, every
+// replacement and deletion with what it destroys, then the whole plan collapsed.
+func (s *Summary) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	blocked := s.Blocked(nil)
+	switch {
+	case !s.HasChanges():
+		b.WriteString("### ✅ fleetc plan: no changes\n\nThe fleet's infrastructure matches the configuration.\n")
+	case len(blocked) > 0:
+		fmt.Fprintf(&b, "### 🛑 fleetc plan: apply refuses %d stateful replacement(s) or deletion(s) until named with --allow-replace\n\n", len(blocked))
+	default:
+		b.WriteString("### ⚠️ fleetc plan: changes to apply, nothing stateful destroyed\n\n")
+	}
+	if s.HasChanges() {
+		fmt.Fprintf(&b, "Plan: %d to add, %d to change, %d to destroy.\n\n", s.Add, s.Change, s.Destroy)
+		b.WriteString("| class or plane | create | update | replace | delete |\n|---|---:|---:|---:|---:|\n")
+		for _, g := range s.Groups {
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", mdCell(g.Group), g.Create, g.Update, g.Replace, g.Delete)
+		}
+		b.WriteString("\n")
+	}
+	var risky []Change
+	for _, c := range s.Changes {
+		if c.Action == "replace" || c.Action == "delete" {
+			risky = append(risky, c)
+		}
+	}
+	if len(risky) > 0 {
+		fmt.Fprintf(&b, "<details open><summary><b>replacements and deletions</b> (%d)</summary>\n\n| | address | class or plane | why | destroys |\n|---|---|---|---|---|\n", len(risky))
+		for _, c := range risky {
+			icon, why := "ℹ️", c.Action
+			if len(c.ReplacePaths) > 0 {
+				why += ": " + strings.Join(c.ReplacePaths, ", ") + " forces replacement"
+			}
+			if c.Reason != "" {
+				why += " (" + c.Reason + ")"
+			}
+			destroys := c.Destroys
+			typ, _, _ := strings.Cut(c.Address, ".")
+			if c.Destroys != "" && lifecycle.Stateful(typ) {
+				icon = "🛑"
+				destroys += "; apply needs `--allow-replace " + c.Address + "`"
+			} else if c.Destroys != "" {
+				icon = "⚠️"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", icon, c.Address, mdCell(c.Group), mdCell(why), mdCell(destroys))
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+	if s.HasChanges() {
+		fmt.Fprintf(&b, "<details><summary>Terraform plan (%d to add, %d to change, %d to destroy)</summary>\n\n| action | address | class or plane |\n|---|---|---|\n", s.Add, s.Change, s.Destroy)
+		for _, c := range s.Changes {
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", c.Action, c.Address, mdCell(c.Group))
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+	if s.Endpoint != "" && len(s.EmulatorOmissions) > 0 {
+		fmt.Fprintf(&b, "<details><summary>Emulator %s leaves out or changes (%d)</summary>\n\n", s.Endpoint, len(s.EmulatorOmissions))
+		for _, o := range s.EmulatorOmissions {
+			fmt.Fprintf(&b, "- [%s] `%s`: %s\n", o.Gap, o.Address, mdCell(o.What))
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+// mdCell keeps text inside one Markdown table cell.
+func mdCell(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }

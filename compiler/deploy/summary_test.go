@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"strings"
 	"testing"
 
@@ -32,7 +34,7 @@ func planFixture() *tfjson.Plan {
 var fixtureGroups = map[string]string{
 	"aws_sqs_queue.solver": "class solver", "aws_sqs_queue.solver_dlq": "class solver", "aws_sqs_queue.solver_ingress": "class solver",
 	"aws_cloudwatch_event_target.solver": "class solver", "aws_dynamodb_table.idempotency": "state",
-	"aws_sfn_state_machine.flow": "workflows", "aws_cloudwatch_event_bus.fleet": "bus",
+	"aws_sfn_state_machine.flow": "workflow flow", "aws_cloudwatch_event_bus.fleet": "bus",
 }
 
 func TestSummarize(t *testing.T) {
@@ -41,7 +43,7 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("counts: +%d ~%d -%d, want +4 ~1 -5 (as Terraform counts a replacement)", s.Add, s.Change, s.Destroy)
 	}
 	// The queue policy no longer in the configuration still belongs to its class.
-	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2, Delete: 1}, {Group: "state", Delete: 1}, {Group: "workflows", Replace: 1}}
+	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2, Delete: 1}, {Group: "state", Delete: 1}, {Group: "workflow flow", Replace: 1}}
 	if len(s.Groups) != len(want) {
 		t.Fatalf("groups %+v", s.Groups)
 	}
@@ -53,13 +55,13 @@ func TestSummarize(t *testing.T) {
 	var text bytes.Buffer
 	s.WriteText(&text)
 	for _, line := range []string{
-		"  class solver  1 to create, 1 to update, 2 to replace, 1 to delete\n",
+		"  class solver   1 to create, 1 to update, 2 to replace, 1 to delete\n",
 		"  delete aws_sqs_queue_policy.solver (class solver) [delete_because_no_resource_config]\n",
 		"  replace aws_sqs_queue.solver (class solver): fifo_queue, name forces replacement [replace_because_cannot_update]\n" +
 			"      destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver\n",
 		"      destroys a dead-letter queue and every dead-lettered message in it; apply needs --allow-replace aws_sqs_queue.solver_dlq\n",
 		"  delete aws_dynamodb_table.idempotency (state)\n      destroys the idempotency table and its claims",
-		"  replace aws_sfn_state_machine.flow (workflows) [replace_because_tainted]\n      destroys a state machine and its running executions\n\nPlan",
+		"  replace aws_sfn_state_machine.flow (workflow flow) [replace_because_tainted]\n      destroys a state machine and its running executions\n\nPlan",
 		"Plan: 4 to add, 1 to change, 5 to destroy.\n",
 	} {
 		if !strings.Contains(text.String(), line) {
@@ -123,5 +125,36 @@ func TestStreamer(t *testing.T) {
 	}
 	if diags.String() != "Error: boom (aws_dynamodb_table.idempotency)\n  line one\n  line two\n" {
 		t.Errorf("diagnostics: %q", diags.String())
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/plan-*.md; read the diff before committing")
+
+// The plan as a pull-request comment: the fixture's stateful replacements make the guard's
+// verdict blocking, and each is listed with what it destroys and the flag apply needs.
+func TestWriteMarkdown(t *testing.T) {
+	for _, tc := range []struct {
+		golden string
+		s      *Summary
+	}{
+		{"testdata/plan-fixture.md", Summarize(planFixture(), fixtureGroups)},
+		{"testdata/plan-empty.md", Summarize(&tfjson.Plan{}, nil)},
+	} {
+		var b bytes.Buffer
+		if err := tc.s.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		if *update {
+			if err := os.WriteFile(tc.golden, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(tc.golden)
+		if err != nil {
+			t.Fatalf("%v (go test ./compiler/deploy -run TestWriteMarkdown -update)", err)
+		}
+		if b.String() != string(want) {
+			t.Errorf("%s differs (go test ./compiler/deploy -run TestWriteMarkdown -update, then read the diff):\n%s", tc.golden, b.String())
+		}
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"maps"
 	"math/big"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Draft04 is the $schema of every generated schema.
@@ -83,6 +85,11 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	for _, e := range f.Events {
 		files = append(files, event(f, e, &ds)...)
+	}
+	for _, a := range f.Agents {
+		if a.Output != nil {
+			checkOutput(a, &ds)
+		}
 	}
 	if f.Index != nil {
 		f.Index.Locate(ds)
@@ -163,13 +170,68 @@ func entrySize(e *ir.Event, detail any) int {
 	return events.Size(events.Entry{Source: e.Source, DetailType: e.DetailType, Detail: b})
 }
 
+// versionNote ends the envelope's description: the registry's copy of the contract version.
+func versionNote(v int) string { return fmt.Sprintf(" Contract version %d.", v) }
+
+var versionNoteRE = regexp.MustCompile(` Contract version [0-9]+\.$`)
+
+// DescriptionWithoutVersion is an envelope description without its version note, so that a
+// version bump alone is not read as a changed description.
+func DescriptionWithoutVersion(desc string) string { return versionNoteRE.ReplaceAllString(desc, "") }
+
+// checkOutput holds a class's output schema to the dialect of event details: it is
+// translated and compiled like a detail (the draft-04 envelope stands in for the handler's
+// answer), so a keyword an event could not use is refused at the same place with the same code.
+// fleet-worker validates results against the schema as written; nothing is written here.
+func checkOutput(a *ir.Agent, ds *diag.Diagnostics) {
+	out, err := normalize(a.Output)
+	if err != nil {
+		ds.Errorf(Code, a.Path+"/output", "class %s: output schema is not JSON: %v", a.Name, err)
+		return
+	}
+	var eds diag.Diagnostics
+	tr := &translator{base: a.Path + "/output", ds: &eds}
+	doc := envelope(&ir.Event{DetailType: a.Name + ".output", Source: "fleet"}, tr.document(out))
+	tr.checkRefs(doc)
+	*ds = append(*ds, eds...)
+	if eds.HasErrors() {
+		return
+	}
+	sb, err := encode(doc)
+	if err == nil {
+		_, err = compile(sb)
+	}
+	if err != nil {
+		at, msg := locate(tr, out, err)
+		d := ds.Errorf(Code, at, "class %s output: %s", a.Name, msg)
+		d.Detail = "An output schema is held to the dialect of event details (draft-04 after translation). Fix it at this keyword."
+	}
+}
+
+// ExampleOf returns a value that satisfies schema (a detail or handler-output schema as the
+// spec writes it), generated as the example events are: deterministic, same bytes every run.
+func ExampleOf(schema map[string]any) (any, error) {
+	v, err := normalize(schema)
+	if err != nil {
+		return nil, err
+	}
+	hints := (&translator{ds: new(diag.Diagnostics), keepFormats: true}).document(v)
+	doc := envelope(&ir.Event{DetailType: "example", Source: "fleet"}, hints)
+	g := &generator{root: doc, left: maxEntryBytes}
+	v = g.value(doc["properties"].(map[string]any)["detail"], "detail", 0)
+	if g.left < 0 {
+		return nil, fmt.Errorf("the smallest value the schema allows is over %d bytes", maxEntryBytes)
+	}
+	return v, nil
+}
+
 // envelope wraps a translated detail schema in the EventBridge event envelope.
 func envelope(e *ir.Event, t translated) map[string]any {
 	desc := e.Description
 	if desc == "" {
 		desc = fmt.Sprintf("%s events from %s.", e.DetailType, e.Source)
 	}
-	desc += fmt.Sprintf(" Contract version %d.", e.Version)
+	desc += versionNote(e.Version)
 	str := func() map[string]any { return map[string]any{"type": "string"} }
 	doc := map[string]any{
 		"$schema":     Draft04,
@@ -315,10 +377,10 @@ func (t *translator) document(v any) translated {
 			}
 			for _, name := range slices.Sorted(maps.Keys(defs)) {
 				if _, dup := t.defs[name]; dup {
-					t.errorf("/"+kw+"/"+escape(name), "definition %q is declared under both $defs and definitions", name)
+					t.errorf("/"+kw+"/"+jsonptr.Escape(name), "definition %q is declared under both $defs and definitions", name)
 					continue
 				}
-				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+escape(name))
+				t.defs[name] = t.schema(defs[name], "/"+kw+"/"+jsonptr.Escape(name))
 				t.defKeyword[name] = kw
 			}
 		}
@@ -355,7 +417,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 	out := map[string]any{}
 	_, tuple := m["prefixItems"]
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v, at := m[k], ptr+"/"+escape(k)
+		v, at := m[k], ptr+"/"+jsonptr.Escape(k)
 		switch {
 		case plainKeywords[k]:
 			out[k] = v
@@ -424,7 +486,7 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 				if isList(src[name]) {
 					deps[name] = src[name]
 				} else {
-					deps[name] = t.schema(src[name], at+"/"+escape(name))
+					deps[name] = t.schema(src[name], at+"/"+jsonptr.Escape(name))
 				}
 			}
 			out["dependencies"] = deps
@@ -545,7 +607,7 @@ func Resolve(doc any, ptr string) (any, bool) {
 		if u, err := url.PathUnescape(seg); err == nil {
 			seg = u
 		}
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = jsonptr.Unescape(seg)
 		switch c := cur.(type) {
 		case map[string]any:
 			v, ok := c[seg]
@@ -583,7 +645,7 @@ func locate(t *translator, source any, err error) (string, string) {
 	if !ok {
 		if rest, isDef := strings.CutPrefix(ve.InstanceLocation, "/definitions/"); isDef {
 			name, tail, _ := strings.Cut(rest, "/")
-			kw := t.defKeyword[strings.NewReplacer("~1", "/", "~0", "~").Replace(name)]
+			kw := t.defKeyword[jsonptr.Unescape(name)]
 			if kw == "" {
 				kw = "definitions"
 			}
@@ -622,7 +684,7 @@ func (t *translator) schemaMap(v any, at string) map[string]any {
 	}
 	out := map[string]any{}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		out[k] = t.schema(m[k], at+"/"+escape(k))
+		out[k] = t.schema(m[k], at+"/"+jsonptr.Escape(k))
 	}
 	return out
 }
@@ -671,7 +733,6 @@ func kind(v any) string {
 	}
 }
 
-// escape encodes a JSON pointer segment.
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+// Validate checks an event envelope against a schema Generate wrote (draft-04, offline);
+// a *jsonschema.ValidationError lists every violation with its JSON pointer.
+func Validate(schema, event []byte) error { return validate(schema, event) }

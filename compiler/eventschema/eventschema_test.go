@@ -14,7 +14,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -62,12 +62,12 @@ func checkEvents(t *testing.T, f *ir.Fleet, dir string) {
 	t.Helper()
 	for _, e := range f.Events {
 		sb, eb := read(t, dir, SchemaPath(e)), read(t, dir, ExamplePath(e))
-		err := verify.Draft04(sb)
-		verify.SkipIfMissing(t, err)
+		err := verifytest.Draft04(sb)
+		verifytest.SkipIfMissing(t, err)
 		if err != nil {
 			t.Errorf("%s: %v", SchemaPath(e), err)
 		}
-		if err := verify.Draft04Instance(sb, eb); err != nil {
+		if err := verifytest.Draft04Instance(sb, eb); err != nil {
 			t.Errorf("%s against %s: %v", ExamplePath(e), SchemaPath(e), err)
 		}
 		s := decode(t, sb)
@@ -204,7 +204,7 @@ func TestExampleMutations(t *testing.T) {
 	dir := writeAll(t, files)
 	e := f.Event("agent.step.requested")
 	sb, eb := read(t, dir, SchemaPath(e)), read(t, dir, ExamplePath(e))
-	if err := verify.Draft04Instance(sb, eb); err != nil {
+	if err := verifytest.Draft04Instance(sb, eb); err != nil {
 		t.Fatalf("unmutated example fails: %v", err)
 	}
 	for name, mutate := range map[string]func(m map[string]any){
@@ -216,7 +216,7 @@ func TestExampleMutations(t *testing.T) {
 		m := decode(t, eb)
 		mutate(m)
 		b, _ := json.Marshal(m)
-		if err := verify.Draft04Instance(sb, b); err == nil {
+		if err := verifytest.Draft04Instance(sb, b); err == nil {
 			t.Errorf("%s: mutated example still validates", name)
 		}
 	}
@@ -318,7 +318,7 @@ func TestBuiltInCode(t *testing.T) {
 	if n := ex["detail"].(map[string]any)["n"]; n != 4.0 {
 		t.Errorf("n = %v, want 4 (> 3)", n)
 	}
-	if err := verify.Draft04Instance(files[0].Bytes, files[1].Bytes); err != nil {
+	if err := verifytest.Draft04Instance(files[0].Bytes, files[1].Bytes); err != nil {
 		t.Error(err)
 	}
 }
@@ -368,7 +368,30 @@ func TestDraft04Locations(t *testing.T) {
 			if strings.Contains(d.Detail, "$ref") != strings.Contains(c.path, "$ref") {
 				t.Errorf("the $ref hint belongs to $ref errors only: %q", d.Detail)
 			}
+			// A class's output schema gets the same diagnostic at the same place under output.
+			a := &ir.Agent{Name: "c", Path: "/agents/c", Output: c.detail}
+			files, ds = Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}})
+			if len(files) != 0 || len(ds) != 1 || ds[0].Code != "G003" || ds[0].Severity != diag.Error {
+				t.Fatalf("output: %d files, diagnostics %v, want one G003 error", len(files), ds)
+			}
+			if ds[0].Path != "/agents/c/output"+c.path || !strings.Contains(ds[0].Summary, c.msg) {
+				t.Errorf("output: got %s: %s\nwant at /agents/c/output%s, containing %q", ds[0].Path, ds[0].Summary, c.path, c.msg)
+			}
 		})
+	}
+	// Keywords draft-04 cannot say are refused in outputs as in details; a valid output is quiet.
+	a := &ir.Agent{Name: "c", Path: "/agents/c", Output: obj("type", "object", "if", obj("required", []any{"a"}), "then", obj("required", []any{"b"}))}
+	_, ds := Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}})
+	var paths []string
+	for _, d := range ds {
+		paths = append(paths, d.Path)
+	}
+	if want := []string{"/agents/c/output/if", "/agents/c/output/then"}; !reflect.DeepEqual(sortedCopy(paths), want) {
+		t.Errorf("refused output keywords at %v, want %v", paths, want)
+	}
+	a.Output = obj("type", "object", "properties", obj("total", obj("type", "number")))
+	if _, ds := Generate(&ir.Fleet{Region: "eu-west-1", Agents: []*ir.Agent{a}}); len(ds) != 0 {
+		t.Errorf("valid output schema: %v", ds)
 	}
 	// A resolvable ref into the detail, and one to a definition: no diagnostic.
 	e := &ir.Event{DetailType: "ok", Source: "s", Path: "/events/ok", Detail: obj("type", "object",

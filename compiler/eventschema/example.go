@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // maxDepth bounds $ref recursion and nesting while inventing an example.
@@ -150,7 +152,7 @@ func (g *generator) resolve(ref string) any {
 		return cur
 	}
 	for _, seg := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = jsonptr.Unescape(seg)
 		switch c := cur.(type) {
 		case map[string]any:
 			cur = c[seg]

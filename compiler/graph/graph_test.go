@@ -11,7 +11,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.mmd and *.dot from the examples; read the diff before committing")
@@ -71,11 +71,11 @@ func TestExamplesParseAndMatchGoldens(t *testing.T) {
 			}
 			var err error
 			if format == "dot" {
-				err = verify.DOT(file)
+				err = verifytest.DOT(file)
 			} else {
-				err = verify.Mermaid(file)
+				err = verifytest.Mermaid(file)
 			}
-			verify.SkipIfMissing(t, err)
+			verifytest.SkipIfMissing(t, err)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			}

@@ -98,3 +98,8 @@ const (
 	// MaxVisibility is SQS's visibility ceiling.
 	MaxVisibility = 12 * time.Hour
 )
+
+// VisibilityFor is the visibility a step of at most stepMax needs when its worker does not
+// heartbeat: 1.5 × step.max, so a slow step finishes before its message reappears. Lower
+// applies it by default and rule Q001 holds written values to it.
+func VisibilityFor(stepMax time.Duration) time.Duration { return stepMax * 3 / 2 }

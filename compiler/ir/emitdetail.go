@@ -3,17 +3,21 @@ package ir
 import "slices"
 
 // The detail of every event a class emits is built by fleet-worker, one rule for all classes
-// (docs/concepts.md "Completion events: how the detail is built"):
+// (docs/concepts.md "Completion events"), written into each runtime config as events.fill_order. Each
+// property is filled from the first of these sources that has a value:
 //
-//   - worker fields: agent_class (the emitting class), trace_id (the step's trace id),
+//  1. worker fields: agent_class (the emitting class), trace_id (the step's trace id),
 //     traceparent (the step's W3C trace context) and the handler's output, as result or, above
 //     the class's claim-check threshold, result_ref. Each is written when the event's detail
 //     schema declares it; agent_class, trace_id and result/result_ref also when the schema is
 //     open (additionalProperties not false). traceparent only when declared: it otherwise rides
-//     the PutEvents TraceHeader, outside the detail.
-//   - carried fields: every other property the schema declares is copied verbatim from the
-//     consumed detail (the message's detail as delivered, or the workflow state input), when
-//     present there.
+//     the PutEvents TraceHeader, outside the detail. No handler result overrides them.
+//  2. the handler result: a declared property that the class's output declares too is taken
+//     from the result's top-level property of the same name (the result is an object: the
+//     worker validated it against output).
+//  3. carried fields: every other declared property (and one the result left out) is copied
+//     verbatim from the consumed detail (the message's detail as delivered, or the workflow
+//     state input), when present there.
 //
 // Nothing else enters the detail. The worker checks the result against the schema before
 // PutEvents.
@@ -34,6 +38,9 @@ type DetailPlan struct {
 	Worker []string
 	// Carry lists the declared properties copied from the consumed detail when present.
 	Carry []string
+	// FromOutput lists the declared properties the handler result fills (the class's output
+	// declares them), sorted; each is carried when the result leaves it out.
+	FromOutput []string
 	// Closed is true when the schema says additionalProperties: false.
 	Closed bool
 	// Required are the schema's top-level required fields, sorted.
@@ -77,6 +84,46 @@ func EmitDetail(e *Event) DetailPlan {
 	}
 	slices.Sort(p.Required)
 	return p
+}
+
+// EmitDetailOf is EmitDetail for event e emitted by class a: the plan plus the properties a's
+// output fills.
+func EmitDetailOf(a *Agent, e *Event) DetailPlan {
+	p := EmitDetail(e)
+	if a == nil {
+		return p
+	}
+	out := OutputProperties(a)
+	for _, k := range p.Carry {
+		if _, ok := out[k]; ok {
+			p.FromOutput = append(p.FromOutput, k)
+		}
+	}
+	return p
+}
+
+// OutputProperties are the top-level properties a's output declares (nil without output).
+func OutputProperties(a *Agent) map[string]any {
+	props, _ := a.Output["properties"].(map[string]any)
+	return props
+}
+
+// OutputRequires reports whether a's output requires field at its top level.
+func OutputRequires(a *Agent, field string) bool {
+	req, _ := a.Output["required"].([]any)
+	return slices.Contains(req, any(field))
+}
+
+// DefaultOutputMax bounds a handler result when the class sets no payload.max: one SQS
+// message (1 MiB). A larger answer is a defect of the handler, refused as HandlerOutputInvalid.
+const DefaultOutputMax = 1 << 20
+
+// OutputMaxBytes is the largest handler result a accepts: payload.max, else DefaultOutputMax.
+func (a *Agent) OutputMaxBytes() int64 {
+	if a.MaxPayload > 0 {
+		return a.MaxPayload
+	}
+	return DefaultOutputMax
 }
 
 // IsWorkerField reports whether the worker, not the consumed detail, fills field.
@@ -148,13 +195,13 @@ func FanOutItemFields(a *Agent) []string {
 }
 
 // WorkflowCarried is, for a workflow step's class, the required fields of its emitted events
-// that only the execution input can provide (neither worker fields nor the group key): the
-// workflow's input schema requires them.
+// that only the execution input can provide (neither worker fields nor fields the class's
+// output requires): the workflow's input schema requires them.
 func WorkflowCarried(a *Agent) []string {
 	var out []string
 	for _, e := range a.Emits {
 		for _, r := range EmitDetail(e).Required {
-			if !IsWorkerField(r) && !slices.Contains(out, r) {
+			if !IsWorkerField(r) && !OutputRequires(a, r) && !slices.Contains(out, r) {
 				out = append(out, r)
 			}
 		}

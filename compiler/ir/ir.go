@@ -31,6 +31,8 @@ type Fleet struct {
 	TargetDLQ Queue
 	// SchemaRegistry is the EventBridge Schema Registry holding every event contract.
 	SchemaRegistry string
+	// Tools is nil when no class is an async tool.
+	Tools *Tools
 
 	// Index locates spec paths in the source file; nil for fleets built in code.
 	Index *spec.Index
@@ -177,13 +179,19 @@ type Agent struct {
 	StepMax        time.Duration
 	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
 	Deadline       time.Duration // run deadline; 0 when none
-	Model          *Model
+	Model          *Model        // the default policy (the first of Models)
+	Models         []*Model      // every policy the class allows, the default first; an event's model_policy picks one
 	Handler        Handler
+	// Output is the JSON Schema of the handler's result (agents.<class>.output); nil when
+	// undeclared. OutputPath is its spec pointer.
+	Output         map[string]any
 	SideEffects    string // idempotent | non_idempotent
 	Idempotency    Idempotency
 	Scaling        Scaling
 	ClaimCheckOver int64
-	MaxPayload     int64 // 0: not declared
+	MaxPayload     int64   // 0: not declared
+	Share          float64 // traffic.share: fraction of the fleet's steps; 0 when the topology decides
+	TokensPerStep  int     // traffic.tokens_per_step; 0 when unknown
 	Tool           *Tool
 	Queue          Queue
 	DLQ            Queue
@@ -196,6 +204,15 @@ type Agent struct {
 	K8s            *K8s
 	ConfigPath     string // runtime/<class>.json
 	Workflows      []*Workflow
+}
+
+// IngressQueueName is the standard queue a FIFO class's rule delivers to, which the class's
+// pipe moves into its FIFO queue with a group per event ("" for other classes).
+func (a *Agent) IngressQueueName() string {
+	if !a.FIFO || a.Rule == nil {
+		return ""
+	}
+	return a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name Lower already bounds
 }
 
 // Consumes is the consumed event and the detail values matched.
@@ -241,11 +258,37 @@ type Scaling struct {
 	Path            string
 }
 
-// Tool marks an agent-facing tool class.
+// Tool marks an agent-facing tool class. An async class gets the tools start_<class> and
+// get_<class>_status ('-' becomes '_'), served by the fleet's Tools function.
 type Tool struct {
 	Async           bool
 	StatusPollAfter time.Duration
+	StartName       string
+	StatusName      string
+	Notify          *Notify
+	Path            string
 }
+
+// Notify is where an async class's completion events are pushed.
+type Notify struct {
+	APIDestination string // ARN; "" when Queue is set
+	Queue          string // queue fleetc creates; "" when APIDestination is set
+	Path           string
+}
+
+// Tools is the agent side of the async tools: one Lambda function of the worker image
+// (fleet-worker --mode tools) serving start_*, get_*_status and list_my_jobs for every async
+// class, under its own role, which can do nothing a worker role can.
+type Tools struct {
+	FunctionName string
+	RoleName     string
+	ConfigPath   string // tools/tools.json
+	Classes      []*Agent
+	Path         string // the first async class's tool
+}
+
+// ListJobsTool is the name of the session-scoped job list tool.
+const ListJobsTool = "list_my_jobs"
 
 // Queue is an SQS queue.
 type Queue struct {
@@ -338,6 +381,7 @@ type Traffic struct {
 	StepsPerConversation    float64
 	StepDuration            time.Duration
 	ConcurrentConversations int
+	FanOutItems             float64 // items per fan_out run; 0 when not stated
 	Path                    string
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -89,6 +90,10 @@ func (l *lowerer) lower() *Fleet {
 			if s.State != nil && s.State.JobsTable != "" {
 				f.State.JobsTable = s.State.JobsTable
 			}
+			if f.Tools == nil {
+				f.Tools = &Tools{FunctionName: f.Name + "-async-tools", RoleName: f.Name + "-async-tools", ConfigPath: rc.ToolsFile, Path: a.Tool.Path}
+			}
+			f.Tools.Classes = append(f.Tools.Classes, a)
 		}
 	}
 	if t := s.Traffic; t != nil {
@@ -98,6 +103,9 @@ func (l *lowerer) lower() *Fleet {
 		}
 		if t.ConcurrentConversations != nil {
 			f.Traffic.ConcurrentConversations = *t.ConcurrentConversations
+		}
+		if t.FanOutItems != nil {
+			f.Traffic.FanOutItems = *t.FanOutItems
 		}
 	}
 	l.checkNames()
@@ -127,7 +135,9 @@ func countModelProcesses(f *Fleet) {
 				walk(fb)
 			}
 		}
-		walk(a.Model)
+		for _, m := range a.Models {
+			walk(m)
+		}
 	}
 }
 
@@ -222,6 +232,14 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		ClaimCheckOver: int64(Defaults.ClaimCheckOver),
 		Deadline:       durationOr(sa.Step.Deadline, 0),
 	}
+	if t := sa.Traffic; t != nil {
+		if t.Share != nil {
+			a.Share = *t.Share
+		}
+		if t.TokensPerStep != nil {
+			a.TokensPerStep = *t.TokensPerStep
+		}
+	}
 	if sa.Payload != nil {
 		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))
 		a.MaxPayload = int64(valueOr(sa.Payload.Max, 0))
@@ -237,13 +255,31 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	case sa.Handler.LLM != nil:
 		a.Handler = Handler{Kind: "llm", System: sa.Handler.LLM.System, Tools: sa.Handler.LLM.Tools, MaxTokens: sa.Handler.LLM.MaxTokens, MaxIterations: sa.Handler.LLM.MaxIterations}
 	}
-	if sa.Model != "" {
-		if a.Model = l.model(sa.Model); a.Model == nil {
-			l.undefined(p+"/model", "model policy", sa.Model, slices.Sorted(maps.Keys(l.src.Models)))
+	for i, name := range sa.Model {
+		at := p + "/model"
+		if len(sa.Model) > 1 || l.idx != nil && l.idx.Has(at+"/0") {
+			at = spec.Pointer("agents", a.Name, "model", fmt.Sprint(i))
 		}
+		m := l.model(name)
+		if m == nil {
+			l.undefined(at, "model policy", name, slices.Sorted(maps.Keys(l.src.Models)))
+			continue
+		}
+		a.Models = append(a.Models, m)
 	}
+	if len(a.Models) > 0 && len(a.Models) == len(sa.Model) {
+		a.Model = a.Models[0]
+	}
+	a.Output = sa.Output
 	if sa.Tool != nil {
-		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter)}
+		id := strings.ReplaceAll(name, "-", "_")
+		a.Tool = &Tool{Async: sa.Tool.Async, StatusPollAfter: durationOr(sa.Tool.StatusPollAfter, Defaults.StatusPollAfter), Path: p + "/tool"}
+		if a.Tool.Async {
+			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
+		}
+		if n := sa.Tool.Notify; n != nil {
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: n.Queue, Path: p + "/tool/notify"}
+		}
 	}
 	return a
 }
@@ -312,7 +348,7 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Heartbeat = sa.Step.Heartbeat.Duration
 		}
 	default:
-		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(a.StepMax*3/2), MaxVisibility))
+		a.Queue.Visibility = firstDuration(cq.Visibility, dq.Visibility, min(roundUpSecond(VisibilityFor(a.StepMax)), MaxVisibility))
 		a.Heartbeat = durationOr(sa.Step.Heartbeat, roundUpSecond(a.Queue.Visibility/3))
 	}
 	switch a.Runtime {
@@ -562,6 +598,21 @@ func (l *lowerer) checkNames() {
 	}
 	if e := f.KEDAScaler(); e != nil {
 		limit(e.Path, "IAM role", e.ScalerRole, 64)
+	}
+	if t := f.Tools; t != nil {
+		limit(t.Path, "IAM role", t.RoleName, 64)
+		limit(t.Path, "Lambda function", t.FunctionName, 64)
+		for _, a := range f.Agents {
+			if a.Lambda != nil && a.Lambda.FunctionName == t.FunctionName {
+				d := l.ds.Errorf("P007", a.Path, "Lambda function name %q is also the async tools function's", t.FunctionName)
+				d.Detail = "The async tools run as <fleet>-async-tools; rename the class."
+			}
+		}
+		for _, a := range t.Classes {
+			if n := a.Tool.Notify; n != nil && n.Queue != "" {
+				limit(n.Path, "queue", n.Queue, 80)
+			}
+		}
 	}
 	for _, w := range f.Workflows {
 		limit(w.Path, "state machine", w.StateMachineName, 80)

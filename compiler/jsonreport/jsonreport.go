@@ -4,4 +4,8 @@ package jsonreport
 // FormatVersion is the one version of every JSON document fleetc prints (validate, build,
 // rules, plan, diff, schemas check and publish). It is an integer, and changes only when a
 // field is removed or changes meaning; added fields keep it.
-const FormatVersion = 1
+//
+// 2: diff's category "breaking" became "contract" (every contract change, breaks set on those
+// that break); compat kinds were split by direction (pattern-tightened became pattern-added
+// and pattern-changed, type-changed also type-widened and type-narrowed, and so on).
+const FormatVersion = 2

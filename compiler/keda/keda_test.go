@@ -20,7 +20,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 var lower = irtest.Load
@@ -117,8 +117,8 @@ func TestKubeconform(t *testing.T) {
 			}
 			paths = append(paths, dst)
 		}
-		err := verify.Kubeconform(paths...)
-		if errors.Is(err, verify.ErrToolMissing) {
+		err := verifytest.Kubeconform(paths...)
+		if errors.Is(err, verifytest.ErrToolMissing) {
 			t.Skipf("SKIPPING kubeconform: %v", err)
 		}
 		if err != nil {
@@ -144,8 +144,8 @@ func TestKubeconformCatchesMistakes(t *testing.T) {
 	if err := os.WriteFile(p, bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = verify.Kubeconform(p)
-	if errors.Is(err, verify.ErrToolMissing) {
+	err = verifytest.Kubeconform(p)
+	if errors.Is(err, verifytest.ErrToolMissing) {
 		t.Skipf("SKIPPING kubeconform: %v", err)
 	}
 	if err == nil || !strings.Contains(err.Error(), "pollInterval") {

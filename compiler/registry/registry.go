@@ -25,6 +25,7 @@ import (
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/fleetc/fleetc/compiler/compat"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // SchemaType is the only content type fleetc publishes.
@@ -47,6 +48,9 @@ type Options struct {
 	Tool          string            // "fleetc <version>", recorded in each description
 	Digest        string            // sha256 of the spec, recorded in each description
 	Tags          map[string]string // the fleet's tags, set on created registries and schemas
+	// Managed is the registry the fleet's generated Terraform owns (ir.Fleet.SchemaRegistry):
+	// publish refuses it, so that no schema ever has two writers.
+	Managed string
 }
 
 // Actions of a schema in a Result.
@@ -109,6 +113,10 @@ func Check(opts Options, contracts []compat.Contract) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if n := opts.Registry; n == "" || len(n) > MaxRegistryName || !nameChars.MatchString(n) {
 		bad("registry name %q: 1 to %d characters of letters, digits and . _ - @", n, MaxRegistryName)
+	}
+	if opts.Managed != "" && opts.Registry == opts.Managed {
+		bad("registry %s is the fleet's own: its generated Terraform manages it and every schema in it (terraform apply publishes them); "+
+			"publish into a registry outside the fleet, such as a shared contracts registry", opts.Registry)
 	}
 	if len(opts.Tags) > MaxTags {
 		bad("%d tags: the registry allows at most %d", len(opts.Tags), MaxTags)
@@ -233,7 +241,7 @@ func (p *plan) judge(opts Options) {
 	old, err := stored(p.c, p.current)
 	if err != nil { // not a JSON document fleetc can read: every difference is a break
 		p.item.Action = Refused
-		p.item.Findings = []compat.Finding{{Kind: compat.ConstraintChanged, Breaking: true, Direction: compat.Both, Severity: compat.SevError,
+		p.item.Findings = []compat.Finding{{Kind: compat.ConstraintChanged, Breaking: true, Direction: compat.Both, Severity: diag.Error,
 			Event: p.c.DetailType, Schema: p.c.Name, Summary: "the registry's latest version is not a JSON Schema fleetc can compare: " + err.Error()}}
 		if opts.AllowBreaking {
 			p.item.Action = Updated

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/compiler/registry"
 	"github.com/fleetc/fleetc/compiler/registry/registrytest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // These tests run against registrytest's httptest server: no local emulator implements the
@@ -78,8 +79,9 @@ func addField(s string) string {
 	return strings.Replace(s, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n", 1)
 }
 
+// removeField drops ttl_seconds' minimum: new events may carry 0, which old consumers refuse.
 func removeField(s string) string {
-	return strings.Replace(s, "        ttl_seconds: { type: integer, minimum: 1 }\n", "", 1)
+	return strings.Replace(s, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n", 1)
 }
 
 func TestPublishLifecycle(t *testing.T) {
@@ -132,11 +134,11 @@ func TestPublishLifecycle(t *testing.T) {
 	}
 	var removed *compat.Finding
 	for i, f := range res.Items[1].Findings {
-		if f.Kind == compat.PropertyRemoved {
+		if f.Kind == compat.BoundLoosened {
 			removed = &res.Items[1].Findings[i]
 		}
 	}
-	if removed == nil || removed.Severity != compat.SevError || strings.Join(removed.Consumers, ",") != "coder,researcher" {
+	if removed == nil || removed.Severity != diag.Error || strings.Join(removed.Consumers, ",") != "coder,researcher" {
 		t.Fatalf("breaking findings: %+v", res.Items[1].Findings)
 	}
 
@@ -161,7 +163,7 @@ func TestPublishLifecycle(t *testing.T) {
 			"    version: 1\n    source: fleet.coordinator", "    version: 2\n    source: fleet.coordinator", 1)
 	}
 	res = publish(t, srv, opts, research(t, func(s string) string { return bumped(removeField(s)) }))
-	if res.Items[1].Action != registry.Updated || res.Items[1].Findings[0].Severity != compat.SevWarning {
+	if res.Items[1].Action != registry.Updated || res.Items[1].Findings[0].Severity != diag.Warning {
 		t.Fatalf("bumped: %s %+v", actions(res), res.Items[1].Findings)
 	}
 }

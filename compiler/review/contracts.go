@@ -9,25 +9,24 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
-// contractChanges lists event-contract changes with the rules `fleetc schemas check` uses
-// (compiler/compat): breaking ones with the classes and workflows they break, additive ones
-// as safe (severity info, which --fail-on breaking does not count).
+// contractChanges lists every event-contract change with the rules `fleetc schemas check`
+// uses (compiler/compat): breaking ones (error, or warning with a version bump) with the
+// classes and workflows they break, ones that need care as warnings, safe ones as info.
 func contractChanges(base, head *ir.Fleet) []Change {
 	rep, _ := compat.CompareFleets(base, head) // generation problems are diagnostic changes already
 	var out []Change
 	for _, f := range rep.Findings {
-		c := Change{Category: Breaking, Subject: "event " + f.Event, Side: f.Side,
+		c := Change{Category: Contract, Subject: "event " + f.Event, Side: f.Side,
 			nodes: []string{graph.NodeKey(graph.Event, f.Event)}}
-		switch f.Severity {
-		case compat.SevError:
-			c.Severity = Error
-		case compat.SevWarning:
-			c.Severity = Warning
-		default:
-			c.Severity = Info
-		}
-		if f.Breaking {
-			c.Summary = fmt.Sprintf("%s (%s, breaks %s readers)", f.Summary, f.Kind, f.Direction)
+		c.Severity = f.Severity
+		switch {
+		case f.Breaking || f.Direction != "":
+			if f.Breaking {
+				c.Breaks = string(f.Direction)
+				c.Summary = fmt.Sprintf("%s (%s, breaks %s)", f.Summary, f.Kind, f.Direction)
+			} else {
+				c.Summary = fmt.Sprintf("%s (%s, needs care)", f.Summary, f.Kind)
+			}
 			var who []string
 			if len(f.Consumers) > 0 {
 				who = append(who, "consumed by "+strings.Join(f.Consumers, ", "))
@@ -43,8 +42,8 @@ func contractChanges(base, head *ir.Fleet) []Change {
 			for _, a := range f.Consumers {
 				c.nodes = append(c.nodes, graph.NodeKey(graph.Class, a))
 			}
-		} else {
-			c.Summary = fmt.Sprintf("safe: %s (%s)", f.Summary, f.Kind)
+		default:
+			c.Summary = fmt.Sprintf("%s (%s, safe)", f.Summary, f.Kind)
 		}
 		fl := head
 		if f.Side == "base" {

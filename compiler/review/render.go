@@ -53,9 +53,50 @@ func (r *Report) text(w io.Writer) error {
 	}
 	if r.Resources != nil || r.Incomplete == "" {
 		fmt.Fprintf(&b, "\nTerraform, predicted: %s.\n", summarizeActions(r.Resources))
+		textInputs(&b, r.Resources)
+	}
+	if len(r.Kubernetes) > 0 {
+		fmt.Fprintf(&b, "\nKubernetes, predicted: %s.\n", summarizeActions(r.Kubernetes))
+		for _, rc := range r.Kubernetes {
+			fmt.Fprintf(&b, "  %s %s", rc.Action, rc.Address)
+			if len(rc.Reasons) > 0 {
+				fmt.Fprintf(&b, ": %s", strings.Join(rc.Reasons, "; "))
+			}
+			b.WriteString("\n")
+		}
+		textInputs(&b, r.Kubernetes)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textInputs prints what changed in the files behind updated arguments.
+func textInputs(b *strings.Builder, rcs []ResourceChange) {
+	for _, rc := range rcs {
+		for _, in := range rc.Inputs {
+			if rc.Type == "k8s" {
+				fmt.Fprintf(b, "  %s (%s):\n", rc.Address, in.File)
+			} else {
+				fmt.Fprintf(b, "  %s reads %s, which changes:\n", rc.Address, in.File)
+			}
+			for _, c := range in.Changes {
+				fmt.Fprintf(b, "      %s\n", c)
+			}
+		}
+	}
+}
+
+// mdInputs renders input changes for a table cell.
+func mdInputs(rc ResourceChange) string {
+	var parts []string
+	for _, in := range rc.Inputs {
+		lines := make([]string, len(in.Changes))
+		for i, c := range in.Changes {
+			lines[i] = "`" + strings.ReplaceAll(mdCell(c), "`", "'") + "`"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s", in.File, strings.Join(lines, "<br/>")))
+	}
+	return strings.Join(parts, "<br/>")
 }
 
 var severityIcon = map[Severity]string{Error: "🛑", Warning: "⚠️", Info: "ℹ️"}
@@ -73,6 +114,9 @@ func (r *Report) markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "`%s` → `%s`", r.Base, r.Head)
 	if r.Resources != nil || r.Incomplete == "" {
 		fmt.Fprintf(&b, " · Terraform, predicted: %s", summarizeActions(r.Resources))
+	}
+	if len(r.Kubernetes) > 0 {
+		fmt.Fprintf(&b, " · Kubernetes, predicted: %s", summarizeActions(r.Kubernetes))
 	}
 	b.WriteString("\n\n")
 	if r.Incomplete != "" {
@@ -117,7 +161,7 @@ func (r *Report) markdown(w io.Writer) error {
 			continue
 		}
 		open := ""
-		if cat == Replacement || cat == Breaking || cat == Security {
+		if cat == Replacement || cat == Contract || cat == Security {
 			open = " open"
 		}
 		fmt.Fprintf(&b, "<details%s><summary><b>%s</b> (%d)</summary>\n\n| | subject | change | where |\n|---|---|---|---|\n", open, cat, len(rows))
@@ -130,14 +174,32 @@ func (r *Report) markdown(w io.Writer) error {
 		}
 		b.WriteString("\n</details>\n\n")
 	}
-	if len(r.Resources) > 0 {
-		fmt.Fprintf(&b, "<details><summary>Predicted Terraform plan (%s)</summary>\n\n| action | address | why |\n|---|---|---|\n", summarizeActions(r.Resources))
-		for _, rc := range r.Resources {
-			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", rc.Action, rc.Address, mdCell(strings.Join(rc.Reasons, "; ")))
+	for _, plan := range []struct {
+		title string
+		rcs   []ResourceChange
+	}{{"Predicted Terraform plan", r.Resources}, {"Predicted Kubernetes changes (eks classes)", r.Kubernetes}} {
+		if len(plan.rcs) == 0 {
+			continue
 		}
-		b.WriteString("\n</details>\n")
+		open := ""
+		for _, rc := range plan.rcs {
+			if len(rc.Inputs) > 0 {
+				open = " open" // a config or definition changes in place: worth reading
+			}
+		}
+		fmt.Fprintf(&b, "<details%s><summary>%s (%s)</summary>\n\n| action | address | why |\n|---|---|---|\n", open, plan.title, summarizeActions(plan.rcs))
+		for _, rc := range plan.rcs {
+			why := mdCell(strings.Join(rc.Reasons, "; "))
+			if in := mdInputs(rc); in != "" && why != "" {
+				why += "<br/>" + in
+			} else if in != "" {
+				why = in
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", rc.Action, rc.Address, why)
+		}
+		b.WriteString("\n</details>\n\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
 }
 
@@ -178,16 +240,20 @@ type jsonReport struct {
 	Summary       map[Category]int `json:"summary"`
 	Changes       []Change         `json:"changes"`
 	Resources     []ResourceChange `json:"resources"`
+	Kubernetes    []ResourceChange `json:"kubernetes"`
 }
 
 func (r *Report) json(w io.Writer) error {
 	jr := jsonReport{FormatVersion: FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
-		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources}
+		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources, Kubernetes: r.Kubernetes}
 	if jr.Changes == nil {
 		jr.Changes = []Change{}
 	}
 	if jr.Resources == nil {
 		jr.Resources = []ResourceChange{}
+	}
+	if jr.Kubernetes == nil {
+		jr.Kubernetes = []ResourceChange{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

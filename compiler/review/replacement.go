@@ -2,19 +2,24 @@ package review
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/graph"
-	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/terraform"
 )
 
-// owner says which part of the fleet a generated resource belongs to: the class whose
-// agent_<class>.tf holds it, the workflow whose name starts its local name, or the plane
-// (bus, state, schemas, eks) its file is named after.
-func owner(r *resource, f *ir.Fleet) (subject, specPath string, nodes []string) {
-	file := strings.TrimSuffix(path.Base(r.File), ".tf")
-	if class, ok := strings.CutPrefix(file, "agent_"); ok {
+// owner says which part of the fleet a generated resource belongs to, as the Terraform
+// backend recorded it in the side's inventory: the subject, the spec path to point at, and
+// the graph nodes to outline.
+func owner(r *resource, s *Side) (subject, specPath string, nodes []string) {
+	inv, ok := s.Files.Resource(r.Address)
+	if !ok {
+		return "fleet", "", nil
+	}
+	subject, specPath = inv.Part, inv.Path
+	switch {
+	case strings.HasPrefix(inv.Part, terraform.PartClass):
+		class := strings.TrimPrefix(inv.Part, terraform.PartClass)
 		key := graph.NodeKey(graph.Class, class)
 		if r.Type == "aws_sqs_queue" {
 			key = graph.NodeKey(graph.Queue, class)
@@ -22,38 +27,16 @@ func owner(r *resource, f *ir.Fleet) (subject, specPath string, nodes []string) 
 				key = graph.NodeKey(graph.DLQ, class)
 			}
 		}
-		if a := f.Agent(class); a != nil {
-			specPath = a.Path
+		if a := s.Fleet.Agent(class); a != nil {
+			specPath = a.Path // the class, where a reviewer looks first
 		}
-		return "class " + class, specPath, []string{key}
+		nodes = []string{key}
+	case strings.HasPrefix(inv.Part, terraform.PartWorkflow):
+		nodes = []string{graph.NodeKey(graph.Workflow, strings.TrimPrefix(inv.Part, terraform.PartWorkflow))}
+	case strings.HasPrefix(inv.Part, terraform.PartEvent):
+		nodes = []string{graph.NodeKey(graph.Event, strings.TrimPrefix(inv.Part, terraform.PartEvent))}
 	}
-	if file == "workflows" {
-		local := r.Address[strings.LastIndexByte(r.Address, '.')+1:]
-		best := ""
-		for _, w := range f.Workflows {
-			id := strings.ReplaceAll(w.Name, "-", "_")
-			if strings.HasPrefix(local, id) && len(id) > len(best) {
-				best, specPath = id, w.Path
-				subject = "workflow " + w.Name
-				nodes = []string{graph.NodeKey(graph.Workflow, w.Name)}
-			}
-		}
-		if best != "" {
-			return subject, specPath, nodes
-		}
-		return "workflows", "/workflows", nil
-	}
-	switch file {
-	case "bus":
-		return "bus", "/bus", nil
-	case "state", "tools":
-		return "state", "/state", nil
-	case "schemas":
-		return "schemas", "/events", nil
-	case "keda":
-		return "eks", "/worker", nil
-	}
-	return file, "", nil
+	return subject, specPath, nodes
 }
 
 // replacementChanges turns predicted replacements and deletions of resources that hold
@@ -68,7 +51,7 @@ func replacementChanges(rcs []ResourceChange, base, head *Side, btf, htf map[str
 		if rc.Action == Delete {
 			side, r = base, btf[rc.Address]
 		}
-		subject, specPath, nodes := owner(r, side.Fleet)
+		subject, specPath, nodes := owner(r, side)
 		sev := Info
 		if rc.Holds != "" {
 			sev = Warning

@@ -5,9 +5,11 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"sort"
 	"strings"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/lifecycle"
 )
 
 // Action is what Terraform will do to one resource address.
@@ -28,14 +30,22 @@ type ResourceChange struct {
 	Action  Action   `json:"action"`
 	Reasons []string `json:"reasons,omitempty"` // the arguments that changed; for replace, those that force it
 	Holds   string   `json:"holds,omitempty"`   // what is lost when it is destroyed (replace, delete)
+	// Inputs are the generated files behind a changed argument (a runtime config, a schema,
+	// a state machine definition) with the keys that changed in them.
+	Inputs []InputChange `json:"inputs,omitempty"`
 }
 
 // predict compares two generated configurations the way `terraform plan` would see them
 // after the base was applied: new and gone addresses, changed arguments, and the changes
 // that references carry from one resource to the next (a replaced queue's arn is unknown
 // until apply, so a policy that names it updates; a pipe whose source it is, is replaced).
-func predict(base, head map[string]*resource) []ResourceChange {
+//
+// An argument that reads a generated file (file(), templatefile()) changes when that file's
+// bytes do, even though its expression is the same: a runtime config behind
+// FLEET_CONFIG_JSON, a schema's content, a state machine's definition.
+func predict(base, head map[string]*resource, bfiles, hfiles *artifact.Set) []ResourceChange {
 	p := &prediction{base: base, head: head, changed: map[string]map[string]string{}, status: map[string]Action{}}
+	inputs := map[string][]InputChange{}
 	for addr, h := range head {
 		if _, ok := base[addr]; !ok {
 			p.status[addr] = Create
@@ -44,6 +54,11 @@ func predict(base, head map[string]*resource) []ResourceChange {
 		for path, src := range h.Attrs {
 			if old, ok := base[addr].Attrs[path]; !ok || old != src {
 				p.mark(addr, path, "changed")
+				continue
+			}
+			if in := changedInputs(h.Inputs[path], bfiles, hfiles); len(in) > 0 {
+				inputs[addr] = append(inputs[addr], in...)
+				p.mark(addr, path, "changed (its file)")
 			}
 		}
 		for path := range base[addr].Attrs {
@@ -68,7 +83,7 @@ func predict(base, head map[string]*resource) []ResourceChange {
 		if r.Data {
 			continue
 		}
-		rc := ResourceChange{Address: addr, Type: r.Type, Action: act}
+		rc := ResourceChange{Address: addr, Type: r.Type, Action: act, Inputs: inputs[addr]}
 		if act == Replace || act == Update {
 			for path, why := range p.changed[addr] {
 				if act == Update || lifecycle.ForcesNew(r.Type, path) {

@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // Category groups changes the way a reviewer triages them.
@@ -22,25 +23,26 @@ type Category string
 
 const (
 	Replacement Category = "replacement"
-	Breaking    Category = "breaking"
+	Contract    Category = "contract" // every event-contract change; Breaks says whom it breaks
 	Posture     Category = "posture"
 	Security    Category = "security"
 	Diagnostic  Category = "diagnostic"
 )
 
 // Categories in report order.
-var Categories = []Category{Replacement, Breaking, Security, Posture, Diagnostic}
+var Categories = []Category{Replacement, Contract, Security, Posture, Diagnostic}
 
-// Severity: error blocks a merge, warning needs a reviewer's eye, info is for the record.
-type Severity string
+// Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
+// record.
+type Severity = diag.Severity
 
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
-	Info    Severity = "info"
+	Error   = diag.Error
+	Warning = diag.Warning
+	Info    = diag.Info
 )
 
-func (s Severity) rank() int {
+func rank(s Severity) int {
 	switch s {
 	case Error:
 		return 0
@@ -52,10 +54,12 @@ func (s Severity) rank() int {
 
 // Change is one finding.
 type Change struct {
-	Category Category    `json:"category"`
-	Severity Severity    `json:"severity"`
-	Subject  string      `json:"subject"` // "class coder", "event agent.step.completed", "workflow conversation", "policy fast", "bus", "state"
-	Summary  string      `json:"summary"`
+	Category Category `json:"category"`
+	Severity Severity `json:"severity"`
+	Subject  string   `json:"subject"` // "class coder", "event agent.step.completed", "workflow conversation", "policy fast", "bus", "state"
+	Summary  string   `json:"summary"`
+	// Breaks is set on contract changes that break consumers: forward, backward or both.
+	Breaks   string      `json:"breaks,omitempty"`
 	Detail   string      `json:"detail,omitempty"`
 	Address  string      `json:"address,omitempty"` // Terraform address, for resource findings
 	Side     string      `json:"side"`              // base or head: where the spec position is
@@ -90,11 +94,19 @@ func Load(name string, src []byte) *Side {
 	return s
 }
 
+// Empty is a side with no spec: the base of a fleet that is new in the change, so that
+// everything the head declares is reported as added.
+func Empty(name string) *Side {
+	set, _ := artifact.NewSet()
+	return &Side{Name: name + " (absent)", Fleet: &ir.Fleet{}, Files: set}
+}
+
 // Report is the whole review.
 type Report struct {
 	Base, Head string
 	Changes    []Change
 	Resources  []ResourceChange // Terraform's predicted plan for head over an applied base
+	Kubernetes []ResourceChange // the eks classes' manifests: objects created, changed (with a rollout), deleted
 	// Incomplete says why some categories could not be computed (a side did not build).
 	Incomplete string
 
@@ -119,7 +131,8 @@ func Compare(base, head *Side) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Resources = predict(btf, htf)
+	r.Resources = predict(btf, htf, base.Files, head.Files)
+	r.Kubernetes = predictManifests(base.Files, head.Files)
 	r.Changes = append(r.Changes, replacementChanges(r.Resources, base, head, btf, htf)...)
 	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
@@ -138,8 +151,8 @@ func sortChanges(cs []Change) {
 		if order[a.Category] != order[b.Category] {
 			return order[a.Category] < order[b.Category]
 		}
-		if a.Severity.rank() != b.Severity.rank() {
-			return a.Severity.rank() < b.Severity.rank()
+		if rank(a.Severity) != rank(b.Severity) {
+			return rank(a.Severity) < rank(b.Severity)
 		}
 		if a.Subject != b.Subject {
 			return a.Subject < b.Subject
@@ -157,16 +170,44 @@ func (r *Report) Count() map[Category]int {
 	return n
 }
 
-// Has reports whether a change of the category exists ("any" matches every category).
-// Improvements listed for the record do not count: additive contract changes (safe) and
+// Fail-on conditions besides the categories: a blocking verdict (the default), a contract
+// change that breaks consumers, any change, nothing.
+const (
+	FailBlocking = "blocking"
+	FailBreaking = "breaking"
+	FailAny      = "any"
+	FailNone     = "none"
+)
+
+// FailOn lists what --fail-on accepts.
+var FailOn = []string{FailBlocking, string(Replacement), FailBreaking, string(Contract), string(Security), string(Posture), string(Diagnostic), FailAny, FailNone}
+
+// Has reports whether the report meets a --fail-on condition: a category ("any" matches
+// every one), "breaking" (a contract change that breaks), "blocking" (an error), "none"
+// (never). Changes listed for the record do not count: safe contract changes and
 // diagnostics the head resolves.
-func (r *Report) Has(cat string) bool {
+func (r *Report) Has(cond string) bool {
 	for _, c := range r.Changes {
-		if (c.Category == Breaking || c.Category == Diagnostic) && c.Severity == Info {
+		if (c.Category == Contract || c.Category == Diagnostic) && c.Severity == Info {
 			continue
 		}
-		if cat == "any" || string(c.Category) == cat {
+		switch cond {
+		case FailNone:
+			return false
+		case FailAny:
 			return true
+		case FailBlocking:
+			if c.Severity == Error {
+				return true
+			}
+		case FailBreaking:
+			if c.Category == Contract && c.Breaks != "" {
+				return true
+			}
+		default:
+			if string(c.Category) == cond {
+				return true
+			}
 		}
 	}
 	return false
@@ -210,9 +251,11 @@ func locate(c *Change, s *Side, path string) {
 	c.Position = s.Fleet.Index.Subject(path)
 }
 
-// diagnosticChanges lists diagnostics the head introduces and those it resolves.
+// diagnosticChanges lists diagnostics the head introduces and those it resolves. A diagnostic
+// is the same on both sides when its code, subject (the spec part it is about) and message
+// are: its line, and its index inside a list that grew, may move.
 func diagnosticChanges(base, head *Side) []Change {
-	key := func(d *diag.Diagnostic) string { return d.Code + "\x00" + d.Path + "\x00" + d.Summary }
+	key := func(d *diag.Diagnostic) string { return d.Code + "\x00" + subjectOfPath(d.Path) + "\x00" + d.Summary }
 	inBase, inHead := map[string]bool{}, map[string]bool{}
 	for _, d := range base.Diags {
 		inBase[key(d)] = true
@@ -245,7 +288,7 @@ func diagnosticChanges(base, head *Side) []Change {
 // subjectOfPath names the spec part a JSON pointer is under ("/agents/coder/step" → "class coder").
 func subjectOfPath(p string) string {
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	unescape := strings.NewReplacer("~1", "/", "~0", "~").Replace
+	unescape := jsonptr.Unescape
 	if len(parts) >= 2 {
 		name := unescape(parts[1])
 		switch parts[0] {

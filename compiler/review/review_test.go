@@ -6,11 +6,16 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.md from the review cases; read the diff before committing")
@@ -79,8 +84,15 @@ func TestReviewCases(t *testing.T) {
 				{Replacement, Warning, "forced by fifo_queue removed; name changed; it destroys a queue and every message in it", 0},
 				{Replacement, Warning, "aws_sqs_queue.researcher_ingress will be destroyed", 0},
 				{Replacement, Info, "aws_sqs_queue_redrive_allow_policy.researcher_dlq will be destroyed and re-created", 0},
+				{Replacement, Warning, "aws_sqs_queue.researcher_dlq will be destroyed and re-created", 0},
+				{Replacement, Info, "aws_cloudwatch_metric_alarm.researcher_", 0}, // age, dlq_depth, stalled: alarm_name changed
+				{Replacement, Info, "researcher_pipe will be destroyed", 0},       // the pipe's role and policy
+				{Replacement, Info, "aws_pipes_pipe.researcher will be destroyed", 0},
+				{Replacement, Info, "aws_sqs_queue_policy.researcher_ingress will be destroyed", 0},
 				{Posture, Warning, "ordering.fifo: true → false", 95},
-				{Security, Warning, "new statement RuleDelivery", 0},
+				{Posture, Warning, "ordering.group_by: conversation_id → (none)", 95},
+				{Security, Warning, `new statement RuleDelivery: Allow "sqs:SendMessage" by Service "events.amazonaws.com" on aws_sqs_queue.researcher.arn when ArnEquals aws:SourceArn aws_cloudwatch_event_rule.researcher.arn`, 0},
+				{Diagnostic, Error, "new error E020", 101},
 			},
 		},
 		{
@@ -98,8 +110,16 @@ func TestReviewCases(t *testing.T) {
 			head: strings.ReplaceAll(edit(t, base, "  coder:\n    description", "  programmer:\n    description"), "agent: coder", "agent: programmer"),
 			want: []want{
 				{Replacement, Warning, "aws_sqs_queue.coder will be destroyed", 110},
+				{Replacement, Warning, "aws_sqs_queue.coder_dlq will be destroyed", 0},
+				{Replacement, Warning, "aws_sqs_queue.coder_ingress will be destroyed", 0},
+				{Replacement, Info, "will be destroyed it is no longer generated", 0}, // the class's rule, alarms, roles, pipe
+				{Security, Warning, "new statement ", 0},                              // the programmer's roles and queue policy
+				{Security, Warning, "condition ArnEquals aws:SourceArn now also allows aws_cloudwatch_event_rule.programmer.arn", 0},
+				{Security, Warning, "(ReadQueueDepth) resources added: aws_sqs_queue.programmer.arn", 0},
+				{Security, Warning, "(DispatchToClassQueues) resources added: aws_sqs_queue.programmer.arn", 0},
 				{Posture, Info, "class programmer added", 0},
 				{Posture, Info, "class coder removed", 110},
+				{Posture, Info, "steps.Code.agent: coder → programmer", 0},
 			},
 		},
 		{
@@ -108,6 +128,7 @@ func TestReviewCases(t *testing.T) {
 			want: []want{
 				{Posture, Warning, "delivery.attempts: 24 → 185", 0},
 				{Posture, Warning, "delivery.max_age: 1h → 1d", 0},
+				{Diagnostic, Warning, "new warning E006: delivery retries 185 times over 24h", 0},
 			},
 		},
 		{
@@ -116,6 +137,8 @@ func TestReviewCases(t *testing.T) {
 				"    emits: [agent.step.completed, agent.step.requested]\n    ordering: { fifo: true, group_by: conversation_id }\n    step: { p95: 3m"),
 			want: []want{
 				{Security, Warning, `condition StringEquals events:detail-type now also allows "agent.step.requested"`, 110},
+				// Consumers of agent.step.requested may now read coder's claim-checked outputs.
+				{Security, Warning, `(ReadClaimCheckPayloads) resources added: "${aws_s3_bucket.claimcheck.arn}/outputs/coder/*"`, 0},
 				{Posture, Info, "emits: [agent.step.completed] → [agent.step.completed, agent.step.requested]", 0},
 			},
 		},
@@ -133,6 +156,7 @@ func TestReviewCases(t *testing.T) {
 			want: []want{
 				{Replacement, Warning, "an event archive and the events kept for replay", 0},
 				{Posture, Warning, "bus.archive: true → false", 0},
+				{Posture, Info, "bus.archive.retention: 7d → 0 (none)", 0},
 			},
 		},
 		{
@@ -145,20 +169,27 @@ func TestReviewCases(t *testing.T) {
 			},
 		},
 		{
-			name: "a removed event field breaks its consumers",
+			name: "a removed optional event field needs care",
 			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", ""),
 			want: []want{
-				{Breaking, Error, `property "ttl_seconds" of detail removed`, 51},
-				{Breaking, Error, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
+				{Contract, Warning, `optional property "ttl_seconds" of detail removed`, 51},
+				{Contract, Warning, "consumed by coder, researcher; dispatched by workflow conversation; version 1 not bumped", 0},
 			},
 		},
 		{
-			name: "a removed field with a version bump still breaks, as a warning",
-			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "",
+			name: "a removed bound breaks the consumers still on the old contract",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n"),
+			want: []want{
+				{Contract, Error, "minimum of detail.ttl_seconds removed (was 1) (bound-loosened, breaks forward)", 51},
+			},
+		},
+		{
+			name: "a loosened bound with a version bump still breaks, as a warning",
+			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n",
 				"  agent.step.requested:\n    version: 1", "  agent.step.requested:\n    version: 2"),
 			want: []want{
-				{Breaking, Warning, `property "ttl_seconds" of detail removed`, 0},
-				{Breaking, Warning, "version 1 → 2", 0},
+				{Contract, Warning, "minimum of detail.ttl_seconds removed (was 1) (bound-loosened, breaks forward)", 0},
+				{Contract, Warning, "version 1 → 2", 0},
 			},
 		},
 		{
@@ -166,7 +197,14 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
 				"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n"),
 			want: []want{
-				{Breaking, Info, "safe: ", 0},
+				{Contract, Info, "(property-added, safe)", 0},
+			},
+		},
+		{
+			name: "a new KEDA operator role is a new trust principal",
+			head: edit(t, base, "role/keda-operator ", "role/keda-operator-v2 "),
+			want: []want{
+				{Security, Warning, `IAM widened in data.aws_iam_policy_document.keda_scaler_trust (KEDAOperator) principals added: AWS "arn:aws:iam::111122223333:role/keda-operator-v2"`, 0},
 			},
 		},
 		{
@@ -179,18 +217,24 @@ func TestReviewCases(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := review(t, base, tc.head)
+			// Every change is expected: a finding no want names is a failure too.
+			for _, c := range r.Changes {
+				if !slices.ContainsFunc(tc.want, func(w want) bool {
+					return w.cat == c.Category && w.sev == c.Severity && strings.Contains(c.Summary+" "+c.Detail, w.contains)
+				}) {
+					t.Errorf("unexpected %s %s change: %s: %s | %s", c.Category, c.Severity, c.Subject, c.Summary, c.Detail)
+				}
+			}
+			golden(t, "testdata/cases/"+slug(tc.name)+".md", r)
 			for _, w := range tc.want {
-				got := find(r, w.cat, w.contains)
+				got := slices.DeleteFunc(find(r, w.cat, w.contains), func(c Change) bool { return c.Severity != w.sev })
 				if len(got) == 0 {
 					var all []string
 					for _, c := range r.Changes {
 						all = append(all, string(c.Category)+" "+string(c.Severity)+" "+c.Summary+" | "+c.Detail)
 					}
-					t.Errorf("no %s change containing %q; changes:\n%s", w.cat, w.contains, strings.Join(all, "\n"))
+					t.Errorf("no %s %s change containing %q; changes:\n%s", w.cat, w.sev, w.contains, strings.Join(all, "\n"))
 					continue
-				}
-				if got[0].Severity != w.sev {
-					t.Errorf("%q: severity %s, want %s", w.contains, got[0].Severity, w.sev)
 				}
 				if w.line != 0 && (got[0].Position == nil || got[0].Position.Start.Line != w.line) {
 					t.Errorf("%q: position %v, want line %d", w.contains, got[0].Position, w.line)
@@ -206,10 +250,10 @@ func TestSafeChangesDoNotFail(t *testing.T) {
 	head := edit(t, base, "        ttl_seconds: { type: integer, minimum: 1 }\n",
 		"        ttl_seconds: { type: integer, minimum: 1 }\n        priority: { type: integer }\n")
 	r := review(t, base, head)
-	if r.Has("breaking") {
+	if r.Has(FailBreaking) || r.Has(FailBlocking) || r.Has(string(Contract)) {
 		t.Errorf("an added optional field counts as breaking: %+v", r.Changes)
 	}
-	if len(find(r, Breaking, "safe: ")) == 0 {
+	if len(find(r, Contract, "(property-added, safe)")) == 0 {
 		t.Errorf("the safe change is not listed: %+v", r.Changes)
 	}
 }
@@ -227,7 +271,7 @@ func TestIdenticalSpecs(t *testing.T) {
 	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc["format_version"] != float64(1) || doc["changes"] == nil {
+	if doc["format_version"] != float64(FormatVersion) || doc["changes"] == nil {
 		t.Errorf("json report: %s", b.String())
 	}
 	if _, ok := doc["changes"].([]any); !ok {
@@ -269,11 +313,11 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 	}
 }
 
-// The pull-request comment for the example change in docs/review.md: FIFO off plus a removed event field.
+// The pull-request comment for the example change in docs/review.md: FIFO off plus a loosened bound.
 func TestMarkdownGolden(t *testing.T) {
 	base := research(t)
 	head := edit(t, base, researcherFIFO, "    step: { p95: 90s, max: 10m }",
-		"        ttl_seconds: { type: integer, minimum: 1 }\n", "")
+		"        ttl_seconds: { type: integer, minimum: 1 }\n", "        ttl_seconds: { type: integer }\n")
 	r := review(t, base, head)
 	var b bytes.Buffer
 	if err := r.Render(&b, "markdown"); err != nil {
@@ -292,18 +336,9 @@ func TestMarkdownGolden(t *testing.T) {
 	if b.String() != string(want) {
 		t.Errorf("markdown differs from %s (go test ./compiler/review -update, then read the diff):\n%s", golden, b.String())
 	}
-	// docs/review.md shows this comment, quoted; it must be the golden, not an older rendering.
-	readme, err := os.ReadFile("../../docs/review.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var quoted strings.Builder
-	for _, l := range strings.Split(strings.TrimRight(string(want), "\n"), "\n") {
-		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
-	}
-	if !strings.Contains(string(readme), quoted.String()) {
-		t.Errorf("docs/review.md does not quote %s as it is now: paste it again, each line prefixed with \"> \"", golden)
-	}
+	// The docs show this comment, quoted; it must be the golden, not an older rendering.
+	// -update rewrites the quoted block (the run of "> " lines that starts with the verdict).
+	checkQuoted(t, docPage, string(want))
 	// The diagram GitHub will render parses with mermaid's own parser.
 	_, rest, ok := strings.Cut(b.String(), "```mermaid\n")
 	diagram, _, ok2 := strings.Cut(rest, "```")
@@ -314,9 +349,157 @@ func TestMarkdownGolden(t *testing.T) {
 	if err := os.WriteFile(file, []byte(diagram), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = verify.Mermaid(file)
-	verify.SkipIfMissing(t, err)
+	err = verifytest.Mermaid(file)
+	verifytest.SkipIfMissing(t, err)
 	if err != nil {
 		t.Error(err)
+	}
+}
+
+// docPage is the page that quotes the golden pull-request comment.
+const docPage = "../../docs/review.md"
+
+// checkQuoted asserts that doc quotes golden (each line prefixed with "> "); with -update it
+// replaces the quoted comment in doc first.
+func checkQuoted(t *testing.T, doc, golden string) {
+	t.Helper()
+	src, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var quoted strings.Builder
+	for _, l := range strings.Split(strings.TrimRight(golden, "\n"), "\n") {
+		quoted.WriteString(strings.TrimRight("> "+l, " ") + "\n")
+	}
+	text := string(src)
+	if *update {
+		start := strings.Index(text, "> ### ")
+		if start < 0 {
+			t.Fatalf("%s quotes no pull-request comment", doc)
+		}
+		end := start
+		for end < len(text) && strings.HasPrefix(text[end:], ">") {
+			nl := strings.IndexByte(text[end:], '\n')
+			if nl < 0 {
+				end = len(text)
+				break
+			}
+			end += nl + 1
+		}
+		text = text[:start] + quoted.String() + text[end:]
+		if err := os.WriteFile(doc, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !strings.Contains(text, quoted.String()) {
+		t.Errorf("%s does not quote the golden as it is now (go test ./compiler/review -update)", doc)
+	}
+}
+
+var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+func slug(name string) string {
+	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(name), "-"), "-")
+}
+
+// golden compares the report's pull-request comment with a file (-update rewrites it).
+func golden(t *testing.T, path string, r *Report) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Render(&b, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./compiler/review -update)", err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("the comment differs from %s (go test ./compiler/review -update, then read the diff):\n%s", path, b.String())
+	}
+}
+
+// A removed condition and an added principal on an existing statement are reported; the same
+// documents on both sides report nothing.
+func TestSecurityConditionAndPrincipal(t *testing.T) {
+	doc := func(principals, condition string) *Side {
+		src := `data "aws_iam_policy_document" "bus_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = [` + principals + `]
+    }
+` + condition + `  }
+}
+`
+		set, err := artifact.NewSet(artifact.File{Path: "terraform/bus.tf", Bytes: []byte(src)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &Side{Name: "x", Fleet: &ir.Fleet{}, Files: set}
+	}
+	cond := `    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = ["111122223333"]
+    }
+`
+	security := func(b, h *Side) []string {
+		btf, err := parseTerraform(b.Files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		htf, err := parseTerraform(h.Files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range securityChanges(btf, htf, b, h) {
+			out = append(out, c.Summary+": "+c.Detail)
+		}
+		return out
+	}
+	base := doc(`"pipes.amazonaws.com"`, cond)
+	if got := security(base, doc(`"pipes.amazonaws.com"`, cond)); len(got) != 0 {
+		t.Errorf("same documents: %q", got)
+	}
+	want := []string{`IAM widened in data.aws_iam_policy_document.bus_trust (AssumeRole): principals added: Service "scheduler.amazonaws.com"; condition removed: StringEquals aws:SourceAccount`}
+	if got := security(base, doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, "")); !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	// Narrowing is not a widening: the reverse change reports nothing.
+	if got := security(doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, ""), base); len(got) != 0 {
+		t.Errorf("narrowed: %q", got)
+	}
+}
+
+// A diagnostic on both sides is the same one when its code, subject and message are, even if
+// its line and its index in a list moved: a step inserted before the one S003 is about.
+func TestMovedDiagnosticIsNotNew(t *testing.T) {
+	src, err := os.ReadFile("../../cmd/fleetc/cli/testdata/predict.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := edit(t, strings.ReplaceAll(string(src), "FLEET", "moved"), "        timeout: 5m\n", "        timeout: 5m\n        heartbeat: 1m\n")
+	head := edit(t, base, "    steps:\n", "    steps:\n      - name: Prepare\n        agent: solver\n        timeout: 5m\n")
+	r := review(t, base, head)
+	if !slices.ContainsFunc(Load("base.yaml", []byte(base)).Diags, func(d *diag.Diagnostic) bool { return d.Code == "S003" }) {
+		t.Fatal("the base has no S003 to move")
+	}
+	if got := find(r, Diagnostic, "S003"); len(got) != 0 {
+		t.Errorf("the moved S003 is reported: %+v", got)
+	}
+	if len(find(r, Posture, "step order: [Solve] → [Prepare, Solve]")) != 1 {
+		t.Errorf("the inserted step is not reported: %+v", r.Changes)
 	}
 }

@@ -23,6 +23,9 @@ var listItem = regexp.MustCompile(`"[^"]*"|[A-Za-z_][\w.\[\]*"-]*`)
 // items splits a generated list expression (["a", "b"], [aws_x.y.arn]) into its items.
 func items(expr string) []string {
 	expr = strings.TrimSpace(expr)
+	if expr == "" {
+		return nil
+	}
 	if !strings.HasPrefix(expr, "[") {
 		return []string{expr}
 	}
@@ -46,7 +49,10 @@ func statements(tf map[string]*resource) map[string]statement {
 			st.resources = items(r.Attrs[p+"resources"])
 			for j := 0; hasPrefix(r.Attrs, fmt.Sprintf("%sprincipals.%d.", p, j)); j++ {
 				q := fmt.Sprintf("%sprincipals.%d.", p, j)
-				st.principals = append(st.principals, r.Attrs[q+"type"]+" "+r.Attrs[q+"identifiers"])
+				typ := strings.Trim(r.Attrs[q+"type"], `"`)
+				for _, id := range items(r.Attrs[q+"identifiers"]) {
+					st.principals = append(st.principals, typ+" "+id)
+				}
 			}
 			st.conditions = map[string][]string{}
 			for j := 0; hasPrefix(r.Attrs, fmt.Sprintf("%scondition.%d.", p, j)); j++ {
@@ -62,6 +68,22 @@ func statements(tf map[string]*resource) map[string]statement {
 		}
 	}
 	return out
+}
+
+// describe reads a statement as a sentence: effect, actions, then whom it trusts (a trust
+// policy has principals and no resources), what it is on, and under which conditions.
+func (st statement) describe() string {
+	s := fmt.Sprintf("%s: %s %s", st.sid, st.effect, strings.Join(st.actions, ", "))
+	if len(st.principals) > 0 {
+		s += " by " + strings.Join(st.principals, ", ")
+	}
+	if len(st.resources) > 0 {
+		s += " on " + strings.Join(st.resources, ", ")
+	}
+	for _, k := range slices.Sorted(maps.Keys(st.conditions)) {
+		s += fmt.Sprintf(" when %s %s", k, strings.Join(st.conditions[k], ", "))
+	}
+	return s
 }
 
 func hasPrefix(m map[string]string, p string) bool {
@@ -106,7 +128,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 		b, existed := bs[k]
 		var grants []string
 		if !existed {
-			grants = append(grants, fmt.Sprintf("new statement %s: %s %s on %s", h.sid, h.effect, strings.Join(h.actions, ", "), strings.Join(h.resources, ", ")))
+			grants = append(grants, "new statement "+h.describe())
 		} else {
 			if a := added(b.actions, h.actions); len(a) > 0 {
 				grants = append(grants, "actions added: "+strings.Join(a, ", "))
@@ -129,7 +151,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 		if len(grants) == 0 || h.effect == "Deny" {
 			continue
 		}
-		subject, specPath, nodes := owner(htf[h.doc], head.Fleet)
+		subject, specPath, nodes := owner(htf[h.doc], head)
 		c := Change{Category: Security, Severity: Warning, Subject: subject, Address: h.doc, Side: "head", nodes: nodes,
 			Summary: fmt.Sprintf("IAM widened in %s (%s)", h.doc, h.sid), Detail: strings.Join(grants, "; ")}
 		locate(&c, head, specPath)
@@ -146,7 +168,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 			if b.Attrs[attr] == h.Attrs[attr] {
 				continue
 			}
-			subject, specPath, nodes := owner(h, head.Fleet)
+			subject, specPath, nodes := owner(h, head)
 			c := Change{Category: Security, Severity: Warning, Subject: subject, Address: addr, Side: "head", nodes: nodes,
 				Summary: fmt.Sprintf("%s.%s: %s → %s", addr, attr, orNone(b.Attrs[attr]), orNone(h.Attrs[attr]))}
 			locate(&c, head, specPath)

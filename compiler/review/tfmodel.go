@@ -7,6 +7,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 )
@@ -20,6 +21,10 @@ type resource struct {
 	File    string
 	Attrs   map[string]string   // path → expression source, as generated (formatting is canonical)
 	Refs    map[string][]string // path → referenced "address.attribute" traversals
+	// Inputs maps an argument to the generated files it reads with file() or templatefile()
+	// (runtime configs, schemas, state machine definitions), as output-root paths
+	// ("runtime/coder.json"): their bytes are part of the argument's value.
+	Inputs map[string][]string
 }
 
 // topAttr is the first segment of a flattened path: the top-level argument or block name.
@@ -44,7 +49,7 @@ func parseTerraform(set *artifact.Set) (map[string]*resource, error) {
 			if (b.Type != "resource" && b.Type != "data") || len(b.Labels) != 2 {
 				continue
 			}
-			r := &resource{Type: b.Labels[0], Data: b.Type == "data", File: p, Attrs: map[string]string{}, Refs: map[string][]string{}}
+			r := &resource{Type: b.Labels[0], Data: b.Type == "data", File: p, Attrs: map[string]string{}, Refs: map[string][]string{}, Inputs: map[string][]string{}}
 			r.Address = b.Labels[0] + "." + b.Labels[1]
 			if r.Data {
 				r.Address = "data." + r.Address
@@ -69,6 +74,9 @@ func flatten(r *resource, src []byte, prefix string, body *hclsyntax.Body) {
 			}
 		}
 		sort.Strings(r.Refs[path])
+		if in := fileInputs(a.Expr); len(in) > 0 {
+			r.Inputs[path] = in
+		}
 	}
 	counts := map[string]int{}
 	for _, b := range body.Blocks {
@@ -104,4 +112,31 @@ func traversalRef(t hcl.Traversal) string {
 func splitRef(ref string) (address, attr string) {
 	i := strings.LastIndexByte(ref, '.')
 	return ref[:i], ref[i+1:]
+}
+
+// fileInputs lists the files an expression reads through file("${path.module}/../<p>") or
+// templatefile(...), as output-root paths, sorted.
+func fileInputs(e hclsyntax.Expression) []string {
+	var out []string
+	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		call, ok := n.(*hclsyntax.FunctionCallExpr)
+		if !ok || (call.Name != "file" && call.Name != "templatefile") || len(call.Args) == 0 {
+			return nil
+		}
+		tmpl, ok := call.Args[0].(*hclsyntax.TemplateExpr)
+		if !ok || len(tmpl.Parts) != 2 {
+			return nil
+		}
+		root, ok := tmpl.Parts[0].(*hclsyntax.ScopeTraversalExpr)
+		lit, ok2 := tmpl.Parts[1].(*hclsyntax.LiteralValueExpr)
+		if !ok || !ok2 || len(root.Traversal) != 2 || root.Traversal.RootName() != "path" || !lit.Val.Type().Equals(cty.String) {
+			return nil
+		}
+		if rel, ok := strings.CutPrefix(lit.Val.AsString(), "/../"); ok {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out
 }

@@ -58,7 +58,8 @@ func Codes() []Code {
 	}}
 }
 
-// Configs holds each class's rendered runtime config, by class name: rendered once by the
+// Configs holds each class's rendered runtime config, by class name, and the tools config
+// under rc.ToolsFile (a path, never a class name): rendered once by the
 // compiler driver, written as runtime/<class>.json and embedded verbatim by the backends that
 // ship a config (compiler/keda's ConfigMap, compiler/terraform's FLEET_CONFIG_JSON).
 type Configs map[string][]byte
@@ -77,6 +78,15 @@ func RenderAll(f *ir.Fleet) (Configs, diag.Diagnostics) {
 		}
 		out[a.Name] = b
 	}
+	if f.Tools != nil {
+		b, err := RenderTools(f)
+		if err != nil {
+			d := ds.Errorf("G001", f.Tools.Path, "cannot write the tools config: %v", err)
+			d.Detail = "This is a compiler bug; please report it."
+		} else {
+			out[rc.ToolsFile] = b
+		}
+	}
 	return out, ds
 }
 
@@ -87,6 +97,9 @@ func Files(f *ir.Fleet, configs Configs) []artifact.File {
 		if b, ok := configs[a.Name]; ok {
 			files = append(files, artifact.File{Path: path(a), Bytes: b})
 		}
+	}
+	if b, ok := configs[rc.ToolsFile]; ok {
+		files = append(files, artifact.File{Path: rc.ToolsFile, Bytes: b})
 	}
 	return files
 }
@@ -154,10 +167,11 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 		ClaimCheck: rc.ClaimCheck{Bucket: f.State.ClaimCheckBucket, ThresholdBytes: int(a.ClaimCheckOver), ReadPrefixes: ir.ClaimCheckReadPrefixes(a)},
 		Events: rc.Events{
 			Bus: f.Bus.Name, BusModel: f.Bus.Model, MaxEntries: f.Bus.MaxEntries,
-			Emits: make([]rc.Emit, 0, len(a.Emits)),
+			FillOrder: rc.FillOrder(),
+			Emits:     make([]rc.Emit, 0, len(a.Emits)),
 		},
 		Handler:   h,
-		Models:    models(a.Model),
+		Models:    models(a.Models),
 		Telemetry: rc.Telemetry{ServiceName: f.Name + "-" + a.Name, MetricsAddr: MetricsAddr},
 	}
 	if a.Tool != nil && a.Tool.Async && f.State.JobsTable != "" {
@@ -182,8 +196,13 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 			c.Concurrency = max(a.Lambda.BatchSize, 1)
 		}
 	}
+	if a.Output != nil {
+		// The output schema came from YAML: plain maps, lists and scalars always marshal.
+		schema, _ := json.Marshal(a.Output)
+		c.Output = &rc.Output{Schema: schema, MaxBytes: int(a.OutputMaxBytes())}
+	}
 	for _, e := range a.Emits {
-		c.Events.Emits = append(c.Events.Emits, rc.Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version, Detail: emitDetail(e)})
+		c.Events.Emits = append(c.Events.Emits, rc.Emit{DetailType: e.DetailType, Source: e.Source, Version: e.Version, Detail: emitDetail(a, e)})
 	}
 	return c, nil
 }
@@ -207,15 +226,20 @@ func handler(h ir.Handler) (rc.Handler, error) {
 	return rc.Handler{}, fmt.Errorf("unknown handler kind %q", h.Kind)
 }
 
-// models is the class's policy plus every policy reachable through fallbacks, so the worker's
-// router can fail over without knowing the rest of the fleet.
-func models(m *ir.Model) rc.Models {
+// models is the class's policies (the default first) plus every policy reachable through
+// fallbacks, so the worker's router can fail over without knowing the rest of the fleet.
+func models(allowed []*ir.Model) rc.Models {
 	out := rc.Models{Policies: map[string]rc.ModelPolicy{}}
-	if m == nil {
+	if len(allowed) == 0 {
 		return out
 	}
-	out.Policy = m.Name
-	for _, p := range Closure(m) {
+	out.Policy = allowed[0].Name
+	if len(allowed) > 1 {
+		for _, m := range allowed {
+			out.Allowed = append(out.Allowed, m.Name)
+		}
+	}
+	for _, p := range Closure(allowed...) {
 		mp := rc.ModelPolicy{
 			Targets:         nonNil(p.Targets),
 			Fallbacks:       []string{},
@@ -242,9 +266,9 @@ func models(m *ir.Model) rc.Models {
 	return out
 }
 
-// Closure returns m and every policy reachable from it through fallbacks, sorted by name.
+// Closure returns ms and every policy reachable from them through fallbacks, sorted by name.
 // Cycles are tolerated (each policy appears once).
-func Closure(m *ir.Model) []*ir.Model {
+func Closure(ms ...*ir.Model) []*ir.Model {
 	seen := map[string]*ir.Model{}
 	var walk func(*ir.Model)
 	walk = func(p *ir.Model) {
@@ -259,7 +283,9 @@ func Closure(m *ir.Model) []*ir.Model {
 			walk(fb)
 		}
 	}
-	walk(m)
+	for _, m := range ms {
+		walk(m)
+	}
 	out := make([]*ir.Model, 0, len(seen))
 	for _, p := range seen {
 		out = append(out, p)
@@ -276,12 +302,12 @@ func nonNil(s []string) []string {
 }
 
 // emitDetail is the contract of one emitted event as the worker keeps it (ir.EmitDetail).
-func emitDetail(e *ir.Event) rc.EmitDetail {
-	p := ir.EmitDetail(e)
+func emitDetail(a *ir.Agent, e *ir.Event) rc.EmitDetail {
+	p := ir.EmitDetailOf(a, e)
 	schema := rc.Document("{}")
 	if e.Detail != nil {
 		// The detail schema came from YAML: plain maps, lists and scalars always marshal.
 		schema, _ = json.Marshal(e.Detail)
 	}
-	return rc.EmitDetail{Carry: nonNil(p.Carry), WorkerFields: nonNil(p.Worker), Schema: schema}
+	return rc.EmitDetail{Carry: nonNil(p.Carry), WorkerFields: nonNil(p.Worker), FromOutput: p.FromOutput, Schema: schema}
 }

@@ -56,7 +56,11 @@ func TestExamplesValidate(t *testing.T) {
 		if len(ds) > 0 {
 			t.Fatalf("%s: %v", p, ds)
 		}
-		if len(files) != len(f.Agents) {
+		want := len(f.Agents)
+		if f.Tools != nil {
+			want++ // tools/tools.json
+		}
+		if len(files) != want {
 			t.Fatalf("%s: %d files for %d classes", p, len(files), len(f.Agents))
 		}
 		out := t.TempDir()

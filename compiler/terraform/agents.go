@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
 // Alarm and runtime constants, each with the reason it has this value.
@@ -36,7 +37,7 @@ const (
 )
 
 func (g *gen) agent(a *ir.Agent) {
-	fl := g.file("agent_" + a.Name + ".tf")
+	fl := g.file("agent_"+a.Name+".tf").owner(PartClass+a.Name, a.Path)
 	n := local(a.Name)
 	g.queues(fl, a, n)
 	if a.Rule != nil {
@@ -199,7 +200,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 // ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
 func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
 	q := a.Queue
-	name := a.Rule.Name + "-ingress" // <fleet>-<class>-ingress: shorter than the DLQ name IR already bounds
+	name := a.IngressQueueName()
 	g.claim("aws_sqs_queue", n+"_ingress", q.Path)
 	r := fl.resource("aws_sqs_queue", n+"_ingress",
 		"A rule target can stamp only one static MessageGroupId on a FIFO queue, which would serialise",
@@ -396,14 +397,17 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if a.Model != nil {
 		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
-		if res := g.modelResources(a.Model); len(res) > 0 {
+		if res := g.modelResources(a.Models...); len(res) > 0 {
 			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
 				resources: res})
 		}
 	}
 	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
-		st = append(st, stmt{sid: "JobStatus", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"},
-			resources: []tokens{ref("aws_dynamodb_table", "jobs", "arn")}})
+		// UpdateItem only: the worker moves existing jobs (RUNNING, SUCCEEDED, FAILED). Creating
+		// and reading jobs is the tools role's (tools.go), so the two roles share no action.
+		st = append(st, stmt{sid: "JobStatus", actions: []string{"dynamodb:UpdateItem"},
+			resources:  []tokens{ref("aws_dynamodb_table", "jobs", "arn")},
+			conditions: []condition{leadingKeys(jobs.KeyPrefix)}})
 	}
 
 	var trust []stmt
@@ -587,7 +591,7 @@ func (g *gen) kedaScaler() {
 	if e == nil {
 		return
 	}
-	fl := g.file("keda.tf")
+	fl := g.file("keda.tf").owner(PartEKS, "/worker/eks")
 	var queues []tokens
 	for _, a := range g.f.Agents {
 		if a.K8s != nil {
@@ -626,38 +630,4 @@ func emitConditions(events []*ir.Event) []condition {
 		{"StringEquals", "events:detail-type", vals(types)},
 		{"StringEquals", "events:source", vals(sources)},
 	}
-}
-
-// tools emits the two narrow policies of the async start/status tool pattern, for the
-// agent runtime that calls the tools (never the worker's role): start may create a job and
-// publish its request event; status may only read a job.
-func (g *gen) tools() {
-	if g.f.State.JobsTable == "" {
-		return
-	}
-	fl := g.file("tools.tf")
-	var requests []*ir.Event
-	for _, a := range g.f.Agents {
-		if a.Tool != nil && a.Tool.Async && a.Consumes != nil {
-			requests = append(requests, a.Consumes.Event)
-		}
-	}
-	jobs := []tokens{ref("aws_dynamodb_table", "jobs", "arn")}
-	start := []stmt{{sid: "CreateJob", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"}, resources: jobs}}
-	if len(requests) > 0 {
-		start = append(start, stmt{sid: "RequestJob", actions: []string{"events:PutEvents"},
-			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
-			conditions: emitConditions(requests)})
-	}
-	policy := func(name, suffix, desc string, st []stmt) {
-		doc := g.policyDoc(fl, name, "/state/jobs_table", st)
-		g.claim("aws_iam_policy", name, "/state/jobs_table")
-		p := fl.resource("aws_iam_policy", name)
-		p.set("name", str(g.f.Name+"-"+suffix))
-		p.set("description", str(desc))
-		p.set("policy", doc)
-	}
-	policy("tool_start", "tool-start", "Async tools, start_*: create a job (conditional put) and publish its request event.", start)
-	policy("tool_status", "tool-status", "Async tools, get_*_status: read one job; nothing else.",
-		[]stmt{{sid: "ReadJob", actions: []string{"dynamodb:GetItem"}, resources: jobs}})
 }

@@ -9,7 +9,7 @@ import (
 
 func (g *gen) bus() {
 	f := g.f
-	fl := g.file("bus.tf")
+	fl := g.file("bus.tf").owner(PartBus, "/bus")
 	g.claim("aws_cloudwatch_event_bus", "fleet", f.Bus.Path)
 	b := fl.resource("aws_cloudwatch_event_bus", "fleet")
 	b.set("name", str(f.Bus.Name))

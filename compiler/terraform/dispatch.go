@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 const (
@@ -15,13 +16,9 @@ const (
 	awsNameMax = 64
 )
 
-// dispatchHeaders are the custom request headers the dispatcher sends and fleet-worker reads
-// (runtime/dispatch.AllowedHeaders): AgentCore passes a request header on to the container
-// only when the runtime allowlists it.
-var dispatchHeaders = []string{
-	"X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt",
-	"X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome",
-}
+// dispatchHeaders are the custom request headers the dispatcher sends and fleet-worker reads:
+// AgentCore passes a request header on to the container only when the runtime allowlists it.
+var dispatchHeaders = wire.AllowedHeaders
 
 // dispatcher emits what feeds an agentcore class: a Lambda function running
 // `fleet-worker --mode dispatch` on the class queue's event source mapping, which forwards

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // mixedDispatch has one lambda class reached both ways in one workflow: through its queue
@@ -63,8 +63,8 @@ func TestSynchronousStepIAM(t *testing.T) {
 	checkFmtAndSchema(t, filepath.Join(root, Dir))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := verify.TerraformValidateOut(ctx, root, Dir); err != nil {
-		verify.SkipIfMissing(t, err)
+	if err := verifytest.TerraformValidateOut(ctx, root, Dir); err != nil {
+		verifytest.SkipIfMissing(t, err)
 		t.Errorf("%v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/apparentlymart/go-textseg/v15/textseg"
 	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/zclconf/go-cty/cty"
 )
 
@@ -253,6 +255,10 @@ type file struct {
 	name string
 	body body
 	n    int // top-level blocks so far
+	// part and path own the blocks written next (a file per class; a file of workflows sets
+	// them per workflow); blocks records each resource and data block for the inventory.
+	part, path string
+	blocks     []artifact.Resource
 }
 
 func newFile(name string) *file { return &file{name: name} }
@@ -271,11 +277,23 @@ func (f *file) top(typ string, labels []string, comments ...string) block {
 }
 
 func (f *file) resource(typ, name string, comments ...string) block {
+	f.record(typ+"."+name, typ)
 	return f.top("resource", []string{typ, name}, comments...)
 }
 
 func (f *file) data(typ, name string, comments ...string) block {
+	f.record("data."+typ+"."+name, typ)
 	return f.top("data", []string{typ, name}, comments...)
+}
+
+func (f *file) record(addr, typ string) {
+	f.blocks = append(f.blocks, artifact.Resource{Address: addr, Type: typ, Part: f.part, Path: f.path, File: Dir + "/" + f.name})
+}
+
+// owner sets the spec part that owns the blocks written next.
+func (f *file) owner(part, path string) *file {
+	f.part, f.path = part, path
+	return f
 }
 
 func (f *file) bytes() []byte {

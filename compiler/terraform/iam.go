@@ -101,7 +101,7 @@ var profilePrefixes = []string{"us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-g
 // ARN in the fleet region plus the foundation model it routes to in any region (profiles
 // fan out across regions, and global ones have no region at all; IAM's * matches empty).
 // Targets of other providers (openai/..., anthropic/...) need no AWS permission.
-func (g *gen) modelResources(m *ir.Model) []tokens {
+func (g *gen) modelResources(ms ...*ir.Model) []tokens {
 	seen := map[*ir.Model]bool{}
 	var targets []string
 	var walk func(m *ir.Model)
@@ -118,7 +118,9 @@ func (g *gen) modelResources(m *ir.Model) []tokens {
 			walk(fb)
 		}
 	}
-	walk(m)
+	for _, m := range ms {
+		walk(m)
+	}
 
 	type arn struct {
 		key string

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // TestExamplesAgainstRealSchema checks every example's Terraform against the real 5.100.0
@@ -16,7 +16,7 @@ import (
 // file (the fleet's services only) does not hold; terraform validate with the real 5.100.0
 // provider checks those (TestExamplesValidate).
 func TestExamplesAgainstRealSchema(t *testing.T) {
-	shared, err := verify.SharedDir()
+	shared, err := verifytest.SharedDir()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,8 +24,8 @@ func TestExamplesAgainstRealSchema(t *testing.T) {
 	for _, name := range examples {
 		t.Run(name, func(t *testing.T) {
 			root := writeOut(t, example(t, name))
-			for _, err := range verify.CheckTerraformAgainstSchema(filepath.Join(root, Dir), schema) {
-				verify.SkipIfMissing(t, err)
+			for _, err := range verifytest.CheckTerraformAgainstSchema(filepath.Join(root, Dir), schema) {
+				verifytest.SkipIfMissing(t, err)
 				if msg := err.Error(); strings.Contains(msg, "aws_bedrockagentcore_") ||
 					strings.Contains(msg, `unknown data source type "aws_caller_identity"`) || strings.Contains(msg, `unknown data source type "aws_partition"`) {
 					continue

@@ -11,7 +11,7 @@ func (g *gen) schemas() {
 	if len(g.f.Events) == 0 {
 		return
 	}
-	fl := g.file("schemas.tf")
+	fl := g.file("schemas.tf").owner(PartEvents, "/events")
 	g.claim("aws_schemas_registry", "fleet", "/events")
 	r := fl.resource("aws_schemas_registry", "fleet")
 	r.set("name", str(g.f.SchemaRegistry))
@@ -21,6 +21,7 @@ func (g *gen) schemas() {
 		if n == "" || (n[0] >= '0' && n[0] <= '9') {
 			n = "event_" + n
 		}
+		fl.owner(PartEvent+e.DetailType, e.Path)
 		g.claim("aws_schemas_schema", n, e.Path)
 		s := fl.resource("aws_schemas_schema", n)
 		s.set("name", str(e.SchemaName))

@@ -2,13 +2,15 @@ package terraform
 
 import (
 	"time"
+
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
 // state emits the state plane: the idempotency table, the async-tool jobs table and the
 // claim-check bucket.
 func (g *gen) state() {
 	st := g.f.State
-	fl := g.file("state.tf")
+	fl := g.file("state.tf").owner(PartState, "/state")
 
 	g.claim("aws_dynamodb_table", "idempotency", "/state")
 	t := fl.resource("aws_dynamodb_table", "idempotency",
@@ -27,20 +29,25 @@ func (g *gen) state() {
 	if st.JobsTable != "" {
 		g.claim("aws_dynamodb_table", "jobs", "/state/jobs_table")
 		j := fl.resource("aws_dynamodb_table", "jobs",
-			"Async tool jobs: JOB#<id> items and IDEM#<key> pointers; gsi1 finds a job by its idempotency key.")
+			"Async tool jobs (schemas/jobs.Record), "+jobs.KeyPrefix+"<id>; "+jobs.OwnerIndex+" lists a principal's jobs in a session,",
+			"newest first; "+jobs.AttrExpiresAt+" (epoch seconds, the class's idempotency window) expires them.")
 		j.set("name", str(st.JobsTable))
 		j.set("billing_mode", str("PAY_PER_REQUEST"))
-		j.set("hash_key", str("pk"))
-		for _, k := range []string{"pk", "gsi1pk"} {
+		j.set("hash_key", str(jobs.AttrPK))
+		for _, k := range []string{jobs.AttrPK, jobs.AttrOwner, jobs.AttrCreatedAt} {
 			at := j.nested("attribute")
 			at.set("name", str(k))
 			at.set("type", str("S"))
 		}
 		gsi := j.nested("global_secondary_index")
 		// hash_key, not key_schema: key_schema is newer than the 5.100 floor of the constraint.
-		gsi.set("name", str("gsi1"))
-		gsi.set("hash_key", str("gsi1pk"))
+		gsi.set("name", str(jobs.OwnerIndex))
+		gsi.set("hash_key", str(jobs.AttrOwner))
+		gsi.set("range_key", str(jobs.AttrCreatedAt))
 		gsi.set("projection_type", str("ALL"))
+		tt := j.nested("ttl")
+		tt.set("attribute_name", str(jobs.AttrExpiresAt))
+		tt.set("enabled", boolean(true))
 		tableHardening(j, false)
 	}
 

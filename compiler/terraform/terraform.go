@@ -95,18 +95,38 @@ func Codes() []Code {
 // Dir is where the configuration lives under the output root.
 const Dir = "terraform"
 
+// Owners of generated blocks (artifact.Resource.Part): a class, a workflow or an event by
+// name, or a plane of the fleet.
+const (
+	PartClass    = "class "    // + class name
+	PartWorkflow = "workflow " // + workflow name
+	PartEvent    = "event "    // + detail-type
+	PartEvents   = "events"    // the schema registry
+	PartBus      = "bus"
+	PartState    = "state"
+	PartEKS      = "eks" // the KEDA scaler role every eks class's scaler assumes
+	PartProvider = "provider"
+)
+
 // Generate renders the fleet's Terraform configuration. configs holds each class's rendered
 // runtime config by class name (a Lambda function carries it in FLEET_CONFIG_JSON; Terraform
 // reads the file, Generate only measures it).
 func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Diagnostics) {
+	files, _, ds := GenerateInventory(f, configs)
+	return files, ds
+}
+
+// GenerateInventory is Generate, and the inventory of every resource and data block: its
+// address, type, owning spec part, spec path and file.
+func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, []artifact.Resource, diag.Diagnostics) {
 	g := &gen{f: f, configs: configs, names: map[string]string{}}
 	if f == nil {
 		g.ds.Errorf("TF000", "", "no fleet to generate")
-		return nil, g.ds
+		return nil, nil, g.ds
 	}
 	if f.HasEKS() && f.Worker.EKS == nil {
 		g.ds.Errorf("TF000", "/worker", "eks classes need worker.eks (rule W008): without a cluster their pods would get no credentials")
-		return nil, g.ds
+		return nil, nil, g.ds
 	}
 	g.versions()
 	g.bus()
@@ -138,7 +158,23 @@ func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Dia
 	if f.Index != nil {
 		f.Index.Locate(g.ds)
 	}
-	return out, g.ds.Sorted()
+	return out, g.inventory(), g.ds.Sorted()
+}
+
+// inventory lists every block written, with the spec path it was claimed for (more precise
+// than its owner's: a class's queue is at /agents/<class>/queue).
+func (g *gen) inventory() []artifact.Resource {
+	var inv []artifact.Resource
+	for _, fl := range g.files {
+		for _, r := range fl.blocks {
+			if p := g.names[r.Address]; p != "" {
+				r.Path = p
+			}
+			inv = append(inv, r)
+		}
+	}
+	sort.Slice(inv, func(i, j int) bool { return inv[i].Address < inv[j].Address })
+	return inv
 }
 
 type gen struct {
@@ -200,7 +236,7 @@ func accountID() tokens { return ref("data", "aws_caller_identity", "current", "
 func partition() tokens { return ref("data", "aws_partition", "current", "partition") }
 
 func (g *gen) versions() {
-	fl := g.file("versions.tf")
+	fl := g.file("versions.tf").owner(PartProvider, "")
 	tf := fl.top("terraform", nil)
 	tf.set("required_version", str(">= 1.5"))
 	rp := tf.nested("required_providers")
@@ -276,8 +312,13 @@ func (g *gen) outputs() {
 	out("idempotency_table", "DynamoDB idempotency table.", ref("aws_dynamodb_table", "idempotency", "name"))
 	if g.f.State.JobsTable != "" {
 		out("jobs_table", "DynamoDB table of async tool jobs.", ref("aws_dynamodb_table", "jobs", "name"))
-		out("tool_start_policy_arn", "Attach to the agent runtime that calls the async start_* tools.", ref("aws_iam_policy", "tool_start", "arn"))
-		out("tool_status_policy_arn", "Attach to the agent runtime that calls the get_*_status tools.", ref("aws_iam_policy", "tool_status", "arn"))
+	}
+	if g.f.Tools != nil && g.f.State.JobsTable != "" {
+		out("tools_function_name", "Lambda function serving the async tools (Bedrock Agents action group, AgentCore Gateway target).", ref("aws_lambda_function", "async_tools", "function_name"))
+		out("tools_function_arn", "ARN of the async tools function.", ref("aws_lambda_function", "async_tools", "arn"))
+		out("tools_function_url", "Function URL (AWS_IAM) of the async tools: HTTP+JSON under /tools/, MCP at /mcp.", ref("aws_lambda_function_url", "async_tools", "function_url"))
+		out("tools_role_arn", "Role of the async tools function: request events and job items only.", ref("aws_iam_role", "async_tools", "arn"))
+		out("tools_invoke_policy_arn", "Attach to an AgentCore Gateway execution role or a function URL caller.", ref("aws_iam_policy", "async_tools_invoke", "arn"))
 	}
 	out("claim_check_bucket", "S3 bucket for claim-check payloads.", ref("aws_s3_bucket", "claimcheck", "bucket"))
 	if len(g.f.Events) > 0 {

@@ -13,7 +13,7 @@ func (g *gen) workflows() {
 	}
 	fl := g.file("workflows.tf")
 	for _, w := range g.f.Workflows {
-		g.workflow(fl, w)
+		g.workflow(fl.owner(PartWorkflow+w.Name, w.Path), w)
 	}
 }
 

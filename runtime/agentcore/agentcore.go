@@ -23,11 +23,9 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
-
-// MaxPayload is AgentCore's 100 MB request limit.
-const MaxPayload = 100 << 20
 
 // SessionHeader carries the AgentCore runtime session id.
 const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
@@ -75,16 +73,16 @@ func (s *Server) ping(w http.ResponseWriter, _ *http.Request) {
 
 type errorBody struct {
 	Error struct {
-		Code      string `json:"code"`
-		Message   string `json:"message"`
-		Retryable bool   `json:"retryable"`
+		Code      wire.Code `json:"code"`
+		Message   string    `json:"message"`
+		Retryable bool      `json:"retryable"`
 	} `json:"error"`
 }
 
 func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxPayload+1))
-	if err != nil || len(body) > MaxPayload {
-		writeErr(w, http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request above 100 MB or unreadable", false)
+	body, err := io.ReadAll(io.LimitReader(r.Body, wire.AgentCoreMaxPayload+1))
+	if err != nil || len(body) > wire.AgentCoreMaxPayload {
+		writeErr(w, http.StatusRequestEntityTooLarge, wire.PayloadTooLarge, "request above 100 MB or unreadable", false)
 		return
 	}
 	if wantsOutcome(r) {
@@ -115,23 +113,23 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	case queue.Release:
 		secs := int((res.Delay + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		code, msg := "Retry", "try again later"
+		code, msg := wire.Retry, "try again later"
 		if res.Reason != nil {
 			code, msg = res.Reason.Code, res.Reason.Message
 		}
 		writeErr(w, http.StatusServiceUnavailable, code, msg, true)
 	case queue.DeadLetter:
-		code, msg := "Failed", ""
+		code, msg := wire.Failed, ""
 		if res.Reason != nil {
 			code, msg = res.Reason.Code, res.Reason.Message
 		}
 		writeErr(w, http.StatusUnprocessableEntity, code, msg, false)
 	default:
-		writeErr(w, http.StatusConflict, "LeaseLost", "another invocation owns this work", true)
+		writeErr(w, http.StatusConflict, wire.LeaseLost, "another invocation owns this work", true)
 	}
 }
 
-func writeErr(w http.ResponseWriter, status int, code, msg string, retryable bool) {
+func writeErr(w http.ResponseWriter, status int, code wire.Code, msg string, retryable bool) {
 	var b errorBody
 	b.Error.Code, b.Error.Message, b.Error.Retryable = code, msg, retryable
 	writeJSON(w, status, b)

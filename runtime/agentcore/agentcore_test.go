@@ -9,16 +9,20 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -29,7 +33,7 @@ func TestAgentCoreContract(t *testing.T) {
  "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":60,"heartbeat_seconds":0,"wait_time_seconds":0,"max_messages":10,"max_receives":4},
  "concurrency":4,"step":{"p95_seconds":1,"max_seconds":30},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"t-researcher","metrics_addr":""}}`, table)
 	cfg, err := config.Parse("ac.json", []byte(raw))
 	if err != nil {
@@ -151,5 +155,63 @@ func TestAgentCoreContract(t *testing.T) {
 	}
 	if effects["slow"] != 1 {
 		t.Errorf("slow effects: %d", effects["slow"])
+	}
+}
+
+// A duplicate invocation of work another runtime holds (a session that moved, a second
+// microVM) is answered "busy" with the rest of that lease as its delay, never "retry": the
+// dispatcher keeps a busy message and asks again in the same session, while "retry" releases
+// it, costing a receive per bounce and dead-lettering live work at the receive limit. The
+// other holder is a real claim on kumo's DynamoDB.
+//
+// Mutant this catches (checked by hand): envelope mapping a Busy release to OutcomeRetry.
+func TestOutcomeBusyDuplicateIsBusy(t *testing.T) {
+	awsCfg := kumotest.Require(t)
+	table := kumotest.Table(t, awsCfg, "acbusy")
+	raw := fmt.Sprintf(`{"format_version":1,"fleet":"t","class":"researcher","region":"us-east-1","runtime":"agentcore",
+ "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":60,"heartbeat_seconds":0,"wait_time_seconds":0,"max_messages":10,"max_receives":4},
+ "concurrency":4,"step":{"p95_seconds":1,"max_seconds":30},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
+ "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "models":{"policy":"","policies":{}},"telemetry":{"service_name":"t-researcher","metrics_addr":""}}`, table)
+	cfg, err := config.Parse("ac.json", []byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := kumotest.DynamoDB(awsCfg)
+	var ran atomic.Int64
+	h := handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
+		ran.Add(1)
+		return json.RawMessage(`{}`), nil
+	})
+	w := &worker.Worker{Cfg: cfg, Handler: h, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Idem: &idem.Dynamo{API: api, Table: table, Class: cfg.Class, Window: time.Hour}}
+	other := &idem.Dynamo{API: api, Table: table, Class: cfg.Class, Window: time.Hour}
+	const lease = 40 * time.Second
+	if c, err := other.Acquire(context.Background(), "held-1", lease); err != nil || c.State != idem.Acquired {
+		t.Fatalf("the other runtime's claim: %+v %v", c, err)
+	}
+	srv := httptest.NewServer((&Server{Worker: w, SyncLimit: 5 * time.Second}).Handler())
+	defer srv.Close()
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/invocations", strings.NewReader(`{"trace_id":"held-1"}`))
+	req.Header.Set(wire.HeaderOutcome, "1")
+	req.Header.Set(SessionHeader, strings.Repeat("s", dispatch.MinSessionID))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var e wire.OutcomeEnvelope
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || e.Outcome != wire.OutcomeBusy || e.Code != "Busy" {
+		t.Fatalf("duplicate of held work: HTTP %d %+v, want 200 busy/Busy", resp.StatusCode, e)
+	}
+	if min := int((lease - 2*time.Second) / time.Second); e.RetryAfterSeconds < min {
+		t.Errorf("retry_after_seconds %d, under the ~%d s left of the holder's lease", e.RetryAfterSeconds, min)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("the duplicate ran the step %d times while another runtime held it", n)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -30,11 +31,11 @@ type job struct {
 // wantsOutcome reports whether the caller (the fleet dispatcher) asked for the envelope: by
 // its custom header (what AgentCore passes on) or by Accept.
 func wantsOutcome(r *http.Request) bool {
-	if r.Header.Get(dispatch.HeaderOutcome) != "" {
+	if r.Header.Get(wire.HeaderOutcome) != "" {
 		return true
 	}
 	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
-		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == dispatch.OutcomeMediaType {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == wire.OutcomeMediaType {
 			return true
 		}
 	}
@@ -56,7 +57,7 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 		j = &job{done: make(chan struct{})}
 		s.jobs[key] = j
 		id := session + "#" + strconv.FormatInt(s.seq.Add(1), 10)
-		attempt, err := strconv.Atoi(r.Header.Get(dispatch.HeaderAttempt))
+		attempt, err := strconv.Atoi(r.Header.Get(wire.HeaderAttempt))
 		if err != nil || attempt < 1 {
 			attempt = 1
 		}
@@ -85,7 +86,7 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 		s.forget(key, j)
 		writeOutcome(w, envelope(j.res))
 	case <-t.C:
-		writeOutcome(w, dispatch.Envelope{Outcome: dispatch.OutcomeBusy, RetryAfterSeconds: 1,
+		writeOutcome(w, wire.OutcomeEnvelope{Outcome: wire.OutcomeBusy, RetryAfterSeconds: 1,
 			Message: "the step is still running; ask again"})
 	case <-r.Context().Done():
 		// The caller left; the step runs on and its verdict waits for the next call.
@@ -114,36 +115,36 @@ func (s *Server) background() context.Context {
 
 // writeOutcome answers an outcome invocation: always HTTP 200, so AgentCore passes it on
 // instead of turning it into a RuntimeClientError.
-func writeOutcome(w http.ResponseWriter, e dispatch.Envelope) {
-	e.Format = dispatch.EnvelopeFormat
-	w.Header().Set("Content-Type", dispatch.OutcomeMediaType)
+func writeOutcome(w http.ResponseWriter, e wire.OutcomeEnvelope) {
+	e.Format = wire.EnvelopeFormat
+	w.Header().Set("Content-Type", wire.OutcomeMediaType)
 	w.WriteHeader(http.StatusOK)
 	_ = json.NewEncoder(w).Encode(e)
 }
 
 // envelope maps the worker's verdict to the dispatcher's envelope.
-func envelope(res worker.Result) dispatch.Envelope {
-	e := dispatch.Envelope{}
+func envelope(res worker.Result) wire.OutcomeEnvelope {
+	e := wire.OutcomeEnvelope{}
 	if res.Reason != nil {
 		e.Code, e.Message = res.Reason.Code, res.Reason.Message
 	}
 	secs := int((res.Delay + time.Second - 1) / time.Second)
 	switch res.Action {
 	case queue.Delete:
-		e.Outcome, e.Output, e.Duplicate = dispatch.OutcomeDone, res.Output, res.Duplicate
+		e.Outcome, e.Output, e.Duplicate = wire.OutcomeDone, res.Output, res.Duplicate
 		if len(e.Output) == 0 {
 			e.Output = json.RawMessage("null")
 		}
 	case queue.Release:
-		e.Outcome, e.RetryAfterSeconds = dispatch.OutcomeRetry, secs
-		if e.Code == "Busy" {
+		e.Outcome, e.RetryAfterSeconds = wire.OutcomeRetry, secs
+		if e.Code == wire.Busy {
 			// Another invocation holds the work's lease (e.g. a session that moved).
-			e.Outcome, e.RetryAfterSeconds = dispatch.OutcomeBusy, max(secs, 1)
+			e.Outcome, e.RetryAfterSeconds = wire.OutcomeBusy, max(secs, 1)
 		}
 	case queue.DeadLetter:
-		e.Outcome = dispatch.OutcomeDeadLetter
+		e.Outcome = wire.OutcomeDeadLetter
 	default: // Leave: the lease went to another claimant, which decides
-		e.Outcome, e.RetryAfterSeconds = dispatch.OutcomeBusy, 1
+		e.Outcome, e.RetryAfterSeconds = wire.OutcomeBusy, 1
 	}
 	return e
 }

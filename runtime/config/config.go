@@ -37,6 +37,13 @@ const (
 	HandlerLLM  = rc.HandlerLLM
 )
 
+// Fill sources of an emitted detail (events.fill_order).
+const (
+	FillWorker  = rc.FillWorker
+	FillOutput  = rc.FillOutput
+	FillCarried = rc.FillCarried
+)
+
 // Config is a runtime config as the worker runs it: the file's contents (the shared format
 // types) plus what the environment resolves.
 type Config struct {
@@ -59,6 +66,7 @@ type (
 	Events      = rc.Events
 	Emit        = rc.Emit
 	EmitDetail  = rc.EmitDetail
+	Output      = rc.Output
 	Document    = rc.Document
 	Handler     = rc.Handler
 	Models      = rc.Models
@@ -112,6 +120,10 @@ const (
 	// The AgentCore dispatcher's runtime (Terraform sets it) and, for tests, its endpoint.
 	EnvAgentRuntimeARN = "FLEET_AGENT_RUNTIME_ARN"
 	EnvAgentCoreURL    = "FLEET_AGENTCORE_ENDPOINT"
+	// The async tools' config (--mode tools): the document itself (the generated Lambda
+	// function) or a path to it.
+	EnvToolsJSON   = "FLEET_TOOLS_JSON"
+	EnvToolsConfig = "FLEET_TOOLS_CONFIG"
 )
 
 // Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
@@ -127,7 +139,8 @@ const (
 func Env() []string {
 	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
 		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
-		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint, EnvAgentRuntimeARN, EnvAgentCoreURL}
+		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint, EnvAgentRuntimeARN, EnvAgentCoreURL,
+		EnvToolsJSON, EnvToolsConfig}
 }
 
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and

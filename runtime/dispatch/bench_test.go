@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // BenchmarkDispatch measures the dispatcher's own cost per message: parse, session id, a
@@ -19,7 +20,7 @@ import (
 // and reading the envelope. The SQS side is left out (see the worker's StepOverhead).
 func BenchmarkDispatch(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", dispatch.OutcomeMediaType)
+		w.Header().Set("Content-Type", wire.OutcomeMediaType)
 		w.Write([]byte(`{"format":"fleetc.outcome/1","outcome":"done","output":{"answer":"ok"}}`))
 	}))
 	defer srv.Close()

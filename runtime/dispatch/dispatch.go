@@ -5,7 +5,7 @@
 // The step itself runs inside the runtime (fleet-worker --mode agentcore): idempotency claim,
 // handler, result store, completion events, task-token callback. The dispatcher only moves
 // the message and keeps it invisible while the step runs. It asks for an outcome envelope
-// (Accept: OutcomeMediaType) that fleet-worker answers with HTTP 200 whatever the verdict, so
+// (Accept: wire.OutcomeMediaType) that fleet-worker answers with HTTP 200 whatever the verdict, so
 // AgentCore never turns our own "retry later" into a RuntimeClientError; an agent that is not
 // fleet-worker answers plain JSON or an event stream, which counts as done.
 //
@@ -40,59 +40,14 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
-	"github.com/fleetc/fleetc/runtime/worker"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
-
-// OutcomeMediaType is the Accept type under which fleet-worker answers an invocation with an
-// Envelope (always HTTP 200).
-const OutcomeMediaType = "application/vnd.fleetc.outcome+json"
-
-// Envelope outcomes.
-const (
-	OutcomeDone       = "done"        // finished (or answered from the idempotency record)
-	OutcomeBusy       = "busy"        // still running, or leased elsewhere: ask again after RetryAfterSeconds
-	OutcomeRetry      = "retry"       // failed, retryable: release the message
-	OutcomeDeadLetter = "dead_letter" // failed for good: dead-letter with Code and Message
-)
-
-// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
-// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
-// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
-const (
-	// HeaderOutcome asks fleet-worker for an Envelope, like Accept: OutcomeMediaType.
-	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
-	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
-	// limit and task-token failure see the real attempt.
-	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
-)
-
-// AllowedHeaders is the runtime's request_header_allowlist.
-var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
-
-// EnvelopeFormat marks an Envelope in its body too, so it is recognised even if a proxy
-// rewrites the Content-Type.
-const EnvelopeFormat = "fleetc.outcome/1"
-
-// Envelope is fleet-worker's answer under OutcomeMediaType.
-type Envelope struct {
-	Format            string          `json:"format"` // EnvelopeFormat
-	Outcome           string          `json:"outcome"`
-	Output            json.RawMessage `json:"output,omitempty"`
-	Duplicate         bool            `json:"duplicate,omitempty"`
-	RetryAfterSeconds int             `json:"retry_after_seconds,omitempty"`
-	Code              string          `json:"code,omitempty"`
-	Message           string          `json:"message,omitempty"`
-}
 
 // Session id bounds (X-Amzn-Bedrock-AgentCore-Runtime-Session-Id: 33 to 256 characters).
 const (
 	MinSessionID = 33
 	MaxSessionID = 256
 )
-
-// MaxPayload is InvokeAgentRuntime's request limit (100 MB); larger bodies are dead-lettered
-// (the spec's claim check keeps real payloads far below it).
-const MaxPayload = 100 << 20
 
 // maxResponse bounds how much of an answer is read (an agent's own JSON or event stream).
 const maxResponse = 100 << 20
@@ -181,16 +136,16 @@ func (d *Dispatcher) wait(ctx context.Context, t time.Duration) error {
 // until the hold ends: the message's own deadline, d.Hold, or until (a Lambda invocation's
 // end; zero = none), whichever comes first.
 func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.Time) queue.Outcome {
-	if len(m.Body) > MaxPayload {
-		return deadLetter("PayloadTooLarge", fmt.Sprintf("message body of %d bytes exceeds InvokeAgentRuntime's 100 MB; claim-check it", len(m.Body)))
+	if len(m.Body) > wire.AgentCoreMaxPayload {
+		return deadLetter(wire.PayloadTooLarge, fmt.Sprintf("message body of %d bytes exceeds InvokeAgentRuntime's 100 MB; claim-check it", len(m.Body)))
 	}
-	env, err := worker.ParseEnvelope([]byte(m.Body))
+	env, err := wire.ParseEnvelope([]byte(m.Body))
 	if err != nil {
-		return deadLetter("MalformedMessage", err.Error())
+		return deadLetter(wire.MalformedMessage, err.Error())
 	}
 	conv := ""
 	if d.SessionField != "" {
-		conv = worker.DetailField(env.Detail, d.SessionField)
+		conv = wire.DetailField(env.Detail, d.SessionField)
 	}
 	if conv == "" {
 		conv = env.TraceID
@@ -224,7 +179,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 		Qualifier:        aws.String(d.qualifier()),
 		RuntimeSessionId: aws.String(session),
 		ContentType:      aws.String("application/json"),
-		Accept:           aws.String(OutcomeMediaType),
+		Accept:           aws.String(wire.OutcomeMediaType),
 		TraceParent:      traceParent,
 		Payload:          []byte(m.Body),
 	}
@@ -239,23 +194,23 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 			return d.failTask(ctx, task, d.decide(err, m.ReceiveCount))
 		}
 		switch env.Outcome {
-		case OutcomeDone:
+		case wire.OutcomeDone:
 			return queue.Outcome{Action: queue.Delete}
-		case OutcomeDeadLetter:
+		case wire.OutcomeDeadLetter:
 			code := env.Code
 			if code == "" {
-				code = "AgentFailed"
+				code = wire.AgentFailed
 			}
 			return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: env.Message}}
-		case OutcomeRetry:
+		case wire.OutcomeRetry:
 			e := &retry.Error{Code: env.Code, Message: env.Message, Retryable: true, RetryAfter: seconds(env.RetryAfterSeconds)}
 			if e.Code == "" {
-				e.Code = "AgentRetry"
+				e.Code = wire.AgentRetry
 			}
 			return d.failTask(ctx, task, d.decide(e, m.ReceiveCount))
-		case OutcomeBusy:
+		case wire.OutcomeBusy:
 			delay := max(seconds(env.RetryAfterSeconds), time.Second)
-			reason := &retry.Error{Code: "Busy", Message: env.Message, Retryable: true, RetryAfter: delay}
+			reason := &retry.Error{Code: wire.Busy, Message: env.Message, Retryable: true, RetryAfter: delay}
 			if !d.now().Add(delay).Before(hold) {
 				// Out of holding time: release for the advised delay; the next delivery is
 				// answered busy or from the result.
@@ -266,7 +221,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 				return queue.Outcome{Action: queue.Release, Reason: reason}
 			}
 		default:
-			return d.failTask(ctx, task, deadLetter("BadOutcome", fmt.Sprintf("runtime answered outcome %q", env.Outcome)))
+			return d.failTask(ctx, task, deadLetter(wire.BadOutcome, fmt.Sprintf("runtime answered outcome %q", env.Outcome)))
 		}
 	}
 }
@@ -281,7 +236,7 @@ func (d *Dispatcher) qualifier() string {
 // invoke makes one call and reads the whole answer into an envelope: fleet-worker's own, or
 // "done" for any other agent's 2xx answer (JSON or an event stream read to its end). A call
 // cut short by its own timeout while the runtime may still run the step is "busy".
-func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, end time.Time, attempt int) (*Envelope, error) {
+func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgentRuntimeInput, end time.Time, attempt int) (*wire.OutcomeEnvelope, error) {
 	limit := d.SyncLimit
 	if limit <= 0 {
 		limit = DefaultSyncLimit
@@ -292,12 +247,12 @@ func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgen
 	defer cancelEnd()
 	out, err := d.API.InvokeAgentRuntime(callCtx, in, func(o *bedrockagentcore.Options) {
 		o.APIOptions = append(o.APIOptions,
-			smithyhttp.SetHeaderValue(HeaderOutcome, "1"),
-			smithyhttp.SetHeaderValue(HeaderAttempt, strconv.Itoa(max(attempt, 1))))
+			smithyhttp.SetHeaderValue(wire.HeaderOutcome, "1"),
+			smithyhttp.SetHeaderValue(wire.HeaderAttempt, strconv.Itoa(max(attempt, 1))))
 	})
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
-			return &Envelope{Outcome: OutcomeBusy, RetryAfterSeconds: 1, Message: "the call outlived its timeout; the runtime keeps the step"}, nil
+			return &wire.OutcomeEnvelope{Outcome: wire.OutcomeBusy, RetryAfterSeconds: 1, Message: "the call outlived its timeout; the runtime keeps the step"}, nil
 		}
 		return nil, err
 	}
@@ -305,21 +260,21 @@ func (d *Dispatcher) invoke(ctx context.Context, in *bedrockagentcore.InvokeAgen
 	body, err := io.ReadAll(io.LimitReader(out.Response, maxResponse))
 	if err != nil {
 		if ctx.Err() == nil && callCtx.Err() != nil {
-			return &Envelope{Outcome: OutcomeBusy, RetryAfterSeconds: 1, Message: "the answer outlived the call's timeout"}, nil
+			return &wire.OutcomeEnvelope{Outcome: wire.OutcomeBusy, RetryAfterSeconds: 1, Message: "the answer outlived the call's timeout"}, nil
 		}
-		return nil, &retry.Error{Code: "ResponseInterrupted", Message: err.Error(), Retryable: true, Err: err}
+		return nil, &retry.Error{Code: wire.ResponseInterrupted, Message: err.Error(), Retryable: true, Err: err}
 	}
 	mt, _, _ := mime.ParseMediaType(aws.ToString(out.ContentType))
-	var env Envelope
+	var env wire.OutcomeEnvelope
 	err = json.Unmarshal(body, &env)
 	switch {
-	case mt == OutcomeMediaType && err != nil:
-		return nil, &retry.Error{Code: "BadOutcome", Message: "unreadable outcome envelope: " + err.Error(), Retryable: true}
-	case mt == OutcomeMediaType || (err == nil && env.Format == EnvelopeFormat):
+	case mt == wire.OutcomeMediaType && err != nil:
+		return nil, &retry.Error{Code: wire.BadOutcome, Message: "unreadable outcome envelope: " + err.Error(), Retryable: true}
+	case mt == wire.OutcomeMediaType || (err == nil && env.Format == wire.EnvelopeFormat):
 		return &env, nil
 	}
 	// Another agent's own answer (JSON, text, or an event stream read to its end).
-	return &Envelope{Outcome: OutcomeDone, Output: body}, nil
+	return &wire.OutcomeEnvelope{Outcome: wire.OutcomeDone, Output: body}, nil
 }
 
 // decide applies the retry policy to a failed call.
@@ -347,7 +302,7 @@ func classify(err error) error {
 	if errors.As(err, &re) {
 		return re
 	}
-	e := &retry.Error{Code: "RuntimeUnreachable", Message: err.Error(), Retryable: true, Err: err}
+	e := &retry.Error{Code: wire.RuntimeUnreachable, Message: err.Error(), Retryable: true, Err: err}
 	var resp *smithyhttp.ResponseError
 	if errors.As(err, &resp) && resp.Response != nil {
 		e.Status = resp.HTTPStatusCode()
@@ -357,12 +312,12 @@ func classify(err error) error {
 	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
-		e.Code = api.ErrorCode()
+		e.Code = wire.Code(api.ErrorCode()) // AWS's own error code, passed on as the reason
 		e.Message = api.ErrorMessage()
 		if e.Message == "" {
 			e.Message = http.StatusText(e.Status)
 		}
-		e.Retryable = !permanentCodes[e.Code]
+		e.Retryable = !permanentCodes[api.ErrorCode()]
 	}
 	e.Message = strings.TrimSpace(e.Message)
 	return e
@@ -374,13 +329,13 @@ func (d *Dispatcher) failTask(ctx context.Context, token string, out queue.Outco
 	if out.Action != queue.DeadLetter || token == "" || d.Tasks == nil || out.Reason == nil {
 		return out
 	}
-	if err := d.Tasks.Failure(context.WithoutCancel(ctx), token, out.Reason.Code, out.Reason.Message); err != nil {
+	if err := d.Tasks.Failure(context.WithoutCancel(ctx), token, string(out.Reason.Code), out.Reason.Message); err != nil {
 		d.log().Warn("SendTaskFailure failed", "class", d.Class, "code", out.Reason.Code, "err", err)
 	}
 	return out
 }
 
-func deadLetter(code, msg string) queue.Outcome {
+func deadLetter(code wire.Code, msg string) queue.Outcome {
 	return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: msg}}
 }
 

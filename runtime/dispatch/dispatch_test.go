@@ -38,6 +38,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -82,20 +83,20 @@ func (f *fakeAgentCore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "application/json" {
 		t.Errorf("Content-Type %q", ct)
 	}
-	if a := r.Header.Get("Accept"); a != dispatch.OutcomeMediaType {
+	if a := r.Header.Get("Accept"); a != wire.OutcomeMediaType {
 		t.Errorf("Accept %q", a)
 	}
 	if az := r.Header.Get("Authorization"); !strings.HasPrefix(az, "AWS4-HMAC-SHA256 ") || !strings.Contains(az, "/us-east-1/bedrock-agentcore/aws4_request") {
 		t.Errorf("Authorization %q: not SigV4 for bedrock-agentcore", az)
 	}
-	if v := r.Header.Get(dispatch.HeaderOutcome); v != "1" {
-		t.Errorf("%s = %q, want 1", dispatch.HeaderOutcome, v)
+	if v := r.Header.Get(wire.HeaderOutcome); v != "1" {
+		t.Errorf("%s = %q, want 1", wire.HeaderOutcome, v)
 	}
-	attempt := r.Header.Get(dispatch.HeaderAttempt)
+	attempt := r.Header.Get(wire.HeaderAttempt)
 	if n, err := strconv.Atoi(attempt); err != nil || n < 1 {
-		t.Errorf("%s = %q, want the receive count", dispatch.HeaderAttempt, attempt)
+		t.Errorf("%s = %q, want the receive count", wire.HeaderAttempt, attempt)
 	}
-	if !strings.Contains(r.Header.Get("Authorization"), strings.ToLower(dispatch.HeaderAttempt)) {
+	if !strings.Contains(r.Header.Get("Authorization"), strings.ToLower(wire.HeaderAttempt)) {
 		t.Errorf("the custom headers are not signed: %s", r.Header.Get("Authorization"))
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -180,7 +181,7 @@ func newHarness(t *testing.T, syncLimit time.Duration) *harness {
  "concurrency":4,"step":{"p95_seconds":1,"max_seconds":30},"retry":{"max_attempts":3,"base_ms":100,"cap_ms":300},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
  "agentcore":{"runtime_name":"fx_deep","qualifier":"DEFAULT","session_field":"conversation_id","sync_limit_seconds":60},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"fx-deep","metrics_addr":""}}`, table)
 	cfg, err := config.Parse("deep.json", []byte(raw))
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Exit codes with a meaning (sysexits.h). Any other non-zero exit is a crash
@@ -36,12 +38,18 @@ type Exec struct {
 	Env     []string // extra environment the worker sets (the model gateway's URLs and token)
 	// InheritEnv names worker variables the command also receives (handler.inherit_env).
 	InheritEnv []string
+	// Stderr, when set, gets every line the command writes to stderr, as it is written,
+	// whether the step succeeds or not (as Lambda logs a function's output); at most
+	// MaxStderrLines lines of at most MaxStderrLine bytes per step, then one note of what
+	// was dropped.
+	Stderr StderrFunc
 }
 
 // inheritedEnv are the worker's variables every command receives. Nothing else of the
 // worker's environment reaches agent code unless the spec names it: the worker holds role
-// credentials, the container-credential URI and token, and model API keys.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ"}
+// credentials, the container-credential URI and token, and model API keys. The model
+// gateway's URLs and token pass too: the command is what calls the gateway.
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gateway.EnvURL, gateway.EnvBedrockURL, gateway.EnvToken}
 
 // environ is the command's environment: the allow-listed and inherit_env variables of the
 // worker (from getenv), then the worker's extras, then the step's.
@@ -61,6 +69,9 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 		"FLEET_TRACE_ID="+req.TraceID,
 		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
 	)
+	if req.ModelPolicy != "" {
+		env = append(env, "FLEET_MODEL_POLICY="+req.ModelPolicy)
+	}
 	if !req.Deadline.IsZero() {
 		env = append(env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
@@ -69,6 +80,15 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 	}
 	return env
 }
+
+// StderrFunc receives one line of a step's handler stderr.
+type StderrFunc func(req Request, line string)
+
+// Bounds of the stderr a step logs: one runaway handler must not flood the worker's log.
+const (
+	MaxStderrLine  = 2048
+	MaxStderrLines = 200
+)
 
 // NewExec checks the command exists.
 func NewExec(command []string) (*Exec, error) {
@@ -101,32 +121,38 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	var stderr tailBuffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	var lines *lineWriter
+	if h.Stderr != nil {
+		lines = &lineWriter{emit: func(l string) { h.Stderr(req, l) }}
+		cmd.Stderr = io.MultiWriter(&stderr, lines)
+		defer lines.close()
+	}
 
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		// Killed at the deadline (or shutdown); the step may fit next time.
-		return nil, &retry.Error{Code: "Timeout", Message: fmt.Sprintf("%s killed: %v; stderr: %s", h.Command[0], ctx.Err(), stderr.String()), Retryable: true, Err: ctx.Err()}
+		return nil, &retry.Error{Code: wire.Timeout, Message: fmt.Sprintf("%s killed: %v; stderr: %s", h.Command[0], ctx.Err(), stderr.String()), Retryable: true, Err: ctx.Err()}
 	}
 	if err != nil {
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) {
-			return nil, retry.Retryable("ExecFailed", err)
+			return nil, retry.Retryable(wire.ExecFailed, err)
 		}
 		return nil, classifyExit(ee, stdout.Bytes(), stderr.String())
 	}
 	if stdout.overflow {
-		return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
+		return nil, &retry.Error{Code: wire.OutputTooLarge, Message: fmt.Sprintf("stdout above %d bytes", maxOutput)}
 	}
 	out := bytes.TrimSpace(stdout.Bytes())
 	if !json.Valid(out) {
-		return nil, &retry.Error{Code: "BadOutput", Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
+		return nil, &retry.Error{Code: wire.BadOutput, Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
 	}
 	return json.RawMessage(out), nil
 }
 
 func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
 	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return &retry.Error{Code: "Crashed", Message: fmt.Sprintf("killed by %v; stderr: %s", ws.Signal(), stderr), Retryable: true, Err: ee}
+		return &retry.Error{Code: wire.Crashed, Message: fmt.Sprintf("killed by %v; stderr: %s", ws.Signal(), stderr), Retryable: true, Err: ee}
 	}
 	code := ee.ExitCode()
 	if e := parseFailure(stdout); e != nil {
@@ -135,7 +161,7 @@ func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
 		}
 		return e
 	}
-	e := &retry.Error{Code: "Exit" + strconv.Itoa(code), Message: trunc(stderr, 1024), Err: ee}
+	e := &retry.Error{Code: wire.Code("Exit" + strconv.Itoa(code)), Message: trunc(stderr, 1024), Err: ee}
 	switch {
 	case code == exitTempFail || code == exitUnavailable:
 		e.Retryable = true
@@ -153,7 +179,7 @@ func parseFailure(b []byte) *retry.Error {
 	if err := json.Unmarshal(bytes.TrimSpace(b), &f); err != nil || f.Error == nil || f.Error.Code == "" {
 		return nil
 	}
-	e := &retry.Error{Code: f.Error.Code, Message: f.Error.Message, Retryable: true}
+	e := &retry.Error{Code: wire.Code(f.Error.Code), Message: f.Error.Message, Retryable: true}
 	if f.Error.Retryable != nil {
 		e.Retryable = *f.Error.Retryable
 	}
@@ -204,3 +230,52 @@ func trunc(s string, n int) string {
 }
 
 var _ io.Writer = (*tailBuffer)(nil)
+
+// lineWriter splits a stream into lines for emit, bounded by MaxStderrLine and
+// MaxStderrLines. exec copies a child's stderr from one goroutine, so no lock is needed.
+type lineWriter struct {
+	emit    func(string)
+	buf     []byte
+	lines   int
+	dropped int
+	long    bool // the current line is past MaxStderrLine: its rest is skipped
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			w.line()
+			continue
+		}
+		if len(w.buf) < MaxStderrLine {
+			w.buf = append(w.buf, c)
+		} else {
+			w.long = true
+		}
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) line() {
+	l := string(bytes.TrimRight(w.buf, "\r"))
+	if w.long {
+		l += "…"
+	}
+	w.buf, w.long = w.buf[:0], false
+	if w.lines >= MaxStderrLines {
+		w.dropped++
+		return
+	}
+	w.lines++
+	w.emit(l)
+}
+
+// close emits a last unterminated line and says how many lines were dropped.
+func (w *lineWriter) close() {
+	if len(w.buf) > 0 || w.long {
+		w.line()
+	}
+	if w.dropped > 0 {
+		w.emit(fmt.Sprintf("(%d more stderr lines dropped: at most %d per step are logged)", w.dropped, MaxStderrLines))
+	}
+}

@@ -21,6 +21,9 @@ type Request struct {
 	Attempt     int             // 1-based delivery attempt
 	Deadline    time.Time       // the step's own deadline (also on ctx)
 	Input       json.RawMessage // the event detail (claim check already resolved)
+	// ModelPolicy is the policy the event picked (detail.model_policy, one of the class's
+	// allowed policies); "" = the class's default.
+	ModelPolicy string
 }
 
 // Handler runs a step. Errors should be *retry.Error so the queue knows
@@ -42,7 +45,8 @@ type LLMFactory func(h config.Handler, models config.Models) (Handler, error)
 
 // Options tune New.
 type Options struct {
-	LLM LLMFactory // nil: an llm config is a startup error
+	LLM    LLMFactory // nil: an llm config is a startup error
+	Stderr StderrFunc // each line an exec handler writes to stderr (nil: kept for errors only)
 }
 
 // ErrNoLLM is returned for an llm handler when no LLMFactory is wired in.
@@ -57,6 +61,7 @@ func New(c *config.Config, opts Options) (Handler, error) {
 			return nil, err
 		}
 		h.InheritEnv = c.Handler.InheritEnv
+		h.Stderr = opts.Stderr
 		return h, nil
 	case config.HandlerHTTP:
 		return NewHTTP(c.Handler.URL, nil)

@@ -72,7 +72,7 @@ func TestExecExitCodes(t *testing.T) {
 	for _, c := range cases {
 		_, err := sh(t, c.script).Handle(context.Background(), req())
 		e := asRetry(t, err)
-		if e.Code != c.code || e.Retryable != c.retryable {
+		if string(e.Code) != c.code || e.Retryable != c.retryable {
 			t.Errorf("%q: got %s retryable=%v", c.script, e.Code, e.Retryable)
 		}
 	}
@@ -184,7 +184,7 @@ func TestHTTP(t *testing.T) {
 	for _, c := range checks {
 		_, err := call(c.path, 300*time.Millisecond)
 		e := asRetry(t, err)
-		if e.Code != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
+		if string(e.Code) != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
 			t.Errorf("%s: got %+v", c.path, e)
 		}
 	}
@@ -256,5 +256,49 @@ func TestExecDiesWithWorker(t *testing.T) {
 	}
 	if alive() {
 		t.Fatalf("step command (pid %d) outlived its killed worker", child)
+	}
+}
+
+func TestExecStderrLinesOnSuccessAndFailure(t *testing.T) {
+	for _, tc := range []struct {
+		script string
+		ok     bool
+	}{
+		{`echo one >&2; printf 'two\r\nthree' >&2; echo '{}'`, true},
+		{`echo one >&2; printf 'two\r\nthree' >&2; exit 65`, false},
+	} {
+		h := sh(t, tc.script)
+		var got []string
+		h.Stderr = func(r Request, line string) {
+			if r.TraceID != "t1" || r.Attempt != 2 || r.Class != "c" {
+				t.Errorf("request %+v", r)
+			}
+			got = append(got, line)
+		}
+		_, err := h.Handle(context.Background(), req())
+		if (err == nil) != tc.ok {
+			t.Fatalf("%s: err = %v", tc.script, err)
+		}
+		if strings.Join(got, "|") != "one|two|three" {
+			t.Errorf("%s: lines = %q", tc.script, got)
+		}
+	}
+}
+
+func TestExecStderrIsBounded(t *testing.T) {
+	h := sh(t, `head -c 5000 /dev/zero | tr '\0' x >&2; echo >&2; i=0; while [ $i -lt 300 ]; do echo l$i >&2; i=$((i+1)); done; echo null`)
+	var got []string
+	h.Stderr = func(_ Request, line string) { got = append(got, line) }
+	if _, err := h.Handle(context.Background(), req()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != MaxStderrLines+1 {
+		t.Fatalf("%d lines, want %d and a note", len(got), MaxStderrLines+1)
+	}
+	if first := got[0]; len(first) != MaxStderrLine+len("…") || !strings.HasSuffix(first, "…") {
+		t.Errorf("long line kept %d bytes", len(first))
+	}
+	if got[MaxStderrLines-1] != "l198" || got[MaxStderrLines] != "(101 more stderr lines dropped: at most 200 per step are logged)" {
+		t.Errorf("tail = %q", got[MaxStderrLines-1:])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // HTTP posts each step's input to a sidecar. 2xx is success (the body is the
@@ -25,7 +26,13 @@ type HTTP struct {
 	// base URL of fleet-worker's model gateway (on loopback, which a sidecar in the same
 	// pod shares).
 	ModelGateway string
+	// ModelGatewayToken is the gateway's bearer token, sent as HeaderModelGatewayToken.
+	ModelGatewayToken string
 }
+
+// HeaderModelGatewayToken carries the model gateway's bearer token to a sidecar with each
+// step request (the sidecar sends it back as Authorization: Bearer).
+const HeaderModelGatewayToken = "X-Fleet-Model-Gateway-Token"
 
 // NewHTTP checks the URL; client nil means a plain client (no retries: the
 // queue is the retry layer; the deadline comes from the context).
@@ -48,7 +55,7 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
 	if err != nil {
-		return nil, retry.Permanent("BadRequest", err)
+		return nil, retry.Permanent(wire.BadRequest, err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Idempotency-Key", req.Key)
@@ -65,39 +72,40 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	}
 	if h.ModelGateway != "" {
 		hr.Header.Set("X-Fleet-Model-Gateway", h.ModelGateway)
+		hr.Header.Set(HeaderModelGatewayToken, h.ModelGatewayToken)
 	}
 	resp, err := h.Client.Do(hr)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &retry.Error{Code: "Timeout", Message: err.Error(), Retryable: true, Err: ctx.Err()}
+			return nil, &retry.Error{Code: wire.Timeout, Message: err.Error(), Retryable: true, Err: ctx.Err()}
 		}
-		return nil, retry.Retryable("Unavailable", err)
+		return nil, retry.Retryable(wire.Unavailable, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxOutput+1))
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, &retry.Error{Code: "Timeout", Message: err.Error(), Retryable: true, Err: ctx.Err()}
+			return nil, &retry.Error{Code: wire.Timeout, Message: err.Error(), Retryable: true, Err: ctx.Err()}
 		}
-		return nil, retry.Retryable("ReadFailed", err)
+		return nil, retry.Retryable(wire.ReadFailed, err)
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		if len(raw) > maxOutput {
-			return nil, &retry.Error{Code: "OutputTooLarge", Message: fmt.Sprintf("body above %d bytes", maxOutput)}
+			return nil, &retry.Error{Code: wire.OutputTooLarge, Message: fmt.Sprintf("body above %d bytes", maxOutput)}
 		}
 		out := bytes.TrimSpace(raw)
 		if len(out) == 0 {
 			return json.RawMessage("null"), nil
 		}
 		if !json.Valid(out) {
-			return nil, &retry.Error{Code: "BadOutput", Message: "response is not JSON: " + trunc(string(out), 256)}
+			return nil, &retry.Error{Code: wire.BadOutput, Message: "response is not JSON: " + trunc(string(out), 256)}
 		}
 		return json.RawMessage(out), nil
 	}
 	e := retry.FromStatus(resp.StatusCode, resp.Header.Get("Retry-After"), trunc(string(raw), 512))
 	// A sidecar may name its error; the status still decides retryability.
 	if f := parseFailure(raw); f != nil {
-		e.Message = f.Code + ": " + f.Message
+		e.Message = string(f.Code) + ": " + f.Message
 	}
 	return nil, e
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -106,7 +107,7 @@ func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, dea
 	res := h.Worker.Process(ctx, worker.Delivery{MessageID: requestID, Body: body, Attempt: 1, InvocationDeadline: deadline.Add(-SafetyMargin)})
 	msg := "step failed"
 	if res.Reason != nil {
-		msg = res.Reason.Code + ": " + res.Reason.Message
+		msg = string(res.Reason.Code) + ": " + res.Reason.Message
 	}
 	switch res.Action {
 	case queue.Delete:
@@ -115,11 +116,11 @@ func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, dea
 		}
 		return res.Output, nil
 	case queue.DeadLetter:
-		code := "Failed"
+		code := wire.Failed
 		if res.Reason != nil && res.Reason.Code != "" {
 			code = res.Reason.Code
 		}
-		return nil, &InvokeError{Type: "FleetWorker." + code, Message: msg}
+		return nil, &InvokeError{Type: "FleetWorker." + string(code), Message: msg}
 	default:
 		return nil, &InvokeError{Type: ErrorRetry, Message: msg}
 	}

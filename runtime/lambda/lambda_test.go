@@ -33,7 +33,7 @@ func testConfig(t *testing.T, q, dlq, table string, fifo bool) *config.Config {
  "queue":{"name":%q,"dlq_name":%q,"fifo":%t,"group_by":%q,"visibility_timeout_seconds":30,"heartbeat_seconds":0,"wait_time_seconds":0,"max_messages":10,"max_receives":4},
  "concurrency":4,"step":{"p95_seconds":1,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"t-researcher","metrics_addr":""}}`, q, dlq, fifo, groupBy(fifo), table)
 	c, err := config.Parse("lambda.json", []byte(raw))
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // DefaultMaxIterations caps the tool-use loop when the config names no cap.
@@ -180,8 +181,12 @@ func (h *Handler) Handle(ctx context.Context, req handler.Request) (json.RawMess
 	}
 	msgs := []router.Message{{Role: router.RoleUser, Content: []router.Block{{Text: input}}}}
 	var res Result
+	policy := h.cfg.Policy
+	if req.ModelPolicy != "" {
+		policy = req.ModelPolicy // the worker checked it is one of the class's allowed policies
+	}
 	for i := 1; i <= h.cfg.MaxIterations; i++ {
-		resp, err := h.chat.Chat(ctx, h.cfg.Policy, &router.Request{System: h.cfg.System, Messages: msgs, Tools: h.specs, MaxTokens: h.cfg.MaxTokens})
+		resp, err := h.chat.Chat(ctx, policy, &router.Request{System: h.cfg.System, Messages: msgs, Tools: h.specs, MaxTokens: h.cfg.MaxTokens})
 		if err != nil {
 			return nil, err // a *retry.Error from the router: SpendLimit dead-letters, the rest the queue retries
 		}
@@ -201,7 +206,7 @@ func (h *Handler) Handle(ctx context.Context, req handler.Request) (json.RawMess
 			results.Content = append(results.Content, router.Block{ToolResult: &router.ToolResult{ID: u.ID, Content: content, IsError: isErr}})
 		}
 		if ctx.Err() != nil {
-			return nil, retry.Retryable("Timeout", ctx.Err())
+			return nil, retry.Retryable(wire.Timeout, ctx.Err())
 		}
 		msgs = append(msgs, results)
 	}

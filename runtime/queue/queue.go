@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // API is the part of the SQS client the consumer uses.
@@ -492,7 +493,7 @@ func (c *Consumer) safeProcess(ctx context.Context, m *Message) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("step panicked", "message_id", m.ID, "panic", r, "stack", string(debug.Stack()))
-			out = Outcome{Action: Release, Delay: time.Second, Reason: &retry.Error{Code: "Panic", Message: fmt.Sprint(r), Retryable: true}}
+			out = Outcome{Action: Release, Delay: time.Second, Reason: &retry.Error{Code: wire.Panic, Message: fmt.Sprint(r), Retryable: true}}
 		}
 	}()
 	return c.process(ctx, m)
@@ -594,11 +595,11 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 		return errors.New("no DLQ URL configured")
 	}
 	if reason == nil {
-		reason = &retry.Error{Code: "Unknown", Message: "dead-lettered without a reason"}
+		reason = &retry.Error{Code: wire.Unknown, Message: "dead-lettered without a reason"}
 	}
-	code := SanitizeAttribute(reason.Code, 256)
+	code := SanitizeAttribute(string(reason.Code), 256)
 	if code == "" {
-		code = "Unknown"
+		code = string(wire.Unknown)
 	}
 	msg := SanitizeAttribute(reason.Message, maxErrorMessage)
 	if msg == "" {

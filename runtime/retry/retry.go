@@ -14,11 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Error is a classified step failure.
 type Error struct {
-	Code       string        // short machine code, e.g. "HTTP503", "Timeout", "SpendLimit"
+	Code       wire.Code     // short machine code, e.g. "HTTP503", "Timeout", "SpendLimit"
 	Message    string        // human detail
 	Status     int           // HTTP-like status when there is one (0 = none)
 	Retryable  bool          // false = dead-letter now
@@ -28,20 +30,20 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return e.Code
+		return string(e.Code)
 	}
-	return e.Code + ": " + e.Message
+	return string(e.Code) + ": " + e.Message
 }
 
 func (e *Error) Unwrap() error { return e.Err }
 
 // Retryable wraps err as a retryable failure with code.
-func Retryable(code string, err error) *Error {
+func Retryable(code wire.Code, err error) *Error {
 	return &Error{Code: code, Message: msg(err), Retryable: true, Err: err}
 }
 
 // Permanent wraps err as a non-retryable failure with code.
-func Permanent(code string, err error) *Error {
+func Permanent(code wire.Code, err error) *Error {
 	return &Error{Code: code, Message: msg(err), Retryable: false, Err: err}
 }
 
@@ -59,11 +61,11 @@ var retryableStatus = map[int]bool{408: true, 409: true, 429: true, 500: true, 5
 // header ("" when absent). A 429 without Retry-After is a spend limit: it
 // "fails until access resumes", so it is not retried.
 func FromStatus(status int, retryAfter string, body string) *Error {
-	e := &Error{Code: fmt.Sprintf("HTTP%d", status), Status: status, Message: truncate(strings.TrimSpace(body), 512)}
+	e := &Error{Code: wire.Code(fmt.Sprintf("HTTP%d", status)), Status: status, Message: truncate(strings.TrimSpace(body), 512)}
 	ra, hasRA := ParseRetryAfter(retryAfter, time.Now())
 	switch {
 	case status == http.StatusTooManyRequests && !hasRA:
-		e.Code = "SpendLimit"
+		e.Code = wire.SpendLimit
 		e.Retryable = false
 		if e.Message == "" {
 			e.Message = "429 without retry-after"
@@ -112,12 +114,12 @@ func Classify(err error) *Error {
 		return e
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Code: "Timeout", Message: err.Error(), Retryable: true, Err: err}
+		return &Error{Code: wire.Timeout, Message: err.Error(), Retryable: true, Err: err}
 	}
 	if errors.Is(err, context.Canceled) {
-		return &Error{Code: "Canceled", Message: err.Error(), Retryable: true, Err: err}
+		return &Error{Code: wire.Canceled, Message: err.Error(), Retryable: true, Err: err}
 	}
-	return &Error{Code: "Error", Message: err.Error(), Retryable: true, Err: err}
+	return &Error{Code: wire.Error, Message: err.Error(), Retryable: true, Err: err}
 }
 
 // Policy is the queue-level retry policy.
@@ -163,7 +165,7 @@ func (p Policy) Decide(err error, attempt int) Decision {
 	}
 	if p.MaxAttempts > 0 && attempt >= p.MaxAttempts {
 		return Decision{DeadLetter: true, Reason: &Error{
-			Code:    "RetriesExhausted",
+			Code:    wire.RetriesExhausted,
 			Message: truncate(fmt.Sprintf("attempt %d of %d failed: %s", attempt, p.MaxAttempts, e.Error()), 1024),
 			Status:  e.Status,
 			Err:     e,

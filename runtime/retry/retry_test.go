@@ -31,7 +31,7 @@ func TestFromStatus(t *testing.T) {
 	}
 	for _, c := range cases {
 		e := FromStatus(c.status, c.ra, "")
-		if e.Retryable != c.retryable || e.Code != c.code || e.RetryAfter != c.after {
+		if e.Retryable != c.retryable || string(e.Code) != c.code || e.RetryAfter != c.after {
 			t.Errorf("%d ra=%q: got %+v", c.status, c.ra, e)
 		}
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // ProviderError is a failed provider answer. Providers return it for every HTTP error
@@ -20,7 +22,10 @@ type ProviderError struct {
 	HasRetryAfter bool          // a retry-after header was present
 	// RateLimited marks a 429 the provider itself names a rate limit (Bedrock's
 	// ThrottlingException): retried even without retry-after.
-	RateLimited   bool
+	RateLimited bool
+	// Transient marks an answer the provider documents as "try again" whatever its
+	// status (Bedrock's ModelErrorException 424, ServiceQuotaExceededException 400).
+	Transient     bool
 	ContextWindow bool // the input does not fit the model's context window
 	Err           error
 }
@@ -48,6 +53,29 @@ func FromHTTP(status int, header http.Header, code, message string) *ProviderErr
 		e.RetryAfter, e.HasRetryAfter = retry.ParseRetryAfter(header.Get("Retry-After"), time.Now())
 	}
 	return e
+}
+
+// contextWindowWordings are how providers say the input does not fit, lower case:
+// OpenAI and vLLM ("maximum context length is N tokens"), LiteLLM
+// (ContextWindowExceededError), Anthropic directly or through a proxy ("prompt is too
+// long", "input length and `max_tokens` exceed context limit"), Bedrock ("input is too
+// long for requested model", "too many input tokens"), Bedrock's stop reason name.
+var contextWindowWordings = []string{
+	"context_length_exceeded", "maximum context length", "context window", "contextwindowexceeded",
+	"exceed context limit", "prompt is too long", "input is too long", "too many input tokens",
+	"context length", "model_context_window_exceeded",
+}
+
+// ContextWindowMessage reports whether an error message (or code) says the input does not
+// fit the model's context window, in any provider's wording above.
+func ContextWindowMessage(s string) bool {
+	s = strings.ToLower(s)
+	for _, w := range contextWindowWordings {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // class is how the router treats a failure.
@@ -82,7 +110,7 @@ func classify(err error, callCtx context.Context) (class, time.Duration) {
 			return classContextWindow, 0
 		case pe.Status == http.StatusTooManyRequests && !pe.HasRetryAfter && !pe.RateLimited:
 			return classSpendLimit, 0
-		case pe.Status == 0 || retryableStatus(pe.Status):
+		case pe.Status == 0 || pe.Transient || retryableStatus(pe.Status):
 			if pe.Status == 0 && callCtx.Err() != nil {
 				return classTimeout, 0
 			}
@@ -99,12 +127,12 @@ func classify(err error, callCtx context.Context) (class, time.Duration) {
 
 // Error codes the router returns (as *retry.Error, so the worker's queue logic applies).
 const (
-	CodeSpendLimit        = "SpendLimit"            // never retried: dead-lettered for a human
-	CodeContextWindow     = "ContextWindowExceeded" // no context-window fallback took it
-	CodeModelUnavailable  = "ModelUnavailable"      // every group failed; the queue retries the step
-	CodeModelRejected     = "ModelRequestRejected"  // a 4xx no retry can fix
-	CodeStepDeadline      = "Timeout"               // the step's deadline ran out during routing
-	CodeUnknownPolicy     = "UnknownModelPolicy"
+	CodeSpendLimit        = wire.SpendLimit            // never retried: dead-lettered for a human
+	CodeContextWindow     = wire.ContextWindowExceeded // no context-window fallback took it
+	CodeModelUnavailable  = wire.ModelUnavailable      // every group failed; the queue retries the step
+	CodeModelRejected     = wire.ModelRequestRejected  // a 4xx no retry can fix
+	CodeStepDeadline      = wire.Timeout               // the step's deadline ran out during routing
+	CodeUnknownPolicy     = wire.UnknownModelPolicy
 	codeNoHealthy         = "NoHealthyDeployment"
 	codeInFlightCap       = "InFlightCapWait"
 	codeTokenBudget       = "TokenBudget"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -113,5 +114,65 @@ func TestGenAISpansAndMetrics(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(reg, router.MetricDuration); n != 2 {
 		t.Errorf("%s series = %d, want 2", router.MetricDuration, n)
+	}
+}
+
+// A streamed call is accounted like a whole one: its span carries the streamed usage and
+// stop reason, the token counters and the token bucket are charged with it.
+func TestStreamedCallsAreAccounted(t *testing.T) {
+	for _, kind := range []string{"bedrock", "openai"} {
+		rec := tracetest.NewSpanRecorder()
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+		reg := prometheus.NewRegistry()
+		m, _ := router.NewMetrics(reg)
+		var p router.Provider
+		reply := rt.Always(rt.Reply{Text: "streamed", Usage: router.Usage{InputTokens: 41, OutputTokens: 9}})
+		if kind == "bedrock" {
+			p = rt.BedrockProvider(rt.Bedrock(t, reply))
+		} else {
+			p = rt.OpenAIProvider(rt.OpenAI(t, "", reply), "")
+		}
+		r, _ := router.New([]router.Policy{pol("p", p, "m", func(p *router.Policy) { p.TokensPerMinute = 45 })}, router.Options{Tracer: tp, Metrics: m})
+		var events int
+		resp, err := r.ChatStream(context.Background(), "p", ask("x"), func(router.StreamEvent) error { events++; return nil })
+		if err != nil || resp.Text() != "streamed" || resp.Usage.Total() != 50 || events != 6 {
+			t.Fatalf("%s: %+v %v after %d events", kind, resp, err, events)
+		}
+		want := `
+# HELP fleet_model_tokens_total Tokens reported by providers, by type (input, output).
+# TYPE fleet_model_tokens_total counter
+fleet_model_tokens_total{deployment="p/m",policy="p",type="input"} 41
+fleet_model_tokens_total{deployment="p/m",policy="p",type="output"} 9
+`
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), router.MetricTokens); err != nil {
+			t.Errorf("%s: %v", kind, err)
+		}
+		spans := rec.Ended()
+		if len(spans) != 1 {
+			t.Fatalf("%s: %d spans", kind, len(spans))
+		}
+		var in, out int64
+		var finish []string
+		for _, kv := range spans[0].Attributes() {
+			switch kv.Key {
+			case "gen_ai.usage.input_tokens":
+				in = kv.Value.AsInt64()
+			case "gen_ai.usage.output_tokens":
+				out = kv.Value.AsInt64()
+			case "gen_ai.response.finish_reasons":
+				finish = kv.Value.AsStringSlice()
+			}
+		}
+		if in != 41 || out != 9 || len(finish) != 1 || finish[0] != router.StopEndTurn {
+			t.Errorf("%s: span usage %d/%d finish %v", kind, in, out, finish)
+		}
+		// 50 tokens charged against a budget of 45 per minute: the next call waits past
+		// a short deadline, so it fails without reaching the provider.
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err = r.ChatStream(ctx, "p", ask("x"), func(router.StreamEvent) error { return nil })
+		cancel()
+		if err == nil {
+			t.Errorf("%s: the streamed usage was not charged to the token bucket", kind)
+		}
 	}
 }

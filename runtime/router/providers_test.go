@@ -236,3 +236,63 @@ func TestBedrockContextWindowError(t *testing.T) {
 		t.Fatalf("%#v", err)
 	}
 }
+
+// The issue's cases over the wire: Bedrock ThrottlingException and OpenAI's
+// rate_limit_exceeded, both without Retry-After, are retried then fallen back; OpenAI's
+// insufficient_quota stays the final spend limit.
+func TestThrottlingWithoutRetryAfterRetriedThenFallenBack(t *testing.T) {
+	for name, primary := range map[string]func() (*rt.Server, router.Provider){
+		"bedrock ThrottlingException": func() (*rt.Server, router.Provider) {
+			s := rt.Bedrock(t, rt.Always(rt.Reply{Status: 429, ErrorCode: "ThrottlingException", Message: "Too many requests, please wait before trying again."}))
+			return s, rt.BedrockProvider(s)
+		},
+		"bedrock ServiceQuotaExceededException": func() (*rt.Server, router.Provider) {
+			s := rt.Bedrock(t, rt.Always(rt.Reply{Status: 400, ErrorCode: "ServiceQuotaExceededException"}))
+			return s, rt.BedrockProvider(s)
+		},
+		"bedrock ModelErrorException": func() (*rt.Server, router.Provider) {
+			s := rt.Bedrock(t, rt.Always(rt.Reply{Status: 424, ErrorCode: "ModelErrorException"}))
+			return s, rt.BedrockProvider(s)
+		},
+		"openai rate_limit_exceeded": func() (*rt.Server, router.Provider) {
+			s := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, Body: `{"error":{"message":"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`}))
+			return s, rt.OpenAIProvider(s, "")
+		},
+	} {
+		srv, p := primary()
+		spare := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "spare"}))
+		r, _ := router.New([]router.Policy{
+			pol("p", p, "m", func(p *router.Policy) { p.Fallbacks = []string{"q"}; p.AllowedFails = 100 }),
+			pol("q", rt.OpenAIProvider(spare, ""), "m", nil),
+		}, router.Options{})
+		resp, err := r.Chat(context.Background(), "p", ask("x"))
+		if err != nil || resp.Text() != "spare" || srv.Calls() != 3 || spare.Calls() != 1 {
+			t.Errorf("%s: %v %v; primary %d calls (want 1 + 2 retries), fallback %d", name, resp, err, srv.Calls(), spare.Calls())
+		}
+	}
+}
+
+// Context-window errors in each server's wording: OpenAI's code, vLLM's (code a number,
+// the message only), LiteLLM's, and Anthropic's behind an OpenAI-compatible proxy.
+func TestContextWindowErrorWordings(t *testing.T) {
+	for name, body := range map[string]string{
+		"openai":    `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+		"vllm":      `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion).","type":"BadRequestError","param":null,"code":400}`,
+		"vllm v1":   `{"error":{"message":"This model's maximum context length is 4096 tokens. However, your request has 5000 input tokens.","type":"BadRequestError","param":null,"code":400}}`,
+		"litellm":   `{"error":{"message":"litellm.ContextWindowExceededError: litellm.BadRequestError: AnthropicException - prompt is too long","type":null,"param":null,"code":"400"}}`,
+		"anthropic": `{"error":{"message":"input length and ` + "`max_tokens`" + ` exceed context limit: 197626 + 8192 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again","type":"invalid_request_error"}}`,
+	} {
+		oa := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 400, Body: body}))
+		_, err := rt.OpenAIProvider(oa, "").Chat(context.Background(), "m", ask("x"))
+		var pe *router.ProviderError
+		if !errors.As(err, &pe) || !pe.ContextWindow || pe.Status != 400 {
+			t.Errorf("%s: %#v, want a context-window error", name, err)
+		}
+	}
+	oa := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 400, Body: `{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error","code":"invalid_value"}}`}))
+	_, err := rt.OpenAIProvider(oa, "").Chat(context.Background(), "m", ask("x"))
+	var pe *router.ProviderError
+	if !errors.As(err, &pe) || pe.ContextWindow {
+		t.Errorf("an ordinary 400 taken for a context-window error: %#v", err)
+	}
+}

@@ -124,32 +124,41 @@ func (r *Router) Has(policy string) bool { _, ok := r.groups[policy]; return ok 
 // *retry.Error: SpendLimit, ContextWindowExceeded and ModelRequestRejected are final,
 // ModelUnavailable is retryable by the queue.
 func (r *Router) Chat(ctx context.Context, policy string, req *Request) (*Response, error) {
+	return r.chat(ctx, policy, req, nil)
+}
+
+// chat is Chat, or ChatStream when st is set.
+func (r *Router) chat(ctx context.Context, policy string, req *Request, st *streamState) (*Response, error) {
 	g := r.groups[policy]
 	if g == nil {
 		return nil, &retry.Error{Code: CodeUnknownPolicy, Message: fmt.Sprintf("model policy %q is not configured", policy)}
 	}
-	resp, err := r.route(ctx, g, append([]*group{g}, g.fallbacks...), req)
+	resp, err := r.route(ctx, g, append([]*group{g}, g.fallbacks...), req, st)
 	if err == nil {
 		return resp, nil
 	}
 	var re *retry.Error
 	if errors.As(err, &re) && re.Code == CodeContextWindow && len(g.cwChain) > 0 {
 		r.metrics.fallback(g.p.Name, g.cwChain[0].p.Name, "context_window")
-		return r.route(ctx, g, g.cwChain, req)
+		return r.route(ctx, g, g.cwChain, req, st)
 	}
 	return nil, err
 }
 
-func (r *Router) route(ctx context.Context, origin *group, chain []*group, req *Request) (*Response, error) {
+func (r *Router) route(ctx context.Context, origin *group, chain []*group, req *Request, st *streamState) (*Response, error) {
 	var last error
 	lastClass := classRetryable
+	started := time.Now()
 	for i, g := range chain {
 		if i > 0 {
 			r.metrics.fallback(origin.p.Name, g.p.Name, "failure")
 		}
-		resp, c, err := r.tryGroup(ctx, g, req)
+		resp, c, err := r.tryGroup(ctx, g, req, st)
 		if err == nil {
 			return resp, nil
+		}
+		if st != nil && st.committed {
+			return nil, midStreamError(err, g.p.Name, started)
 		}
 		switch c {
 		case classSpendLimit, classContextWindow, classPermanent:
@@ -165,7 +174,7 @@ func (r *Router) route(ctx context.Context, origin *group, chain []*group, req *
 }
 
 // tryGroup makes up to 1+Retries attempts inside g.
-func (r *Router) tryGroup(ctx context.Context, g *group, req *Request) (*Response, class, error) {
+func (r *Router) tryGroup(ctx context.Context, g *group, req *Request, st *streamState) (*Response, class, error) {
 	var last error
 	lastClass := classRetryable
 	for attempt := 0; attempt <= g.p.Retries; attempt++ {
@@ -205,13 +214,13 @@ func (r *Router) tryGroup(ctx context.Context, g *group, req *Request) (*Respons
 				continue
 			}
 		}
-		resp, c, err := r.call(ctx, g, d, req)
+		resp, c, err := r.call(ctx, g, d, req, st)
 		release()
 		if err == nil {
 			return resp, 0, nil
 		}
 		last, lastClass = err, c
-		if !c.countsAgainst() || ctx.Err() != nil {
+		if !c.countsAgainst() || ctx.Err() != nil || (st != nil && st.committed) {
 			return nil, c, err
 		}
 	}
@@ -219,7 +228,7 @@ func (r *Router) tryGroup(ctx context.Context, g *group, req *Request) (*Respons
 }
 
 // call is one attempt against one deployment, with its span and metrics.
-func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request) (*Response, class, error) {
+func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request, st *streamState) (*Response, class, error) {
 	cctx, cancel := context.WithTimeout(ctx, g.p.Timeout)
 	defer cancel()
 	cctx, span := r.startSpan(cctx, g, d, req)
@@ -227,7 +236,13 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 	if g.gauge != nil {
 		g.gauge.Inc()
 	}
-	resp, err := d.Provider.Chat(cctx, d.Model, req)
+	var resp *Response
+	var err error
+	if st != nil {
+		resp, err = st.stream(cctx, d, req)
+	} else {
+		resp, err = d.Provider.Chat(cctx, d.Model, req)
+	}
 	if g.gauge != nil {
 		g.gauge.Dec()
 	}
@@ -243,7 +258,8 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 	}
 	c, ra := classify(err, cctx)
 	cooled := false
-	if c.countsAgainst() && ctx.Err() == nil {
+	var gone *callerGone
+	if c.countsAgainst() && ctx.Err() == nil && !errors.As(err, &gone) {
 		cooled = d.fail(now, &g.p, ra)
 	}
 	r.metrics.failure(g.p.Name, d.Name, c.String(), now.Sub(start), cooled)

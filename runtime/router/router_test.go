@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -304,5 +305,80 @@ func TestPermanentErrorStopsAtOnce(t *testing.T) {
 func TestNewRejectsUnknownFallback(t *testing.T) {
 	if _, err := New([]Policy{policy("p", &script{}, func(p *Policy) { p.Fallbacks = []string{"nope"} })}, Options{}); err == nil {
 		t.Fatal("want an error for an undefined fallback")
+	}
+}
+
+// A→[B, D], B→[C]: a fallback's own fallbacks come right after it, so the order is
+// B, C, D (C before D), each tried once the one before has failed.
+func TestFallbackChainIsDepthFirstInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	down := func(name string) *script {
+		return &script{answer: func(n int) (*Response, error) {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return status(503, "")(n)
+		}}
+	}
+	retries0 := func(p *Policy) { p.Retries = 0 }
+	r, err := New([]Policy{
+		policy("A", down("A"), func(p *Policy) { p.Retries = 0; p.Fallbacks = []string{"B", "D"} }),
+		policy("B", down("B"), func(p *Policy) { p.Retries = 0; p.Fallbacks = []string{"C"} }),
+		policy("C", down("C"), retries0),
+		policy("D", down("D"), retries0),
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Chat(context.Background(), "A", req())
+	var re *retry.Error
+	if !errors.As(err, &re) || re.Code != CodeModelUnavailable {
+		t.Fatalf("every group down: %v", err)
+	}
+	if got := strings.Join(order, ","); got != "A,B,C,D" {
+		t.Fatalf("tried %s, want A,B,C,D", got)
+	}
+}
+
+// Throttling that names itself a rate limit, without Retry-After, is retried in-group and
+// then fallen back; only a 429 that is neither throttling nor carries Retry-After is the
+// final spend limit.
+func TestRateLimitWithoutRetryAfterIsNotASpendLimit(t *testing.T) {
+	throttled := &script{answer: func(int) (*Response, error) {
+		return nil, &ProviderError{Status: 429, Code: "ThrottlingException", RateLimited: true}
+	}}
+	spare := &script{answer: ok("spare")}
+	r, _ := New([]Policy{policy("p", throttled, func(p *Policy) { p.Fallbacks = []string{"spare"} }), policy("spare", spare, nil)}, Options{})
+	resp, err := r.Chat(context.Background(), "p", req())
+	if err != nil || resp.Text() != "spare" || throttled.count() != 3 || spare.count() != 1 {
+		t.Fatalf("%v %v: throttled %d calls (want 1 + 2 retries), spare %d", resp, err, throttled.count(), spare.count())
+	}
+	transient := &script{answer: func(int) (*Response, error) {
+		return nil, &ProviderError{Status: 424, Code: "ModelErrorException", Transient: true}
+	}}
+	r2, _ := New([]Policy{policy("p", transient, func(p *Policy) { p.Fallbacks = []string{"spare"} }), policy("spare", spare, nil)}, Options{})
+	if resp, err := r2.Chat(context.Background(), "p", req()); err != nil || resp.Text() != "spare" || transient.count() != 3 {
+		t.Fatalf("424 ModelErrorException: %v %v after %d calls", resp, err, transient.count())
+	}
+}
+
+func TestContextWindowWordings(t *testing.T) {
+	for _, m := range []string{
+		"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+		"litellm.ContextWindowExceededError: litellm.BadRequestError: prompt too big",
+		"input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000, decrease input length or `max_tokens` and try again",
+		"prompt is too long: 201234 tokens > 200000 maximum",
+		"Input is too long for requested model.",
+		"context_length_exceeded",
+	} {
+		if !ContextWindowMessage(m) {
+			t.Errorf("not recognised as a context-window error: %q", m)
+		}
+	}
+	for _, m := range []string{"Rate limit reached for requests", "Invalid value for 'temperature'", "messages: too many tool results"} {
+		if ContextWindowMessage(m) {
+			t.Errorf("%q taken for a context-window error", m)
+		}
 	}
 }

@@ -23,11 +23,18 @@ const (
 	RoleAssistant = "assistant"
 )
 
-// Stop reasons (Bedrock Converse's names; OpenAI's finish_reason is mapped onto them).
+// Stop reasons: Bedrock Converse's stopReason values, the router's vocabulary. OpenAI's
+// finish_reason is mapped onto them and back (runtime/router/openai, docs/model-gateway.md).
 const (
-	StopEndTurn   = "end_turn"
-	StopToolUse   = "tool_use"
-	StopMaxTokens = "max_tokens"
+	StopEndTurn              = "end_turn"
+	StopToolUse              = "tool_use"
+	StopMaxTokens            = "max_tokens"
+	StopSequence             = "stop_sequence"
+	StopGuardrail            = "guardrail_intervened"
+	StopContentFiltered      = "content_filtered"
+	StopMalformedOutput      = "malformed_model_output"
+	StopMalformedToolUse     = "malformed_tool_use"
+	StopContextWindowReached = "model_context_window_exceeded"
 )
 
 // Message is one conversation turn.
@@ -36,11 +43,21 @@ type Message struct {
 	Content []Block `json:"content"`
 }
 
-// Block is one content block: exactly one of Text, ToolUse, ToolResult.
+// Block is one content block: exactly one of Text, Image, ToolUse, ToolResult.
 type Block struct {
 	Text       string      `json:"text,omitempty"`
+	Image      *Image      `json:"image,omitempty"`
 	ToolUse    *ToolUse    `json:"tool_use,omitempty"`
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
+}
+
+// Image is an image input: its bytes and format (png, jpeg, gif, webp), or a URL only an
+// OpenAI-compatible target can fetch (a Bedrock target refuses it).
+type Image struct {
+	Format string `json:"format,omitempty"`
+	Data   []byte `json:"data,omitempty"`
+	URL    string `json:"url,omitempty"`
+	Detail string `json:"detail,omitempty"` // OpenAI's detail hint
 }
 
 // ToolUse is the model asking for a tool call.
@@ -50,11 +67,21 @@ type ToolUse struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// ToolResult answers a ToolUse.
+// ToolResult answers a ToolUse: text, or a JSON value (Converse's json block; sent as
+// its text to OpenAI-compatible targets).
 type ToolResult struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	IsError bool   `json:"is_error,omitempty"`
+	ID      string          `json:"id"`
+	Content string          `json:"content"`
+	JSON    json.RawMessage `json:"json,omitempty"`
+	IsError bool            `json:"is_error,omitempty"`
+}
+
+// Text is the result as text: Content, or the JSON value's text.
+func (t *ToolResult) Text() string {
+	if len(t.JSON) > 0 {
+		return string(t.JSON)
+	}
+	return t.Content
 }
 
 // Tool is a tool the model may call; Schema is a JSON Schema object for its input.
@@ -64,19 +91,51 @@ type Tool struct {
 	Schema      json.RawMessage `json:"schema,omitempty"`
 }
 
+// Tool choices (Converse's auto / any / tool; OpenAI's auto / required / a function).
+const (
+	ToolChoiceAuto     = "auto"
+	ToolChoiceAny      = "any"  // the model must call some tool (OpenAI "required")
+	ToolChoiceNone     = "none" // no tool call (OpenAI only; a Bedrock target gets no tools)
+	ToolChoiceSpecific = "tool" // the model must call ToolChoice.Name
+)
+
+// ToolChoice constrains tool calls; the zero value is the provider's default.
+type ToolChoice struct {
+	Type string
+	Name string // for ToolChoiceSpecific
+}
+
+// ResponseFormat asks for JSON output: Schema (with Name) for a JSON Schema, or any JSON
+// object when Schema is empty. OpenAI-compatible targets get response_format; a Bedrock
+// target gets a forced tool whose input schema is Schema, and its input comes back as text.
+type ResponseFormat struct {
+	Name   string
+	Schema json.RawMessage
+	Strict bool
+}
+
 // Request is one chat call, provider-neutral.
 type Request struct {
-	System      string
-	Messages    []Message
-	Tools       []Tool
-	MaxTokens   int      // 0 = provider default
-	Temperature *float64 // nil = provider default
+	System         string
+	Messages       []Message
+	Tools          []Tool
+	ToolChoice     ToolChoice
+	ResponseFormat *ResponseFormat
+	MaxTokens      int      // 0 = provider default
+	Temperature    *float64 // nil = provider default
+	TopP           *float64
+	Stop           []string
+	// Extra are OpenAI request fields with no Converse counterpart (seed, penalties,
+	// user, ...), passed to an OpenAI-compatible target as they came; a Bedrock target
+	// refuses a request that carries any, naming them.
+	Extra map[string]json.RawMessage
 }
 
 // Usage is what the provider reports; the token bucket is charged with it.
 type Usage struct {
-	InputTokens  int
-	OutputTokens int
+	InputTokens     int
+	OutputTokens    int
+	CacheReadTokens int // part of InputTokens served from the prompt cache
 }
 
 // Total is input plus output tokens.

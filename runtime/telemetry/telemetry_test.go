@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/fleetc/fleetc/runtime/internal/jsonkeys"
+	"github.com/fleetc/fleetc/runtime/internal/jsonkeystest"
 )
 
 func newTel(t *testing.T, exp sdktrace.SpanExporter, sync bool) (*Telemetry, *bytes.Buffer) {
@@ -278,7 +278,7 @@ func TestLogLinesHaveNoDuplicateKeys(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), logs)
 	}
 	for _, line := range lines {
-		dups, err := jsonkeys.Duplicates([]byte(line))
+		dups, err := jsonkeystest.Duplicates([]byte(line))
 		if err != nil || len(dups) > 0 {
 			t.Errorf("duplicate keys %v (%v) in %s", dups, err, line)
 		}

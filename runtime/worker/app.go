@@ -100,6 +100,9 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		}
 		hopts.LLM = llmFactory(models, cfg, pub)
 	}
+	if hopts.Stderr == nil {
+		hopts.Stderr = StderrLogger(log)
+	}
 	h, err := handler.New(cfg, hopts)
 	if err != nil {
 		return nil, err
@@ -210,4 +213,12 @@ func (rt *Runtime) RunPoll(ctx context.Context, drain time.Duration) error {
 		return err
 	}
 	return c.Run(ctx)
+}
+
+// StderrLogger logs each line of a handler's stderr at info level with the step's class,
+// trace id and attempt, in every mode, so what a handler printed is seen when it succeeds too.
+func StderrLogger(log *slog.Logger) handler.StderrFunc {
+	return func(req handler.Request, line string) {
+		log.Info("handler stderr", "class", req.Class, "trace_id", req.TraceID, "attempt", req.Attempt, "line", line)
+	}
 }

@@ -68,7 +68,7 @@ func benchSteps(b *testing.B, concurrency int, emit bool) {
  "queue":{"name":%q,"dlq_name":%q,"fifo":false,"group_by":"","visibility_timeout_seconds":30,"heartbeat_seconds":10,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
  "concurrency":%d,"step":{"p95_seconds":1,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":[]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
- "events":{"bus":%q,"bus_model":"classic","max_entries":10,"emits":[%s]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":%q,"bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[%s]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"bench-noop","metrics_addr":""}}`, qName, dlqName, concurrency, table, bus, emits)
 	cfg, err := parseCfg(raw)
 	if err != nil {

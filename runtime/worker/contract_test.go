@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -80,8 +81,8 @@ func TestCompletionEventContract(t *testing.T) {
 	if _, ok := got["traceparent"]; ok {
 		t.Errorf("traceparent written into a detail whose schema does not declare it: %s", ev.Detail)
 	}
-	if len(dead) != 1 || dead[0].Key != "bad" || dead[0].Code != worker.CodeContract {
-		t.Fatalf("dead letters %+v, want one for bad with %s", dead, worker.CodeContract)
+	if len(dead) != 1 || dead[0].Key != "bad" || dead[0].Code != string(wire.EventContractViolation) {
+		t.Fatalf("dead letters %+v, want one for bad with %s", dead, wire.EventContractViolation)
 	}
 	if msg := dead[0].Message; !strings.Contains(msg, "detail/result/pad") || !strings.Contains(msg, "100") {
 		t.Errorf("dead letter does not carry the schema error: %q", msg)

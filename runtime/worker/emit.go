@@ -7,30 +7,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/runtime/claimcheck"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Completion events are built by one rule (docs/concepts.md "Completion events"), which the runtime
-// config spells out per event (config.EmitDetail):
+// config spells out as data: events.fill_order names the sources in precedence order, and
+// each event's detail lists what each source fills (config.EmitDetail). A property takes its
+// value from the first source that has one:
 //
-//   - carried fields: each name in carry is copied verbatim from the consumed detail (the
-//     message's detail as delivered, or the workflow state input) when present there;
-//   - worker fields, each only when listed in worker_fields: agent_class = the class,
-//     trace_id = the step's trace id, traceparent = the step's W3C trace context, and result =
-//     the handler's output, or result_ref when the output went to the claim-check bucket.
+//   - worker: each field listed in worker_fields: agent_class = the class, trace_id = the
+//     step's trace id, traceparent = the step's W3C trace context, and result = the handler's
+//     output, or result_ref when the output went to the claim-check bucket;
+//   - output: each name in from_output, from the handler result's top-level property;
+//   - carried: each name in carry, copied verbatim from the consumed detail (the message's
+//     detail as delivered, or the workflow state input).
 //
 // The detail is then checked against the event's schema; a detail that breaks it is never
 // published.
-
-// CodeContract is the dead-letter code of a step whose completion event breaks its schema.
-const CodeContract = "EventContractViolation"
 
 // contract is one emitted event with its compiled detail schema.
 type contract struct {
@@ -46,6 +46,11 @@ var errContract = errors.New("completion event breaks its contract")
 // a Worker built in code compiles on first use.
 func (w *Worker) CompileContracts() error {
 	w.contractsOnce.Do(func() {
+		if o := w.Cfg.Output; o != nil && len(o.Schema) > 0 {
+			if w.outputSchema, w.contractsErr = compileOutputSchema(w.Cfg.Class, o.Schema); w.contractsErr != nil {
+				return
+			}
+		}
 		for _, e := range w.Cfg.Events.Emits {
 			c := contract{emit: e}
 			if len(e.Detail.Schema) > 0 {
@@ -84,42 +89,17 @@ func compileDetailSchema(detailType string, raw []byte) (*jsonschema.Schema, err
 // completionEntries builds one entry per emitted event by the rule above and checks each
 // detail against its schema (errContract when one breaks it). The step's trace context rides
 // the entry's TraceHeader (X-Ray), and detail.traceparent only where the schema declares it.
-func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedResult) ([]events.Entry, error) {
+func (w *Worker) completionEntries(ctx context.Context, env *wire.Envelope, s storedResult) ([]events.Entry, error) {
 	if err := w.CompileContracts(); err != nil {
 		return nil, fmt.Errorf("%w: %v", errContract, err)
 	}
-	var input map[string]json.RawMessage
-	_ = json.Unmarshal(env.Detail, &input)
-	traceparent := telemetry.Inject(ctx)[telemetry.AttrTraceparent]
+	in := Fill{Class: w.Cfg.Class, TraceID: env.TraceID, Traceparent: telemetry.Inject(ctx)[telemetry.AttrTraceparent],
+		Result: s.Result, ResultRef: s.ResultRef, Fields: s.Fields}
+	_ = json.Unmarshal(env.Detail, &in.Consumed)
 	xray := telemetry.XRayTraceHeader(ctx)
 	entries := make([]events.Entry, 0, len(w.contracts))
 	for _, c := range w.contracts {
-		detail := map[string]any{}
-		for _, k := range c.emit.Detail.Carry {
-			if v, ok := input[k]; ok {
-				detail[k] = v
-			}
-		}
-		for _, f := range c.emit.Detail.WorkerFields {
-			switch f {
-			case "agent_class":
-				detail[f] = w.Cfg.Class
-			case "trace_id":
-				if env.TraceID != "" {
-					detail[f] = env.TraceID
-				}
-			case "traceparent":
-				if traceparent != "" {
-					detail[f] = traceparent
-				}
-			case "result":
-				if s.ResultRef != nil {
-					detail["result_ref"] = s.ResultRef
-				} else {
-					detail["result"] = s.Result
-				}
-			}
-		}
+		detail := BuildDetail(w.Cfg.Events.FillOrder, c.emit.Detail, in)
 		raw, err := json.Marshal(detail)
 		if err != nil {
 			return nil, err
@@ -130,6 +110,66 @@ func (w *Worker) completionEntries(ctx context.Context, env *Envelope, s storedR
 		entries = append(entries, events.Entry{Source: c.emit.Source, DetailType: c.emit.DetailType, Detail: raw, TraceHeader: xray})
 	}
 	return entries, nil
+}
+
+// Fill is what a completion detail is built from.
+type Fill struct {
+	Class       string                     // agent_class
+	TraceID     string                     // the step's trace id ("" = not written)
+	Traceparent string                     // the step's W3C trace context ("" = not written)
+	Consumed    map[string]json.RawMessage // the consumed detail (carried fields)
+	Result      json.RawMessage            // the handler's result, when inline
+	ResultRef   *claimcheck.Ref            // the result's claim check, when offloaded
+	Fields      map[string]json.RawMessage // the result's top-level properties (OutputFields)
+}
+
+// BuildDetail applies the fill rule: for each source of order (events.fill_order), the
+// properties that source fills, each set by the first source that has a value for it.
+func BuildDetail(order []string, d config.EmitDetail, in Fill) map[string]any {
+	detail := map[string]any{}
+	set := func(k string, v any) {
+		if _, done := detail[k]; !done {
+			detail[k] = v
+		}
+	}
+	for _, source := range order {
+		switch source {
+		case config.FillWorker:
+			for _, f := range d.WorkerFields {
+				switch f {
+				case "agent_class":
+					set(f, in.Class)
+				case "trace_id":
+					if in.TraceID != "" {
+						set(f, in.TraceID)
+					}
+				case "traceparent":
+					if in.Traceparent != "" {
+						set(f, in.Traceparent)
+					}
+				case "result":
+					if in.ResultRef != nil {
+						set("result_ref", in.ResultRef)
+					} else {
+						set("result", in.Result)
+					}
+				}
+			}
+		case config.FillOutput:
+			for _, k := range d.FromOutput {
+				if v, ok := in.Fields[k]; ok {
+					set(k, v)
+				}
+			}
+		case config.FillCarried:
+			for _, k := range d.Carry {
+				if v, ok := in.Consumed[k]; ok {
+					set(k, v)
+				}
+			}
+		}
+	}
+	return detail
 }
 
 // checkDetail validates raw against the event's schema; the error lists every violation with
@@ -148,25 +188,5 @@ func checkDetail(c contract, raw []byte) error {
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("%w: event %s: %v", errContract, c.emit.DetailType, err)
-	}
-	var problems []string
-	var leaves func(e *jsonschema.ValidationError)
-	leaves = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			problems = append(problems, "detail"+e.InstanceLocation+": "+e.Message)
-		}
-		for _, c := range e.Causes {
-			leaves(c)
-		}
-	}
-	leaves(ve)
-	slices.Sort(problems)
-	problems = slices.Compact(problems)
-	if len(problems) == 0 {
-		problems = append(problems, ve.Error())
-	}
-	return fmt.Errorf("%w: event %s: %s", errContract, c.emit.DetailType, strings.Join(problems, "; "))
+	return fmt.Errorf("%w: event %s: %s", errContract, c.emit.DetailType, schemaProblems(err, "detail"))
 }

@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 func contractWorker(schema string, carry, fields []string) *Worker {
-	return &Worker{Cfg: &config.Config{File: config.File{Class: "c", Events: config.Events{Emits: []config.Emit{{
+	return &Worker{Cfg: &config.Config{File: config.File{Class: "c", Events: config.Events{FillOrder: []string{config.FillWorker, config.FillOutput, config.FillCarried}, Emits: []config.Emit{{
 		DetailType: "x.done", Source: "s", Version: 1,
 		Detail: config.EmitDetail{Carry: carry, WorkerFields: fields, Schema: config.Document(schema)},
 	}}}}}}
@@ -35,7 +36,7 @@ func TestCompletionEntriesReportEveryViolation(t *testing.T) {
 	w := contractWorker(`{"type":"object","additionalProperties":false,"required":["trace_id","conv","agent_class"],
 		"properties":{"trace_id":{"type":"string"},"conv":{"type":"string"},"agent_class":{"type":"integer"},"result":{"type":"object"}}}`,
 		[]string{"conv"}, []string{"agent_class", "result", "trace_id"})
-	env := &Envelope{TraceID: "t1", Detail: json.RawMessage(`{"trace_id":"t1","other":1}`)}
+	env := &wire.Envelope{TraceID: "t1", Detail: json.RawMessage(`{"trace_id":"t1","other":1}`)}
 	_, err := w.completionEntries(context.Background(), env, storedResult{Result: json.RawMessage(`[1]`)})
 	if !errors.Is(err, errContract) {
 		t.Fatalf("err = %v, want a contract violation", err)

@@ -28,6 +28,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -207,7 +208,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		"retry":       map[string]any{"max_attempts": o.maxAttempts, "base_ms": 100, "cap_ms": 1000},
 		"idempotency": map[string]any{"table": table, "window_seconds": 3600, "key": []string{"trace_id"}},
 		"claim_check": map[string]any{"bucket": o.bucket, "threshold_bytes": o.threshold, "read_prefixes": []string{"inputs/", "outputs/"}},
-		"events":      map[string]any{"bus": o.bus, "bus_model": "classic", "max_entries": 10, "emits": []any{}},
+		"events":      map[string]any{"bus": o.bus, "bus_model": "classic", "max_entries": 10, "fill_order": []string{"worker", "output", "carried"}, "emits": []any{}},
 		"handler":     map[string]any{"type": "http", "url": e.fx.srv.URL + "/step"},
 		"models":      map[string]any{"policy": "", "policies": map[string]any{}},
 		"telemetry":   map[string]any{"service_name": "test-researcher", "metrics_addr": ""},
@@ -327,7 +328,7 @@ func (e *env) drainDLQ() []dlqMessage {
 			return out
 		}
 		for _, m := range r.Messages {
-			env, err := worker.ParseEnvelope([]byte(aws.ToString(m.Body)))
+			env, err := wire.ParseEnvelope([]byte(aws.ToString(m.Body)))
 			key := "<malformed>"
 			if err == nil {
 				key = env.TraceID

@@ -4,30 +4,24 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/fleetc/fleetc/runtime/jobstore"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
-// Job statuses of the async-tool jobs table (async-tools-eventbridge.txt: the start tool
-// writes QUEUED; the worker moves it RUNNING -> SUCCEEDED | FAILED).
+// Job statuses the worker writes (schemas/jobs: the start tool writes QUEUED; the worker
+// moves it RUNNING -> SUCCEEDED | FAILED, never out of SUCCEEDED or FAILED).
 const (
-	JobRunning   = "RUNNING"
-	JobSucceeded = "SUCCEEDED"
-	JobFailed    = "FAILED"
+	JobRunning   = string(jobs.Running)
+	JobSucceeded = string(jobs.Succeeded)
+	JobFailed    = string(jobs.Failed)
 )
 
 // JobResult is what a finished job's record carries for the status tool.
-type JobResult struct {
-	ArtifactURI string // the handler output's artifactUri, when it has one
-	ResultRef   string // JSON claim-check reference, when the output was offloaded
-	Result      string // the output itself, when small (jobSummaryMax)
-}
+type JobResult = jobstore.Result
 
 // jobSummaryMax bounds the inline result copied into the job record: the status tool
 // returns small terminal payloads; larger outputs stay in the idempotency record or S3.
@@ -35,22 +29,22 @@ const jobSummaryMax = 4096
 
 // Jobs keeps an async tool's job record current.
 type Jobs interface {
-	// Running marks the job RUNNING unless it is already terminal (ErrJobTerminal).
+	// Running marks the job RUNNING unless it is finished (ErrJobTerminal).
 	Running(ctx context.Context, jobID string) error
+	// Succeeded marks the job SUCCEEDED unless it is finished (ErrJobTerminal).
 	Succeeded(ctx context.Context, jobID string, r JobResult) error
-	// Failed marks the job FAILED unless it already SUCCEEDED (ErrJobTerminal).
+	// Failed marks the job FAILED unless it is finished (ErrJobTerminal).
 	Failed(ctx context.Context, jobID, message string) error
 }
 
 // ErrJobTerminal reports that a conditional status write found the job finished.
-var ErrJobTerminal = errors.New("job already finished")
+var ErrJobTerminal = jobstore.ErrFinished
 
 // JobsAPI is the part of the DynamoDB client DynamoJobs uses.
-type JobsAPI interface {
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, optFns ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-}
+type JobsAPI = jobstore.Updater
 
-// DynamoJobs is Jobs on the fleet's jobs table (pk S = "JOB#<jobId>").
+// DynamoJobs is Jobs on the fleet's jobs table (schemas/jobs.Record, written by
+// runtime/jobstore, the same code the tools use).
 type DynamoJobs struct {
 	API   JobsAPI
 	Table string
@@ -62,69 +56,26 @@ func (d *DynamoJobs) now() string {
 	if d.Now != nil {
 		t = d.Now()
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return jobs.FormatTime(t)
 }
 
-func jobKey(id string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "JOB#" + id}}
-}
-
-func sAttr(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
-
-func (d *DynamoJobs) update(ctx context.Context, id, expr, cond string, vals map[string]types.AttributeValue) error {
-	vals[":now"] = sAttr(d.now())
-	in := &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(d.Table),
-		Key:                       jobKey(id),
-		UpdateExpression:          aws.String(expr),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: vals,
-	}
-	if cond != "" {
-		in.ConditionExpression = aws.String(cond)
-	}
-	_, err := d.API.UpdateItem(ctx, in)
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) {
-		return ErrJobTerminal
-	}
-	if err != nil {
-		return fmt.Errorf("job %s: %w", id, err)
-	}
-	return nil
-}
+func (d *DynamoJobs) mover() *jobstore.Mover { return &jobstore.Mover{API: d.API, Table: d.Table} }
 
 // Running sets RUNNING; a duplicate delivery of finished work must not move a terminal job back.
 func (d *DynamoJobs) Running(ctx context.Context, id string) error {
-	return d.update(ctx, id, "SET #s = :running, updatedAt = :now",
-		"attribute_not_exists(#s) OR (#s <> :ok AND #s <> :failed)",
-		map[string]types.AttributeValue{":running": sAttr(JobRunning), ":ok": sAttr(JobSucceeded), ":failed": sAttr(JobFailed)})
+	return d.mover().Running(ctx, id, d.now())
 }
 
-// Succeeded sets SUCCEEDED with the result fields. Unconditional: the result is stored, so
-// this is the truth even after a FAILED from an earlier, dead-lettered attempt (DLQ redrive).
+// Succeeded sets SUCCEEDED with the result fields. A job already FAILED stays FAILED: the
+// agent was told to replan, and its result would now contradict that (a redriven dead
+// letter's output still reaches its completion event).
 func (d *DynamoJobs) Succeeded(ctx context.Context, id string, r JobResult) error {
-	expr := "SET #s = :ok, updatedAt = :now"
-	vals := map[string]types.AttributeValue{":ok": sAttr(JobSucceeded)}
-	for _, f := range []struct{ attr, val string }{{"artifactUri", r.ArtifactURI}, {"result_ref", r.ResultRef}, {"result", r.Result}} {
-		if f.val != "" {
-			expr += ", " + f.attr + " = :" + f.attr
-			vals[":"+f.attr] = sAttr(f.val)
-		}
-	}
-	expr += " REMOVE errorMessage"
-	return d.update(ctx, id, expr, "", vals)
+	return d.mover().Succeeded(ctx, id, r, d.now())
 }
 
-// Failed sets FAILED with the error, unless the job already SUCCEEDED (its result is stored;
-// a later dead letter, e.g. a rejected completion event, does not undo it).
+// Failed sets FAILED with the error, unless the job already finished.
 func (d *DynamoJobs) Failed(ctx context.Context, id, message string) error {
-	if message == "" {
-		message = "failed"
-	}
-	return d.update(ctx, id, "SET #s = :failed, errorMessage = :msg, updatedAt = :now",
-		"attribute_not_exists(#s) OR #s <> :ok",
-		map[string]types.AttributeValue{":failed": sAttr(JobFailed), ":ok": sAttr(JobSucceeded), ":msg": sAttr(message)})
+	return d.mover().Failed(ctx, id, message, d.now())
 }
 
 // jobID is the job id in detail's id field ("" when jobs are off or the field is absent).
@@ -210,8 +161,12 @@ func (w *Worker) jobSucceeded(ctx context.Context, id string, s storedResult) *R
 		}
 	}
 	err := w.writeJob(ctx, JobSucceeded, id, func(c context.Context) error { return w.Jobs.Succeeded(c, id, r) })
+	if errors.Is(err, ErrJobTerminal) {
+		w.log().Info("job already finished; result not recorded", "job", id)
+		return nil
+	}
 	if err != nil {
-		res := w.release(&retry.Error{Code: "JobStatusFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		res := w.release(&retry.Error{Code: wire.JobStatusFailed, Message: err.Error(), Retryable: true, Err: err}, 1)
 		return &res
 	}
 	return nil
@@ -225,7 +180,7 @@ func (w *Worker) jobFailed(ctx context.Context, id string, reason *retry.Error) 
 	}
 	msg := "dead-lettered"
 	if reason != nil {
-		msg = reason.Code
+		msg = string(reason.Code)
 		if reason.Message != "" {
 			msg += ": " + reason.Message
 		}
@@ -233,8 +188,11 @@ func (w *Worker) jobFailed(ctx context.Context, id string, reason *retry.Error) 
 	err := w.writeJob(ctx, JobFailed, id, func(c context.Context) error { return w.Jobs.Failed(c, id, msg) })
 	switch {
 	case errors.Is(err, ErrJobTerminal):
-		w.log().Info("job already SUCCEEDED; dead letter not recorded as FAILED", "job", id)
+		w.log().Info("job already finished; dead letter not recorded as FAILED", "job", id)
 	case err != nil:
 		w.log().Error("could not mark job FAILED", "job", id, "err", err)
+	default:
+		// The failed-jobs alarm's metric filter counts this line (schemas/jobs.LogFailed).
+		w.log().Warn(jobs.LogFailed, "class", w.Cfg.Class, "job", id, "reason", msg)
 	}
 }

@@ -222,7 +222,7 @@ type flakyJobsAPI struct {
 }
 
 func (f *flakyJobsAPI) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
-	if v, ok := in.ExpressionAttributeValues[":ok"].(*ddbtypes.AttributeValueMemberS); ok && in.ConditionExpression == nil && v.Value == worker.JobSucceeded && f.n.Add(-1) >= 0 {
+	if strings.HasPrefix(aws.ToString(in.UpdateExpression), "SET #s = :ok") && f.n.Add(-1) >= 0 {
 		return nil, errors.New("injected: ProvisionedThroughputExceeded")
 	}
 	return f.JobsAPI.UpdateItem(ctx, in, opt...)

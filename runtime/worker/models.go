@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/llm"
@@ -78,7 +79,8 @@ func hasEventTools(h config.Handler) bool {
 }
 
 // startGateway serves the router to an exec or http handler on loopback: an exec command
-// gets the URLs in its environment, an http sidecar in the X-Fleet-Model-Gateway header.
+// gets the URLs and token in its environment, an http sidecar in the X-Fleet-Model-Gateway
+// and X-Fleet-Model-Gateway-Token headers.
 func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
 	if r == nil {
 		return nil, nil
@@ -95,7 +97,7 @@ func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, geten
 	if isExec {
 		ex.Env = append(ex.Env, gw.Env()...)
 	} else {
-		hh.ModelGateway = gw.URL() + "/v1"
+		hh.ModelGateway, hh.ModelGatewayToken = gw.URL()+"/v1", gw.Token()
 	}
 	return gw, nil
 }
@@ -105,4 +107,25 @@ func closeGateway(ctx context.Context, gw *gateway.Gateway) error {
 		return nil
 	}
 	return gw.Close(ctx)
+}
+
+// ServeGateway serves cfg's model gateway alone on listen (default 127.0.0.1:0): no
+// queue, no AWS call besides Bedrock's, so a handler author runs their code locally
+// against the fleet's real model policy (fleet-worker gateway).
+func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv func(string) string, tel *telemetry.Telemetry) (*gateway.Gateway, error) {
+	if cfg.Models.Policy == "" {
+		return nil, fmt.Errorf("class %s has no model policy: nothing to serve", cfg.Class)
+	}
+	awsCfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: cfg.Region})
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRouter(cfg, awsCfg, getenv, tel)
+	if err != nil {
+		return nil, err
+	}
+	if listen == "" {
+		listen = getenv(config.EnvModelGatewayAddr)
+	}
+	return gateway.Start(r, cfg.Models.Policy, listen, cfg.Step.Max())
 }

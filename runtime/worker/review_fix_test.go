@@ -72,7 +72,7 @@ func fixWorker(t *testing.T, api idem.DynamoAPI, table string, c *fixClock, call
  "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":30,"heartbeat_seconds":10,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
  "concurrency":1,"step":{"p95_seconds":1,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":[]},"claim_check":{"bucket":"","threshold_bytes":%d,"read_prefixes":["inputs/"]},
- "events":{"bus":%q,"bus_model":"classic","max_entries":10,"emits":[%s]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "events":{"bus":%q,"bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[%s]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"rv","metrics_addr":""}}`, table, threshold, bus, emits)
 	cfg, err := parseCfg(raw)
 	if err != nil {
@@ -148,7 +148,7 @@ func code(r worker.Result) string {
 	if r.Reason == nil {
 		return ""
 	}
-	return r.Reason.Code
+	return string(r.Reason.Code)
 }
 
 // Port of the review's TestReviewCompleteFailureRerunsSideEffect: a

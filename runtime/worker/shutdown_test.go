@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/fleetc/fleetc/runtime/internal/jsonkeys"
+	"github.com/fleetc/fleetc/runtime/internal/jsonkeystest"
 )
 
 // SIGTERM to the real binary while a 20 s long poll is on the wire and a step runs far past
@@ -77,7 +77,7 @@ func TestSIGTERMDrainCountsFromTheSignal(t *testing.T) {
 		t.Errorf("no drain log:\n%s", logs)
 	}
 	for _, line := range strings.Split(logs, "\n") {
-		if dups, err := jsonkeys.Duplicates([]byte(line)); err != nil || len(dups) > 0 {
+		if dups, err := jsonkeystest.Duplicates([]byte(line)); err != nil || len(dups) > 0 {
 			t.Errorf("log line with duplicate keys %v (%v): %s", dups, err, line)
 		}
 	}

@@ -14,8 +14,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/fleetc/fleetc/runtime/callback"
 	"github.com/fleetc/fleetc/runtime/claimcheck"
@@ -26,6 +30,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Payloads resolves input claim checks and stores large outputs
@@ -74,7 +79,7 @@ type Report struct {
 	Action    queue.Action
 	Duplicate bool
 	Busy      bool
-	Code      string // error code, when failed
+	Code      wire.Code // error code, when failed
 	Duration  time.Duration
 }
 
@@ -119,7 +124,8 @@ type Worker struct {
 	active map[string]*activeStep // by message id
 
 	contractsOnce sync.Once
-	contracts     []contract // emitted events with compiled detail schemas (emit.go)
+	contracts     []contract         // emitted events with compiled detail schemas (emit.go)
+	outputSchema  *jsonschema.Schema // the class's output contract (output.go); nil without one
 	contractsErr  error
 }
 
@@ -168,11 +174,11 @@ func (w *Worker) GroupOf(m *queue.Message) string {
 	if w.Cfg.Queue.GroupBy == "" {
 		return ""
 	}
-	env, err := ParseEnvelope([]byte(m.Body))
+	env, err := wire.ParseEnvelope([]byte(m.Body))
 	if err != nil {
 		return ""
 	}
-	return DetailField(env.Detail, w.Cfg.Queue.GroupBy)
+	return wire.DetailField(env.Detail, w.Cfg.Queue.GroupBy)
 }
 
 // Process runs one delivery to a verdict. It never returns Leave unless
@@ -185,15 +191,22 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	rep := Report{Class: w.Cfg.Class, MessageID: d.MessageID, Attempt: d.Attempt}
 	defer func() { w.report(rep, res, start) }()
 
-	env, err := ParseEnvelope(d.Body)
+	env, err := wire.ParseEnvelope(d.Body)
 	if err != nil {
 		if w.Telemetry != nil {
 			// No trace to attach a span to; still count the dead letter.
 			w.Telemetry.Metrics.ObserveStep(w.Cfg.Class, telemetry.OutcomeDeadLetter, w.now().Sub(start))
 		}
-		return deadLetter("MalformedMessage", err.Error())
+		return deadLetter(wire.MalformedMessage, err.Error())
 	}
 	rep.TraceID = env.TraceID
+	policy, reason := w.modelPolicy(env)
+	if reason != "" {
+		if w.Telemetry != nil {
+			w.Telemetry.Metrics.ObserveStep(w.Cfg.Class, telemetry.OutcomeDeadLetter, w.now().Sub(start))
+		}
+		return w.deadLetterTask(ctx, env, wire.ModelPolicyNotAllowed, reason)
+	}
 	// An async tool's job record ends FAILED on every dead letter that names a job (the
 	// id must ride the detail itself, not a claim-checked payload).
 	jobID := w.jobID(env.Detail)
@@ -207,11 +220,11 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 
 	key, err := idem.Key(env.Detail, w.Cfg.Idempotency.Key, env.FallbackKey())
 	if err != nil {
-		return w.deadLetterTask(ctx, env, "BadIdempotencyKey", err.Error())
+		return w.deadLetterTask(ctx, env, wire.BadIdempotencyKey, err.Error())
 	}
 	rep.Key = key
-	if env.Kind == KindSFN && w.Callbacks == nil {
-		return deadLetter("NoCallbacks", "a Step Functions task message reached a worker without a Step Functions client")
+	if env.Kind == wire.KindSFN && w.Callbacks == nil {
+		return deadLetter(wire.NoCallbacks, "a Step Functions task message reached a worker without a Step Functions client")
 	}
 	claimedAt := w.now()
 	claim, verdict := w.claim(ctx, env, d, key)
@@ -230,7 +243,27 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	}
 	w.jobRunning(ctx, jobID)
 	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, leaseUntil: claimedAt.Add(w.lease())}
-	return w.runStep(ctx, env, d, st, input, now.Add(budget), budget)
+	return w.runStep(ctx, env, d, st, input, policy, now.Add(budget), budget)
+}
+
+// modelPolicy is the policy the event picks (detail.model_policy), checked against the
+// class's allowed policies: "" with no reason when the event names none, else the reason it
+// is refused. A policy is never silently replaced by another.
+func (w *Worker) modelPolicy(env *wire.Envelope) (policy, reason string) {
+	if env.ModelPolicy == "" {
+		return "", ""
+	}
+	allowed := w.Cfg.Models.Allowed
+	if len(allowed) == 0 && w.Cfg.Models.Policy != "" {
+		allowed = []string{w.Cfg.Models.Policy}
+	}
+	if !slices.Contains(allowed, env.ModelPolicy) {
+		if len(allowed) == 0 {
+			return "", fmt.Sprintf("the event asks for model policy %q, but class %s has no model policy", env.ModelPolicy, w.Cfg.Class)
+		}
+		return "", fmt.Sprintf("the event asks for model policy %q; class %s allows %s", env.ModelPolicy, w.Cfg.Class, strings.Join(allowed, ", "))
+	}
+	return env.ModelPolicy, ""
 }
 
 // report logs the verdict and hands it to the observer.
@@ -251,9 +284,9 @@ func (w *Worker) report(rep Report, res Result, start time.Time) {
 // traceparent the consumed detail declares, else one derived from trace_id. With telemetry
 // it starts the step's span (d.TraceParent becomes the span's own context, for the handler)
 // and returns the function that ends it.
-func (w *Worker) startTrace(ctx context.Context, env *Envelope, d *Delivery) (context.Context, func(Result)) {
+func (w *Worker) startTrace(ctx context.Context, env *wire.Envelope, d *Delivery) (context.Context, func(Result)) {
 	if d.TraceParent == "" {
-		d.TraceParent = DetailField(env.Detail, "traceparent")
+		d.TraceParent = wire.DetailField(env.Detail, "traceparent")
 	}
 	if w.Telemetry == nil {
 		// No spans of our own: still carry the producer's context (or the one trace_id
@@ -279,10 +312,10 @@ func (w *Worker) startTrace(ctx context.Context, env *Envelope, d *Delivery) (co
 // record is consulted before the receive limit: finished work is answered from it and work
 // another worker holds is left to it, so neither a crash after the side effect nor busy
 // bounces kill it.
-func (w *Worker) claim(ctx context.Context, env *Envelope, d Delivery, key string) (idem.Claim, *Result) {
+func (w *Worker) claim(ctx context.Context, env *wire.Envelope, d Delivery, key string) (idem.Claim, *Result) {
 	claim, err := w.Idem.Acquire(ctx, key, w.lease())
 	if err != nil {
-		r := w.failed(ctx, env, d, retry.Retryable("IdempotencyUnavailable", err))
+		r := w.failed(ctx, env, d, retry.Retryable(wire.IdempotencyUnavailable, err))
 		return claim, &r
 	}
 	switch claim.State {
@@ -296,15 +329,15 @@ func (w *Worker) claim(ctx context.Context, env *Envelope, d Delivery, key strin
 		if wait < time.Second {
 			wait = time.Second
 		}
-		return claim, &Result{Outcome: queue.Outcome{Action: queue.Release, Delay: wait, Reason: &retry.Error{Code: "Busy", Message: "another worker holds the lease", Retryable: true}}}
+		return claim, &Result{Outcome: queue.Outcome{Action: queue.Release, Delay: wait, Reason: &retry.Error{Code: wire.Busy, Message: "another worker holds the lease", Retryable: true}}}
 	}
 	return claim, nil
 }
 
 // stepInput checks the receive limit and resolves a claim-checked payload. On a verdict the
 // claim has been given back.
-func (w *Worker) stepInput(ctx context.Context, env *Envelope, d Delivery, key, owner string) ([]byte, *Result) {
-	giveUp := func(code, msg string) ([]byte, *Result) {
+func (w *Worker) stepInput(ctx context.Context, env *wire.Envelope, d Delivery, key, owner string) ([]byte, *Result) {
+	giveUp := func(code wire.Code, msg string) ([]byte, *Result) {
 		w.abandon(ctx, key, owner)
 		r := w.deadLetterTask(ctx, env, code, msg)
 		return nil, &r
@@ -313,26 +346,26 @@ func (w *Worker) stepInput(ctx context.Context, env *Envelope, d Delivery, key, 
 		// Earlier attempts ended with no verdict and no live lease: the
 		// worker died or lost the message mid-step. Say so instead of
 		// redriving silently.
-		return giveUp("ReceiveLimitExceeded", fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
+		return giveUp(wire.ReceiveLimitExceeded, fmt.Sprintf("received %d times (limit %d); earlier attempts ended without a verdict (worker killed, crashed or lost its heartbeat)", d.Attempt, limit))
 	}
 	detail := []byte(env.Detail)
 	_, hasRef, err := claimcheck.ParseRef(detail)
 	switch {
 	case err != nil:
-		return giveUp("BadPayloadRef", err.Error())
+		return giveUp(wire.BadPayloadRef, err.Error())
 	case !hasRef:
 		return detail, nil
 	case w.Payloads == nil:
-		return giveUp("NoClaimCheck", "payload_ref given but no claim-check store configured")
+		return giveUp(wire.NoClaimCheck, "payload_ref given but no claim-check store configured")
 	}
 	resolved, err := w.Payloads.Resolve(ctx, detail)
 	if errors.Is(err, claimcheck.ErrRefused) {
 		// Another bucket, or a key this class may not read: no retry makes it readable.
-		return giveUp("PayloadRefRefused", err.Error())
+		return giveUp(wire.PayloadRefRefused, err.Error())
 	}
 	if err != nil {
 		w.abandon(ctx, key, owner)
-		r := w.failed(ctx, env, d, retry.Retryable("PayloadFetchFailed", err))
+		r := w.failed(ctx, env, d, retry.Retryable(wire.PayloadFetchFailed, err))
 		return nil, &r
 	}
 	return resolved, nil
@@ -340,8 +373,17 @@ func (w *Worker) stepInput(ctx context.Context, env *Envelope, d Delivery, key, 
 
 // stepBudget is the handler's deadline: the smaller of the step's max and what remains of
 // the run, then no later than the invocation's end. On a verdict the claim has been given back.
-func (w *Worker) stepBudget(ctx context.Context, env *Envelope, d Delivery, key, owner string, now time.Time) (time.Duration, *Result) {
+func (w *Worker) stepBudget(ctx context.Context, env *wire.Envelope, d Delivery, key, owner string, now time.Time) (time.Duration, *Result) {
+	if !env.Expires.IsZero() && !now.Before(env.Expires) {
+		// The seed's envelope: work older than its ttl_seconds is not run at all.
+		w.abandon(ctx, key, owner)
+		r := w.deadLetterTask(ctx, env, wire.Expired, fmt.Sprintf("the event expired at %s (ttl_seconds) before the step started", env.Expires.UTC().Format(time.RFC3339)))
+		return 0, &r
+	}
 	budget := retry.StepBudget(w.Cfg.Step.Max(), env.Deadline, now)
+	if !env.Expires.IsZero() {
+		budget = min(budget, env.Expires.Sub(now)) // the TTL bounds the step like a deadline
+	}
 	if budget <= 0 {
 		w.abandon(ctx, key, owner)
 		deadline := env.Deadline.UTC().Format(time.RFC3339)
@@ -351,14 +393,14 @@ func (w *Worker) stepBudget(ctx context.Context, env *Envelope, d Delivery, key,
 			r := staleToken(fmt.Sprintf("the task's deadline %s passed before the step started", deadline))
 			return 0, &r
 		}
-		r := w.deadLetterTask(ctx, env, "DeadlineExceeded", fmt.Sprintf("the run's deadline %s passed before the step started", deadline))
+		r := w.deadLetterTask(ctx, env, wire.DeadlineExceeded, fmt.Sprintf("the run's deadline %s passed before the step started", deadline))
 		return 0, &r
 	}
 	if !d.InvocationDeadline.IsZero() {
 		budget = min(budget, d.InvocationDeadline.Sub(now))
 		if budget <= 0 {
 			w.abandon(ctx, key, owner)
-			r := w.failed(ctx, env, d, &retry.Error{Code: "InvocationTimeLeft", Message: "no invocation time left to start the step", Retryable: true})
+			r := w.failed(ctx, env, d, &retry.Error{Code: wire.InvocationTimeLeft, Message: "no invocation time left to start the step", Retryable: true})
 			return 0, &r
 		}
 	}
@@ -367,7 +409,7 @@ func (w *Worker) stepBudget(ctx context.Context, env *Envelope, d Delivery, key,
 
 // runStep runs the handler under its deadline with heartbeats (lease, visibility, SFN),
 // which go on until the result is recorded, then finishes the step.
-func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *activeStep, input []byte, deadline time.Time, budget time.Duration) Result {
+func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st *activeStep, input []byte, policy string, deadline time.Time, budget time.Duration) Result {
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
@@ -379,8 +421,13 @@ func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *act
 	defer stopHeartbeats()
 	out, herr := w.Handler.Handle(stepCtx, handler.Request{
 		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, TraceParent: d.TraceParent,
-		Attempt: d.Attempt, Deadline: deadline, Input: input,
+		Attempt: d.Attempt, Deadline: deadline, Input: input, ModelPolicy: policy,
 	})
+	if msg, bad := w.outputInvalid(herr); bad {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.HandlerOutputInvalid, msg)
+	}
 	if herr != nil {
 		stopHeartbeats()
 		w.abandon(ctx, st.key, st.owner)
@@ -394,6 +441,18 @@ func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *act
 	if len(out) == 0 {
 		out = json.RawMessage("null")
 	}
+	if err := w.CompileContracts(); err != nil {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.EventContractViolation, err.Error())
+	}
+	// The result is held to the class's output contract before anything else: a misfit is
+	// dead-lettered with no event, no callback and no record of success.
+	if msg := w.CheckOutput(out); msg != "" {
+		stopHeartbeats()
+		w.abandon(ctx, st.key, st.owner)
+		return w.deadLetterTask(ctx, env, wire.HandlerOutputInvalid, msg)
+	}
 	res := w.finish(ctx, env, st, out, stopHeartbeats)
 	res.Output = out
 	return res
@@ -406,7 +465,7 @@ func (w *Worker) runStep(ctx context.Context, env *Envelope, d Delivery, st *act
 // step that emits events costs two DynamoDB writes (claim, complete); only when publishing
 // fails is the flag set later by the delivery that publishes (a third). Then the heartbeats
 // stop and the Step Functions task is answered.
-func (w *Worker) finish(ctx context.Context, env *Envelope, st *activeStep, out json.RawMessage, stopHeartbeats func()) Result {
+func (w *Worker) finish(ctx context.Context, env *wire.Envelope, st *activeStep, out json.RawMessage, stopHeartbeats func()) Result {
 	s, stored, fail := w.storeOutput(ctx, env, st, out)
 	if fail != nil {
 		return *fail
@@ -418,7 +477,7 @@ func (w *Worker) finish(ctx context.Context, env *Envelope, st *activeStep, out 
 			// The handler's output cannot make a valid event: a defect of the handler (or
 			// the contract), which no retry fixes.
 			w.abandon(ctx, st.key, st.owner)
-			return w.deadLetterTask(ctx, env, CodeContract, err.Error())
+			return w.deadLetterTask(ctx, env, wire.EventContractViolation, err.Error())
 		}
 	}
 	announced := w.announce(ctx, env, s, entries)
@@ -446,7 +505,7 @@ var errResultTooLarge = errors.New("result too large to deliver inline and no cl
 
 // storeOutput offloads a large output to the claim-check store (retried under the lease)
 // and returns the completion payload and its encoding for the record.
-func (w *Worker) storeOutput(ctx context.Context, env *Envelope, st *activeStep, out json.RawMessage) (storedResult, json.RawMessage, *Result) {
+func (w *Worker) storeOutput(ctx context.Context, env *wire.Envelope, st *activeStep, out json.RawMessage) (storedResult, json.RawMessage, *Result) {
 	var s storedResult
 	var stored json.RawMessage
 	fail := w.underLease(ctx, env, st, len(out), func(c context.Context) (err error) {
@@ -461,7 +520,7 @@ func (w *Worker) storeOutput(ctx context.Context, env *Envelope, st *activeStep,
 // effect; it gives up (Leave) only when the lease is lost or ctx ends. Outputs that can
 // never be delivered are dead-lettered. A shutdown that lands just after the side effect
 // still gets its attempts; ctx only stops the retrying.
-func (w *Worker) underLease(ctx context.Context, env *Envelope, st *activeStep, size int, op func(context.Context) error) *Result {
+func (w *Worker) underLease(ctx context.Context, env *wire.Envelope, st *activeStep, size int, op func(context.Context) error) *Result {
 	pol := retry.Policy{Base: 100 * time.Millisecond, Cap: 2 * time.Second}
 	for i := 0; ; i++ {
 		opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -475,7 +534,7 @@ func (w *Worker) underLease(ctx context.Context, env *Envelope, st *activeStep, 
 			return leaseLost(err)
 		case errors.Is(err, errResultTooLarge), errors.Is(err, claimcheck.ErrNoBucket), errors.Is(err, idem.ErrResultTooLarge):
 			w.abandon(ctx, st.key, st.owner)
-			r := w.deadLetterTask(ctx, env, "ResultTooLarge", fmt.Sprintf("the step succeeded but its %d-byte result cannot be delivered: %v", size, err))
+			r := w.deadLetterTask(ctx, env, wire.ResultTooLarge, fmt.Sprintf("the step succeeded but its %d-byte result cannot be delivered: %v", size, err))
 			return &r
 		}
 		if w.leaseGone(st) {
@@ -488,7 +547,7 @@ func (w *Worker) underLease(ctx context.Context, env *Envelope, st *activeStep, 
 			t.Stop()
 			// Shutdown: keep the claim (the record says running) and leave
 			// the message; only the lease's end lets another run happen.
-			return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "ResultStoreInterrupted", Message: err.Error(), Retryable: true}}}
+			return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: wire.ResultStoreInterrupted, Message: err.Error(), Retryable: true}}}
 		case <-t.C:
 		}
 	}
@@ -506,7 +565,7 @@ func (w *Worker) leaseGone(st *activeStep) bool {
 // claimant that reclaimed it (deleting with our receipt could drop the work
 // if that claimant then crashes).
 func leaseLost(err error) *Result {
-	return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: "LeaseLost", Message: err.Error(), Retryable: true}}}
+	return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: wire.LeaseLost, Message: err.Error(), Retryable: true}}}
 }
 
 // storedResult is the completion payload kept in the idempotency record:
@@ -514,6 +573,9 @@ func leaseLost(err error) *Result {
 type storedResult struct {
 	Result    json.RawMessage `json:"result,omitempty"`
 	ResultRef *claimcheck.Ref `json:"result_ref,omitempty"`
+	// Fields are the result's top-level properties that emitted events fill (from_output),
+	// kept beside a claim-checked result so every delivery fills them the same way.
+	Fields map[string]json.RawMessage `json:"fields,omitempty"`
 }
 
 // decodeStored reads a record's payload (a bare value from an older worker is the result).
@@ -529,7 +591,7 @@ func decodeStored(stored json.RawMessage) storedResult {
 // threshold, and for Step Functions tasks above sfnInlineMax whatever the
 // threshold (SendTaskSuccess would reject it); with no store such an
 // output is errResultTooLarge.
-func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner string, out json.RawMessage) (storedResult, json.RawMessage, error) {
+func (w *Worker) storedResult(ctx context.Context, env *wire.Envelope, key, owner string, out json.RawMessage) (storedResult, json.RawMessage, error) {
 	limit := w.Cfg.ClaimCheck.ThresholdBytes
 	if limit <= 0 || limit > idemInlineMax {
 		limit = idemInlineMax
@@ -537,7 +599,7 @@ func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner str
 	if env.TaskToken != "" && limit > sfnInlineMax {
 		limit = sfnInlineMax
 	}
-	s := storedResult{Result: out}
+	s := storedResult{Result: out, Fields: OutputFields(w.Cfg, out)}
 	if len(out) > limit {
 		if w.Payloads == nil {
 			return s, nil, fmt.Errorf("%w (%d bytes, inline limit %d)", errResultTooLarge, len(out), limit)
@@ -546,7 +608,7 @@ func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner str
 		if err != nil {
 			return s, nil, err
 		}
-		s = storedResult{ResultRef: ref}
+		s = storedResult{ResultRef: ref, Fields: s.Fields}
 	}
 	b, err := json.Marshal(s)
 	return s, b, err
@@ -556,7 +618,7 @@ func (w *Worker) storedResult(ctx context.Context, env *Envelope, key, owner str
 func (w *Worker) emits() bool { return w.Events != nil && len(w.Cfg.Events.Emits) > 0 }
 
 // answerDuplicate answers a delivery of finished work from the record.
-func (w *Worker) answerDuplicate(ctx context.Context, env *Envelope, key string, c idem.Claim) Result {
+func (w *Worker) answerDuplicate(ctx context.Context, env *wire.Envelope, key string, c idem.Claim) Result {
 	r := w.publish(ctx, env, key, c.Result, c.Published)
 	r.Duplicate = true
 	var s storedResult
@@ -569,13 +631,13 @@ func (w *Worker) answerDuplicate(ctx context.Context, env *Envelope, key string,
 // publish finishes work an earlier delivery recorded as done: the job status, the events
 // if that delivery never published them (then the published flag), and the callback. A
 // failure releases the message; the next delivery finds the record done and tries again.
-func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored json.RawMessage, published bool) Result {
+func (w *Worker) publish(ctx context.Context, env *wire.Envelope, key string, stored json.RawMessage, published bool) Result {
 	s := decodeStored(stored)
 	var entries []events.Entry
 	if !published && w.emits() {
 		var err error
 		if entries, err = w.completionEntries(ctx, env, s); err != nil {
-			return w.deadLetterTask(ctx, env, CodeContract, err.Error())
+			return w.deadLetterTask(ctx, env, wire.EventContractViolation, err.Error())
 		}
 	}
 	if r := w.announce(ctx, env, s, entries); r != nil {
@@ -592,7 +654,7 @@ func (w *Worker) publish(ctx context.Context, env *Envelope, key string, stored 
 // announce marks the async job SUCCEEDED, then publishes the completion events: nil when
 // both are done, else the verdict (release, or a dead letter when EventBridge refuses an
 // event for good). The job goes first so that an event's consumer finds it finished.
-func (w *Worker) announce(ctx context.Context, env *Envelope, s storedResult, entries []events.Entry) *Result {
+func (w *Worker) announce(ctx context.Context, env *wire.Envelope, s storedResult, entries []events.Entry) *Result {
 	if r := w.jobSucceeded(ctx, w.jobID(env.Detail), s); r != nil {
 		return r
 	}
@@ -602,10 +664,10 @@ func (w *Worker) announce(ctx context.Context, env *Envelope, s storedResult, en
 	if err := w.Events.PublishAll(ctx, entries); err != nil {
 		if permanentPublishError(err) {
 			// No retry can make EventBridge take this event.
-			r := w.deadLetterTask(ctx, env, "CompletionEventRejected", err.Error())
+			r := w.deadLetterTask(ctx, env, wire.CompletionEventRejected, err.Error())
 			return &r
 		}
-		r := w.release(&retry.Error{Code: "PublishFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		r := w.release(&retry.Error{Code: wire.PublishFailed, Message: err.Error(), Retryable: true, Err: err}, 1)
 		return &r
 	}
 	return nil
@@ -613,13 +675,21 @@ func (w *Worker) announce(ctx context.Context, env *Envelope, s storedResult, en
 
 // answerTask closes a Step Functions task with the result (or its reference) and deletes
 // the message; other deliveries are simply deleted.
-func (w *Worker) answerTask(ctx context.Context, env *Envelope, key string, s storedResult) Result {
+func (w *Worker) answerTask(ctx context.Context, env *wire.Envelope, key string, s storedResult) Result {
 	if env.TaskToken == "" {
 		return Result{Outcome: queue.Outcome{Action: queue.Delete}}
 	}
 	output := s.Result
 	if s.ResultRef != nil {
-		output, _ = json.Marshal(map[string]any{"result_ref": s.ResultRef})
+		// The task output is the same object the events were filled from: the reference plus
+		// the result's declared top-level properties.
+		obj := map[string]any{"result_ref": s.ResultRef}
+		for k, v := range s.Fields {
+			if k != "result_ref" {
+				obj[k] = v
+			}
+		}
+		output, _ = json.Marshal(obj)
 	}
 	err := w.Callbacks.Success(ctx, env.TaskToken, output)
 	switch {
@@ -629,13 +699,13 @@ func (w *Worker) answerTask(ctx context.Context, env *Envelope, key string, s st
 	case errors.Is(err, callback.ErrInvalidOutput):
 		// Too large or not JSON (e.g. a record stored inline by an
 		// older worker): tell the workflow instead of retrying forever.
-		code := "InvalidOutput"
+		code := wire.InvalidOutput
 		if len(output) > callback.MaxOutputBytes {
-			code = "ResultTooLarge"
+			code = wire.ResultTooLarge
 		}
 		return w.deadLetterTask(ctx, env, code, err.Error())
 	default:
-		return w.release(&retry.Error{Code: "CallbackFailed", Message: err.Error(), Retryable: true, Err: err}, 1)
+		return w.release(&retry.Error{Code: wire.CallbackFailed, Message: err.Error(), Retryable: true, Err: err}, 1)
 	}
 	return Result{Outcome: queue.Outcome{Action: queue.Delete}}
 }
@@ -657,7 +727,7 @@ func permanentPublishError(err error) bool {
 }
 
 // failed turns a step failure into release-with-jitter or dead-letter.
-func (w *Worker) failed(ctx context.Context, env *Envelope, d Delivery, err error) Result {
+func (w *Worker) failed(ctx context.Context, env *wire.Envelope, d Delivery, err error) Result {
 	var re *retry.Error
 	if ctx.Err() != nil && !(errors.As(err, &re) && !re.Retryable) {
 		// Shutdown cut the step short: hand it to another worker now.
@@ -676,11 +746,11 @@ func (w *Worker) release(e *retry.Error, attempt int) Result {
 }
 
 // failTask sends SendTaskFailure for SFN messages that are dead-lettered.
-func (w *Worker) failTask(ctx context.Context, env *Envelope, reason *retry.Error) {
+func (w *Worker) failTask(ctx context.Context, env *wire.Envelope, reason *retry.Error) {
 	if env == nil || env.TaskToken == "" || w.Callbacks == nil || reason == nil {
 		return
 	}
-	if err := w.Callbacks.Failure(ctx, env.TaskToken, reason.Code, reason.Message); err != nil {
+	if err := w.Callbacks.Failure(ctx, env.TaskToken, string(reason.Code), reason.Message); err != nil {
 		w.log().Warn("SendTaskFailure failed", "code", reason.Code, "err", err, "stale", errors.Is(err, callback.ErrStaleToken))
 	}
 }
@@ -700,14 +770,14 @@ func outcomeLabel(r Result) string {
 		return telemetry.OutcomeRetry
 	case r.Duplicate:
 		return telemetry.OutcomeDuplicate
-	case r.Reason != nil && r.Reason.Code == "StaleToken":
+	case r.Reason != nil && r.Reason.Code == wire.StaleToken:
 		return telemetry.OutcomeStaleToken
 	}
 	return telemetry.OutcomeSuccess
 }
 
 // deadLetterTask dead-letters the delivery and fails its Step Functions task.
-func (w *Worker) deadLetterTask(ctx context.Context, env *Envelope, code, msg string) Result {
+func (w *Worker) deadLetterTask(ctx context.Context, env *wire.Envelope, code wire.Code, msg string) Result {
 	r := deadLetter(code, msg)
 	w.failTask(ctx, env, r.Reason)
 	return r
@@ -715,10 +785,10 @@ func (w *Worker) deadLetterTask(ctx context.Context, env *Envelope, code, msg st
 
 // staleToken is the verdict of a task whose token went stale: deleted, never retried.
 func staleToken(msg string) Result {
-	return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: "StaleToken", Message: msg}}}
+	return Result{Outcome: queue.Outcome{Action: queue.Delete, Reason: &retry.Error{Code: wire.StaleToken, Message: msg}}}
 }
 
-func deadLetter(code, msg string) Result {
+func deadLetter(code wire.Code, msg string) Result {
 	return Result{Outcome: queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: msg}}}
 }
 

@@ -65,6 +65,7 @@ type Config struct {
 	AgentCore     *AgentCore  `json:"agentcore,omitempty"`
 	ClaimCheck    ClaimCheck  `json:"claim_check"`
 	Events        Events      `json:"events"`
+	Output        *Output     `json:"output,omitempty"`
 	Handler       Handler     `json:"handler"`
 	Models        Models      `json:"models"`
 	Telemetry     Telemetry   `json:"telemetry"`
@@ -167,7 +168,33 @@ type Events struct {
 	Bus        string `json:"bus"`
 	BusModel   string `json:"bus_model"`
 	MaxEntries int    `json:"max_entries"`
-	Emits      []Emit `json:"emits"`
+	// FillOrder is the rule every emitted detail is built by: for each declared property, the
+	// sources tried in order, the first that has a value wins (FillOrder's value).
+	FillOrder []string `json:"fill_order"`
+	Emits     []Emit   `json:"emits"`
+}
+
+// Fill sources of an emitted detail's property (Events.FillOrder).
+const (
+	// FillWorker: agent_class, trace_id, traceparent, result/result_ref (EmitDetail.WorkerFields),
+	// which no handler result and no consumed detail can override.
+	FillWorker = "worker"
+	// FillOutput: the handler result's top-level property of the same name, when the result is
+	// an object and the class's output declares it (EmitDetail.FromOutput).
+	FillOutput = "output"
+	// FillCarried: the consumed detail's property of the same name (EmitDetail.Carry).
+	FillCarried = "carried"
+)
+
+// FillOrder is the one fill rule fleetc writes and fleet-worker follows.
+func FillOrder() []string { return []string{FillWorker, FillOutput, FillCarried} }
+
+// Output is the contract of the handler's result (agents.<class>.output): fleet-worker
+// validates every result against Schema before anything else happens, and refuses one larger
+// than MaxBytes.
+type Output struct {
+	Schema   Document `json:"schema"`
+	MaxBytes int      `json:"max_bytes"`
 }
 
 // Emit is one event the class publishes on completion.
@@ -186,6 +213,9 @@ type EmitDetail struct {
 	// WorkerFields are written by the worker: agent_class, trace_id, traceparent, result
 	// (result or result_ref, by the output's size).
 	WorkerFields []string `json:"worker_fields"`
+	// FromOutput are the declared properties the handler result fills (the class's output
+	// declares them too); each is also carried when the result leaves it out.
+	FromOutput []string `json:"from_output,omitempty"`
 	// Schema is the event's detail JSON Schema, as the spec declares it.
 	Schema Document `json:"schema"`
 }
@@ -256,7 +286,10 @@ func (h Handler) MarshalJSON() ([]byte, error) {
 
 // Models is the router section: the class's policy and every policy its fallbacks reach.
 type Models struct {
-	Policy   string                 `json:"policy"`
+	Policy string `json:"policy"`
+	// Allowed are the policies an event's model_policy may pick, the default first; empty
+	// means the default only.
+	Allowed  []string               `json:"allowed,omitempty"`
 	Policies map[string]ModelPolicy `json:"policies"`
 }
 
@@ -304,6 +337,12 @@ func Marshal(c *Config) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return canonical(raw)
+}
+
+// canonical re-encodes JSON with keys sorted at every level, two-space indent, no HTML
+// escaping and a trailing newline.
+func canonical(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var generic any
@@ -456,6 +495,24 @@ func (c *Config) Check() []string {
 	if c.Models.Policy != "" {
 		if _, ok := c.Models.Policies[c.Models.Policy]; !ok {
 			p = append(p, fmt.Sprintf("/models/policy: %q is not in models.policies", c.Models.Policy))
+		}
+	}
+	for i, a := range c.Models.Allowed {
+		if _, ok := c.Models.Policies[a]; !ok {
+			p = append(p, fmt.Sprintf("/models/allowed/%d: %q is not in models.policies", i, a))
+		}
+		if i == 0 && a != c.Models.Policy {
+			p = append(p, fmt.Sprintf("/models/allowed/0: %q must be the default policy %q", a, c.Models.Policy))
+		}
+	}
+	for i, e := range c.Events.Emits {
+		for _, f := range e.Detail.FromOutput {
+			if !slices.Contains(e.Detail.Carry, f) {
+				p = append(p, fmt.Sprintf("/events/emits/%d/detail/from_output: %q is not a declared property (carry)", i, f))
+			}
+		}
+		if len(e.Detail.FromOutput) > 0 && c.Output == nil {
+			p = append(p, fmt.Sprintf("/events/emits/%d/detail/from_output: needs the output section", i))
 		}
 	}
 	names := slices.Sorted(maps.Keys(c.Models.Policies))

@@ -8,20 +8,18 @@ import (
 	"strings"
 )
 
-// Severity says whether a diagnostic stops the build.
-type Severity int
+// Severity is the one severity scale of fleetc: of diagnostics (error stops the build,
+// warning does not), of documented codes, of contract findings (compat) and of review
+// changes (error blocks a merge, warning needs a reviewer's eye, info is for the record).
+type Severity string
 
 const (
-	Error Severity = iota
-	Warning
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Info    Severity = "info" // findings only: a diagnostic is an error or a warning
 )
 
-func (s Severity) String() string {
-	if s == Warning {
-		return "warning"
-	}
-	return "error"
-}
+func (s Severity) String() string { return string(s) }
 
 // Pos is a position in a source file; Line and Column start at 1, Byte at 0.
 type Pos struct {
@@ -158,7 +156,10 @@ func same(a, b *Diagnostic) bool {
 }
 
 // Code documents one diagnostic code: a line of `fleetc rules`, the text of `fleetc explain`.
-// Severity is "error" or "warning".
+// Severity is Error or Warning.
 type Code struct {
-	ID, Severity, Summary, Explain string
+	ID       string
+	Severity Severity
+	Summary  string
+	Explain  string
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetc/fleetc/internal/buildinfo"
 )
 
 // Exit codes, as Terraform and compilers use them.
@@ -19,8 +21,8 @@ const (
 	exitUsage   = 2 // bad usage or an internal error
 )
 
-// Version is set by the release build.
-var Version = "0.1.0-dev"
+// Version is fleetc's version (internal/buildinfo, set at link time).
+var Version = buildinfo.Version
 
 // streams are what a command reads and writes.
 type streams struct {

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -73,7 +74,7 @@ func TestValidateJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &rep); err != nil {
 			t.Fatalf("%s: not JSON: %v\n%s", tc.file, err, out)
 		}
-		if rep.FormatVersion != 1 || rep.Valid != tc.valid || rep.Diagnostics == nil {
+		if rep.FormatVersion != jsonreport.FormatVersion || rep.Valid != tc.valid || rep.Diagnostics == nil {
 			t.Errorf("%s: %+v", tc.file, rep)
 		}
 		if !strings.Contains(out, `"diagnostics": [`) {
@@ -223,7 +224,7 @@ func TestBuildJSONIsOneDocumentOnStdout(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 {
 		t.Fatalf("exit %d, %v:\n%s", code, err, stdout)
 	}
-	if rep.FormatVersion != 1 || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
+	if rep.FormatVersion != jsonreport.FormatVersion || !rep.Valid || len(rep.Files) < 20 || rep.Diagnostics == nil {
 		t.Errorf("%+v", rep)
 	}
 	os.Remove(filepath.Join(out, "runtime", "coder.json"))

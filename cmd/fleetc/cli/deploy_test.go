@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/review"
-	"github.com/fleetc/fleetc/compiler/verify"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -38,16 +39,16 @@ const e2eSpec = "../../../compiler/deploy/testdata/e2e.yaml"
 // (fails under FLEETC_REQUIRE_TOOLS=1) when terraform or the mirror is missing.
 func terraformEnv(t *testing.T) {
 	t.Helper()
-	_, err := verify.Tool("terraform")
-	verify.SkipIfMissing(t, err)
-	mirror, err := verify.ProviderMirror()
-	verify.SkipIfMissing(t, err)
+	_, err := verifytest.Tool("terraform")
+	verifytest.SkipIfMissing(t, err)
+	mirror, err := verifytest.ProviderMirror()
+	verifytest.SkipIfMissing(t, err)
 	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	rc := filepath.Join(t.TempDir(), "terraformrc")
-	cfg := verify.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
+	cfg := verifytest.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
 	if err := os.WriteFile(rc, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +60,16 @@ func terraformEnv(t *testing.T) {
 // kumo never collide, and returns its path and the name.
 func uniqueSpec(t *testing.T, dir string, edit func(string) string) (string, string) {
 	t.Helper()
+	return uniqueSpecFrom(t, e2eSpec, dir, edit)
+}
+
+// uniqueSpecFrom writes a copy of a test spec with FLEET replaced by a name unique to the run.
+func uniqueSpecFrom(t *testing.T, from, dir string, edit func(string) string) (string, string) {
+	t.Helper()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := "e2e" + hex.EncodeToString(b)
-	src, err := os.ReadFile(e2eSpec)
+	src, err := os.ReadFile(from)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +121,7 @@ func TestPlanFailingInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rc := filepath.Join(dir, "rc")
-	if err := os.WriteFile(rc, []byte(verify.CLIConfig(empty)), 0o644); err != nil {
+	if err := os.WriteFile(rc, []byte(verifytest.CLIConfig(empty)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TF_CLI_CONFIG_FILE", rc)
@@ -133,8 +140,8 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 		t.Skip("terraform plan against kumo")
 	}
 	terraformEnv(t)
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, name := uniqueSpec(t, dir, func(s string) string {
 		return strings.Replace(s, "arn:aws:iam::000000000000:role/keda-operator", "arn:aws:iam::111122223333:role/keda-operator", 1)
@@ -159,8 +166,8 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
 	terraformEnv(t)
-	endpoint, err := verify.Kumo(context.Background())
-	verify.SkipIfMissing(t, err)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, name := uniqueSpec(t, dir, nil)
 	out := filepath.Join(dir, "out")
@@ -190,8 +197,8 @@ func TestFullLoopOnKumo(t *testing.T) {
 	for _, g := range s.Groups {
 		groups[g.Group] = g
 	}
-	if s.FormatVersion != 1 || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
-		groups["state"].Create == 0 || groups["workflows"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
+	if s.FormatVersion != jsonreport.FormatVersion || groups["class solver"].Create == 0 || groups["bus"].Create == 0 ||
+		groups["state"].Create == 0 || groups["workflow flow"].Create == 0 || s.Destroy != 0 || len(s.EmulatorOmissions) == 0 {
 		t.Fatalf("plan summary: %+v", s)
 	}
 	if _, err := os.Stat(filepath.Join(out, "terraform", deploy.OverrideFile)); err != nil {
@@ -261,6 +268,25 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatal(err)
 	}
 	comparePrediction(t, src, []byte(fifo(string(src))), &replan)
+	// The same plan as a pull-request comment, with its JSON beside it.
+	jsonOut := filepath.Join(dir, "plan.json")
+	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--format", "markdown", "--out-json", jsonOut}, common...)...)
+	if code != exitOK {
+		t.Fatalf("plan --format markdown: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"### 🛑 fleetc plan: apply refuses 2 stateful replacement(s) or deletion(s) until named with --allow-replace",
+		"| class solver |",
+		"| 🛑 | `aws_sqs_queue.solver` | class solver | replace: ",
+		"a queue and every message in it; apply needs `--allow-replace aws_sqs_queue.solver`",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("plan --format markdown lacks %q:\n%s", want, stdout)
+		}
+	}
+	if b, err := os.ReadFile(jsonOut); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"address": "aws_sqs_queue.solver"`) {
+		t.Errorf("--out-json: %v\n%s", err, b)
+	}
 
 	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve", "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
 	if code != exitInvalid || !strings.Contains(stderr, "refusing") || !strings.Contains(stderr, "--allow-replace aws_sqs_queue.solver_dlq") ||
@@ -278,8 +304,9 @@ func TestFullLoopOnKumo(t *testing.T) {
 	if code != exitInvalid || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") {
 		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI(t, "", append(append([]string{"destroy", spec, "--auto-approve"}, allowAll...), common...)...)
-	if code != exitOK || !strings.Contains(stdout, " destroyed.") {
+	// One flag accepts every loss the plan lists.
+	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
+	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	destroyed = true
@@ -288,7 +315,7 @@ func TestFullLoopOnKumo(t *testing.T) {
 // comparePrediction holds fleetc diff's predicted resource actions to Terraform's plan.
 // Resources the emulator override left out or changed (its omissions) are not compared: what
 // kumo is given there is not what fleetc generated.
-func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) {
+func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) *review.Report {
 	t.Helper()
 	rep, err := review.Compare(review.Load("base.yaml", base), review.Load("head.yaml", head))
 	if err != nil {
@@ -310,7 +337,7 @@ func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) {
 		}
 	}
 	if len(planned) == 0 {
-		t.Fatal("terraform planned nothing for the FIFO change")
+		t.Fatalf("terraform planned nothing (fleetc predicted %v; the emulator override leaves out or ignores %v)", predicted, skip)
 	}
 	for addr, act := range planned {
 		if predicted[addr] != act {
@@ -323,6 +350,7 @@ func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) {
 		}
 	}
 	t.Logf("fleetc diff predicted %d resource changes; terraform agreed on all of them (%d left out by the emulator override)", len(predicted), len(skip))
+	return rep
 }
 
 // runFleet starts fleet-worker for each class with its generated runtime config, puts an
@@ -504,4 +532,94 @@ func execute(ctx context.Context, t *testing.T, sf *sfn.Client, arn, trace strin
 		time.Sleep(time.Second)
 	}
 	return sfntypes.ExecutionStatusRunning, "still running after a minute"
+}
+
+// TestPredictionsOnKumo holds fleetc diff's predictions for changes that reach only the
+// generated files Terraform reads (file(), templatefile()) to a real plan on kumo: a carried
+// field (the Lambda's FLEET_CONFIG_JSON and the schema), a model-policy timeout (the runtime
+// config) and a workflow step timeout (the state machine definition). The base fleet is
+// applied once; each head is planned against it, never applied.
+func TestPredictionsOnKumo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("terraform apply against kumo takes minutes")
+	}
+	terraformEnv(t)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
+	dir := t.TempDir()
+	spec, _ := uniqueSpecFrom(t, "testdata/predict.yaml", dir, nil)
+	base, err := os.ReadFile(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	common := []string{"-o", out, "--endpoint", endpoint}
+	allow := []string{"--allow-replace", "aws_sqs_queue.solver", "--allow-replace", "aws_sqs_queue.solver_dlq",
+		"--allow-replace", "aws_sqs_queue.delivery_dlq", "--allow-replace", "aws_dynamodb_table.idempotency", "--allow-replace", "aws_s3_bucket.claimcheck"}
+	t.Cleanup(func() {
+		if err := os.WriteFile(spec, base, 0o644); err == nil {
+			runCLI(t, "", append(append([]string{"destroy", spec, "--auto-approve"}, allow...), common...)...)
+		}
+	})
+	if code, stdout, stderr := runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...); code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct {
+		name, old, new string
+		want           map[string]string // address → a line the prediction's input diff must hold
+		ignoredBy      string            // a KumoGaps entry that hides the change from the emulator's plan
+	}{
+		{"carried field", "      required: [trace_id]\n", "      required: [trace_id, task_id]\n",
+			map[string]string{"aws_lambda_function.solver": `/events/emits/0/detail/schema/required: ["trace_id"] → ["trace_id","task_id"]`}, ""},
+		{"model policy", "    timeout: 60s\n", "    timeout: 90s\n",
+			map[string]string{"aws_lambda_function.solver": "/models/policies/fast/timeout_seconds: 60 → 90"}, ""},
+		{"workflow step timeout", "        timeout: 5m\n", "        timeout: 7m\n",
+			// kumo has no UpdateStateMachine, so the override ignores definition changes and the
+			// emulator's plan cannot confirm this one; the omission must say so.
+			map[string]string{"aws_sfn_state_machine.flow": "/States/Solve/TimeoutSeconds: 300 → 420"}, "sfn-update"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !bytes.Contains(base, []byte(tc.old)) {
+				t.Fatalf("testdata/predict.yaml has no %q", tc.old)
+			}
+			head := bytes.Replace(base, []byte(tc.old), []byte(tc.new), 1)
+			if err := os.WriteFile(spec, head, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json"}, common...)...)
+			if code != exitOK {
+				t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
+			}
+			var plan deploy.Summary
+			if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+				t.Fatal(err)
+			}
+			var rep *review.Report
+			if tc.ignoredBy == "" {
+				rep = comparePrediction(t, base, head, &plan)
+			} else {
+				for addr := range tc.want {
+					if !slices.ContainsFunc(plan.EmulatorOmissions, func(o deploy.Omission) bool { return o.Address == addr && o.Gap == tc.ignoredBy }) {
+						t.Errorf("%s: the plan lists no %s omission: %+v", addr, tc.ignoredBy, plan.EmulatorOmissions)
+					}
+				}
+				if rep, err = review.Compare(review.Load("base.yaml", base), review.Load("head.yaml", head)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for addr, line := range tc.want {
+				i := slices.IndexFunc(rep.Resources, func(rc review.ResourceChange) bool { return rc.Address == addr })
+				if i < 0 || rep.Resources[i].Action != review.Update {
+					t.Fatalf("%s: not predicted as an update: %+v", addr, rep.Resources)
+				}
+				var lines []string
+				for _, in := range rep.Resources[i].Inputs {
+					lines = append(lines, in.Changes...)
+				}
+				if !slices.Contains(lines, line) {
+					t.Errorf("%s: the prediction's input diff lacks %q: %q", addr, line, lines)
+				}
+			}
+		})
+	}
 }

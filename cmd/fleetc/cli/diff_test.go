@@ -40,7 +40,16 @@ func TestDiffExitCodes(t *testing.T) {
 	}{
 		{[]string{"diff", research, research}, 0},
 		{[]string{"diff", research, research, "--fail-on", "any"}, 0},
-		{[]string{"diff", base, head}, 0},
+		// The head introduces an error (E020 below): a blocking verdict exits 1 by default.
+		{[]string{"diff", base, head}, 1},
+		{[]string{"diff", base, head, "--fail-on", "none"}, 0},
+		{[]string{"diff", base, head, "--exit-zero"}, 0},
+		{[]string{"diff", base, head, "--fail-on", "blocking"}, 1},
+		// No contract change in this pair: breaking and contract do not trip.
+		{[]string{"diff", base, head, "--fail-on", "breaking"}, 0},
+		{[]string{"diff", base, head, "--fail-on", "contract"}, 0},
+		// Without the E020 (head → base resolves it) the verdict is "needs review": exit 0.
+		{[]string{"diff", head, base}, 0},
 		{[]string{"diff", base, head, "--fail-on", "replacement"}, 1},
 		{[]string{"diff", base, head, "--fail-on", "security"}, 1},
 		// FIFO off leaves the fan-out step without the conversation id its completion event
@@ -74,7 +83,7 @@ func TestDiffFormats(t *testing.T) {
 			Category, Severity, Subject, Summary string
 		} `json:"changes"`
 	}
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 1 || len(doc.Changes) == 0 {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FormatVersion != 2 || len(doc.Changes) == 0 {
 		t.Fatalf("json: %v\n%s", err, out)
 	}
 	for _, c := range doc.Changes {
@@ -138,5 +147,78 @@ func TestDiffAgainstGitRevision(t *testing.T) {
 	}
 	if code, _, errs := run(t, "diff", "--base", "no-such-ref", spec); code != 2 || !strings.Contains(errs, "no-such-ref") {
 		t.Errorf("unknown revision: exit %d, stderr %q", code, errs)
+	}
+	// A spec new in the pull request: the base is empty and everything is added.
+	added := filepath.Join(dir, "fleets", "new.yaml")
+	if err := os.WriteFile(added, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "diff", "--base", "HEAD", added, "--format", "json")
+	var doc struct {
+		Base      string
+		Changes   []struct{ Category, Severity, Summary string }
+		Resources []struct{ Action string }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("new spec: exit %d %v\n%s%s", code, err, out, errs)
+	}
+	if doc.Base != "HEAD:fleets/new.yaml (absent)" || len(doc.Resources) == 0 {
+		t.Errorf("new spec: base %q, %d resources", doc.Base, len(doc.Resources))
+	}
+	for _, rc := range doc.Resources {
+		if rc.Action != "create" {
+			t.Errorf("new spec: a resource is %s, not create", rc.Action)
+		}
+	}
+	var events int
+	for _, c := range doc.Changes {
+		if c.Category == "contract" && strings.Contains(c.Summary, "event-added") {
+			events++
+		}
+		if c.Severity == "error" {
+			t.Errorf("new spec: an error: %+v", c)
+		}
+	}
+	if events != 2 {
+		t.Errorf("new spec: %d events added, want 2: %+v", events, doc.Changes)
+	}
+}
+
+// A contract change that breaks consumers blocks (exit 1 without flags) and trips
+// --fail-on breaking; one that needs care (an optional field removed) does neither.
+func TestDiffContractExitCodes(t *testing.T) {
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = "        ttl_seconds: { type: integer, minimum: 1 }\n"
+	if !strings.Contains(string(src), ttl) {
+		t.Fatal("research example changed; update the test")
+	}
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := write("base.yaml", string(src))
+	loosened := write("loosened.yaml", strings.Replace(string(src), ttl, "        ttl_seconds: { type: integer }\n", 1))
+	dropped := write("dropped.yaml", strings.Replace(string(src), ttl, "", 1))
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"diff", base, loosened}, 1},
+		{[]string{"diff", base, loosened, "--fail-on", "breaking"}, 1},
+		{[]string{"diff", base, loosened, "--fail-on", "none"}, 0},
+		{[]string{"diff", base, dropped}, 0},
+		{[]string{"diff", base, dropped, "--fail-on", "breaking"}, 0},
+		{[]string{"diff", base, dropped, "--fail-on", "contract"}, 1},
+	} {
+		if code, out, errs := run(t, tc.args...); code != tc.code {
+			t.Errorf("fleetc %s: exit %d, want %d\n%s%s", strings.Join(tc.args[1:], " "), code, tc.code, out, errs)
+		}
 	}
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
+// errNotAtRevision: the revision exists, the file did not exist in it (a spec new in the pull
+// request).
+var errNotAtRevision = errors.New("the file does not exist at that revision")
+
 // gitSafety are the options of every git fleetc runs. A pull request can commit files that
 // look like a repository (HEAD, objects/, refs/, config) next to the spec: git must not
 // discover such a bare repository by itself, nor run a file-system monitor a config names.
@@ -80,6 +84,10 @@ func gitShow(ref, path string) (name string, src []byte, err error) {
 	out, err := gitRun(r, "rev-parse", "--verify", "--quiet", "--end-of-options", name).Output()
 	id := strings.TrimSpace(string(out))
 	if err != nil || !objectID.MatchString(id) {
+		if gitRun(r, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}").Run() == nil {
+			// The revision exists; the file did not exist in it (a spec new in the pull request).
+			return name, nil, errNotAtRevision
+		}
 		return "", nil, fmt.Errorf("reading %s at %s: no such revision or file", rel, ref)
 	}
 	cmd := gitRun(r, "cat-file", "blob", id)

@@ -70,18 +70,21 @@ func init() { register(newPlanCmd) }
 type planOptions struct {
 	deployFlags
 	planOut  string
+	outJSON  string
 	detailed bool
 	format   *formatFlag
 }
 
 func newPlanCmd(s *streams) *cobra.Command {
-	o := planOptions{format: newFormat("text", "text", "json")}
+	o := planOptions{format: newFormat("text", "text", "json", "markdown")}
 	c := &cobra.Command{
-		Use:   "plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json] [--detailed-exitcode]",
+		Use:   "plan FILE [-o DIR] [--var-file F]... [--backend-config K=V]... [--out PLANFILE] [--endpoint URL] [--format text|json|markdown] [--out-json F] [--detailed-exitcode]",
 		Short: "Build, then show what terraform would change, per agent class and plane",
 		Long: `Plan builds FILE into DIR exactly as fleetc build does, runs terraform init and plan in
 DIR/terraform, and summarises the plan per agent class and per plane, listing every
-replacement and deletion with what it destroys.
+replacement and deletion with what it destroys. --format markdown prints it as a
+pull-request comment in fleetc diff's layout, with the stateful guard's verdict;
+--out-json also writes the JSON summary to a file.
 
 Arguments:
   FILE  the fleet.yaml to plan
@@ -95,7 +98,8 @@ Exit 0 (with --detailed-exitcode: 0 no changes, 2 changes), 1 error, 2 usage err
 	}
 	o.register(c.Flags())
 	c.Flags().StringVar(&o.planOut, "out", "", "save the plan to this file (for fleetc apply FILE PLANFILE)")
-	addFormat(c, o.format, " (versioned: format_version)")
+	addFormat(c, o.format, " (json is versioned: format_version; markdown is a pull-request comment)")
+	c.Flags().StringVar(&o.outJSON, "out-json", "", "also write the plan summary as JSON to this file (for a CI job that posts the markdown)")
 	c.Flags().BoolVar(&o.detailed, "detailed-exitcode", false, "exit 0 with no changes, 1 on error, 2 with changes")
 	return c
 }
@@ -120,6 +124,14 @@ func runPlan(files []string, o planOptions, stdout, stderr io.Writer) int {
 		return exitInvalid
 	}
 	writeSummary(stdout, o.format.value, s)
+	if o.outJSON != "" {
+		var b strings.Builder
+		writeSummary(&b, "json", s)
+		if err := os.WriteFile(o.outJSON, []byte(b.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
+			return exitInvalid
+		}
+	}
 	if o.planOut != "" && o.format.value == "text" {
 		fmt.Fprintf(stdout, "\nSaved the plan to %s; apply exactly it with: fleetc apply %s %s\n", o.planOut, files[0], o.planOut)
 	}
@@ -143,6 +155,10 @@ func planPath(w *deploy.Workspace, user string) (string, func()) {
 }
 
 func writeSummary(w io.Writer, format string, s *deploy.Summary) {
+	if format == "markdown" {
+		_ = s.WriteMarkdown(w)
+		return
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -160,8 +176,9 @@ func init() {
 // changeOptions are the flags of apply and destroy.
 type changeOptions struct {
 	deployFlags
-	auto  bool
-	allow []string
+	auto      bool
+	allow     []string
+	allowLoss bool // destroy: accept every data loss the plan lists
 }
 
 func newChangeCmd(cmd string, s *streams) *cobra.Command {
@@ -186,11 +203,11 @@ Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`
 		},
 	}
 	if cmd == "destroy" {
-		c.Use = "destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--endpoint URL] [-o DIR]"
+		c.Use = "destroy FILE [--auto-approve] [--allow-replace ADDRESS]... [--allow-data-loss] [--endpoint URL] [-o DIR]"
 		c.Short = "Destroy the fleet's resources, guarding stateful ones"
 		c.Long = `Destroy plans the destruction of everything FILE created, refuses to delete a queue,
-DLQ, table, bucket or archive unless each is named with --allow-replace, asks for yes
-(unless --auto-approve) and destroys.
+DLQ, table, bucket or archive unless each is named with --allow-replace (or all of them
+with --allow-data-loss), asks for yes (unless --auto-approve) and destroys.
 
 Arguments:
   FILE  the fleet.yaml whose resources to destroy
@@ -201,6 +218,9 @@ Exit 0 destroyed, 1 refused, cancelled or failed, 2 usage error.`
 	o.register(c.Flags())
 	c.Flags().BoolVar(&o.auto, "auto-approve", false, "apply without asking for yes")
 	c.Flags().StringArrayVar(&o.allow, "allow-replace", nil, "address of a stateful resource (queue, DLQ, table, bucket, archive) the plan may replace or delete (repeatable)")
+	if cmd == "destroy" {
+		c.Flags().BoolVar(&o.allowLoss, "allow-data-loss", false, "accept every loss of data the plan lists (instead of one --allow-replace per address)")
+	}
 	return c
 }
 
@@ -217,6 +237,12 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml%s\n", cmd, map[bool]string{true: " and optionally a saved plan"}[cmd == "apply"])
 		return exitUsage
 	}
+	saved := len(pos) == 2
+	// Asking needs a terminal: find out before a plan that may take minutes.
+	if !o.auto && !saved && !isTerminal(stdin) {
+		fmt.Fprintf(stderr, "fleetc %s: no terminal to confirm on: review with fleetc plan, then pass --auto-approve\n", cmd)
+		return exitInvalid
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	w, code := d.prepare(ctx, cmd, pos[0], stderr)
@@ -226,7 +252,6 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	var s *deploy.Summary
 	planFile, cleanup := planPath(w, "")
 	defer cleanup()
-	saved := len(pos) == 2
 	if saved {
 		if planFile, err = filepath.Abs(pos[1]); err == nil {
 			s, err = w.Show(ctx, planFile)
@@ -242,7 +267,11 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	if !s.HasChanges() {
 		return printOutputs(ctx, w, cmd, stdout, stderr)
 	}
-	if blocked := s.Blocked(o.allow); len(blocked) > 0 {
+	if o.allowLoss {
+		if lost := s.Stateful(); len(lost) > 0 {
+			fmt.Fprintf(stdout, "\n--allow-data-loss: accepting the loss of %d stateful resource(s) listed above.\n", len(lost))
+		}
+	} else if blocked := s.Blocked(o.allow); len(blocked) > 0 {
 		fmt.Fprintf(stderr, "fleetc %s: refusing: the plan replaces or deletes %d stateful resource(s) not named with --allow-replace:\n", cmd, len(blocked))
 		var flags []string
 		for _, c := range blocked {
@@ -250,6 +279,9 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 			flags = append(flags, "--allow-replace "+c.Address)
 		}
 		fmt.Fprintf(stderr, "Nothing was changed. If losing that is intended, run again with:\n  %s\n", strings.Join(flags, " "))
+		if cmd == "destroy" {
+			fmt.Fprintln(stderr, "  (or --allow-data-loss to accept all of it)")
+		}
 		return exitInvalid
 	}
 	if !o.auto && !saved {
@@ -271,12 +303,21 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	return printOutputs(ctx, w, cmd, stdout, stderr)
 }
 
+// isTerminal reports whether stdin can answer a question: a character device, or a reader
+// that is not a file (tests answer through one).
+func isTerminal(stdin io.Reader) bool {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 // confirm asks for "yes" as Terraform does; without a terminal it refuses rather than hang.
 func confirm(cmd string, stdin io.Reader, stdout io.Writer) (bool, error) {
-	if f, ok := stdin.(*os.File); ok {
-		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-			return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
-		}
+	if !isTerminal(stdin) {
+		return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
 	}
 	verb := map[string]string{"apply": "perform these actions", "destroy": "destroy the fleet's resources"}[cmd]
 	fmt.Fprintf(stdout, "\nDo you want to %s? Only 'yes' will be accepted.\n  Enter a value: ", verb)

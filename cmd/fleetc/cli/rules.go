@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 func init() { register(newRulesCmd) }
@@ -33,10 +34,10 @@ fleetc explain ID says why a rule exists and how to fix what it reports.`,
 }
 
 type ruleInfo struct {
-	ID       string `json:"id"`
-	Category string `json:"category"`
-	Severity string `json:"severity"`
-	Summary  string `json:"summary"`
+	ID       string        `json:"id"`
+	Category string        `json:"category"`
+	Severity diag.Severity `json:"severity"`
+	Summary  string        `json:"summary"`
 }
 
 func catalog() []ruleInfo {

@@ -213,6 +213,9 @@ func position(f compat.Finding, base, head *side) *diag.Range {
 func printFindings(w io.Writer, fs []compat.Finding, base, head *side, indent string) {
 	for _, f := range fs {
 		label := "safe"
+		if f.Severity == diag.Warning {
+			label = "warning" // needs care, or breaking with a bump (below)
+		}
 		if f.Breaking {
 			label = "BREAKING"
 			if f.Bumped {
@@ -220,7 +223,7 @@ func printFindings(w io.Writer, fs []compat.Finding, base, head *side, indent st
 			}
 		}
 		fmt.Fprintf(w, "%s%-8s  %s: %s\n", indent, label, f.Event, f.Summary)
-		if f.Breaking {
+		if f.Breaking || f.Direction != "" {
 			bump := "not bumped"
 			if f.Bumped {
 				bump = "bumped"
@@ -249,8 +252,13 @@ func printVerdict(w io.Writer, r compat.Report, base string) {
 		fmt.Fprintf(w, "event contracts unchanged since %s\n", base)
 		return
 	}
-	breaking := len(r.Breaking())
-	fmt.Fprintf(w, "%d breaking change(s) since %s, %d without a version bump; %d safe\n", breaking, base, r.Errors(), len(r.Findings)-breaking)
+	breaking, care := len(r.Breaking()), 0
+	for _, f := range r.Findings {
+		if !f.Breaking && f.Severity == diag.Warning {
+			care++
+		}
+	}
+	fmt.Fprintf(w, "%d breaking change(s) since %s, %d without a version bump; %d to check; %d safe\n", breaking, base, r.Errors(), care, len(r.Findings)-breaking-care)
 }
 
 func writeJSON(w io.Writer, v any) {
@@ -272,7 +280,8 @@ func newSchemasPublishCmd(s *streams) *cobra.Command {
 		Use:   "publish FILE --registry NAME [--dry-run] [--allow-breaking] [--endpoint-url URL] [--format text|json]",
 		Short: "Publish a spec's event contracts to an EventBridge schema registry",
 		Long: `Schemas publish sends the generated draft-04 schemas to the registry NAME (created when
-missing). It reads the latest version of every schema first and writes nothing at all if
+missing), a registry outside the fleet: the fleet's own, <fleet>-events, belongs to its
+generated Terraform, and publish refuses it so that no schema has two writers. It reads the latest version of every schema first and writes nothing at all if
 any change is breaking without a version bump (unless --allow-breaking). Unchanged
 schemas are not written; a run that stopped halfway finishes on re-run.
 
@@ -306,7 +315,7 @@ func runSchemasPublish(files []string, o schemasPublishOptions, stdout, stderr i
 		return exitInvalid
 	}
 	sum := sha256.Sum256(head.src)
-	opts := registry.Options{Registry: *reg, DryRun: *dryRun, AllowBreaking: *allow,
+	opts := registry.Options{Registry: *reg, DryRun: *dryRun, AllowBreaking: *allow, Managed: head.fleet.SchemaRegistry,
 		Tool: "fleetc " + Version, Digest: hex.EncodeToString(sum[:])[:12], Tags: map[string]string{}}
 	for _, t := range head.fleet.Tags {
 		opts.Tags[t.Key] = t.Value

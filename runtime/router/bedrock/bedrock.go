@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,11 +22,13 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/transport"
 )
 
 // API is the part of the Bedrock Runtime client the provider uses.
 type API interface {
 	Converse(ctx context.Context, in *bedrockruntime.ConverseInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseOutput, error)
+	ConverseStream(ctx context.Context, in *bedrockruntime.ConverseStreamInput, optFns ...func(*bedrockruntime.Options)) (*bedrockruntime.ConverseStreamOutput, error)
 }
 
 // Provider calls Bedrock Converse.
@@ -31,10 +36,18 @@ type Provider struct{ API API }
 
 // NewClient builds a Bedrock Runtime client from cfg with SDK retries off. endpoint
 // overrides the service endpoint ("" = the region's Bedrock endpoint); a shared
-// endpoint in cfg (an emulator for the other services) is not inherited.
-func NewClient(cfg aws.Config, endpoint string) *bedrockruntime.Client {
+// endpoint in cfg (an emulator for the other services) is not inherited. hc is the
+// provider's pooled client (nil: a pool of transport.DefaultIdle connections).
+func NewClient(cfg aws.Config, endpoint string, hc *http.Client) *bedrockruntime.Client {
+	if hc == nil {
+		hc = transport.New(0)
+	}
 	return bedrockruntime.NewFromConfig(cfg, func(o *bedrockruntime.Options) {
 		o.Retryer = aws.NopRetryer{}
+		o.HTTPClient = hc
+		// The worker signs with its role. AWS_BEARER_TOKEN_BEDROCK, which the SDK reads
+		// on its own, is what a handler sets to reach the local gateway: never sent upstream.
+		o.BearerAuthTokenProvider, o.AuthSchemePreference = nil, nil
 		o.BaseEndpoint = nil
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
@@ -49,37 +62,141 @@ func (p *Provider) System() string { return "aws.bedrock" }
 func (p *Provider) Chat(ctx context.Context, model string, req *router.Request) (*router.Response, error) {
 	in, err := converseInput(model, req)
 	if err != nil {
-		return nil, &router.ProviderError{Status: 400, Code: "InvalidRequest", Message: err.Error()}
+		return nil, &router.ProviderError{Status: 400, Code: "ValidationException", Message: err.Error()}
 	}
 	out, err := p.API.Converse(ctx, in)
 	if err != nil {
 		return nil, providerError(err)
 	}
-	return fromOutput(model, out)
+	resp, err := fromOutput(model, out)
+	if err != nil {
+		return nil, err
+	}
+	if req.ResponseFormat != nil {
+		unforce(resp)
+	}
+	return resp, nil
+}
+
+// ChatStream makes one ConverseStream call. The SDK builds, signs and sends the request
+// and reads an error answer; the event stream itself is read by EventReader: the SDK's
+// own stream reader (bedrockruntime v1.63) lost the connection under its last events in
+// about 1 of 100 streams here ("use of closed network connection").
+func (p *Provider) ChatStream(ctx context.Context, model string, req *router.Request) (router.Stream, error) {
+	in, err := converseInput(model, req)
+	if err != nil {
+		return nil, &router.ProviderError{Status: 400, Code: "ValidationException", Message: err.Error()}
+	}
+	var tap bodyTap
+	_, err = p.API.ConverseStream(ctx, &bedrockruntime.ConverseStreamInput{ModelId: in.ModelId, Messages: in.Messages,
+		System: in.System, InferenceConfig: in.InferenceConfig, ToolConfig: in.ToolConfig}, func(o *bedrockruntime.Options) {
+		tap.next = o.HTTPClient
+		o.HTTPClient = &tap
+	})
+	if err != nil {
+		if tap.body != nil {
+			tap.body.Close()
+		}
+		return nil, providerError(err)
+	}
+	if tap.body == nil {
+		return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput", Message: "ConverseStream answered without a body"}
+	}
+	r := NewEventReader(tap.body)
+	r.forced = req.ResponseFormat != nil
+	return r, nil
+}
+
+// bodyTap keeps a successful answer's body for EventReader and gives the SDK an empty one.
+type bodyTap struct {
+	next bedrockruntime.HTTPClient
+	body io.ReadCloser
+}
+
+func (t *bodyTap) Do(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.Do(r)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	t.body = resp.Body
+	resp.Body = http.NoBody
+	return resp, nil
+}
+
+// jsonTool is the forced tool a response_format becomes on Bedrock (no Converse field
+// asks for JSON output): its input schema is the requested schema, and its input is
+// handed back as the answer's text.
+const jsonTool = "json_response"
+
+// unforce turns the forced tool call back into the JSON text the caller asked for.
+func unforce(resp *router.Response) {
+	for i, b := range resp.Message.Content {
+		if b.ToolUse != nil && b.ToolUse.Name == jsonTool {
+			resp.Message.Content = []router.Block{{Text: string(resp.Message.Content[i].ToolUse.Input)}}
+			resp.StopReason = router.StopEndTurn
+			return
+		}
+	}
+}
+
+func toDocument(raw json.RawMessage, what string) (document.Interface, error) {
+	var v any = map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	return document.NewLazyDocument(v), nil
 }
 
 func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseInput, error) {
+	if len(req.Extra) > 0 {
+		names := make([]string, 0, len(req.Extra))
+		for k := range req.Extra {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		return nil, fmt.Errorf("field(s) %s have no Bedrock Converse counterpart", strings.Join(names, ", "))
+	}
 	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model)}
 	if req.System != "" {
 		in.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
 	}
-	if req.MaxTokens > 0 || req.Temperature != nil {
-		in.InferenceConfig = &types.InferenceConfiguration{}
+	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
+		ic := &types.InferenceConfiguration{StopSequences: req.Stop}
 		if req.MaxTokens > 0 {
-			in.InferenceConfig.MaxTokens = aws.Int32(int32(req.MaxTokens))
+			ic.MaxTokens = aws.Int32(int32(req.MaxTokens))
 		}
 		if req.Temperature != nil {
-			in.InferenceConfig.Temperature = aws.Float32(float32(*req.Temperature))
+			ic.Temperature = aws.Float32(float32(*req.Temperature))
 		}
+		if req.TopP != nil {
+			ic.TopP = aws.Float32(float32(*req.TopP))
+		}
+		in.InferenceConfig = ic
 	}
-	for _, t := range req.Tools {
-		var schema any = map[string]any{"type": "object"}
-		if len(t.Schema) > 0 {
-			if err := json.Unmarshal(t.Schema, &schema); err != nil {
-				return nil, fmt.Errorf("tool %s: input schema: %w", t.Name, err)
-			}
+	tools := req.Tools
+	choice := req.ToolChoice
+	if rf := req.ResponseFormat; rf != nil {
+		if choice.Type != "" && len(req.Tools) > 0 {
+			return nil, fmt.Errorf("response_format together with tool_choice: a Bedrock target answers JSON through a forced tool")
 		}
-		spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
+		schema := rf.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		tools = append(slices.Clip(tools), router.Tool{Name: jsonTool, Description: "Answer with a JSON value matching this schema.", Schema: schema})
+		choice = router.ToolChoice{Type: router.ToolChoiceSpecific, Name: jsonTool}
+	}
+	for _, t := range tools {
+		schema, err := toDocument(t.Schema, "tool "+t.Name+": input schema")
+		if err != nil {
+			return nil, err
+		}
+		if len(t.Schema) == 0 {
+			schema = document.NewLazyDocument(map[string]any{"type": "object"})
+		}
+		spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: schema}}
 		if t.Description != "" {
 			spec.Description = aws.String(t.Description)
 		}
@@ -88,26 +205,55 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 		}
 		in.ToolConfig.Tools = append(in.ToolConfig.Tools, &types.ToolMemberToolSpec{Value: spec})
 	}
+	switch choice.Type {
+	case "":
+	case router.ToolChoiceNone:
+		return nil, fmt.Errorf("tool_choice none has no Bedrock Converse counterpart (send no tools instead)")
+	default:
+		if in.ToolConfig == nil {
+			return nil, fmt.Errorf("tool_choice without tools")
+		}
+		switch choice.Type {
+		case router.ToolChoiceAuto:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAuto{}
+		case router.ToolChoiceAny:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAny{}
+		case router.ToolChoiceSpecific:
+			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
+		}
+	}
 	for _, m := range req.Messages {
 		msg := types.Message{Role: types.ConversationRole(m.Role)}
 		for _, b := range m.Content {
 			switch {
 			case b.ToolUse != nil:
-				var input any = map[string]any{}
-				if len(b.ToolUse.Input) > 0 {
-					if err := json.Unmarshal(b.ToolUse.Input, &input); err != nil {
-						return nil, fmt.Errorf("tool use %s: input: %w", b.ToolUse.ID, err)
-					}
+				input, err := toDocument(b.ToolUse.Input, "tool use "+b.ToolUse.ID+": input")
+				if err != nil {
+					return nil, err
 				}
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: document.NewLazyDocument(input)}})
+					ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: input}})
 			case b.ToolResult != nil:
-				r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID),
-					Content: []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}}
+				r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID)}
+				if len(b.ToolResult.JSON) > 0 {
+					doc, err := toDocument(b.ToolResult.JSON, "tool result "+b.ToolResult.ID)
+					if err != nil {
+						return nil, err
+					}
+					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: doc}}
+				} else {
+					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}
+				}
 				if b.ToolResult.IsError {
 					r.Status = types.ToolResultStatusError
 				}
 				msg.Content = append(msg.Content, &types.ContentBlockMemberToolResult{Value: r})
+			case b.Image != nil:
+				if len(b.Image.Data) == 0 {
+					return nil, fmt.Errorf("image_url %q: a Bedrock target takes image bytes (a data: URL), not a URL", b.Image.URL)
+				}
+				msg.Content = append(msg.Content, &types.ContentBlockMemberImage{Value: types.ImageBlock{
+					Format: types.ImageFormat(b.Image.Format), Source: &types.ImageSourceMemberBytes{Value: b.Image.Data}}})
 			default:
 				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: b.Text})
 			}
@@ -120,7 +266,7 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Response, error) {
 	resp := &router.Response{Model: model, StopReason: string(out.StopReason), Message: router.Message{Role: router.RoleAssistant}}
 	if out.Usage != nil {
-		resp.Usage = router.Usage{InputTokens: int(aws.ToInt32(out.Usage.InputTokens)), OutputTokens: int(aws.ToInt32(out.Usage.OutputTokens))}
+		resp.Usage = usageOf(out.Usage)
 	}
 	msg, ok := out.Output.(*types.ConverseOutputMemberMessage)
 	if !ok {
@@ -131,18 +277,25 @@ func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Respo
 		case *types.ContentBlockMemberText:
 			resp.Message.Content = append(resp.Message.Content, router.Block{Text: v.Value})
 		case *types.ContentBlockMemberToolUse:
-			var input any
+			// The document's own JSON: decoding it into any turns numbers into
+			// document.Number, which would re-encode as strings.
+			raw := []byte("{}")
 			if v.Value.Input != nil {
-				if err := v.Value.Input.UnmarshalSmithyDocument(&input); err != nil {
+				var err error
+				if raw, err = v.Value.Input.MarshalSmithyDocument(); err != nil {
 					return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput", Message: "tool use input: " + err.Error()}
 				}
 			}
-			raw, _ := json.Marshal(input)
 			resp.Message.Content = append(resp.Message.Content, router.Block{ToolUse: &router.ToolUse{
 				ID: aws.ToString(v.Value.ToolUseId), Name: aws.ToString(v.Value.Name), Input: raw}})
 		}
 	}
 	return resp, nil
+}
+
+func usageOf(u *types.TokenUsage) router.Usage {
+	return router.Usage{InputTokens: int(aws.ToInt32(u.InputTokens)), OutputTokens: int(aws.ToInt32(u.OutputTokens)),
+		CacheReadTokens: int(aws.ToInt32(u.CacheReadInputTokens))}
 }
 
 // providerError keeps what the router needs from an SDK error: status, code, retry-after.
@@ -157,15 +310,22 @@ func providerError(err error) error {
 	if errors.As(err, &ae) {
 		pe.Code, pe.Message = ae.ErrorCode(), ae.ErrorMessage()
 	}
+	classifyCode(pe)
+	return pe
+}
+
+// classifyCode applies what the Converse API reference says of each error code.
+func classifyCode(pe *router.ProviderError) {
 	switch pe.Code {
 	case "ThrottlingException", "ModelNotReadyException":
 		// Bedrock's own rate limit (no spend limits on Bedrock): retried, with full
 		// jitter when no Retry-After came.
 		pe.RateLimited = true
+	case "ServiceQuotaExceededException", "ModelErrorException":
+		// "You can resubmit your request later" (quota) and "an error while processing
+		// the model" (424): another attempt or another group can answer.
+		pe.Transient = true
 	case "ValidationException":
-		m := strings.ToLower(pe.Message)
-		pe.ContextWindow = strings.Contains(m, "too long") || strings.Contains(m, "context window") ||
-			strings.Contains(m, "too many input tokens") || strings.Contains(m, "context length")
+		pe.ContextWindow = router.ContextWindowMessage(pe.Message)
 	}
-	return pe
 }

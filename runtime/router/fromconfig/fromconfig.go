@@ -20,6 +20,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/openai"
+	"github.com/fleetc/fleetc/runtime/router/transport"
 )
 
 // Options supply what the config does not hold.
@@ -30,9 +31,33 @@ type Options struct {
 	BedrockEndpoint string
 	// Getenv reads the API-key variables policies name (os.Getenv in fleet-worker).
 	Getenv func(string) string
-	// HTTP is the client for OpenAI-compatible targets (nil: one without a client-side
-	// timeout; the router's per-call timeout applies).
+	// HTTP is the client for OpenAI-compatible targets (nil: one pooled client per
+	// base_url, see runtime/router/transport).
 	HTTP *http.Client
+}
+
+// poolSizes sums, per provider endpoint ("bedrock" or an OpenAI base_url), the calls this
+// process may have in flight to it: the idle pool each endpoint's transport keeps.
+func poolSizes(m config.Models) map[string]int {
+	out := map[string]int{}
+	for _, mp := range m.Policies {
+		n := share(mp.MaxInFlight, mp.Processes)
+		if n <= 0 {
+			n = transport.DefaultIdle
+		}
+		seen := map[string]bool{}
+		for _, target := range mp.Targets {
+			key := mp.BaseURL
+			if strings.HasPrefix(target, "bedrock/") {
+				key = "bedrock"
+			}
+			if !seen[key] {
+				seen[key] = true
+				out[key] += n
+			}
+		}
+	}
+	return out
 }
 
 // share is this process's part of a fleet-wide number: rounded down so the processes
@@ -54,6 +79,8 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 		getenv = func(string) string { return "" }
 	}
 	var br *bedrock.Provider
+	pools := poolSizes(m)
+	clients := map[string]*http.Client{} // one pooled client per OpenAI base_url
 	var out []router.Policy
 	for _, name := range slices.Sorted(maps.Keys(m.Policies)) {
 		mp := m.Policies[name]
@@ -76,7 +103,7 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 					if o.AWS == nil {
 						return nil, fmt.Errorf("model policy %s: target %q needs AWS configuration", name, target)
 					}
-					br = &bedrock.Provider{API: bedrock.NewClient(*o.AWS, o.BedrockEndpoint)}
+					br = &bedrock.Provider{API: bedrock.NewClient(*o.AWS, o.BedrockEndpoint, transport.New(pools["bedrock"]))}
 				}
 				d.Provider = br
 			case "openai":
@@ -84,7 +111,14 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 					return nil, fmt.Errorf("model policy %s: target %q needs base_url", name, target)
 				}
 				if oa == nil {
-					oa = &openai.Client{BaseURL: mp.BaseURL, HTTP: o.HTTP}
+					hc := o.HTTP
+					if hc == nil {
+						if hc = clients[mp.BaseURL]; hc == nil {
+							hc = transport.New(pools[mp.BaseURL])
+							clients[mp.BaseURL] = hc
+						}
+					}
+					oa = &openai.Client{BaseURL: mp.BaseURL, HTTP: hc}
 					if mp.APIKeyEnv != "" {
 						if oa.APIKey = getenv(mp.APIKeyEnv); oa.APIKey == "" {
 							return nil, fmt.Errorf("model policy %s: environment variable %s (api_key_env) is empty", name, mp.APIKeyEnv)

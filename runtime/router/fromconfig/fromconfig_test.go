@@ -2,14 +2,19 @@ package fromconfig
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/openai"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
 )
 
@@ -63,5 +68,50 @@ func TestPoliciesRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", name, err, c.want)
 		}
+	}
+}
+
+// One pooled client per endpoint, sized to what may be in flight to it: 8 callers at once
+// for 200 calls reuse at most 8 connections (http.DefaultClient keeps 2 idle per host,
+// so it opened a new connection for most of them).
+func TestOneSizedPoolPerEndpoint(t *testing.T) {
+	srv := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok", Delay: time.Millisecond}))
+	m := config.Models{Policy: "a", Policies: map[string]config.ModelPolicy{
+		"a": {Targets: []string{"openai/m1"}, BaseURL: srv.URL + "/v1", MaxInFlight: 8, TimeoutSeconds: 5},
+		"b": {Targets: []string{"openai/m2"}, BaseURL: srv.URL + "/v1", MaxInFlight: 6, TimeoutSeconds: 5},
+		"c": {Targets: []string{"bedrock/m3"}, MaxInFlight: 40, Processes: 4},
+	}}
+	ps, err := Policies(m, Options{AWS: &aws.Config{Region: "us-east-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := ps[0].Deployments[0].Provider.(*openai.Client), ps[1].Deployments[0].Provider.(*openai.Client)
+	if a.HTTP != b.HTTP || a.HTTP.Transport.(*http.Transport).MaxIdleConnsPerHost != 14 {
+		t.Fatalf("policies on one base_url share one client sized 8+6: %p %p", a.HTTP, b.HTTP)
+	}
+	br := ps[2].Deployments[0].Provider.(*bedrock.Provider).API.(*bedrockruntime.Client)
+	if tr := br.Options().HTTPClient.(*http.Client).Transport.(*http.Transport); tr.MaxIdleConnsPerHost != 10 || !tr.ForceAttemptHTTP2 {
+		t.Fatalf("bedrock pool: %d idle per host (want 40/4 = 10), HTTP/2 %v", tr.MaxIdleConnsPerHost, tr.ForceAttemptHTTP2)
+	}
+	r, err := router.New(ps, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := r.Chat(context.Background(), "a", &router.Request{Messages: []router.Message{{Role: "user", Content: []router.Block{{Text: "x"}}}}}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if srv.Calls() != 200 || srv.Conns() > 8 {
+		t.Fatalf("%d calls over %d connections, want at most 8", srv.Calls(), srv.Conns())
 	}
 }

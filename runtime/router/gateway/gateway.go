@@ -1,19 +1,22 @@
-// Package gateway is fleet-worker's local model gateway: a loopback HTTP server that
-// speaks the OpenAI-compatible POST /v1/chat/completions and Bedrock's
-// POST /model/{modelId}/converse, and sends every call through the class's router
-// policy. So an exec or http handler in any language gets the fleet's retries,
-// fallbacks, caps and spans by changing its base URL.
+// Package gateway is fleet-worker's local model gateway: a loopback HTTP server (HTTP/1.1
+// and cleartext HTTP/2) that speaks the OpenAI-compatible POST /v1/chat/completions
+// (streamed as server-sent events when asked) and Bedrock's POST /model/{modelId}/converse
+// and /converse-stream, and sends every call through the class's router policy. So an
+// exec or http handler in any language gets the fleet's retries, fallbacks, caps and spans
+// by changing its base URL. Each process's gateway has its own random bearer token.
 package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"io"
-	"math"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -21,7 +24,6 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
-	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/openai"
@@ -34,6 +36,9 @@ const (
 	// EnvBedrockURL is the root URL for Bedrock Converse clients
 	// (AWS_ENDPOINT_URL_BEDROCK_RUNTIME for the AWS SDKs).
 	EnvBedrockURL = "FLEET_MODEL_GATEWAY_BEDROCK_URL"
+	// EnvToken is the bearer token every request must carry (OPENAI_API_KEY for the
+	// openai SDKs, AWS_BEARER_TOKEN_BEDROCK for the AWS SDKs).
+	EnvToken = "FLEET_MODEL_GATEWAY_TOKEN"
 	// HeaderDeadline bounds a call (RFC 3339); exec handlers get it as FLEET_DEADLINE.
 	HeaderDeadline = "X-Fleet-Deadline"
 )
@@ -46,6 +51,7 @@ type Gateway struct {
 	router  *router.Router
 	policy  string        // the class's policy; a request naming another configured policy gets that one
 	timeout time.Duration // bound for a call that names no deadline
+	token   string
 	srv     *http.Server
 	ln      net.Listener
 	seq     atomic.Uint64
@@ -61,8 +67,8 @@ func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gatew
 	if err != nil {
 		return nil, fmt.Errorf("model gateway address %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("model gateway address %q: loopback only (it holds no credentials check)", addr)
+	if !loopbackName(host) {
+		return nil, fmt.Errorf("model gateway address %q: loopback only", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -70,25 +76,37 @@ func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gatew
 	}
 	g := New(r, policy, timeout)
 	g.ln = ln
-	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1 and cleartext HTTP/2 with prior knowledge: the AWS SDK for JavaScript's
+	// Bedrock Runtime client speaks HTTP/2 only.
+	var protos http.Protocols
+	protos.SetHTTP1(true)
+	protos.SetUnencryptedHTTP2(true)
+	g.srv = &http.Server{Handler: g, ReadHeaderTimeout: 10 * time.Second, Protocols: &protos}
 	go g.srv.Serve(ln)
 	return g, nil
 }
 
-// New returns the gateway's handler without a listener (tests, benchmarks).
+// New returns the gateway's handler without a listener (tests, benchmarks), with a fresh token.
 func New(r *router.Router, policy string, timeout time.Duration) *Gateway {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	return &Gateway{router: r, policy: policy, timeout: timeout}
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return &Gateway{router: r, policy: policy, timeout: timeout, token: hex.EncodeToString(b[:])}
 }
 
 // URL is the gateway's root URL.
 func (g *Gateway) URL() string { return "http://" + g.ln.Addr().String() }
 
+// Token is the bearer token requests must carry.
+func (g *Gateway) Token() string { return g.token }
+
 // Env is what an exec handler's environment gets.
 func (g *Gateway) Env() []string {
-	return []string{EnvURL + "=" + g.URL() + "/v1", EnvBedrockURL + "=" + g.URL()}
+	return []string{EnvURL + "=" + g.URL() + "/v1", EnvBedrockURL + "=" + g.URL(), EnvToken + "=" + g.token}
 }
 
 // Close stops the listener and waits for calls in progress (bounded by ctx).
@@ -99,19 +117,84 @@ func (g *Gateway) Close(ctx context.Context) error {
 	return g.srv.Shutdown(ctx)
 }
 
-// ServeHTTP routes the two API shapes.
+// loopbackName is a host a loopback listener may be addressed by.
+func loopbackName(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// api is the wire format a request speaks; errors answer in it.
+type api int
+
+const (
+	apiOpenAI api = iota
+	apiConverse
+)
+
+// ServeHTTP checks the caller (Host, token, Content-Type) and routes the API shapes.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
-	switch {
-	case r.Method == http.MethodPost && (path == "/v1/chat/completions" || path == "/chat/completions"):
-		g.chat(w, r)
-	case r.Method == http.MethodPost && strings.HasPrefix(path, "/model/") && strings.HasSuffix(path, "/converse"):
-		g.converse(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/model/"), "/converse"))
-	case r.Method == http.MethodGet && path == "/healthz":
+	if r.Method == http.MethodGet && path == "/healthz" {
 		w.WriteHeader(http.StatusNoContent)
-	default:
-		http.Error(w, "not found: the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse", http.StatusNotFound)
+		return
 	}
+	a := apiOpenAI
+	if strings.HasPrefix(path, "/model/") {
+		a = apiConverse
+	}
+	// A browser page on a rebound DNS name reaches loopback with its own Host: refused.
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if !loopbackName(strings.Trim(host, "[]")) {
+		g.fail(w, a, failure{status: http.StatusForbidden, openaiType: "invalid_request_error", code: "forbidden_host", bedrockType: "AccessDeniedException", final: true},
+			fmt.Sprintf("Host %q is not a loopback name", r.Host), 0)
+		return
+	}
+	if !g.authorized(r) {
+		g.fail(w, a, unauthorized[a], "missing or wrong gateway token: send Authorization: Bearer $"+EnvToken, 0)
+		return
+	}
+	if r.Method != http.MethodPost {
+		g.fail(w, a, notFound, "the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse[-stream]", 0)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		g.fail(w, a, failure{status: http.StatusUnsupportedMediaType, openaiType: "invalid_request_error", code: "unsupported_media_type", bedrockType: "ValidationException", final: true},
+			fmt.Sprintf("Content-Type %q: want application/json", r.Header.Get("Content-Type")), 0)
+		return
+	}
+	switch {
+	case path == "/v1/chat/completions" || path == "/chat/completions":
+		g.chat(w, r)
+	case a == apiConverse && strings.HasSuffix(path, "/converse"):
+		g.converse(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/model/"), "/converse"), false)
+	case a == apiConverse && strings.HasSuffix(path, "/converse-stream"):
+		g.converse(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/model/"), "/converse-stream"), true)
+	default:
+		g.fail(w, a, notFound, "the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse[-stream]", 0)
+	}
+}
+
+// authorized checks the token: Authorization: Bearer (the openai SDKs; the AWS SDKs with
+// AWS_BEARER_TOKEN_BEDROCK), x-api-key, or a SigV4 signature whose access key id is the
+// token (AWS SDKs that sign every request, e.g. the Go SDK, whose bearer signer insists
+// on HTTPS). The signature itself is not checked: the secret is the token.
+func (g *Gateway) authorized(r *http.Request) bool {
+	auth := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok {
+		if cred, signed := strings.CutPrefix(auth, "AWS4-HMAC-SHA256 Credential="); signed {
+			tok, _, _ = strings.Cut(cred, "/")
+		} else {
+			tok = r.Header.Get("X-Api-Key")
+		}
+	}
+	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(g.token)) == 1
 }
 
 // context bounds the call by the caller's deadline header, else by the gateway timeout.
@@ -138,44 +221,115 @@ func (g *Gateway) policyFor(model string) string {
 	return g.policy
 }
 
-func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
-	var in openai.ChatRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&in); err != nil {
-		openaiError(w, http.StatusBadRequest, "invalid_request_error", "", "request body: "+err.Error(), 0)
-		return
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err == nil && len(b) > maxBody {
+		err = fmt.Errorf("request body over %d bytes", maxBody)
 	}
-	ctx, cancel := g.context(r)
-	defer cancel()
-	resp, err := g.router.Chat(ctx, g.policyFor(in.Model), in.ToRouter())
-	if err != nil {
-		st, code, ra := status(err)
-		typ := "api_error"
-		if st == http.StatusBadRequest {
-			typ = "invalid_request_error"
-		}
-		openaiError(w, st, typ, code, err.Error(), ra)
-		return
-	}
-	out := openai.FromRouterResponse("chatcmpl-fleet-"+strconv.FormatUint(g.seq.Add(1), 10), time.Now().Unix(), resp)
-	writeJSON(w, resp, out)
+	return b, err
 }
 
-func (g *Gateway) converse(w http.ResponseWriter, r *http.Request, modelID string) {
-	start := time.Now()
-	var in bedrock.ConverseRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&in); err != nil {
-		bedrockError(w, http.StatusBadRequest, "ValidationException", "request body: "+err.Error(), 0)
+func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		g.fail(w, apiOpenAI, badRequest, "request body: "+err.Error(), 0)
+		return
+	}
+	in, err := openai.DecodeRequest(body)
+	if err != nil {
+		g.fail(w, apiOpenAI, badRequest, "request body: "+err.Error(), 0)
+		return
+	}
+	req, err := in.ToRouter()
+	if err != nil {
+		g.fail(w, apiOpenAI, badRequest, err.Error(), 0)
 		return
 	}
 	ctx, cancel := g.context(r)
 	defer cancel()
-	resp, err := g.router.Chat(ctx, g.policyFor(modelID), in.ToRouter())
-	if err != nil {
-		st, code, ra := status(err)
-		bedrockError(w, st, bedrockCodes[code], err.Error(), ra)
+	id := "chatcmpl-fleet-" + strconv.FormatUint(g.seq.Add(1), 10)
+	if !in.Stream {
+		resp, err := g.router.Chat(ctx, g.policyFor(in.Model), req)
+		if err != nil {
+			g.routeError(w, apiOpenAI, err)
+			return
+		}
+		writeJSON(w, resp, openai.FromRouterResponse(id, time.Now().Unix(), resp))
 		return
 	}
-	writeJSON(w, resp, bedrock.FromRouter(resp, time.Since(start).Milliseconds()))
+	var sw *openai.SSEWriter
+	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
+	_, err = g.router.ChatStream(ctx, g.policyFor(in.Model), req, func(ev router.StreamEvent) error {
+		if sw == nil { // the first event: the answer is committed
+			streamHeaders(w, "text/event-stream")
+			sw = openai.NewSSEWriter(w, id, "", time.Now().Unix(), includeUsage)
+		}
+		return sw.Event(ev)
+	})
+	switch {
+	case err != nil && sw == nil:
+		g.routeError(w, apiOpenAI, err)
+	case err != nil:
+		f, _ := classify(err)
+		sw.Error(f.openaiType, f.code, err.Error())
+	default:
+		sw.Done()
+	}
+}
+
+func (g *Gateway) converse(w http.ResponseWriter, r *http.Request, modelID string, stream bool) {
+	start := time.Now()
+	if id, err := url.PathUnescape(modelID); err == nil {
+		modelID = id
+	}
+	body, err := readBody(r)
+	if err != nil {
+		g.fail(w, apiConverse, badRequest, "request body: "+err.Error(), 0)
+		return
+	}
+	in, err := bedrock.DecodeRequest(body)
+	if err != nil {
+		g.fail(w, apiConverse, badRequest, "request body: "+err.Error(), 0)
+		return
+	}
+	req, err := in.ToRouter()
+	if err != nil {
+		g.fail(w, apiConverse, badRequest, err.Error(), 0)
+		return
+	}
+	ctx, cancel := g.context(r)
+	defer cancel()
+	if !stream {
+		resp, err := g.router.Chat(ctx, g.policyFor(modelID), req)
+		if err != nil {
+			g.routeError(w, apiConverse, err)
+			return
+		}
+		writeJSON(w, resp, bedrock.FromRouter(resp, time.Since(start).Milliseconds()))
+		return
+	}
+	var ew *bedrock.EventWriter
+	_, err = g.router.ChatStream(ctx, g.policyFor(modelID), req, func(ev router.StreamEvent) error {
+		if ew == nil {
+			streamHeaders(w, bedrock.ContentTypeEventStream)
+			ew = bedrock.NewEventWriter(w)
+		}
+		return ew.Event(ev, time.Since(start).Milliseconds())
+	})
+	switch {
+	case err != nil && ew == nil:
+		g.routeError(w, apiConverse, err)
+	case err != nil:
+		f, _ := classify(err)
+		ew.Exception(f.streamException, err.Error())
+	}
+}
+
+func streamHeaders(w http.ResponseWriter, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
 }
 
 func writeJSON(w http.ResponseWriter, resp *router.Response, body any) {
@@ -183,59 +337,5 @@ func writeJSON(w http.ResponseWriter, resp *router.Response, body any) {
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Fleet-Model-Policy", resp.Policy)
 	h.Set("X-Fleet-Model-Deployment", resp.Deployment)
-	json.NewEncoder(w).Encode(body)
-}
-
-// status maps the router's verdict onto HTTP so a caller's own classification (the
-// seed's) does the right thing: SpendLimit stays a 429 without Retry-After (never
-// retried), a retryable failure is a 503 with Retry-After, a step deadline a 504.
-func status(err error) (int, string, time.Duration) {
-	var re *retry.Error
-	if !errors.As(err, &re) {
-		return http.StatusBadGateway, "model_error", 0
-	}
-	switch re.Code {
-	case router.CodeSpendLimit:
-		return http.StatusTooManyRequests, "spend_limit", 0
-	case router.CodeContextWindow:
-		return http.StatusBadRequest, "context_length_exceeded", 0
-	case router.CodeModelRejected, router.CodeUnknownPolicy:
-		return http.StatusBadRequest, "model_request_rejected", 0
-	case router.CodeStepDeadline:
-		return http.StatusGatewayTimeout, "timeout", 0
-	}
-	ra := re.RetryAfter
-	if ra <= 0 {
-		ra = time.Second
-	}
-	return http.StatusServiceUnavailable, "model_unavailable", ra
-}
-
-var bedrockCodes = map[string]string{
-	"spend_limit": "ServiceQuotaExceededException", "context_length_exceeded": "ValidationException",
-	"model_request_rejected": "ValidationException", "timeout": "ModelTimeoutException",
-	"model_unavailable": "ServiceUnavailableException", "model_error": "InternalServerException",
-}
-
-func retryAfter(w http.ResponseWriter, ra time.Duration) {
-	if ra > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ra.Seconds()))))
-	}
-}
-
-func openaiError(w http.ResponseWriter, st int, typ, code, msg string, ra time.Duration) {
-	retryAfter(w, ra)
-	var eb openai.ErrorBody
-	eb.Error.Type, eb.Error.Code, eb.Error.Message = typ, code, msg
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(st)
-	json.NewEncoder(w).Encode(eb)
-}
-
-func bedrockError(w http.ResponseWriter, st int, code, msg string, ra time.Duration) {
-	retryAfter(w, ra)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Amzn-ErrorType", code)
-	w.WriteHeader(st)
-	json.NewEncoder(w).Encode(map[string]string{"message": msg})
+	writeBody(w, body)
 }

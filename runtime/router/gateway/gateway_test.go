@@ -21,7 +21,6 @@ import (
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
-	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
 )
@@ -70,6 +69,7 @@ func TestShellExecHandlerGetsTheFallbacksAnswerThroughTheGateway(t *testing.T) {
 question=$(cat)
 curl -sS --fail-with-body -X POST "$FLEET_MODEL_GATEWAY_URL/chat/completions" \
   -H 'Content-Type: application/json' -H "X-Fleet-Deadline: $FLEET_DEADLINE" \
+  -H "Authorization: Bearer $FLEET_MODEL_GATEWAY_TOKEN" \
   -d "{\"model\":\"fast\",\"messages\":[{\"role\":\"user\",\"content\":$question}]}"`
 	h, err := handler.NewExec([]string{"sh", "-c", script})
 	if err != nil {
@@ -111,7 +111,7 @@ func TestGatewaySpeaksConverseToTheAWSSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gw.Close(context.Background())
-	client := bedrock.NewClient(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKID", "s", "")}, gw.URL())
+	client := gatewayClient(gw)
 	out, err := client.Converse(context.Background(), &bedrockruntime.ConverseInput{
 		ModelId:  aws.String("us.anthropic.claude-haiku-4-5"),
 		Messages: []types.Message{{Role: types.ConversationRoleUser, Content: []types.ContentBlock{&types.ContentBlockMemberText{Value: "hi"}}}},
@@ -131,14 +131,14 @@ func TestGatewayKeepsSpendLimitFinal(t *testing.T) {
 		Retries: 2, Timeout: time.Second, AllowedFails: 2, Cooldown: time.Minute}}, router.Options{})
 	gw, _ := gateway.Start(r, "p", "127.0.0.1:0", 5*time.Second)
 	defer gw.Close(context.Background())
-	resp, err := http.Post(gw.URL()+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"p","messages":[{"role":"user","content":"x"}]}`))
+	resp, err := post(gw, "/v1/chat/completions", `{"model":"p","messages":[{"role":"user","content":"x"}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	var body struct{ Error struct{ Code string } }
 	json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || body.Error.Code != "spend_limit" || spent.Calls() != 1 {
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || body.Error.Code != "insufficient_quota" || resp.Header.Get("X-Should-Retry") != "false" || spent.Calls() != 1 {
 		t.Fatalf("status %d retry-after %q code %q calls %d: a spend limit stays a final 429", resp.StatusCode, resp.Header.Get("Retry-After"), body.Error.Code, spent.Calls())
 	}
 	// What the caller's own classification (the worker's) makes of it: dead-letter.
@@ -170,7 +170,10 @@ func TestHTTPSidecarReachesTheGatewayFromItsHeader(t *testing.T) {
 	defer gw.Close(context.Background())
 	sidecar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		base := req.Header.Get("X-Fleet-Model-Gateway")
-		resp, err := http.Post(base+"/chat/completions", "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		greq, _ := http.NewRequest(http.MethodPost, base+"/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}]}`))
+		greq.Header.Set("Content-Type", "application/json")
+		greq.Header.Set("Authorization", "Bearer "+req.Header.Get(handler.HeaderModelGatewayToken))
+		resp, err := http.DefaultClient.Do(greq)
 		if err != nil {
 			http.Error(w, err.Error(), 502)
 			return
@@ -181,9 +184,27 @@ func TestHTTPSidecarReachesTheGatewayFromItsHeader(t *testing.T) {
 	}))
 	defer sidecar.Close()
 	h, _ := handler.NewHTTP(sidecar.URL, nil)
-	h.ModelGateway = gw.URL() + "/v1"
+	h.ModelGateway, h.ModelGatewayToken = gw.URL()+"/v1", gw.Token()
 	out, err := h.Handle(context.Background(), handler.Request{Class: "c", Key: "k", Attempt: 1, Input: json.RawMessage(`{}`)})
 	if err != nil || !strings.Contains(string(out), "sidecar answer") || fb.Calls() != 1 {
 		t.Fatalf("%s %v (fallback calls %d)", out, err, fb.Calls())
 	}
+}
+
+// gatewayClient is the AWS SDK for Go's Bedrock Runtime client pointed at gw, signing
+// with the token as its access key id (its bearer signer refuses plain HTTP).
+func gatewayClient(gw *gateway.Gateway) *bedrockruntime.Client {
+	return bedrockruntime.New(bedrockruntime.Options{Region: "us-east-1", BaseEndpoint: aws.String(gw.URL()),
+		Credentials: credentials.NewStaticCredentialsProvider(gw.Token(), "unused", ""), Retryer: aws.NopRetryer{}})
+}
+
+// post sends body to the gateway with its token.
+func post(gw *gateway.Gateway, path, body string) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodPost, gw.URL()+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+gw.Token())
+	return http.DefaultClient.Do(req)
 }

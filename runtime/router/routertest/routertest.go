@@ -9,6 +9,7 @@ package routertest
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -31,6 +32,9 @@ type Reply struct {
 	Status     int           // 0 = 200
 	ErrorCode  string        // Bedrock X-Amzn-ErrorType / OpenAI error.code
 	Message    string        // error message (default: "scripted <code>")
+	FailAfter  int           // streamed answers: an error event in place of event FailAfter (0 = none)
+	StopReason string        // default end_turn (tool_use with ToolUse)
+	Body       string        // raw error body instead of the provider's envelope (another server's wording)
 	RetryAfter string        // Retry-After header, "" = none
 	Delay      time.Duration // answer after this long (or when the client gives up)
 	Text       string
@@ -59,6 +63,8 @@ type Server struct {
 	calls    int
 	models   []string
 	requests []*router.Request
+	remotes  map[string]bool // client addresses seen: one per TCP connection
+	bodies   [][]byte
 	inFlight atomic.Int64
 	maxSeen  atomic.Int64
 	t        testing.TB
@@ -70,6 +76,16 @@ func (s *Server) Calls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls 
 
 // MaxInFlight is the most requests the server held at once.
 func (s *Server) MaxInFlight() int { return int(s.maxSeen.Load()) }
+
+// Bodies are the raw request bodies, in arrival order.
+func (s *Server) Bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.bodies...)
+}
+
+// Conns is the number of distinct client connections that sent a request.
+func (s *Server) Conns() int { s.mu.Lock(); defer s.mu.Unlock(); return len(s.remotes) }
 
 // Requests are the decoded requests, in arrival order.
 func (s *Server) Requests() []*router.Request {
@@ -85,8 +101,13 @@ func (s *Server) Models() []string {
 	return append([]string(nil), s.models...)
 }
 
-func (s *Server) begin(model string, req *router.Request) (int, func()) {
+func (s *Server) begin(r *http.Request, model string, req *router.Request, body []byte) (int, func()) {
 	s.mu.Lock()
+	s.bodies = append(s.bodies, body)
+	if s.remotes == nil {
+		s.remotes = map[string]bool{}
+	}
+	s.remotes[r.RemoteAddr] = true
 	s.calls++
 	n := s.calls
 	s.models = append(s.models, model)
@@ -118,7 +139,11 @@ func Bedrock(t testing.TB, script Script) *Server {
 
 func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
-	model, ok2 := strings.CutSuffix(rest, "/converse")
+	model, stream := strings.CutSuffix(rest, "/converse-stream")
+	ok2 := stream
+	if !stream {
+		model, ok2 = strings.CutSuffix(rest, "/converse")
+	}
 	if r.Method != http.MethodPost || !ok || !ok2 || model == "" {
 		s.t.Errorf("bedrock: unexpected %s %s", r.Method, r.URL.Path)
 		http.Error(w, `{"message":"unknown operation"}`, http.StatusNotFound)
@@ -131,14 +156,17 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 	if auth := r.Header.Get("Authorization"); !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || !strings.Contains(auth, "/bedrock/aws4_request") {
 		s.t.Errorf("bedrock: Authorization %q is not a SigV4 signature for service bedrock", auth)
 	}
-	var in bedrock.ConverseRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil || len(in.Messages) == 0 {
-		s.t.Errorf("bedrock: request body: %v (%d messages)", err, len(in.Messages))
+	body, _ := io.ReadAll(r.Body)
+	in, err := bedrock.DecodeRequest(body)
+	var req *router.Request
+	if err == nil {
+		req, err = in.ToRouter()
 	}
-	req := in.ToRouter()
-	n, done := s.begin(model, req)
+	if err != nil || len(req.Messages) == 0 {
+		s.t.Errorf("bedrock: request body: %v", err)
+		req = &router.Request{}
+	}
+	n, done := s.begin(r, model, req, body)
 	defer done()
 	rep := s.script(n, req)
 	wait(r, rep.Delay)
@@ -152,11 +180,24 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"message":%q}`, rep.errMessage())
 		return
 	}
-	json.NewEncoder(w).Encode(bedrock.FromRouter(reply(model, rep), 1))
+	if !stream {
+		json.NewEncoder(w).Encode(bedrock.FromRouter(reply(model, rep), 1))
+		return
+	}
+	w.Header().Set("Content-Type", bedrock.ContentTypeEventStream)
+	ew := bedrock.NewEventWriter(w)
+	for i, ev := range events(reply(model, rep)) {
+		if rep.FailAfter > 0 && i == rep.FailAfter {
+			ew.Exception("modelStreamErrorException", "scripted failure mid-stream")
+			return
+		}
+		ew.Event(ev, 1)
+	}
 }
 
 // OpenAI starts a fake OpenAI-compatible server; its base URL is URL+"/v1". When key
-// is set, requests must carry it as a bearer token.
+// is set, requests must carry it as a bearer token. stream: true is answered with
+// server-sent events.
 func OpenAI(t testing.TB, key string, script Script) *Server {
 	s := &Server{Kind: "openai", t: t, script: script}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,12 +209,17 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
 			t.Errorf("openai: Authorization %q", r.Header.Get("Authorization"))
 		}
-		var in openai.ChatRequest
-		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Model == "" {
-			t.Errorf("openai: request body: %v (model %q)", err, in.Model)
+		body, _ := io.ReadAll(r.Body)
+		in, err := openai.DecodeRequest(body)
+		var req *router.Request
+		if err == nil {
+			req, err = in.ToRouter()
 		}
-		req := in.ToRouter()
-		n, done := s.begin(in.Model, req)
+		if err != nil || in.Model == "" {
+			t.Errorf("openai: request body: %v", err)
+			in, req = &openai.ChatRequest{}, &router.Request{}
+		}
+		n, done := s.begin(r, in.Model, req, body)
 		defer done()
 		rep := s.script(n, req)
 		wait(r, rep.Delay)
@@ -183,15 +229,54 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 		w.Header().Set("Content-Type", "application/json")
 		if rep.Status >= 300 {
 			w.WriteHeader(rep.Status)
+			if rep.Body != "" {
+				io.WriteString(w, rep.Body)
+				return
+			}
 			var eb openai.ErrorBody
 			eb.Error.Message, eb.Error.Type, eb.Error.Code = rep.errMessage(), "error", rep.ErrorCode
 			json.NewEncoder(w).Encode(eb)
 			return
 		}
-		json.NewEncoder(w).Encode(openai.FromRouterResponse(fmt.Sprintf("chatcmpl-%d", n), 1700000000, reply(in.Model, rep)))
+		resp := reply(in.Model, rep)
+		if !in.Stream {
+			json.NewEncoder(w).Encode(openai.FromRouterResponse(fmt.Sprintf("chatcmpl-%d", n), 1700000000, resp))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		sw := openai.NewSSEWriter(w, fmt.Sprintf("chatcmpl-%d", n), in.Model, 1700000000, in.StreamOptions != nil && in.StreamOptions.IncludeUsage)
+		for i, ev := range events(resp) {
+			if rep.FailAfter > 0 && i == rep.FailAfter {
+				sw.Error("server_error", "", "scripted failure mid-stream")
+				return
+			}
+			sw.Event(ev)
+		}
+		sw.Done()
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+// events is the stream of resp: text in two pieces, tool input in two pieces.
+func events(resp *router.Response) []router.StreamEvent {
+	evs := []router.StreamEvent{{Kind: router.EventMessageStart}}
+	for i, b := range resp.Message.Content {
+		switch {
+		case b.ToolUse != nil:
+			in := string(b.ToolUse.Input)
+			evs = append(evs, router.StreamEvent{Kind: router.EventBlockStart, Index: i, ToolUse: &router.ToolUse{ID: b.ToolUse.ID, Name: b.ToolUse.Name}},
+				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: in[:len(in)/2]},
+				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: in[len(in)/2:]})
+		default:
+			h := len(b.Text) / 2
+			evs = append(evs, router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[:h]},
+				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[h:]})
+		}
+		evs = append(evs, router.StreamEvent{Kind: router.EventBlockStop, Index: i})
+	}
+	return append(evs, router.StreamEvent{Kind: router.EventMessageStop, StopReason: resp.StopReason},
+		router.StreamEvent{Kind: router.EventMetadata, Usage: resp.Usage})
 }
 
 func reply(model string, rep Reply) *router.Response {
@@ -201,6 +286,9 @@ func reply(model string, rep Reply) *router.Response {
 	}
 	if rep.Text != "" || rep.ToolUse == nil {
 		resp.Message.Content = append(resp.Message.Content, router.Block{Text: rep.Text})
+	}
+	if rep.StopReason != "" {
+		resp.StopReason = rep.StopReason
 	}
 	if rep.ToolUse != nil {
 		resp.StopReason = router.StopToolUse
@@ -213,7 +301,7 @@ func reply(model string, rep Reply) *router.Response {
 // retries off, built the way fleet-worker builds its own.
 func BedrockProvider(s *Server) *bedrock.Provider {
 	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("AKIDTEST", "secret", "")}
-	return &bedrock.Provider{API: bedrock.NewClient(cfg, s.URL)}
+	return &bedrock.Provider{API: bedrock.NewClient(cfg, s.URL, nil)}
 }
 
 // OpenAIProvider is an OpenAI-compatible provider pointed at s.

@@ -226,7 +226,7 @@ data "aws_iam_policy_document" "cdk_synth_worker" {
     condition {
       test     = "StringEquals"
       variable = "events:detail-type"
-      values   = ["CdkSynthCompleted"]
+      values   = ["ToolJobCompleted"]
     }
     condition {
       test     = "StringEquals"
@@ -237,8 +237,13 @@ data "aws_iam_policy_document" "cdk_synth_worker" {
   statement {
     sid       = "JobStatus"
     effect    = "Allow"
-    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    actions   = ["dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.jobs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["JOB#*"]
+    }
   }
   statement {
     sid       = "WriteFunctionLogs"

@@ -16,28 +16,32 @@ output "delivery_dlq_url" {
 output "queue_urls" {
   description = "Work queue URL per agent class."
   value = {
-    "cdk-synth" = aws_sqs_queue.cdk_synth.url
+    "cdk-synth"    = aws_sqs_queue.cdk_synth.url
+    "synth-alerts" = aws_sqs_queue.synth_alerts.url
   }
 }
 
 output "dlq_urls" {
   description = "Dead-letter queue URL per agent class."
   value = {
-    "cdk-synth" = aws_sqs_queue.cdk_synth_dlq.url
+    "cdk-synth"    = aws_sqs_queue.cdk_synth_dlq.url
+    "synth-alerts" = aws_sqs_queue.synth_alerts_dlq.url
   }
 }
 
 output "worker_role_arns" {
   description = "IAM role ARN per agent class (EKS Pod Identity, Lambda execution or AgentCore runtime role)."
   value = {
-    "cdk-synth" = aws_iam_role.cdk_synth_worker.arn
+    "cdk-synth"    = aws_iam_role.cdk_synth_worker.arn
+    "synth-alerts" = aws_iam_role.synth_alerts_worker.arn
   }
 }
 
 output "lambda_function_names" {
   description = "Function name per lambda class."
   value = {
-    "cdk-synth" = aws_lambda_function.cdk_synth.function_name
+    "cdk-synth"    = aws_lambda_function.cdk_synth.function_name
+    "synth-alerts" = aws_lambda_function.synth_alerts.function_name
   }
 }
 
@@ -61,14 +65,29 @@ output "jobs_table" {
   value       = aws_dynamodb_table.jobs.name
 }
 
-output "tool_start_policy_arn" {
-  description = "Attach to the agent runtime that calls the async start_* tools."
-  value       = aws_iam_policy.tool_start.arn
+output "tools_function_name" {
+  description = "Lambda function serving the async tools (Bedrock Agents action group, AgentCore Gateway target)."
+  value       = aws_lambda_function.async_tools.function_name
 }
 
-output "tool_status_policy_arn" {
-  description = "Attach to the agent runtime that calls the get_*_status tools."
-  value       = aws_iam_policy.tool_status.arn
+output "tools_function_arn" {
+  description = "ARN of the async tools function."
+  value       = aws_lambda_function.async_tools.arn
+}
+
+output "tools_function_url" {
+  description = "Function URL (AWS_IAM) of the async tools: HTTP+JSON under /tools/, MCP at /mcp."
+  value       = aws_lambda_function_url.async_tools.function_url
+}
+
+output "tools_role_arn" {
+  description = "Role of the async tools function: request events and job items only."
+  value       = aws_iam_role.async_tools.arn
+}
+
+output "tools_invoke_policy_arn" {
+  description = "Attach to an AgentCore Gateway execution role or a function URL caller."
+  value       = aws_iam_policy.async_tools_invoke.arn
 }
 
 output "claim_check_bucket" {

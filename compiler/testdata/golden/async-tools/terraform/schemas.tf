@@ -3,16 +3,16 @@ resource "aws_schemas_registry" "fleet" {
   description = "Event contracts of fleet tools."
 }
 
-resource "aws_schemas_schema" "CdkSynthCompleted" {
-  name          = "com.cheatcoders.workers@CdkSynthCompleted"
-  registry_name = aws_schemas_registry.fleet.name
-  type          = "JSONSchemaDraft4"
-  content       = file("${path.module}/../schemas/CdkSynthCompleted.json")
-}
-
 resource "aws_schemas_schema" "CdkSynthRequested" {
   name          = "com.cheatcoders.agents@CdkSynthRequested"
   registry_name = aws_schemas_registry.fleet.name
   type          = "JSONSchemaDraft4"
   content       = file("${path.module}/../schemas/CdkSynthRequested.json")
+}
+
+resource "aws_schemas_schema" "ToolJobCompleted" {
+  name          = "com.cheatcoders.workers@ToolJobCompleted"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/ToolJobCompleted.json")
 }

@@ -24,7 +24,8 @@ resource "aws_dynamodb_table" "idempotency" {
   }
 }
 
-# Async tool jobs: JOB#<id> items and IDEM#<key> pointers; gsi1 finds a job by its idempotency key.
+# Async tool jobs (schemas/jobs.Record), JOB#<id>; by_owner lists a principal's jobs in a session,
+# newest first; expiresAt (epoch seconds, the class's idempotency window) expires them.
 resource "aws_dynamodb_table" "jobs" {
   name         = "tools-jobs"
   billing_mode = "PAY_PER_REQUEST"
@@ -34,13 +35,22 @@ resource "aws_dynamodb_table" "jobs" {
     type = "S"
   }
   attribute {
-    name = "gsi1pk"
+    name = "ownerKey"
+    type = "S"
+  }
+  attribute {
+    name = "createdAt"
     type = "S"
   }
   global_secondary_index {
-    name            = "gsi1"
-    hash_key        = "gsi1pk"
+    name            = "by_owner"
+    hash_key        = "ownerKey"
+    range_key       = "createdAt"
     projection_type = "ALL"
+  }
+  ttl {
+    attribute_name = "expiresAt"
+    enabled        = true
   }
   point_in_time_recovery {
     enabled = true

@@ -1,12 +1,46 @@
-data "aws_iam_policy_document" "tool_start" {
+data "aws_iam_policy_document" "async_tools_trust" {
   statement {
-    sid       = "CreateJob"
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "async_tools" {
+  statement {
+    sid       = "CreateAndReadJobs"
     effect    = "Allow"
     actions   = ["dynamodb:GetItem", "dynamodb:PutItem"]
     resources = [aws_dynamodb_table.jobs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["JOB#*"]
+    }
   }
   statement {
-    sid       = "RequestJob"
+    sid       = "ListOwnersJobs"
+    effect    = "Allow"
+    actions   = ["dynamodb:Query"]
+    resources = ["${aws_dynamodb_table.jobs.arn}/index/by_owner"]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["OWNER#*"]
+    }
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.async_tools.arn}:*"]
+  }
+  statement {
+    sid       = "RequestJobs"
     effect    = "Allow"
     actions   = ["events:PutEvents"]
     resources = [aws_cloudwatch_event_bus.fleet.arn]
@@ -23,23 +57,117 @@ data "aws_iam_policy_document" "tool_start" {
   }
 }
 
-resource "aws_iam_policy" "tool_start" {
-  name        = "tools-tool-start"
-  description = "Async tools, start_*: create a job (conditional put) and publish its request event."
-  policy      = data.aws_iam_policy_document.tool_start.json
+# Agent side of the async tools: request events and job items only; never a worker's permissions.
+resource "aws_iam_role" "async_tools" {
+  name               = "tools-async-tools"
+  assume_role_policy = data.aws_iam_policy_document.async_tools_trust.json
 }
 
-data "aws_iam_policy_document" "tool_status" {
+resource "aws_iam_role_policy" "async_tools" {
+  name   = "tools-async-tools"
+  role   = aws_iam_role.async_tools.id
+  policy = data.aws_iam_policy_document.async_tools.json
+}
+
+resource "aws_cloudwatch_log_group" "async_tools" {
+  name              = "/aws/lambda/tools-async-tools"
+  retention_in_days = 30
+}
+
+# fleet-worker --mode tools: Bedrock Agents action groups (function details), AgentCore Gateway
+# Lambda targets and the function URL (HTTP+JSON) all reach the same start/status/list code.
+resource "aws_lambda_function" "async_tools" {
+  function_name = "tools-async-tools"
+  description   = "Async tools of fleet tools: start_*, get_*_status, list_my_jobs."
+  role          = aws_iam_role.async_tools.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.us-west-2.amazonaws.com/fleet-worker:0.1.0"
+  timeout       = 30
+  memory_size   = 256
+  image_config {
+    command = ["--mode", "tools"]
+  }
+  environment {
+    variables = {
+      FLEET_TOOLS_JSON = jsonencode(jsondecode(file("${path.module}/../tools/tools.json")))
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.async_tools, aws_iam_role_policy.async_tools]
+}
+
+# HTTP+JSON and MCP callers sign their requests (SigV4); nothing reaches the tools anonymously.
+resource "aws_lambda_function_url" "async_tools" {
+  function_name      = aws_lambda_function.async_tools.function_name
+  authorization_type = "AWS_IAM"
+}
+
+# Bedrock Agents of this account may call the tools as an action group (function details).
+resource "aws_lambda_permission" "async_tools_bedrock_agents" {
+  statement_id   = "BedrockAgentsInvoke"
+  action         = "lambda:InvokeFunction"
+  function_name  = aws_lambda_function.async_tools.function_name
+  principal      = "bedrock.amazonaws.com"
+  source_account = data.aws_caller_identity.current.account_id
+  source_arn     = "arn:${data.aws_partition.current.partition}:bedrock:us-west-2:${data.aws_caller_identity.current.account_id}:agent/*"
+}
+
+data "aws_iam_policy_document" "async_tools_invoke" {
   statement {
-    sid       = "ReadJob"
+    sid       = "InvokeTools"
     effect    = "Allow"
-    actions   = ["dynamodb:GetItem"]
-    resources = [aws_dynamodb_table.jobs.arn]
+    actions   = ["lambda:InvokeFunction"]
+    resources = [aws_lambda_function.async_tools.arn, "${aws_lambda_function.async_tools.arn}:*"]
+  }
+  statement {
+    sid       = "InvokeToolsURL"
+    effect    = "Allow"
+    actions   = ["lambda:InvokeFunctionUrl"]
+    resources = [aws_lambda_function.async_tools.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "lambda:FunctionUrlAuthType"
+      values   = ["AWS_IAM"]
+    }
   }
 }
 
-resource "aws_iam_policy" "tool_status" {
-  name        = "tools-tool-status"
-  description = "Async tools, get_*_status: read one job; nothing else."
-  policy      = data.aws_iam_policy_document.tool_status.json
+# Attach to an AgentCore Gateway's execution role (Lambda target) or any caller of the function URL.
+resource "aws_iam_policy" "async_tools_invoke" {
+  name        = "tools-async-tools-invoke"
+  description = "Call the async tools of fleet tools (Lambda invoke and the AWS_IAM function URL)."
+  policy      = data.aws_iam_policy_document.async_tools_invoke.json
+}
+
+resource "aws_cloudwatch_log_metric_filter" "cdk_synth_failed_jobs" {
+  name           = "tools-cdk-synth-failed-jobs"
+  log_group_name = aws_cloudwatch_log_group.cdk_synth.name
+  pattern        = "{ $.msg = \"job FAILED\" }"
+  metric_transformation {
+    name      = "FailedJobs"
+    namespace = "fleetc/jobs"
+    value     = "1"
+    dimensions = {
+      class = "$.class"
+    }
+    unit = "Count"
+  }
+}
+
+resource "aws_cloudwatch_metric_alarm" "cdk_synth_failed_jobs" {
+  alarm_name        = "tools-cdk-synth-failed-jobs"
+  alarm_description = "cdk-synth marked a job FAILED: get_cdk_synth_status answers replan. Triage the DLQ."
+  namespace         = "fleetc/jobs"
+  metric_name       = "FailedJobs"
+  dimensions = {
+    class = "cdk-synth"
+  }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  depends_on          = [aws_cloudwatch_log_metric_filter.cdk_synth_failed_jobs]
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
 }

@@ -219,6 +219,22 @@ data "aws_iam_policy_document" "classify_worker" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/classify/*"]
   }
   statement {
+    sid       = "PublishCompletionEvents"
+    effect    = "Allow"
+    actions   = ["events:PutEvents"]
+    resources = [aws_cloudwatch_event_bus.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "events:detail-type"
+      values   = ["ticket.triaged"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "events:source"
+      values   = ["triage.workers"]
+    }
+  }
+  statement {
     sid       = "WriteFunctionLogs"
     effect    = "Allow"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]

@@ -9,3 +9,10 @@ resource "aws_schemas_schema" "ticket_opened" {
   type          = "JSONSchemaDraft4"
   content       = file("${path.module}/../schemas/ticket.opened.json")
 }
+
+resource "aws_schemas_schema" "ticket_triaged" {
+  name          = "triage.workers@ticket.triaged"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/ticket.triaged.json")
+}

@@ -329,8 +329,13 @@ data "aws_iam_policy_document" "indexer_worker" {
   statement {
     sid       = "JobStatus"
     effect    = "Allow"
-    actions   = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    actions   = ["dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.jobs.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["JOB#*"]
+    }
   }
   statement {
     sid       = "WriteFunctionLogs"

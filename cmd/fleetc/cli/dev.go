@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetc/fleetc/cmd/fleetc/dev"
+	"github.com/fleetc/fleetc/compiler/deploy"
+)
+
+func init() {
+	register(newDevCmd)
+	register(newDevHandlerCmd)
+}
+
+// devOptions are dev's flags.
+type devOptions struct {
+	out, endpoint, tfBin, workerBin string
+	port                            int
+	noUI                            bool
+}
+
+func newDevCmd(s *streams) *cobra.Command {
+	var o devOptions
+	c := &cobra.Command{
+		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F]",
+		Short: "Run the whole fleet on this machine: emulator, workers, live page, faults",
+		Long: `Dev applies FILE to a local AWS emulator (--endpoint, or kumo on 127.0.0.1:4566, started
+when installed) with the emulator override, starts one fleet-worker per agent class with
+their logs interleaved, watches every event on the bus, and serves a live page with the
+queues, the ledger and faults on demand. Saving the spec re-applies it. Ctrl-C drains the
+workers, destroys what dev applied and stops the emulator if dev started it.
+
+Arguments:
+  FILE  the fleet.yaml to run
+
+Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
+		Example: `  fleetc dev examples/research-fleet/fleet.yaml
+  fleetc dev fleet.yaml --endpoint http://127.0.0.1:4566 --port 9000`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(runDev(args, o, s.stdout, s.stderr))
+		},
+	}
+	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory: fleetc builds into it, runs Terraform in its terraform/ and keeps dev's files in its dev/")
+	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "a running AWS emulator (also "+deploy.EnvEndpoint+"); default: kumo on "+dev.KumoAddr+", started when installed")
+	c.Flags().IntVar(&o.port, "port", 8765, "live page port on 127.0.0.1 (0: any free port)")
+	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
+	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
+	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
+	return c
+}
+
+func runDev(pos []string, o devOptions, stdout, stderr io.Writer) int {
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "fleetc dev: name exactly one fleet.yaml")
+		return exitUsage
+	}
+	ctx, stop := interruptible()
+	defer stop()
+	err := dev.Run(ctx, dev.Options{Spec: pos[0], Dir: o.out, Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
+		TerraformBin: o.tfBin, WorkerBin: o.workerBin, Stdout: stdout, Stderr: stderr})
+	var be *deploy.BuildError
+	switch {
+	case errors.As(err, &be):
+		render(stderr, "text", be.Diagnostics, judge(be.Diagnostics, false))
+		fmt.Fprintf(stderr, "fleetc dev: %s does not build\n", pos[0])
+		return exitInvalid
+	case err != nil:
+		fmt.Fprintf(stderr, "fleetc dev: %v\n", err)
+		return exitInvalid
+	}
+	return exitOK
+}
+
+// newDevHandlerCmd is the hidden command fleetc dev puts in front of each exec handler: its
+// arguments are its own (--faults, --class, then the handler's command), not flags.
+func newDevHandlerCmd(s *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:                dev.HandlerCommand,
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return exit(dev.RunHandler(args, s.stdin, s.stdout, s.stderr, time.Now))
+		},
+	}
+}

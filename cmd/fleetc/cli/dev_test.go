@@ -1,0 +1,460 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/chromedp/chromedp"
+
+	"github.com/fleetc/fleetc/internal/verifytest"
+	"github.com/fleetc/fleetc/runtime/awsconfig"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/dev-live-page.png from the headless Chromium test")
+
+var (
+	binsOnce sync.Once
+	binsDir  string
+	binsErr  error
+)
+
+// devBinaries builds fleetc and fleet-worker once per test process: `fleetc dev` runs as a
+// user would run it, a process with its own workers and handler wrapper.
+func devBinaries(t *testing.T) (fleetc, worker string) {
+	t.Helper()
+	binsOnce.Do(func() {
+		binsDir, binsErr = os.MkdirTemp("", "fleetc-dev-bins-")
+		if binsErr != nil {
+			return
+		}
+		for _, b := range []struct{ out, pkg string }{{"fleetc", "../../fleetc"}, {"fleet-worker", "../../fleet-worker"}} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(binsDir, b.out), b.pkg)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				binsErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+				return
+			}
+		}
+	})
+	if binsErr != nil {
+		t.Fatal(binsErr)
+	}
+	return filepath.Join(binsDir, "fleetc"), filepath.Join(binsDir, "fleet-worker")
+}
+
+// uniqueExample copies an example with its fleet and bus renamed, so runs sharing kumo never
+// collide.
+func uniqueExample(t *testing.T, dir, example string, renames ...string) (spec, fleet string) {
+	t.Helper()
+	src, err := os.ReadFile("../../../examples/" + example + "/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet = "dev" + strconv.FormatInt(time.Now().UnixNano()%1e8, 36)
+	s := string(src)
+	for i := 0; i+1 < len(renames); i += 2 {
+		s = strings.Replace(s, renames[i], strings.ReplaceAll(renames[i+1], "FLEET", fleet), 1)
+	}
+	spec = filepath.Join(dir, "fleet.yaml")
+	if err := os.WriteFile(spec, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return spec, fleet
+}
+
+// devSession is a running `fleetc dev`.
+type devSession struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	mu       sync.Mutex
+	out      bytes.Buffer
+	page     string
+	up       chan struct{}
+	exited   chan struct{}
+	fleetc   string
+	spec     string
+	endpoint string
+}
+
+func (s *devSession) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.String()
+}
+
+var pageLine = regexp.MustCompile(`live page (http://127\.0\.0\.1:\d+)`)
+
+// startDev runs `fleetc dev SPEC` and waits until it says the fleet is up.
+func startDev(t *testing.T, spec, out, endpoint string) *devSession {
+	t.Helper()
+	fleetc, worker := devBinaries(t)
+	s := &devSession{t: t, up: make(chan struct{}), exited: make(chan struct{}), fleetc: fleetc, spec: spec, endpoint: endpoint}
+	s.cmd = exec.Command(fleetc, "dev", spec, "-o", out, "--endpoint", endpoint, "--port", "0", "--worker-bin", worker)
+	s.cmd.Env = append(os.Environ(), "FLEETC_AWS_ENDPOINT=")
+	pr, pw := io.Pipe()
+	s.cmd.Stdout, s.cmd.Stderr = pw, pw
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		upSeen := false
+		for sc.Scan() {
+			s.mu.Lock()
+			s.out.WriteString(sc.Text() + "\n")
+			s.mu.Unlock()
+			if m := pageLine.FindStringSubmatch(sc.Text()); m != nil {
+				s.page = m[1]
+			}
+			if !upSeen && strings.Contains(sc.Text(), " is up (") {
+				upSeen = true
+				close(s.up)
+			}
+		}
+	}()
+	go func() { _ = s.cmd.Wait(); pw.Close(); close(s.exited) }()
+	t.Cleanup(func() {
+		select {
+		case <-s.exited:
+		default:
+			s.stop(t)
+		}
+	})
+	select {
+	case <-s.up:
+	case <-s.exited:
+		t.Fatalf("fleetc dev exited before the fleet was up:\n%s", s.log())
+	case <-time.After(10 * time.Minute):
+		t.Fatalf("fleetc dev not up after 10 min:\n%s", s.log())
+	}
+	return s
+}
+
+// stop sends Ctrl-C and waits for the teardown.
+func (s *devSession) stop(t *testing.T) {
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+	case <-time.After(6 * time.Minute):
+		_ = s.cmd.Process.Kill()
+		t.Errorf("fleetc dev did not finish its teardown within 6 min:\n%s", s.log())
+	}
+}
+
+func (s *devSession) fleet(t *testing.T) (f struct {
+	Classes []struct {
+		Name  string `json:"name"`
+		Queue struct {
+			Visible  int `json:"visible"`
+			InFlight int `json:"in_flight"`
+		} `json:"queue"`
+		DLQ struct {
+			Visible int `json:"visible"`
+		} `json:"dlq"`
+		Submitted    int `json:"submitted"`
+		Completed    int `json:"completed"`
+		DeadLettered int `json:"dead_lettered"`
+		Worker       struct {
+			State  string `json:"state"`
+			Starts int    `json:"starts"`
+		} `json:"worker"`
+	} `json:"classes"`
+	Ledger struct {
+		Submitted, Completed, DeadLettered int
+		Balanced                           bool
+	} `json:"ledger"`
+}) {
+	t.Helper()
+	resp, err := http.Get(s.page + "/api/fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (s *devSession) post(t *testing.T, path string, body any) (int, map[string]any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(s.page+path, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// send runs `fleetc send` as a user would, against the same emulator.
+func (s *devSession) send(t *testing.T, event, detail string) string {
+	t.Helper()
+	args := []string{"send", s.spec, event, "--endpoint", s.endpoint}
+	if detail == "" {
+		args = append(args, "--example")
+	} else {
+		args = append(args, "--detail", detail)
+	}
+	out, err := exec.Command(s.fleetc, args...).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "event id: ") {
+		t.Fatalf("fleetc send: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// waitFor polls /api/fleet until ok holds.
+func (s *devSession) waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s; /api/fleet %+v\nlog:\n%s", what, d, s.fleet(t), s.log())
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func devEnv(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("fleetc dev applies a fleet to kumo: minutes")
+	}
+	terraformEnv(t)
+	// A kumo of one's own (KUMO_PORT set to its port, so its EventBridge delivers to itself)
+	// keeps these minutes-long tests off the shared one; its Step Functions still call 4566.
+	if e := os.Getenv("FLEETC_DEV_TEST_ENDPOINT"); e != "" {
+		return e
+	}
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
+	return endpoint
+}
+
+// TestDevResearchFleet brings the research example up with `fleetc dev` on kumo (two FIFO
+// eks classes fed through dev's stand-in pipe, stand-in handlers since /app/researcher and
+// the coder's sidecar are not on this machine), sends work with `fleetc send` and through
+// the page's API, sees it completed through /api/fleet and the handlers' stderr in the
+// worker log, checks a second plan is empty, kills a worker and sees the ledger balance,
+// and tears down on Ctrl-C.
+func TestDevResearchFleet(t *testing.T) {
+	endpoint := devEnv(t)
+	dir := t.TempDir()
+	spec, fleet := uniqueExample(t, dir, "research-fleet", "fleet: research", "fleet: FLEET", "name: research-fleet", "name: FLEET")
+	out := filepath.Join(dir, "out")
+	s := startDev(t, spec, out, endpoint)
+
+	send := func(class string, n int) {
+		for i := 0; i < n; i++ {
+			s.send(t, "agent.step.requested", fmt.Sprintf(`{"conversation_id":"c%d","step":%d,"agent_class":%q}`, i%3, i, class))
+		}
+	}
+	send("researcher", 2)
+	send("coder", 1)
+	if code, m := s.post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested",
+		"detail": map[string]any{"trace_id": "page-1", "conversation_id": "c9", "step": 1, "agent_class": "researcher"}}); code != 200 || m["event_id"] == "" {
+		t.Fatalf("POST /api/events: %d %v", code, m)
+	}
+	if code, m := s.post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested", "detail": map[string]any{"step": "x"}}); code != 422 || !strings.Contains(fmt.Sprint(m["error"]), "expected integer") {
+		t.Fatalf("POST /api/events with a bad detail: %d %v", code, m)
+	}
+	byName := func(name string) (completed, dead int) {
+		for _, c := range s.fleet(t).Classes {
+			if c.Name == name {
+				return c.Completed, c.DeadLettered
+			}
+		}
+		return -1, -1
+	}
+	s.waitFor(t, "3 researcher and 1 coder steps completed", 3*time.Minute, func() bool {
+		r, _ := byName("researcher")
+		c, _ := byName("coder")
+		return r == 3 && c == 1
+	})
+	log := s.log()
+	for _, want := range []string{`"msg":"handler stderr"`, `stand-in handler for researcher`, "observer", "agent.step.completed from fleet.workers", "consumed by no class"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("worker log lacks %s:\n%s", want, log)
+		}
+	}
+
+	// The live page in headless Chromium: its numbers move as work flows.
+	livePage(t, s, func() { send("coder", 1) })
+
+	// The generated workflow, through the emulator override's definition: an execution
+	// started from the page completes its agent steps (Research, an empty fan-out, Code).
+	if code, m := s.post(t, "/api/workflows/conversation/executions", nil); code != 200 {
+		t.Fatalf("start execution: %d %v", code, m)
+	}
+	s.waitFor(t, "the conversation execution succeeded", 3*time.Minute, func() bool {
+		var f struct {
+			Workflows []struct {
+				Executions map[string]int `json:"executions"`
+			} `json:"workflows"`
+		}
+		resp, err := http.Get(s.page + "/api/fleet")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		_ = json.NewDecoder(resp.Body).Decode(&f)
+		if len(f.Workflows) == 1 && f.Workflows[0].Executions["FAILED"] > 0 {
+			t.Fatalf("the execution failed: %v\n%s", f.Workflows, s.log())
+		}
+		return len(f.Workflows) == 1 && f.Workflows[0].Executions["SUCCEEDED"] == 1
+	})
+
+	// Plan after apply: nothing to change on kumo.
+	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint, "--detailed-exitcode")
+	if code != exitOK {
+		t.Errorf("plan after dev's apply: exit %d (want 0)\n%s\n%s", code, stdout, stderr)
+	}
+
+	// Fault: kill -9 the researcher worker while work is queued; every unit ends completed
+	// once or dead-lettered, and the worker comes back.
+	send("researcher", 3)
+	if code, m := s.post(t, "/api/classes/researcher/kill", nil); code != 200 {
+		t.Fatalf("kill: %d %v", code, m)
+	}
+	s.waitFor(t, "ledger balanced after kill -9", 4*time.Minute, func() bool {
+		f := s.fleet(t)
+		return f.Ledger.Submitted == 8 && f.Ledger.Balanced && f.Ledger.Completed+f.Ledger.DeadLettered == 8
+	})
+	for _, c := range s.fleet(t).Classes {
+		if c.Name == "researcher" && c.Worker.Starts < 2 {
+			t.Errorf("researcher worker not restarted after kill: %+v", c.Worker)
+		}
+	}
+
+	// Ctrl-C: drain, destroy, leave kumo running.
+	s.stop(t)
+	log = s.log()
+	for _, want := range []string{"draining the workers", "destroying the fleet on the emulator"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("teardown lacks %q:\n%s", want, log)
+		}
+	}
+	cfg, err := awsconfig.Load(context.Background(), awsconfig.Options{Region: "us-east-1", Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := awsconfig.SQS(cfg).GetQueueUrl(context.Background(), &sqs.GetQueueUrlInput{QueueName: aws.String(fleet + "-researcher-dlq.fifo")}); err == nil {
+		t.Errorf("the researcher DLQ survived the teardown")
+	}
+	if !healthyKumo(endpoint) {
+		t.Errorf("fleetc dev stopped the emulator it did not start")
+	}
+}
+
+func healthyKumo(endpoint string) bool {
+	resp, err := http.Get(endpoint + "/health")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+// TestDevMinimal: a lambda class runs in poll mode (said in the log); an event sent with
+// `fleetc send --example` completes; plan after apply is empty.
+func TestDevMinimal(t *testing.T) {
+	endpoint := devEnv(t)
+	dir := t.TempDir()
+	spec, _ := uniqueExample(t, dir, "minimal", "fleet: hello", "fleet: FLEET", "name: hello", "name: FLEET")
+	out := filepath.Join(dir, "out")
+	s := startDev(t, spec, out, endpoint)
+	if !strings.Contains(s.log(), "a lambda class runs here as fleet-worker --mode poll") {
+		t.Errorf("no note about the lambda class:\n%s", s.log())
+	}
+	res := s.send(t, "greeting.requested", "")
+	if !regexp.MustCompile(`trace id: [0-9a-f]{32}`).MatchString(res) {
+		t.Errorf("fleetc send printed no trace id:\n%s", res)
+	}
+	s.waitFor(t, "greeter completed 1", 2*time.Minute, func() bool { return s.fleet(t).Ledger.Completed == 1 })
+	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint, "--detailed-exitcode")
+	if code != exitOK {
+		t.Errorf("plan after dev's apply: exit %d (want 0)\n%s\n%s", code, stdout, stderr)
+	}
+	s.stop(t)
+}
+
+// livePage loads the page in Debian's chromium (headless, driven over the DevTools protocol
+// by chromedp), reads the ledger line, runs work, sees the line change as server-sent events
+// arrive, and takes a screenshot (written to docs/ with -update-screenshot).
+func livePage(t *testing.T, s *devSession, work func()) {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		verifytest.SkipIfMissing(t, fmt.Errorf("%w: chromium (bash tools/install.sh chromium)", verifytest.ErrToolMissing))
+		return
+	}
+	opts := []chromedp.ExecAllocatorOption{chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1500, 1000)}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(s.page)); err != nil {
+		t.Fatalf("loading %s: %v", s.page, err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.WaitVisible("#classes tbody tr")); err != nil {
+		t.Fatalf("the page shows no class: %v", err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.Text("#ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(before, "submitted") {
+		t.Fatalf("ledger line = %q", before)
+	}
+	work()
+	var after string
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		time.Sleep(time.Second)
+		if after, err = chromedp.Run(ctx, chromedp.Text("#ledger")); err != nil {
+			t.Fatal(err)
+		}
+		if after != before && strings.Contains(after, "balanced") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's ledger did not move: before %q, after %q", before, after)
+		}
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dev-live-page.png")
+	if *updateScreenshot {
+		path = "../../../docs/dev-live-page.png"
+	}
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("page: %q → %q; screenshot %s (%d bytes)", before, after, path, len(png))
+}

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/compiler"
+)
+
+// fleetc init writes a project that validates and builds, for every runtime, with the CI
+// workflows and handler image of examples/, and never overwrites.
+func TestInit(t *testing.T) {
+	for _, rt := range []string{"lambda", "eks", "agentcore"} {
+		dir := filepath.Join(t.TempDir(), "hello")
+		code, out, errs := run(t, "init", "--runtime", rt, dir)
+		if code != 0 || !strings.Contains(out, "Next: fleetc validate "+filepath.Join(dir, initSpec)) {
+			t.Fatalf("%s: exit %d\n%s%s", rt, code, out, errs)
+		}
+		spec := filepath.Join(dir, initSpec)
+		if code, _, errs := run(t, "validate", "--strict", spec); code != 0 {
+			t.Errorf("%s starter does not validate:\n%s", rt, errs)
+		}
+		if code, _, errs := run(t, "build", spec, "-o", filepath.Join(dir, initOut)); code != 0 {
+			t.Errorf("%s starter does not build:\n%s", rt, errs)
+		}
+		if code, out, _ := run(t, "fmt", "--check", spec); code != 0 {
+			t.Errorf("%s starter is not formatted: %s", rt, out)
+		}
+		src, _ := os.ReadFile(spec)
+		if _, f, _ := compiler.Load(spec); f == nil || len(f.Agents) != 1 || f.Agents[0].Runtime != rt || !bytes.Contains(src, []byte("\n# ")) {
+			t.Errorf("%s starter: not one commented %s class", rt, rt)
+		}
+		for got, want := range map[string]string{
+			".github/workflows/fleet-review.yml": "../../../examples/ci/fleet-review.yml",
+			".github/workflows/fleet-deploy.yml": "../../../examples/ci/fleet-deploy.yml",
+			"handler/Dockerfile":                 "../../../examples/images/python/Dockerfile",
+			"handler/handler.py":                 "../../../examples/images/python/handler.py",
+		} {
+			g, _ := os.ReadFile(filepath.Join(dir, got))
+			w, _ := os.ReadFile(want)
+			if len(w) == 0 || !bytes.Equal(g, w) {
+				t.Errorf("%s: %s is not %s", rt, got, want)
+			}
+		}
+		// The workflows' paths are the ones init uses.
+		wf, _ := os.ReadFile(filepath.Join(dir, ".github/workflows/fleet-deploy.yml"))
+		if !bytes.Contains(wf, []byte("FLEET_SPEC: "+initSpec)) || !bytes.Contains(wf, []byte("FLEET_OUT: "+initOut)) || !bytes.Contains(wf, []byte("HANDLER_DIR: "+initHandler)) {
+			t.Errorf("fleet-deploy.yml does not use init's layout")
+		}
+		// A second init writes nothing.
+		os.WriteFile(spec, []byte("mine"), 0o644)
+		if code, _, errs := run(t, "init", dir); code != 1 || !strings.Contains(errs, "already exists; nothing was written") {
+			t.Errorf("re-init: exit %d %s", code, errs)
+		}
+		if b, _ := os.ReadFile(spec); string(b) != "mine" {
+			t.Error("init overwrote fleet.yaml")
+		}
+	}
+	if code, _, _ := run(t, "init", "--runtime", "ecs", t.TempDir()); code != exitUsage {
+		t.Errorf("--runtime ecs: exit %d", code)
+	}
+}
+
+// fleetc fmt keeps comments, blank lines between sections and meaning (the build output of
+// the formatted spec is byte for byte the original's), and is idempotent.
+func TestFmt(t *testing.T) {
+	paths, _ := filepath.Glob("../../../examples/*/fleet.yaml")
+	for _, p := range paths {
+		src, _ := os.ReadFile(p)
+		f := filepath.Join(t.TempDir(), "fleet.yaml")
+		os.WriteFile(f, src, 0o644)
+		if code, _, _ := run(t, "fmt", "--check", f); code != 1 && !bytes.Equal(mustFormat(t, src), src) {
+			t.Errorf("%s: --check exit %d on an unformatted file", p, code)
+		}
+		if code, _, errs := run(t, "fmt", f); code != 0 {
+			t.Fatalf("%s: %s", p, errs)
+		}
+		got, _ := os.ReadFile(f)
+		if strings.Count(string(got), "#") != strings.Count(string(src), "#") || strings.Count(string(got), "\n\n") != strings.Count(string(src), "\n\n") {
+			t.Errorf("%s: comments or blank lines lost:\n%s", p, got)
+		}
+		a, ads := compiler.Build(p)
+		b, bds := compiler.Build(f)
+		if a == nil || b == nil || ads.HasErrors() || bds.HasErrors() {
+			t.Fatalf("%s: build failed after fmt: %v", p, bds)
+		}
+		for _, path := range a.Paths() {
+			x, _ := a.Get(path)
+			y, _ := b.Get(path)
+			if !bytes.Equal(x, y) {
+				t.Errorf("%s: fmt changed what %s builds", p, path)
+			}
+		}
+		if code, out, _ := run(t, "fmt", "--check", f); code != 0 || out != "" {
+			t.Errorf("%s: not idempotent: %s", p, out)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("a: [\n"), 0o644)
+	if code, _, errs := run(t, "fmt", bad); code != 1 || !strings.Contains(errs, "fleetc validate") {
+		t.Errorf("unparsable: exit %d %s", code, errs)
+	}
+	if b, _ := os.ReadFile(bad); string(b) != "a: [\n" {
+		t.Error("fmt rewrote a file it could not parse")
+	}
+}
+
+func mustFormat(t *testing.T, src []byte) []byte {
+	t.Helper()
+	b, err := formatYAML(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

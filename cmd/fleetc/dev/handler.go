@@ -1,0 +1,142 @@
+package dev
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// HandlerCommand is the hidden fleetc subcommand `fleetc dev` puts in front of every exec
+// handler of its workers: it applies the faults the live page set for the class, then runs
+// the class's own command, or a stand-in when that command does not exist on this machine.
+const HandlerCommand = "dev-handler"
+
+// Fault kinds a handler can be given for a while.
+type FaultKind string
+
+const (
+	FaultFail FaultKind = "fail" // exit 75 (EX_TEMPFAIL): retryable, so the queue retries it
+	FaultSlow FaultKind = "slow" // sleep Delay before the step runs
+)
+
+// Fault is one class's active fault.
+type Fault struct {
+	Kind  FaultKind     `json:"kind"`
+	Until time.Time     `json:"until"`
+	Delay time.Duration `json:"delay,omitempty"`
+}
+
+// Faults are the active faults by class, shared with the handlers through one file.
+type Faults map[string]Fault
+
+// ReadFaults reads the faults file; a missing file is no fault.
+func ReadFaults(path string) (Faults, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Faults{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f := Faults{}
+	return f, json.Unmarshal(b, &f)
+}
+
+// WriteFaults replaces the faults file atomically, so a handler never reads half of it.
+func WriteFaults(path string, f Faults) error {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".faults-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// stdinLimit bounds what the stand-in reads: SQS messages are at most 1 MiB (256 KiB
+// before the claim check).
+const stdinLimit = 4 << 20
+
+// RunHandler is `fleetc dev-handler --faults F --class C [--] COMMAND...`: it returns the
+// process exit code. With no COMMAND, or one not found, it answers as a stand-in: the step's
+// input back under "echo", which any completion contract with an object result accepts.
+func RunHandler(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) int {
+	var faultsPath, class string
+	for len(args) > 0 {
+		switch {
+		case args[0] == "--faults" && len(args) > 1:
+			faultsPath, args = args[1], args[2:]
+		case args[0] == "--class" && len(args) > 1:
+			class, args = args[1], args[2:]
+		case args[0] == "--":
+			args = args[1:]
+			goto run
+		default:
+			goto run
+		}
+	}
+run:
+	if faultsPath != "" {
+		fs, err := ReadFaults(faultsPath)
+		if err != nil {
+			fmt.Fprintf(stderr, "dev-handler: faults file: %v\n", err)
+		}
+		if f, ok := fs[class]; ok && now().Before(f.Until) {
+			switch f.Kind {
+			case FaultFail:
+				fmt.Fprintf(stderr, "dev fault: %s fails until %s (exit 75, retryable)\n", class, f.Until.UTC().Format(time.TimeOnly))
+				return 75
+			case FaultSlow:
+				fmt.Fprintf(stderr, "dev fault: %s slowed by %s until %s\n", class, f.Delay, f.Until.UTC().Format(time.TimeOnly))
+				time.Sleep(f.Delay)
+			}
+		}
+	}
+	if len(args) > 0 {
+		if _, err := exec.LookPath(args[0]); err == nil {
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+			if err := cmd.Run(); err != nil {
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					return ee.ExitCode()
+				}
+				fmt.Fprintf(stderr, "dev-handler: %v\n", err)
+				return 75
+			}
+			return 0
+		}
+	}
+	in, err := io.ReadAll(io.LimitReader(stdin, stdinLimit))
+	if err != nil {
+		fmt.Fprintf(stderr, "dev-handler: reading the step: %v\n", err)
+		return 75
+	}
+	what := "no command"
+	if len(args) > 0 {
+		what = strings.Join(args, " ") + " is not on this machine"
+	}
+	fmt.Fprintf(stderr, "stand-in handler for %s (%s): echoing the step's input\n", class, what)
+	var v any
+	if json.Unmarshal(in, &v) != nil {
+		v = string(in)
+	}
+	out, _ := json.Marshal(map[string]any{"echo": v, "stand_in": true})
+	_, _ = stdout.Write(append(out, '\n'))
+	return 0
+}

@@ -1,0 +1,90 @@
+package dev
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/ir"
+)
+
+func TestRunHandlerFaultsAndStandIn(t *testing.T) {
+	faults := filepath.Join(t.TempDir(), "faults.json")
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := RunHandler(append([]string{"--faults", faults, "--class", "greeter", "--"}, args...), strings.NewReader(`{"name":"x"}`), &out, &errb, clock)
+		return code, out.String(), errb.String()
+	}
+	// The class's own command runs when it exists.
+	if code, out, _ := run("/bin/sh", "-c", `cat; echo >&2 real`); code != 0 || out != `{"name":"x"}` {
+		t.Errorf("own command: %d %q", code, out)
+	}
+	// A command that is not here: the stand-in echoes, and says so on stderr.
+	code, out, errs := run("/app/greet")
+	if code != 0 || strings.TrimSpace(out) != `{"echo":{"name":"x"},"stand_in":true}` || !strings.Contains(errs, "/app/greet is not on this machine") {
+		t.Errorf("stand-in: %d %q %q", code, out, errs)
+	}
+	// A fail fault: exit 75 until it ends; then the step runs again.
+	if err := WriteFaults(faults, Faults{"greeter": {Kind: FaultFail, Until: now.Add(time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run("/app/greet"); code != 75 || out != "" || !strings.Contains(errs, "dev fault: greeter fails") {
+		t.Errorf("fail fault: %d %q %q", code, out, errs)
+	}
+	now = now.Add(2 * time.Minute)
+	if code, _, _ := run("/app/greet"); code != 0 {
+		t.Errorf("fault past its end still applies: %d", code)
+	}
+	// Another class's fault does not apply.
+	_ = WriteFaults(faults, Faults{"other": {Kind: FaultFail, Until: now.Add(time.Minute)}})
+	if code, _, _ := run("/app/greet"); code != 0 {
+		t.Errorf("another class's fault applied: %d", code)
+	}
+}
+
+func TestLedgerCountsEachKeyOnce(t *testing.T) {
+	l := newLedger([]string{"c"})
+	now := time.Now()
+	l.submit("c", "t1", now.Add(-5*time.Second))
+	l.submit("c", "t2", now.Add(-3*time.Second))
+	for _, line := range []string{
+		`{"msg":"step released","class":"c","key":"k1","trace_id":"t1","attempt":1,"code":"Exit75"}`,
+		`{"msg":"step finished","class":"c","key":"k1","trace_id":"t1","attempt":2}`,
+		`{"msg":"step finished","class":"c","key":"k1","trace_id":"t1","attempt":3,"duplicate":true}`,
+		`{"msg":"handler stderr","class":"c","line":"hi"}`,
+		`not json`,
+	} {
+		l.observe("c", line)
+	}
+	n := l.counts("c", now)
+	if n.Completed != 1 || n.Retries != 1 || n.DeadLettered != 0 || n.StderrLines != 1 || len(n.Recent) != 3 {
+		t.Errorf("counts = %+v", n)
+	}
+	if !n.Oldest.Equal(now.Add(-3 * time.Second)) {
+		t.Errorf("oldest pending = %v, want t2's", n.Oldest)
+	}
+	l.observe("c", `{"msg":"step dead-lettered","class":"c","key":"k2","trace_id":"t2","attempt":3,"code":"RetriesExhausted"}`)
+	n = l.counts("c", now)
+	if n.DeadLettered != 1 || n.Codes["RetriesExhausted"] != 1 || !n.Oldest.IsZero() {
+		t.Errorf("after dead letter: %+v", n)
+	}
+	// Redriven and finished: completed once, no longer dead-lettered.
+	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`)
+	if n = l.counts("c", now); n.Completed != 2 || n.DeadLettered != 0 {
+		t.Errorf("after redrive: %+v", n)
+	}
+}
+
+func TestMatches(t *testing.T) {
+	ms := []ir.Match{{Field: "agent_class", Values: []any{"coder", "reviewer"}}, {Field: "meta.tier", Values: []any{1}}}
+	if !matches(ms, map[string]any{"agent_class": "coder", "meta": map[string]any{"tier": 1.0}}) {
+		t.Error("a matching detail did not match")
+	}
+	if matches(ms, map[string]any{"agent_class": "researcher", "meta": map[string]any{"tier": 1.0}}) || matches(ms, map[string]any{"agent_class": "coder"}) {
+		t.Error("a detail outside the pattern matched")
+	}
+}

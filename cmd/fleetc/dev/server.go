@@ -1,0 +1,499 @@
+package dev
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+//go:embed page/index.html
+var pageFS embed.FS
+
+// Snapshot is GET /api/fleet: every number from the emulator (queues, executions) and the
+// workers' own log lines (verdicts), refreshed for each request and each server-sent event.
+type Snapshot struct {
+	Fleet     string         `json:"fleet"`
+	Endpoint  string         `json:"endpoint"`
+	Time      time.Time      `json:"time"`
+	Classes   []ClassView    `json:"classes"`
+	Workflows []WorkflowView `json:"workflows"`
+	Events    []EventView    `json:"events"`
+	// Unclaimed counts events on the bus no class consumes (seen by the observer rule).
+	Unclaimed int        `json:"unclaimed"`
+	Ledger    LedgerView `json:"ledger"`
+	Gaps      []string   `json:"gaps"` // what the page cannot do on this machine
+}
+
+// ClassView is one agent class.
+type ClassView struct {
+	Name           string         `json:"name"`
+	Runtime        string         `json:"runtime"`
+	Consumes       string         `json:"consumes,omitempty"`
+	Emits          []string       `json:"emits"`
+	Workflows      []string       `json:"workflows"`
+	Queue          QueueView      `json:"queue"`
+	DLQ            DLQView        `json:"dlq"`
+	Submitted      int            `json:"submitted"`
+	Completed      int            `json:"completed"`
+	DeadLettered   int            `json:"dead_lettered"`
+	WorkflowSteps  int            `json:"workflow_steps"` // finished or dead-lettered tasks of workflows (not events)
+	Retries        int            `json:"retries"`
+	StepsPerSecond float64        `json:"steps_per_second"`
+	StderrLines    int            `json:"stderr_lines"`
+	Recent         []Verdict      `json:"recent"`
+	Worker         WorkerView     `json:"worker"`
+	Fault          *Fault         `json:"fault,omitempty"`
+	Errors         map[string]int `json:"-"`
+}
+
+// QueueView is a class queue's depth.
+type QueueView struct {
+	Visible          int      `json:"visible"`
+	InFlight         int      `json:"in_flight"`
+	OldestAgeSeconds *float64 `json:"oldest_age_seconds"` // of work submitted and not yet finished
+}
+
+// DLQView is a class DLQ's depth and why its messages are there (ERROR_CODE, as the workers
+// counted them when they dead-lettered).
+type DLQView struct {
+	Visible    int            `json:"visible"`
+	InFlight   int            `json:"in_flight"`
+	ErrorCodes map[string]int `json:"error_codes"`
+}
+
+// WorkerView is the class's fleet-worker process.
+type WorkerView struct {
+	State  string `json:"state"`
+	PID    int    `json:"pid"`
+	Starts int    `json:"starts"`
+}
+
+// WorkflowView is one workflow's executions by status.
+type WorkflowView struct {
+	Name       string          `json:"name"`
+	Agents     []string        `json:"agents"`
+	Executions map[string]int  `json:"executions"`
+	Recent     []ExecutionView `json:"recent"`
+}
+
+// ExecutionView is one execution.
+type ExecutionView struct {
+	Name   string    `json:"name"`
+	Status string    `json:"status"`
+	Start  time.Time `json:"start"`
+}
+
+// EventView is one event type and how many the observer saw.
+type EventView struct {
+	DetailType string   `json:"detail_type"`
+	Source     string   `json:"source"`
+	Seen       int      `json:"seen"`
+	Consumers  []string `json:"consumers"`
+	Producers  []string `json:"producers"`
+}
+
+// LedgerView is the fleet's balance: every unit of work submitted to a class is completed
+// once or dead-lettered, or still pending in its queue.
+type LedgerView struct {
+	Submitted    int  `json:"submitted"`
+	Completed    int  `json:"completed"`
+	DeadLettered int  `json:"dead_lettered"`
+	Pending      int  `json:"pending"`
+	Balanced     bool `json:"balanced"` // submitted = completed + dead_lettered
+}
+
+// Gaps of the live page.
+var pageGaps = []string{
+	"429 wave from the model gateway: not available yet (the stand-in and exec handlers call no model)",
+}
+
+func (d *Fleet) depth(ctx context.Context, url string) (visible, inFlight int) {
+	if url == "" {
+		return 0, 0
+	}
+	out, err := d.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []sqstypes.QueueAttributeName{
+		sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		return 0, 0
+	}
+	visible, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessages)])
+	inFlight, _ = strconv.Atoi(out.Attributes[string(sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible)])
+	return visible, inFlight
+}
+
+// Snapshot reads the fleet's state now.
+func (d *Fleet) Snapshot(ctx context.Context) *Snapshot {
+	now := time.Now()
+	s := &Snapshot{Fleet: d.ir.Name, Endpoint: d.endpoint, Time: now.UTC(), Gaps: pageGaps,
+		Classes: []ClassView{}, Workflows: []WorkflowView{}, Events: []EventView{}}
+	byType, submitted, unclaimed := d.obs.counts()
+	s.Unclaimed = unclaimed
+	d.faultsMu.Lock()
+	faults, _ := ReadFaults(d.faultsAt)
+	d.faultsMu.Unlock()
+	for _, a := range d.ir.Agents {
+		c := ClassView{Name: a.Name, Runtime: a.Runtime, Emits: []string{}, Workflows: []string{}}
+		if a.Consumes != nil && a.Consumes.Event != nil {
+			c.Consumes = a.Consumes.Event.DetailType
+		}
+		for _, e := range a.Emits {
+			c.Emits = append(c.Emits, e.DetailType)
+		}
+		for _, w := range a.Workflows {
+			c.Workflows = append(c.Workflows, w.Name)
+		}
+		q := d.queues[a.Name]
+		c.Queue.Visible, c.Queue.InFlight = d.depth(ctx, q.queue)
+		if q.ingress != "" {
+			v, f := d.depth(ctx, q.ingress)
+			c.Queue.Visible += v
+			c.Queue.InFlight += f
+		}
+		c.DLQ.Visible, c.DLQ.InFlight = d.depth(ctx, q.dlq)
+		n := d.sup.led.counts(a.Name, now)
+		c.WorkflowSteps = n.WorkflowSteps
+		c.Completed, c.DeadLettered, c.Retries, c.StepsPerSecond, c.StderrLines, c.Recent = n.Completed, n.DeadLettered, n.Retries, n.StepsPerSecond, n.StderrLines, n.Recent
+		c.DLQ.ErrorCodes = n.Codes
+		if !n.Oldest.IsZero() {
+			age := now.Sub(n.Oldest).Seconds()
+			c.Queue.OldestAgeSeconds = &age
+		}
+		c.Submitted = submitted[a.Name]
+		c.Worker.State, c.Worker.PID, c.Worker.Starts = d.sup.status(a.Name)
+		if f, ok := faults[a.Name]; ok && now.Before(f.Until) {
+			c.Fault = &f
+		}
+		s.Classes = append(s.Classes, c)
+		s.Ledger.Submitted += c.Submitted
+		s.Ledger.Completed += c.Completed
+		s.Ledger.DeadLettered += c.DeadLettered
+	}
+	s.Ledger.Pending = s.Ledger.Submitted - s.Ledger.Completed - s.Ledger.DeadLettered
+	s.Ledger.Balanced = s.Ledger.Pending == 0
+	for _, e := range d.ir.Events {
+		ev := EventView{DetailType: e.DetailType, Source: e.Source, Seen: byType[e.DetailType], Consumers: []string{}, Producers: []string{}}
+		for _, a := range e.Consumers {
+			ev.Consumers = append(ev.Consumers, a.Name)
+		}
+		for _, a := range e.Producers {
+			ev.Producers = append(ev.Producers, a.Name)
+		}
+		s.Events = append(s.Events, ev)
+	}
+	for _, w := range d.ir.Workflows {
+		wv := WorkflowView{Name: w.Name, Agents: []string{}, Executions: map[string]int{}, Recent: []ExecutionView{}}
+		for _, a := range w.Agents {
+			wv.Agents = append(wv.Agents, a.Name)
+		}
+		if arn := d.machines[w.Name]; arn != "" {
+			out, err := d.sfn.ListExecutions(ctx, &sfn.ListExecutionsInput{StateMachineArn: aws.String(arn)})
+			if err == nil {
+				for _, e := range out.Executions {
+					wv.Executions[string(e.Status)]++
+					wv.Recent = append(wv.Recent, ExecutionView{Name: aws.ToString(e.Name), Status: string(e.Status), Start: aws.ToTime(e.StartDate)})
+				}
+				sort.Slice(wv.Recent, func(i, j int) bool { return wv.Recent[i].Start.After(wv.Recent[j].Start) })
+				if len(wv.Recent) > 10 {
+					wv.Recent = wv.Recent[:10]
+				}
+			}
+		}
+		s.Workflows = append(s.Workflows, wv)
+	}
+	return s
+}
+
+// StartExecution starts a workflow with its generated example input (a fresh trace_id).
+func (d *Fleet) StartExecution(ctx context.Context, workflow string, input []byte) (string, string, error) {
+	arn := d.machines[workflow]
+	if arn == "" {
+		return "", "", fmt.Errorf("no workflow %q", workflow)
+	}
+	if input == nil {
+		input = d.examples[workflow]
+	}
+	var in map[string]any
+	if err := json.Unmarshal(input, &in); err != nil {
+		return "", "", fmt.Errorf("the input is not a JSON object: %w", err)
+	}
+	trace := NewTraceID()
+	in[traceField] = trace
+	b, _ := json.Marshal(in)
+	out, err := d.sfn.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: aws.String(arn),
+		Name: aws.String("dev-" + trace[:12]), Input: aws.String(string(b))})
+	if err != nil {
+		return "", "", err
+	}
+	return aws.ToString(out.ExecutionArn), trace, nil
+}
+
+// Redrive moves every message of a class's DLQ back to its queue and returns how many.
+// The worker's DLQ attributes (ERROR_CODE…) stay behind: the redriven message starts over.
+func (d *Fleet) Redrive(ctx context.Context, class string) (int, error) {
+	a := d.agent(class)
+	if a == nil {
+		return 0, fmt.Errorf("no class %q", class)
+	}
+	q := d.queues[class]
+	moved := 0
+	for {
+		r, err := d.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.dlq), MaxNumberOfMessages: 10,
+			WaitTimeSeconds: 0, MessageAttributeNames: []string{"traceparent"}})
+		if err != nil {
+			return moved, err
+		}
+		if len(r.Messages) == 0 {
+			return moved, nil
+		}
+		for _, m := range r.Messages {
+			in := &sqs.SendMessageInput{QueueUrl: aws.String(q.queue), MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
+			if a.FIFO {
+				var body struct {
+					Detail map[string]any `json:"detail"`
+				}
+				_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &body)
+				group := fmt.Sprint(body.Detail[a.GroupBy])
+				if group == "<nil>" {
+					group = "redrive"
+				}
+				in.MessageGroupId = aws.String(group)
+				in.MessageDeduplicationId = aws.String(aws.ToString(m.MessageId) + "-redrive")
+			}
+			if _, err := d.sqs.SendMessage(ctx, in); err != nil {
+				return moved, err
+			}
+			if _, err := d.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.dlq), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return moved, err
+			}
+			moved++
+		}
+	}
+}
+
+// serve starts the live page and its API on 127.0.0.1:port for the whole run; requests go to
+// the fleet of the current session (503 between sessions).
+func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http.Server, string, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, "", fmt.Errorf("live page: %w", err)
+	}
+	var mu sync.Mutex
+	handlers := map[*Fleet]http.Handler{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := current.Load()
+		if d == nil {
+			w.Header().Set("Retry-After", "2")
+			http.Error(w, "the fleet is being (re)applied", http.StatusServiceUnavailable)
+			return
+		}
+		mu.Lock()
+		fh, ok := handlers[d]
+		if !ok {
+			clear(handlers) // an earlier session's handler is never used again
+			fh = d.Handler(ctx)
+			handlers[d] = fh
+		}
+		mu.Unlock()
+		fh.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	return srv, l.Addr().String(), nil
+}
+
+// maxBody bounds a request body: an event detail is at most 256 KiB.
+const maxBody = 1 << 20
+
+// Handler is the live page and its JSON API.
+func (d *Fleet) Handler(ctx context.Context) http.Handler {
+	mux := http.NewServeMux()
+	var cacheMu sync.Mutex
+	var cached *Snapshot
+	snapshot := func(r *http.Request) *Snapshot {
+		cacheMu.Lock()
+		defer cacheMu.Unlock()
+		if cached == nil || time.Since(cached.Time) > 900*time.Millisecond {
+			cached = d.Snapshot(r.Context())
+		}
+		return cached
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := pageFS.ReadFile("page/index.html")
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("GET /api/fleet", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, snapshot(r)) })
+	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) {
+		fl, ok := w.(http.Flusher)
+		if !ok {
+			http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			b, _ := json.Marshal(snapshot(r))
+			if _, err := fmt.Fprintf(w, "event: fleet\ndata: %s\n\n", b); err != nil {
+				return
+			}
+			fl.Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-ctx.Done():
+				return
+			case <-d.done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	mux.HandleFunc("POST /api/events", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			DetailType string          `json:"detail_type"`
+			Detail     json.RawMessage `json:"detail"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		var detail []byte
+		if len(req.Detail) > 0 && string(req.Detail) != "null" {
+			detail = req.Detail
+		}
+		ev, id, err := d.Send(r.Context(), req.DetailType, detail)
+		if err != nil {
+			status := http.StatusBadGateway
+			var se *SchemaError
+			if errors.As(err, &se) || strings.HasPrefix(err.Error(), "no event") || strings.Contains(err.Error(), "not one JSON object") {
+				status = http.StatusUnprocessableEntity
+			}
+			writeJSON(w, status, map[string]any{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"event_id": id, "trace_id": ev.TraceID, "detail": ev.Detail})
+	})
+	mux.HandleFunc("GET /api/examples", func(w http.ResponseWriter, r *http.Request) {
+		ex := map[string]any{}
+		for name, c := range d.contracts {
+			ex[name] = c.Example
+		}
+		wf := map[string]any{}
+		for name, b := range d.examples {
+			wf[name] = json.RawMessage(b)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"events": ex, "workflows": wf})
+	})
+	mux.HandleFunc("POST /api/workflows/{name}/executions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input json.RawMessage `json:"input"`
+		}
+		if r.ContentLength != 0 && !readJSON(w, r, &req) {
+			return
+		}
+		var input []byte
+		if len(req.Input) > 0 && string(req.Input) != "null" {
+			input = req.Input
+		}
+		arn, trace, err := d.StartExecution(r.Context(), r.PathValue("name"), input)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
+	})
+	mux.HandleFunc("POST /api/classes/{name}/redrive", func(w http.ResponseWriter, r *http.Request) {
+		n, err := d.Redrive(r.Context(), r.PathValue("name"))
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "moved": n})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"moved": n})
+	})
+	mux.HandleFunc("POST /api/classes/{name}/kill", func(w http.ResponseWriter, r *http.Request) {
+		pid, err := d.sup.kill(r.PathValue("name"))
+		if err != nil {
+			writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
+			return
+		}
+		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, restartDelay))
+		writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
+	})
+	mux.HandleFunc("POST /api/classes/{name}/pause", func(w http.ResponseWriter, r *http.Request) {
+		req := struct {
+			Paused *bool `json:"paused"`
+		}{}
+		if r.ContentLength != 0 && !readJSON(w, r, &req) {
+			return
+		}
+		paused := req.Paused == nil || *req.Paused
+		if err := d.sup.pause(r.PathValue("name"), paused); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+			return
+		}
+		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: paused=%v", paused))
+		writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
+	})
+	mux.HandleFunc("POST /api/classes/{name}/fault", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Kind         FaultKind `json:"kind"`
+			Seconds      float64   `json:"seconds"`
+			DelaySeconds float64   `json:"delay_seconds"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.Seconds <= 0 || req.Seconds > 3600 {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+			return
+		}
+		if req.Kind == FaultSlow && req.DelaySeconds <= 0 {
+			req.DelaySeconds = 5
+		}
+		dur, delay := time.Duration(req.Seconds*float64(time.Second)), time.Duration(req.DelaySeconds*float64(time.Second))
+		if err := d.SetFault(r.PathValue("name"), req.Kind, dur, delay); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+			return
+		}
+		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: handler %s for %s", req.Kind, dur))
+		writeJSON(w, http.StatusOK, map[string]any{"kind": req.Kind, "seconds": req.Seconds})
+	})
+	return mux
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err == nil {
+		err = json.Unmarshal(b, v)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "request body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,351 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetc/fleetc/compiler/capacity"
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec/diag"
+)
+
+// A bound is one numeric comparison of a rule: the value at the limit passes and the
+// value one unit past it (above for an upper bound, below for a lower one) fires. The
+// limit is the rule's own constant (or the quantity it derives), never a retyped number,
+// so moving a threshold by one, flipping > into >=, or dropping one side of a range fails
+// here. "Every report call reached" (TestEveryReportReached) is not "every boundary
+// asserted": Q005's fixture used 5 against a limit of 3.
+type bound struct {
+	rule  string
+	what  string
+	upper bool // fires above the limit; else below it
+	// errorsOnly counts only error findings (the rule also warns inside the range).
+	errorsOnly bool
+	src        string                               // the fleet; "" = fleetWith(1)
+	prep       func(f *ir.Fleet, a *ir.Agent)       // makes the comparison reachable
+	limit      func(f *ir.Fleet, a *ir.Agent) int64 // the rule's limit for this fleet
+	set        func(f *ir.Fleet, a *ir.Agent, v int64)
+}
+
+func fixed(v int64) func(*ir.Fleet, *ir.Agent) int64 {
+	return func(*ir.Fleet, *ir.Agent) int64 { return v }
+}
+
+func dset(p func(a *ir.Agent) *time.Duration) func(*ir.Fleet, *ir.Agent, int64) {
+	return func(_ *ir.Fleet, a *ir.Agent, v int64) { *p(a) = time.Duration(v) }
+}
+
+func iset(p func(a *ir.Agent) *int) func(*ir.Fleet, *ir.Agent, int64) {
+	return func(_ *ir.Fleet, a *ir.Agent, v int64) { *p(a) = int(v) }
+}
+
+// agentCoreClass turns a lambda class into an agentcore one with an 8h microVM session.
+func agentCoreClass(_ *ir.Fleet, a *ir.Agent) {
+	a.Runtime, a.Lambda = "agentcore", nil
+	a.AgentCore = &ir.AgentCore{RuntimeName: "fx_a000", Session: agentCoreMicroVM}
+}
+
+// eksClass turns a lambda class into an eks one with a sane scaling block.
+func eksClass(_ *ir.Fleet, a *ir.Agent) {
+	a.Runtime, a.Lambda = "eks", nil
+	a.Scaling = ir.Scaling{Min: 0, Max: 4, PerReplica: 1, Cooldown: 5 * time.Minute, ScaleOnInFlight: true}
+}
+
+const fanOutSrc = "\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000 }\n"
+
+func fanOut(f *ir.Fleet) *ir.FanOut { return f.Workflows[0].Steps[0].FanOut }
+
+// patternOf is an event pattern of exactly n characters as EventBridge counts them.
+func patternOf(n int64) map[string]any {
+	empty, _ := json.Marshal(map[string]any{"detail": map[string]any{"kind": []any{""}}})
+	return map[string]any{"detail": map[string]any{"kind": []any{strings.Repeat("x", int(n)-len(empty))}}}
+}
+
+var bounds = []bound{
+	// queues
+	{rule: "Q001", what: "visibility ≥ margin × step.max without heartbeat", upper: false,
+		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Heartbeat = 0 },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(ir.VisibilityFor(a.StepMax)) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
+	{rule: "Q001", what: "heartbeat below half the visibility", upper: true,
+		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Queue.Visibility = time.Minute },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64((a.Queue.Visibility - 1) / 2) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Heartbeat })},
+	{rule: "Q001", what: "step.p95 ≤ step.max", upper: true,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
+	{rule: "Q001", what: "step.max > 0", upper: false,
+		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.StepP95 = 0 },
+		limit: fixed(1),
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "Q002", what: "visibility ≤ SQS maximum", upper: true, limit: fixed(int64(ir.MaxVisibility)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
+	{rule: "Q002", what: "DLQ visibility ≤ SQS maximum", upper: true, limit: fixed(int64(ir.MaxVisibility)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.DLQ.Visibility })},
+	{rule: "Q003", what: "retention ≥ 1 min", upper: false, limit: fixed(int64(minRetention)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Retention })},
+	{rule: "Q003", what: "retention ≤ 14 d", upper: true, limit: fixed(int64(maxRetention)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Retention })},
+	{rule: "Q003", what: "DLQ retention ≥ 1 min", upper: false, limit: fixed(int64(minRetention)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.DLQ.Retention })},
+	{rule: "Q003", what: "DLQ retention ≤ 14 d", upper: true, limit: fixed(int64(maxRetention)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.DLQ.Retention })},
+	{rule: "Q004", what: "DLQ retention > source retention", upper: false,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.Queue.Retention) + 1 },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.DLQ.Retention })},
+	{rule: "Q005", what: "max_receives on a standard queue", upper: true, limit: fixed(ageAlarmReceives),
+		set: iset(func(a *ir.Agent) *int { return &a.Queue.MaxReceives })},
+	{rule: "Q006", what: "long_poll ≤ 20 s", upper: true, limit: fixed(int64(maxLongPoll)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.LongPoll })},
+	{rule: "Q006", what: "long_poll > 0", upper: false, limit: fixed(1),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.LongPoll })},
+	{rule: "Q007", what: "group key maxLength ≤ 128", upper: true, limit: fixed(maxGroupKey),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.FIFO, a.Queue.FIFO, a.GroupBy = true, true, "kind" },
+		set: func(_ *ir.Fleet, a *ir.Agent, v int64) {
+			a.Consumes.Event.Detail["properties"].(map[string]any)["kind"] = map[string]any{"type": "string", "maxLength": float64(v)}
+		}},
+	{rule: "Q007", what: "group key maxLength under an item fan-out", upper: true, limit: fixed(fanOutGroupKey), src: fleetWith(1) + fanOutSrc,
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.FIFO, a.Queue.FIFO, a.GroupBy = true, true, "kind" },
+		set: func(_ *ir.Fleet, a *ir.Agent, v int64) {
+			a.Consumes.Event.Detail["properties"].(map[string]any)["kind"] = map[string]any{"type": "string", "maxLength": float64(v)}
+		}},
+	{rule: "Q009", what: "inline payload ≤ SQS message", upper: true, limit: fixed(sqsMaxMessage),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.MaxPayload = 0 },
+		set:  func(_ *ir.Fleet, a *ir.Agent, v int64) { a.ClaimCheckOver = v }},
+	{rule: "Q011", what: "delay ≤ 15 min", upper: true, limit: fixed(int64(maxQueueDelay)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Delay })},
+	{rule: "Q011", what: "delay ≥ 0", upper: false, limit: fixed(0),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Delay })},
+	{rule: "Q012", what: "queue-fed step.max ≤ 12 h", upper: true, limit: fixed(int64(sqsVisibilityCeiling)),
+		prep: eksClass,
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+
+	// bus
+	{rule: "E001", what: "targets per rule", upper: true, limit: fixed(maxTargetsPerRule), src: fleetWith(maxTargetsPerRule + 1),
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) {
+			for i, a := range f.Agents {
+				if int64(i) < v {
+					a.Rule.Name = "fx-shared"
+				}
+			}
+		}},
+	{rule: "E002", what: "rules per bus", upper: true,
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(rulesPerBus(f.Region)) },
+		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
+			f.Bus.Archive = nil
+			f.Agents = nil
+			for i := range v {
+				c, r := *a, *a.Rule
+				r.Name = fmt.Sprintf("fx-r%d", i)
+				c.Rule = &r
+				f.Agents = append(f.Agents, &c)
+			}
+		}},
+	{rule: "E002", what: "rules per bus in a smaller region", upper: true,
+		prep:  func(f *ir.Fleet, _ *ir.Agent) { f.Region = "af-south-1" },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(rulesPerBus(f.Region)) },
+		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
+			f.Bus.Archive = nil
+			f.Agents = nil
+			for i := range v {
+				c, r := *a, *a.Rule
+				r.Name = fmt.Sprintf("fx-r%d", i)
+				c.Rule = &r
+				f.Agents = append(f.Agents, &c)
+			}
+		}},
+	{rule: "E003", what: "event pattern characters", upper: true, limit: fixed(maxPatternChars),
+		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.Rule.Pattern = patternOf(v) }},
+	{rule: "E004", what: "rules with wildcards", upper: true, limit: fixed(maxWildcardRules), src: fleetWith(maxWildcardRules + 1),
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) {
+			for i, a := range f.Agents {
+				if int64(i) < v {
+					a.Rule.Pattern["detail"] = map[string]any{"kind": []any{map[string]any{"wildcard": "a*"}}}
+				}
+			}
+		}},
+	{rule: "E005", what: "delivery attempts ≤ 185", upper: true, limit: fixed(maxDeliveryAttempts),
+		set: iset(func(a *ir.Agent) *int { return &a.Delivery.Attempts })},
+	{rule: "E005", what: "delivery attempts ≥ 0", upper: false, limit: fixed(0),
+		set: iset(func(a *ir.Agent) *int { return &a.Delivery.Attempts })},
+	{rule: "E005", what: "max event age ≥ 60 s", upper: false, limit: fixed(int64(minEventAge)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
+	{rule: "E005", what: "max event age ≤ 24 h", upper: true, limit: fixed(int64(maxEventAge)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
+	{rule: "E010", what: "PutEvents entries ≤ classic limit", upper: true, limit: fixed(ir.ClassicBusMaxEntries),
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
+	{rule: "E010", what: "PutEvents entries ≥ 1", upper: false, limit: fixed(1),
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
+
+	// idempotency
+	{rule: "I001", what: "window ≥ max age + retention", upper: false,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.Delivery.MaxAge + a.Queue.Retention) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Idempotency.Window })},
+	{rule: "T001", what: "synchronous tool p95", upper: true, limit: fixed(int64(syncToolP95)),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Tool, a.StepMax = &ir.Tool{}, time.Minute },
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
+
+	// models
+	{rule: "M002", what: "in-group retries", upper: true, errorsOnly: false, limit: fixed(maxInGroupRetries),
+		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m"}) },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].Retries = int(v) }},
+	{rule: "M003", what: "model timeout ≤ step.max", upper: true,
+		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Model = &ir.Model{Name: "m", Path: "/models/m"} },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
+		set:   func(_ *ir.Fleet, a *ir.Agent, v int64) { a.Model.Timeout = time.Duration(v) }},
+	{rule: "M003", what: "visibility above the model call when heartbeating", upper: false,
+		prep: func(_ *ir.Fleet, a *ir.Agent) {
+			a.Model = &ir.Model{Name: "m", Path: "/models/m", Timeout: 10 * time.Second}
+			a.Heartbeat = time.Second
+		},
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.Model.Timeout) + 1 },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
+
+	// workers
+	{rule: "W001", what: "lambda step.max ≤ 15 min", upper: true, limit: fixed(int64(ir.LambdaMaxTimeout)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "W002", what: "batching window ≤ 300 s", upper: true, errorsOnly: true, limit: fixed(int64(maxBatchingWindow)),
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Lambda.BatchingWindow })},
+	{rule: "W002", what: "FIFO batch size", upper: true, limit: fixed(maxUnwindowedBatch),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.FIFO, a.Queue.FIFO, a.Lambda.BatchingWindow = true, true, 0 },
+		set:  iset(func(a *ir.Agent) *int { return &a.Lambda.BatchSize })},
+	{rule: "W002", what: "standard batch size without a window", upper: true, limit: fixed(maxUnwindowedBatch),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Lambda.BatchingWindow = 0 },
+		set:  iset(func(a *ir.Agent) *int { return &a.Lambda.BatchSize })},
+	{rule: "W002", what: "window above the unwindowed batch size", upper: false, errorsOnly: true, limit: fixed(int64(minBatchWindowAbove)),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Lambda.BatchSize = maxUnwindowedBatch + 1 },
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.Lambda.BatchingWindow })},
+	{rule: "W002", what: "event source mapping concurrency ≥ 2", upper: false, limit: fixed(minESMConcurrency),
+		set: iset(func(a *ir.Agent) *int { return &a.Scaling.Max })},
+	{rule: "W002", what: "event source mapping concurrency ≤ 1,000", upper: true, limit: fixed(maxESMConcurrency),
+		set: iset(func(a *ir.Agent) *int { return &a.Scaling.Max })},
+	{rule: "W003", what: "visibility ≥ 6 × timeout + window", upper: false,
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Lambda.BatchingWindow = 3 * time.Second },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 {
+			return int64(lambdaVisibility*a.Lambda.Timeout + a.Lambda.BatchingWindow)
+		},
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Visibility })},
+	{rule: "W003", what: "function timeout ≥ step.max", upper: false,
+		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Queue.Visibility = ir.MaxVisibility },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Lambda.Timeout })},
+	{rule: "W003", what: "FIFO batch of one group within the timeout", upper: false,
+		prep: func(_ *ir.Fleet, a *ir.Agent) {
+			a.FIFO, a.Queue.FIFO, a.Lambda.BatchSize, a.Queue.Visibility = true, true, 4, ir.MaxVisibility
+		},
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(4 * a.StepMax) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Lambda.Timeout })},
+	{rule: "W004", what: "microVM session ≤ 8 h", upper: true, limit: fixed(int64(agentCoreMicroVM)), prep: agentCoreClass,
+		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.AgentCore.Session = time.Duration(v) }},
+	{rule: "W004", what: "instances session ≤ 14 d", upper: true, limit: fixed(int64(agentCoreInstances)),
+		prep: func(f *ir.Fleet, a *ir.Agent) { agentCoreClass(f, a); a.AgentCore.Instances = true },
+		set:  func(_ *ir.Fleet, a *ir.Agent, v int64) { a.AgentCore.Session = time.Duration(v) }},
+	{rule: "W004", what: "step.max ≤ the sync request", upper: true, limit: fixed(int64(agentCoreSyncRequest)), prep: agentCoreClass,
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "W004", what: "step.max ≤ the session", upper: true,
+		prep:  func(f *ir.Fleet, a *ir.Agent) { agentCoreClass(f, a); a.AgentCore.Session = 5 * time.Minute },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.AgentCore.Session) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "W004", what: "inline payload ≤ the invocation limit", upper: true, limit: fixed(agentCorePayload), prep: agentCoreClass,
+		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.MaxPayload, a.ClaimCheckOver = 0, v }},
+	{rule: "W005", what: "scaling.max × per_replica ≤ max_in_flight", upper: true, limit: fixed(12),
+		prep: func(f *ir.Fleet, a *ir.Agent) {
+			eksClass(f, a)
+			a.Scaling.PerReplica = 3
+			a.Model = &ir.Model{Name: "m", Path: "/models/m", MaxInFlight: 36}
+		},
+		set: iset(func(a *ir.Agent) *int { return &a.Scaling.Max })},
+	{rule: "W006", what: "scaling.min ≤ max", upper: true, prep: eksClass,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.Scaling.Max) },
+		set:   iset(func(a *ir.Agent) *int { return &a.Scaling.Min })},
+	{rule: "W006", what: "cooldown ≥ step.p95", upper: false, prep: eksClass,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepP95) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Scaling.Cooldown })},
+	{rule: "W006", what: "step.p95 within KEDA's poll without in-flight scaling", upper: true, limit: fixed(int64(kedaPollInterval)),
+		prep: func(f *ir.Fleet, a *ir.Agent) {
+			eksClass(f, a)
+			a.Scaling.ScaleOnInFlight = false
+			a.StepMax = time.Hour
+		},
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
+
+	// workflows
+	{rule: "S006", what: "fan-out max_concurrency", upper: true, limit: fixed(capacity.MapMaxConcurrency), src: fleetWith(1) + fanOutSrc,
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).MaxConcurrency = int(v) }},
+	{rule: "S010", what: "fan-out batch input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(1) + fanOutSrc,
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).BatchInputBytes = v }},
+	{rule: "S010", what: "tolerated failure ≤ 100 %", upper: true, limit: fixed(maxToleratedPercent), src: fleetWith(1) + fanOutSrc,
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
+	{rule: "S010", what: "tolerated failure ≥ 0", upper: false, limit: fixed(0), src: fleetWith(1) + fanOutSrc,
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
+	{rule: "S009", what: "synchronous express step.max ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
+		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.StepP95 = time.Second },
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "S001", what: "express Σ p95 × (1 + retries) ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
+		src: fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
+			st := f.Workflows[0].Steps[0]
+			a.StepP95 = time.Duration(v) / time.Duration(1+st.Retries)
+			if time.Duration(v)%time.Duration(1+st.Retries) != 0 {
+				a.StepP95++ // rounds the sum up past the limit
+			}
+		}},
+}
+
+func (b bound) fires(t *testing.T, v int64) []string {
+	t.Helper()
+	src := b.src
+	if src == "" {
+		src = fleetWith(1)
+	}
+	f := lowerSrc(t, src)
+	a := f.Agents[0]
+	if b.prep != nil {
+		b.prep(f, a)
+	}
+	b.set(f, a, v)
+	var out []string
+	for _, d := range findings(f, b.rule) {
+		if b.errorsOnly && d.Severity != diag.Error {
+			continue
+		}
+		if strings.HasPrefix(d.Summary, "internal error") {
+			t.Fatalf("%s crashed: %s", b.rule, d.Summary)
+		}
+		out = append(out, d.Summary)
+	}
+	return out
+}
+
+func TestBoundaries(t *testing.T) {
+	covered := map[string]bool{}
+	for _, b := range bounds {
+		covered[b.rule] = true
+		name := fmt.Sprintf("%s/%s", b.rule, b.what)
+		t.Run(name, func(t *testing.T) {
+			src := b.src
+			if src == "" {
+				src = fleetWith(1)
+			}
+			f := lowerSrc(t, src)
+			if b.prep != nil {
+				b.prep(f, f.Agents[0])
+			}
+			lim := b.limit(f, f.Agents[0])
+			past := lim + 1
+			if !b.upper {
+				past = lim - 1
+			}
+			if got := b.fires(t, lim); len(got) != 0 {
+				t.Errorf("at the limit %d: %s fires: %q", lim, b.rule, got)
+			}
+			if got := b.fires(t, past); len(got) == 0 {
+				t.Errorf("one past the limit (%d): %s is silent", past, b.rule)
+			}
+		})
+	}
+}

@@ -1,0 +1,280 @@
+# Dead letters of synth-alerts; retention outlives the source queue so triage never races expiry.
+resource "aws_sqs_queue" "synth_alerts_dlq" {
+  name                       = "tools-synth-alerts-dlq"
+  message_retention_seconds  = 1209600
+  visibility_timeout_seconds = 300
+  sqs_managed_sse_enabled    = true
+}
+
+resource "aws_sqs_queue" "synth_alerts" {
+  name                       = "tools-synth-alerts"
+  message_retention_seconds  = 345600
+  visibility_timeout_seconds = 180
+  receive_wait_time_seconds  = 20
+  delay_seconds              = 0
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.synth_alerts_dlq.arn
+    maxReceiveCount     = 3
+  })
+}
+
+# Only tools-synth-alerts may dead-letter into tools-synth-alerts-dlq.
+resource "aws_sqs_queue_redrive_allow_policy" "synth_alerts_dlq" {
+  queue_url = aws_sqs_queue.synth_alerts_dlq.url
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.synth_alerts.arn]
+  })
+}
+
+resource "aws_cloudwatch_event_rule" "synth_alerts" {
+  name           = "tools-synth-alerts"
+  description    = "Routes ToolJobCompleted to the synth-alerts queue."
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  event_pattern = jsonencode({
+    detail = {
+      status = ["FAILED"]
+    }
+    "detail-type" = ["ToolJobCompleted"]
+    source        = ["com.cheatcoders.workers"]
+  })
+}
+
+# Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.
+resource "aws_cloudwatch_event_target" "synth_alerts" {
+  rule           = aws_cloudwatch_event_rule.synth_alerts.name
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  target_id      = "synth-alerts-queue"
+  arn            = aws_sqs_queue.synth_alerts.arn
+  retry_policy {
+    maximum_retry_attempts       = 24
+    maximum_event_age_in_seconds = 3600
+  }
+  dead_letter_config {
+    arn = aws_sqs_queue.delivery_dlq.arn
+  }
+}
+
+# Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.
+data "aws_iam_policy_document" "synth_alerts_queue" {
+  statement {
+    sid       = "RuleDelivery"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.synth_alerts.arn]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = [aws_cloudwatch_event_rule.synth_alerts.arn]
+    }
+  }
+}
+
+resource "aws_sqs_queue_policy" "synth_alerts" {
+  queue_url = aws_sqs_queue.synth_alerts.url
+  policy    = data.aws_iam_policy_document.synth_alerts_queue.json
+}
+
+resource "aws_cloudwatch_metric_alarm" "synth_alerts_dlq_delivery_failed" {
+  alarm_name        = "tools-synth-alerts-dlq-delivery-failed"
+  alarm_description = "EventBridge could not dead-letter events of rule tools-synth-alerts: they are being dropped. Check the delivery DLQ policy."
+  namespace         = "AWS/Events"
+  metric_name       = "InvocationsFailedToBeSentToDLQ"
+  dimensions = {
+    EventBusName = "agent-tools"
+    RuleName     = "tools-synth-alerts"
+  }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "synth_alerts_age" {
+  alarm_name        = "tools-synth-alerts-age"
+  alarm_description = "Oldest synth-alerts message is older than step max + 2 x step p95 (60s) for 5 minutes: workers are not keeping pace."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateAgeOfOldestMessage"
+  dimensions = {
+    QueueName = "tools-synth-alerts"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 60
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "synth_alerts_dlq_depth" {
+  alarm_name        = "tools-synth-alerts-dlq-depth"
+  alarm_description = "synth-alerts dead-lettered a message after 3 receives. Triage, fix, then redrive with StartMessageMoveTask."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateNumberOfMessagesVisible"
+  dimensions = {
+    QueueName = "tools-synth-alerts-dlq"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "synth_alerts_stalled" {
+  alarm_name          = "tools-synth-alerts-stalled"
+  alarm_description   = "Stall canary: synth-alerts deleted no message for 10 minutes while messages were waiting."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = 10
+  datapoints_to_alarm = 10
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  metric_query {
+    id = "visible"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions = {
+        QueueName = "tools-synth-alerts"
+      }
+      period = 60
+      stat   = "Maximum"
+    }
+  }
+  metric_query {
+    id = "deleted"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "NumberOfMessagesDeleted"
+      dimensions = {
+        QueueName = "tools-synth-alerts"
+      }
+      period = 60
+      stat   = "Sum"
+    }
+  }
+  metric_query {
+    id          = "stalled"
+    expression  = "IF(visible > 0 AND deleted == 0, 1, 0)"
+    label       = "waiting messages and zero completions"
+    return_data = true
+  }
+}
+
+data "aws_iam_policy_document" "synth_alerts_worker_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "synth_alerts_worker" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.synth_alerts.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.synth_alerts_dlq.arn]
+  }
+  statement {
+    sid       = "IdempotencyClaims"
+    effect    = "Allow"
+    actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.idempotency.arn]
+  }
+  statement {
+    sid       = "ReadClaimCheckPayloads"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/cdk-synth/*"]
+  }
+  statement {
+    sid       = "WriteOwnClaimCheckOutputs"
+    effect    = "Allow"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/synth-alerts/*"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.synth_alerts.arn}:*"]
+  }
+}
+
+# fleet-worker role of synth-alerts (lambda).
+resource "aws_iam_role" "synth_alerts_worker" {
+  name               = "tools-synth-alerts-worker"
+  assume_role_policy = data.aws_iam_policy_document.synth_alerts_worker_trust.json
+}
+
+resource "aws_iam_role_policy" "synth_alerts_worker" {
+  name   = "tools-synth-alerts-worker"
+  role   = aws_iam_role.synth_alerts_worker.id
+  policy = data.aws_iam_policy_document.synth_alerts_worker.json
+}
+
+resource "aws_cloudwatch_log_group" "synth_alerts" {
+  name              = "/aws/lambda/tools-synth-alerts"
+  retention_in_days = 30
+}
+
+resource "aws_lambda_function" "synth_alerts" {
+  function_name = "tools-synth-alerts"
+  description   = "Tells the stack's owners that a synth job failed."
+  role          = aws_iam_role.synth_alerts_worker.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.us-west-2.amazonaws.com/fleet-worker:0.1.0"
+  timeout       = 30
+  memory_size   = 1024
+  image_config {
+    command = ["--mode", "lambda"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/synth-alerts.json")))
+      FLEET_DLQ_URL     = aws_sqs_queue.synth_alerts_dlq.url
+      FLEET_QUEUE_URL   = aws_sqs_queue.synth_alerts.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.synth_alerts, aws_iam_role_policy.synth_alerts_worker]
+}
+
+# Partial batch responses: only failed messages return to the queue, not the whole batch.
+resource "aws_lambda_event_source_mapping" "synth_alerts" {
+  event_source_arn                   = aws_sqs_queue.synth_alerts.arn
+  function_name                      = aws_lambda_function.synth_alerts.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
+}

@@ -1,0 +1,280 @@
+# Dead letters of book; retention outlives the source queue so triage never races expiry.
+resource "aws_sqs_queue" "book_dlq" {
+  name                       = "invoices-book-dlq"
+  message_retention_seconds  = 1209600
+  visibility_timeout_seconds = 300
+  sqs_managed_sse_enabled    = true
+}
+
+resource "aws_sqs_queue" "book" {
+  name                       = "invoices-book"
+  message_retention_seconds  = 345600
+  visibility_timeout_seconds = 180
+  receive_wait_time_seconds  = 20
+  delay_seconds              = 0
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.book_dlq.arn
+    maxReceiveCount     = 3
+  })
+}
+
+# Only invoices-book may dead-letter into invoices-book-dlq.
+resource "aws_sqs_queue_redrive_allow_policy" "book_dlq" {
+  queue_url = aws_sqs_queue.book_dlq.url
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.book.arn]
+  })
+}
+
+resource "aws_cloudwatch_event_rule" "book" {
+  name           = "invoices-book"
+  description    = "Routes invoice.extracted to the book queue."
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  event_pattern = jsonencode({
+    detail = {
+      status = ["SUCCEEDED"]
+    }
+    "detail-type" = ["invoice.extracted"]
+    source        = ["invoices.workers"]
+  })
+}
+
+# Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.
+resource "aws_cloudwatch_event_target" "book" {
+  rule           = aws_cloudwatch_event_rule.book.name
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  target_id      = "book-queue"
+  arn            = aws_sqs_queue.book.arn
+  retry_policy {
+    maximum_retry_attempts       = 24
+    maximum_event_age_in_seconds = 3600
+  }
+  dead_letter_config {
+    arn = aws_sqs_queue.delivery_dlq.arn
+  }
+}
+
+# Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.
+data "aws_iam_policy_document" "book_queue" {
+  statement {
+    sid       = "RuleDelivery"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.book.arn]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = [aws_cloudwatch_event_rule.book.arn]
+    }
+  }
+}
+
+resource "aws_sqs_queue_policy" "book" {
+  queue_url = aws_sqs_queue.book.url
+  policy    = data.aws_iam_policy_document.book_queue.json
+}
+
+resource "aws_cloudwatch_metric_alarm" "book_dlq_delivery_failed" {
+  alarm_name        = "invoices-book-dlq-delivery-failed"
+  alarm_description = "EventBridge could not dead-letter events of rule invoices-book: they are being dropped. Check the delivery DLQ policy."
+  namespace         = "AWS/Events"
+  metric_name       = "InvocationsFailedToBeSentToDLQ"
+  dimensions = {
+    EventBusName = "invoices"
+    RuleName     = "invoices-book"
+  }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "book_age" {
+  alarm_name        = "invoices-book-age"
+  alarm_description = "Oldest book message is older than step max + 2 x step p95 (60s) for 5 minutes: workers are not keeping pace."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateAgeOfOldestMessage"
+  dimensions = {
+    QueueName = "invoices-book"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 60
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "book_dlq_depth" {
+  alarm_name        = "invoices-book-dlq-depth"
+  alarm_description = "book dead-lettered a message after 3 receives. Triage, fix, then redrive with StartMessageMoveTask."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateNumberOfMessagesVisible"
+  dimensions = {
+    QueueName = "invoices-book-dlq"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "book_stalled" {
+  alarm_name          = "invoices-book-stalled"
+  alarm_description   = "Stall canary: book deleted no message for 10 minutes while messages were waiting."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = 10
+  datapoints_to_alarm = 10
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  metric_query {
+    id = "visible"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions = {
+        QueueName = "invoices-book"
+      }
+      period = 60
+      stat   = "Maximum"
+    }
+  }
+  metric_query {
+    id = "deleted"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "NumberOfMessagesDeleted"
+      dimensions = {
+        QueueName = "invoices-book"
+      }
+      period = 60
+      stat   = "Sum"
+    }
+  }
+  metric_query {
+    id          = "stalled"
+    expression  = "IF(visible > 0 AND deleted == 0, 1, 0)"
+    label       = "waiting messages and zero completions"
+    return_data = true
+  }
+}
+
+data "aws_iam_policy_document" "book_worker_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "book_worker" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.book.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.book_dlq.arn]
+  }
+  statement {
+    sid       = "IdempotencyClaims"
+    effect    = "Allow"
+    actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.idempotency.arn]
+  }
+  statement {
+    sid       = "ReadClaimCheckPayloads"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/extract/*"]
+  }
+  statement {
+    sid       = "WriteOwnClaimCheckOutputs"
+    effect    = "Allow"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/book/*"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.book.arn}:*"]
+  }
+}
+
+# fleet-worker role of book (lambda).
+resource "aws_iam_role" "book_worker" {
+  name               = "invoices-book-worker"
+  assume_role_policy = data.aws_iam_policy_document.book_worker_trust.json
+}
+
+resource "aws_iam_role_policy" "book_worker" {
+  name   = "invoices-book-worker"
+  role   = aws_iam_role.book_worker.id
+  policy = data.aws_iam_policy_document.book_worker.json
+}
+
+resource "aws_cloudwatch_log_group" "book" {
+  name              = "/aws/lambda/invoices-book"
+  retention_in_days = 30
+}
+
+resource "aws_lambda_function" "book" {
+  function_name = "invoices-book"
+  description   = "Books a successfully extracted invoice in the ledger."
+  role          = aws_iam_role.book_worker.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"
+  timeout       = 30
+  memory_size   = 1024
+  image_config {
+    command = ["--mode", "lambda"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/book.json")))
+      FLEET_DLQ_URL     = aws_sqs_queue.book_dlq.url
+      FLEET_QUEUE_URL   = aws_sqs_queue.book.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.book, aws_iam_role_policy.book_worker]
+}
+
+# Partial batch responses: only failed messages return to the queue, not the whole batch.
+resource "aws_lambda_event_source_mapping" "book" {
+  event_source_arn                   = aws_sqs_queue.book.arn
+  function_name                      = aws_lambda_function.book.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
+}

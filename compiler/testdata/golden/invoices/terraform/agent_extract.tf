@@ -1,0 +1,299 @@
+# Dead letters of extract; retention outlives the source queue so triage never races expiry.
+resource "aws_sqs_queue" "extract_dlq" {
+  name                       = "invoices-extract-dlq"
+  message_retention_seconds  = 1209600
+  visibility_timeout_seconds = 300
+  sqs_managed_sse_enabled    = true
+}
+
+resource "aws_sqs_queue" "extract" {
+  name                       = "invoices-extract"
+  message_retention_seconds  = 345600
+  visibility_timeout_seconds = 720
+  receive_wait_time_seconds  = 20
+  delay_seconds              = 0
+  sqs_managed_sse_enabled    = true
+  redrive_policy = jsonencode({
+    deadLetterTargetArn = aws_sqs_queue.extract_dlq.arn
+    maxReceiveCount     = 3
+  })
+}
+
+# Only invoices-extract may dead-letter into invoices-extract-dlq.
+resource "aws_sqs_queue_redrive_allow_policy" "extract_dlq" {
+  queue_url = aws_sqs_queue.extract_dlq.url
+  redrive_allow_policy = jsonencode({
+    redrivePermission = "byQueue"
+    sourceQueueArns   = [aws_sqs_queue.extract.arn]
+  })
+}
+
+resource "aws_cloudwatch_event_rule" "extract" {
+  name           = "invoices-extract"
+  description    = "Routes invoice.received to the extract queue."
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  event_pattern = jsonencode({
+    "detail-type" = ["invoice.received"]
+    source        = ["invoices.mailroom"]
+  })
+}
+
+# Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.
+resource "aws_cloudwatch_event_target" "extract" {
+  rule           = aws_cloudwatch_event_rule.extract.name
+  event_bus_name = aws_cloudwatch_event_bus.fleet.name
+  target_id      = "extract-queue"
+  arn            = aws_sqs_queue.extract.arn
+  retry_policy {
+    maximum_retry_attempts       = 24
+    maximum_event_age_in_seconds = 3600
+  }
+  dead_letter_config {
+    arn = aws_sqs_queue.delivery_dlq.arn
+  }
+}
+
+# Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.
+data "aws_iam_policy_document" "extract_queue" {
+  statement {
+    sid       = "RuleDelivery"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.extract.arn]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+    condition {
+      test     = "ArnEquals"
+      variable = "aws:SourceArn"
+      values   = [aws_cloudwatch_event_rule.extract.arn]
+    }
+  }
+}
+
+resource "aws_sqs_queue_policy" "extract" {
+  queue_url = aws_sqs_queue.extract.url
+  policy    = data.aws_iam_policy_document.extract_queue.json
+}
+
+resource "aws_cloudwatch_metric_alarm" "extract_dlq_delivery_failed" {
+  alarm_name        = "invoices-extract-dlq-delivery-failed"
+  alarm_description = "EventBridge could not dead-letter events of rule invoices-extract: they are being dropped. Check the delivery DLQ policy."
+  namespace         = "AWS/Events"
+  metric_name       = "InvocationsFailedToBeSentToDLQ"
+  dimensions = {
+    EventBusName = "invoices"
+    RuleName     = "invoices-extract"
+  }
+  statistic           = "Sum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "extract_age" {
+  alarm_name        = "invoices-extract-age"
+  alarm_description = "Oldest extract message is older than step max + 2 x step p95 (160s) for 5 minutes: workers are not keeping pace."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateAgeOfOldestMessage"
+  dimensions = {
+    QueueName = "invoices-extract"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 5
+  datapoints_to_alarm = 5
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 160
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "extract_dlq_depth" {
+  alarm_name        = "invoices-extract-dlq-depth"
+  alarm_description = "extract dead-lettered a message after 3 receives. Triage, fix, then redrive with StartMessageMoveTask."
+  namespace         = "AWS/SQS"
+  metric_name       = "ApproximateNumberOfMessagesVisible"
+  dimensions = {
+    QueueName = "invoices-extract-dlq"
+  }
+  statistic           = "Maximum"
+  period              = 60
+  evaluation_periods  = 1
+  comparison_operator = "GreaterThanThreshold"
+  threshold           = 0
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+}
+
+resource "aws_cloudwatch_metric_alarm" "extract_stalled" {
+  alarm_name          = "invoices-extract-stalled"
+  alarm_description   = "Stall canary: extract deleted no message for 10 minutes while messages were waiting."
+  comparison_operator = "GreaterThanOrEqualToThreshold"
+  threshold           = 1
+  evaluation_periods  = 10
+  datapoints_to_alarm = 10
+  treat_missing_data  = "notBreaching"
+  alarm_actions       = var.alarm_actions
+  ok_actions          = var.alarm_actions
+  metric_query {
+    id = "visible"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "ApproximateNumberOfMessagesVisible"
+      dimensions = {
+        QueueName = "invoices-extract"
+      }
+      period = 60
+      stat   = "Maximum"
+    }
+  }
+  metric_query {
+    id = "deleted"
+    metric {
+      namespace   = "AWS/SQS"
+      metric_name = "NumberOfMessagesDeleted"
+      dimensions = {
+        QueueName = "invoices-extract"
+      }
+      period = 60
+      stat   = "Sum"
+    }
+  }
+  metric_query {
+    id          = "stalled"
+    expression  = "IF(visible > 0 AND deleted == 0, 1, 0)"
+    label       = "waiting messages and zero completions"
+    return_data = true
+  }
+}
+
+data "aws_iam_policy_document" "extract_worker_trust" {
+  statement {
+    sid     = "AssumeRole"
+    effect  = "Allow"
+    actions = ["sts:AssumeRole"]
+    principals {
+      type        = "Service"
+      identifiers = ["lambda.amazonaws.com"]
+    }
+  }
+}
+
+data "aws_iam_policy_document" "extract_worker" {
+  statement {
+    sid       = "ConsumeClassQueue"
+    effect    = "Allow"
+    actions   = ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]
+    resources = [aws_sqs_queue.extract.arn]
+  }
+  statement {
+    sid       = "DeadLetterOwnMessages"
+    effect    = "Allow"
+    actions   = ["sqs:GetQueueUrl", "sqs:SendMessage"]
+    resources = [aws_sqs_queue.extract_dlq.arn]
+  }
+  statement {
+    sid       = "IdempotencyClaims"
+    effect    = "Allow"
+    actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+    resources = [aws_dynamodb_table.idempotency.arn]
+  }
+  statement {
+    sid       = "ReadClaimCheckPayloads"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*"]
+  }
+  statement {
+    sid       = "WriteOwnClaimCheckOutputs"
+    effect    = "Allow"
+    actions   = ["s3:PutObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/extract/*"]
+  }
+  statement {
+    sid       = "PublishCompletionEvents"
+    effect    = "Allow"
+    actions   = ["events:PutEvents"]
+    resources = [aws_cloudwatch_event_bus.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "events:detail-type"
+      values   = ["invoice.extracted"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "events:source"
+      values   = ["invoices.workers"]
+    }
+  }
+  statement {
+    sid       = "InvokeRoutedModels"
+    effect    = "Allow"
+    actions   = ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]
+    resources = ["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/eu.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0"]
+  }
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.extract.arn}:*"]
+  }
+}
+
+# fleet-worker role of extract (lambda).
+resource "aws_iam_role" "extract_worker" {
+  name               = "invoices-extract-worker"
+  assume_role_policy = data.aws_iam_policy_document.extract_worker_trust.json
+}
+
+resource "aws_iam_role_policy" "extract_worker" {
+  name   = "invoices-extract-worker"
+  role   = aws_iam_role.extract_worker.id
+  policy = data.aws_iam_policy_document.extract_worker.json
+}
+
+resource "aws_cloudwatch_log_group" "extract" {
+  name              = "/aws/lambda/invoices-extract"
+  retention_in_days = 30
+}
+
+resource "aws_lambda_function" "extract" {
+  function_name = "invoices-extract"
+  description   = "Reads an invoice document and returns its status, total and currency."
+  role          = aws_iam_role.extract_worker.arn
+  package_type  = "Image"
+  image_uri     = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"
+  timeout       = 120
+  memory_size   = 1024
+  image_config {
+    command = ["--mode", "lambda"]
+  }
+  environment {
+    variables = {
+      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/extract.json")))
+      FLEET_DLQ_URL     = aws_sqs_queue.extract_dlq.url
+      FLEET_QUEUE_URL   = aws_sqs_queue.extract.url
+    }
+  }
+  depends_on = [aws_cloudwatch_log_group.extract, aws_iam_role_policy.extract_worker]
+}
+
+# Partial batch responses: only failed messages return to the queue, not the whole batch.
+resource "aws_lambda_event_source_mapping" "extract" {
+  event_source_arn                   = aws_sqs_queue.extract.arn
+  function_name                      = aws_lambda_function.extract.arn
+  batch_size                         = 1
+  maximum_batching_window_in_seconds = 0
+  function_response_types            = ["ReportBatchItemFailures"]
+  scaling_config {
+    maximum_concurrency = 10
+  }
+}

@@ -1,0 +1,123 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/openai"
+	"github.com/fleetc/fleetc/runtime/wire"
+)
+
+// failure is how one kind of failure answers in each wire format: the OpenAI status,
+// error type and code; the Converse status and X-Amzn-ErrorType as the Bedrock Runtime
+// API reference lists them; the event-stream exception a committed stream ends with; and
+// whether it is final (x-should-retry: false, which the openai and Anthropic SDKs honour,
+// so their own retries do not multiply a final answer).
+type failure struct {
+	status          int
+	openaiType      string
+	code            string
+	bedrockStatus   int
+	bedrockType     string
+	streamException string
+	final           bool
+}
+
+// failures maps the router's step codes onto both wire formats: docs/model-gateway.md's
+// error table, row for row.
+var failures = map[wire.Code]failure{
+	router.CodeSpendLimit: {status: 429, openaiType: "insufficient_quota", code: "insufficient_quota",
+		bedrockStatus: 400, bedrockType: "ServiceQuotaExceededException", streamException: "serviceUnavailableException", final: true},
+	router.CodeContextWindow: {status: 400, openaiType: "invalid_request_error", code: "context_length_exceeded",
+		bedrockStatus: 400, bedrockType: "ValidationException", streamException: "validationException", final: true},
+	router.CodeModelRejected: {status: 400, openaiType: "invalid_request_error", code: "model_request_rejected",
+		bedrockStatus: 400, bedrockType: "ValidationException", streamException: "validationException", final: true},
+	router.CodeUnknownPolicy: {status: 404, openaiType: "invalid_request_error", code: "model_not_found",
+		bedrockStatus: 404, bedrockType: "ResourceNotFoundException", streamException: "validationException", final: true},
+	router.CodeStepDeadline: {status: 408, openaiType: "timeout", code: "timeout",
+		bedrockStatus: 408, bedrockType: "ModelTimeoutException", streamException: "modelStreamErrorException", final: true},
+	router.CodeModelUnavailable: {status: 503, openaiType: "server_error", code: "model_unavailable",
+		bedrockStatus: 503, bedrockType: "ServiceUnavailableException", streamException: "serviceUnavailableException"},
+	router.CodeMidStream: {status: 502, openaiType: "server_error", code: "model_stream_interrupted",
+		bedrockStatus: 500, bedrockType: "ModelStreamErrorException", streamException: "modelStreamErrorException"},
+}
+
+// internal is any other failure (the router returns none today).
+var internal = failure{status: 500, openaiType: "server_error", code: "model_error", bedrockStatus: 500, bedrockType: "InternalServerException", streamException: "internalServerException"}
+
+// Request failures, before any routing.
+var (
+	badRequest   = failure{status: 400, openaiType: "invalid_request_error", code: "invalid_request", bedrockStatus: 400, bedrockType: "ValidationException", final: true}
+	notFound     = failure{status: 404, openaiType: "invalid_request_error", code: "not_found", bedrockStatus: 404, bedrockType: "UnknownOperationException", final: true}
+	unauthorized = map[api]failure{
+		apiOpenAI:   {status: 401, openaiType: "invalid_request_error", code: "invalid_api_key", final: true},
+		apiConverse: {bedrockStatus: 403, bedrockType: "UnrecognizedClientException", final: true},
+	}
+)
+
+// classify is the router error's failure and its retry-after.
+func classify(err error) (failure, time.Duration) {
+	var re *retry.Error
+	if !errors.As(err, &re) {
+		return internal, 0
+	}
+	f, ok := failures[re.Code]
+	if !ok {
+		return internal, 0
+	}
+	if f.final {
+		return f, 0
+	}
+	ra := re.RetryAfter
+	if ra <= 0 {
+		ra = time.Second
+	}
+	return f, ra
+}
+
+func (g *Gateway) routeError(w http.ResponseWriter, a api, err error) {
+	f, ra := classify(err)
+	msg := err.Error()
+	if f.code == "context_length_exceeded" && a == apiConverse {
+		msg = "Input is too long for requested model. " + msg // Bedrock's wording, which Converse clients match
+	}
+	g.fail(w, a, f, msg, ra)
+}
+
+// fail answers a failure in a's wire format.
+func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra time.Duration) {
+	h := w.Header()
+	if ra > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(ra.Seconds()))))
+	}
+	h.Set("X-Should-Retry", strconv.FormatBool(!f.final))
+	h.Set("Content-Type", "application/json")
+	if a == apiConverse {
+		st := f.bedrockStatus
+		if st == 0 {
+			st = f.status
+		}
+		h.Set("X-Amzn-ErrorType", f.bedrockType)
+		w.WriteHeader(st)
+		writeBody(w, map[string]string{"message": msg})
+		return
+	}
+	st := f.status
+	if st == 0 {
+		st = f.bedrockStatus
+	}
+	var eb openai.ErrorBody
+	eb.Error.Type, eb.Error.Code, eb.Error.Message = f.openaiType, f.code, msg
+	w.WriteHeader(st)
+	writeBody(w, eb)
+}
+
+func writeBody(w http.ResponseWriter, v any) {
+	_ = json.NewEncoder(w).Encode(v)
+}

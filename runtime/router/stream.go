@@ -1,0 +1,205 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
+)
+
+// EventKind is a streamed answer's event type: Converse's stream vocabulary, which both
+// wire formats map onto (an OpenAI SSE chunk becomes one or more events).
+type EventKind int
+
+const (
+	EventMessageStart EventKind = iota + 1 // the assistant turn begins
+	EventBlockStart                        // a tool-use block begins (ToolUse carries ID and Name)
+	EventBlockDelta                        // Text, or ToolInput (a piece of the JSON arguments)
+	EventBlockStop                         // the block at Index is complete
+	EventMessageStop                       // StopReason
+	EventMetadata                          // Usage, the last event
+)
+
+// StreamEvent is one event of a streamed answer.
+type StreamEvent struct {
+	Kind       EventKind
+	Index      int // content block index
+	ToolUse    *ToolUse
+	Text       string
+	ToolInput  string
+	StopReason string
+	Usage      Usage
+}
+
+// Stream is a provider's streamed answer. Recv returns io.EOF after the last event; any
+// other error ends the stream (a *ProviderError when the provider sent one).
+type Stream interface {
+	Recv() (StreamEvent, error)
+	Close() error
+}
+
+// StreamProvider is a Provider that can stream. ChatStream returns once the answer has
+// begun (status and headers): an error answer is an error here, not an event.
+type StreamProvider interface {
+	ChatStream(ctx context.Context, model string, req *Request) (Stream, error)
+}
+
+// CodeMidStream is the step error when a stream failed after its first event reached the
+// caller: nothing can be retried or fallen back to without the caller seeing it twice.
+const CodeMidStream = wire.ModelStreamInterrupted
+
+// ChatStream routes req like Chat, sending the answer to emit as it arrives. Retries and
+// fallbacks happen only before the first event is emitted; a failure after that ends the
+// call with CodeMidStream (retryable by the queue: the step runs again). The returned
+// Response is the assembled answer (usage included) for accounting; emit's own error
+// (the caller went away) ends the call too.
+func (r *Router) ChatStream(ctx context.Context, policy string, req *Request, emit func(StreamEvent) error) (*Response, error) {
+	st := &streamState{emit: emit}
+	return r.chat(ctx, policy, req, st)
+}
+
+// streamState follows one streamed call across attempts.
+type streamState struct {
+	emit      func(StreamEvent) error
+	committed bool // an event reached the caller: no more retries or fallbacks
+}
+
+// assembler builds the Response a stream amounts to.
+type assembler struct {
+	resp   Response
+	blocks map[int]*Block
+	order  []int
+	input  map[int]*strings.Builder
+}
+
+func (a *assembler) add(ev StreamEvent) {
+	if a.blocks == nil {
+		a.blocks, a.input = map[int]*Block{}, map[int]*strings.Builder{}
+		a.resp.Message.Role = RoleAssistant
+	}
+	block := func() *Block {
+		b := a.blocks[ev.Index]
+		if b == nil {
+			b = &Block{}
+			a.blocks[ev.Index] = b
+			a.order = append(a.order, ev.Index)
+		}
+		return b
+	}
+	switch ev.Kind {
+	case EventBlockStart:
+		if ev.ToolUse != nil {
+			tu := *ev.ToolUse
+			block().ToolUse = &tu
+			a.input[ev.Index] = &strings.Builder{}
+		}
+	case EventBlockDelta:
+		b := block()
+		if ev.ToolInput != "" {
+			if a.input[ev.Index] == nil {
+				a.input[ev.Index] = &strings.Builder{}
+			}
+			a.input[ev.Index].WriteString(ev.ToolInput)
+		} else {
+			b.Text += ev.Text
+		}
+	case EventMessageStop:
+		a.resp.StopReason = ev.StopReason
+	case EventMetadata:
+		a.resp.Usage = ev.Usage
+	}
+}
+
+func (a *assembler) response(model string) *Response {
+	resp := a.resp
+	resp.Model = model
+	resp.Message.Role = RoleAssistant
+	for _, i := range a.order {
+		b := *a.blocks[i]
+		if b.ToolUse != nil {
+			in := a.input[i].String()
+			if in == "" {
+				in = "{}"
+			}
+			b.ToolUse.Input = []byte(in)
+		}
+		resp.Message.Content = append(resp.Message.Content, b)
+	}
+	return &resp
+}
+
+// replay turns a whole answer into the events a stream of it would have had, for a
+// provider that cannot stream.
+func replay(resp *Response) []StreamEvent {
+	evs := []StreamEvent{{Kind: EventMessageStart}}
+	for i, b := range resp.Message.Content {
+		switch {
+		case b.ToolUse != nil:
+			evs = append(evs, StreamEvent{Kind: EventBlockStart, Index: i, ToolUse: &ToolUse{ID: b.ToolUse.ID, Name: b.ToolUse.Name}},
+				StreamEvent{Kind: EventBlockDelta, Index: i, ToolInput: string(b.ToolUse.Input)})
+		default:
+			evs = append(evs, StreamEvent{Kind: EventBlockDelta, Index: i, Text: b.Text})
+		}
+		evs = append(evs, StreamEvent{Kind: EventBlockStop, Index: i})
+	}
+	return append(evs, StreamEvent{Kind: EventMessageStop, StopReason: resp.StopReason}, StreamEvent{Kind: EventMetadata, Usage: resp.Usage})
+}
+
+// stream is one streamed attempt: it opens the provider's stream and relays its events;
+// the first event commits the call.
+func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) (*Response, error) {
+	sp, ok := d.Provider.(StreamProvider)
+	if !ok {
+		resp, err := d.Provider.Chat(ctx, d.Model, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range replay(resp) {
+			st.committed = true
+			if err := st.emit(ev); err != nil {
+				return nil, &callerGone{err}
+			}
+		}
+		return resp, nil
+	}
+	s, err := sp.ChatStream(ctx, d.Model, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	var a assembler
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			if a.resp.StopReason == "" {
+				return nil, &ProviderError{Err: fmt.Errorf("%s: the stream ended before its stop event", d.Name)}
+			}
+			return a.response(d.Model), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		a.add(ev)
+		st.committed = true
+		if err := st.emit(ev); err != nil {
+			return nil, &callerGone{err}
+		}
+	}
+}
+
+// callerGone is emit's failure: the client stopped reading.
+type callerGone struct{ err error }
+
+func (e *callerGone) Error() string { return "the caller stopped reading the stream: " + e.err.Error() }
+func (e *callerGone) Unwrap() error { return e.err }
+
+// midStreamError is the final error of a stream that failed after it was committed.
+func midStreamError(err error, policy string, started time.Time) *retry.Error {
+	return &retry.Error{Code: CodeMidStream, Retryable: true, Err: err,
+		Message: fmt.Sprintf("policy %s: the stream failed %v after it began: %v", policy, time.Since(started).Round(time.Millisecond), err)}
+}

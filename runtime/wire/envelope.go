@@ -1,0 +1,213 @@
+// Package wire is the vocabulary fleet-worker's modes share on the wire: the message
+// envelopes a step arrives in, the outcome envelope the AgentCore runtime answers the
+// dispatcher with, and the reason codes of every verdict. It imports only the standard
+// library, so a mode that only moves bytes (the dispatcher) need not link the worker.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kinds of message body the worker accepts.
+const (
+	KindEventBridge = "eventbridge" // EventBridge envelope (rule target = queue)
+	KindSFN         = "sfn"         // Step Functions .waitForTaskToken task
+	// KindSFNInvoke is a Step Functions task invoked synchronously (lambda:invoke in Express
+	// executions): the task shape without a TaskToken; the result is the invocation's answer.
+	KindSFNInvoke = "sfn-invoke"
+	KindRaw       = "raw" // a bare detail object (direct producers, AgentCore)
+)
+
+// Envelope is a parsed message body.
+type Envelope struct {
+	Kind        string
+	EventID     string // EventBridge id
+	TaskToken   string // SFN
+	ExecutionID string // SFN
+	State       string // SFN
+	EnteredTime string // SFN: $$.State.EnteredTime, distinguishes loop iterations
+	TraceID     string
+	Detail      json.RawMessage // the step input
+	// Deadline of the run, when the producer gave one: SFN bodies may carry
+	// "deadline" (RFC 3339) or "entered_time" + "timeout_seconds" (the
+	// task's TimeoutSeconds); any detail may carry "deadline".
+	Deadline time.Time
+	// Expires is when the consumed event's ttl_seconds (the seed's envelope) runs out: its
+	// time (EventBridge) or the task's entered_time (Step Functions) plus the TTL. Zero when
+	// the detail carries no ttl_seconds or the body has no time to count from.
+	Expires time.Time
+	// ModelPolicy is detail.model_policy: the routing policy the event asks for ("" = the
+	// class's default).
+	ModelPolicy string
+}
+
+// Detail fields of the seed's envelope the worker acts on.
+const (
+	FieldTTLSeconds  = "ttl_seconds"
+	FieldModelPolicy = "model_policy"
+)
+
+// FallbackKey is the idempotency key when the config names no fields:
+// the EventBridge event id, or execution id + "/" + state for SFN, plus
+// "/" + entered time when given: a workflow that loops back to a state
+// does new work on each pass, while the state's own retries (same entered
+// time, new retry count) are the same work and share the key.
+func (e *Envelope) FallbackKey() string {
+	switch e.Kind {
+	case KindEventBridge:
+		return e.EventID
+	case KindSFN, KindSFNInvoke:
+		if e.ExecutionID != "" && e.State != "" {
+			if e.EnteredTime != "" {
+				return e.ExecutionID + "/" + e.State + "/" + e.EnteredTime
+			}
+			return e.ExecutionID + "/" + e.State
+		}
+	}
+	return ""
+}
+
+// ParseEnvelope recognises the two contract shapes and bare detail objects.
+func ParseEnvelope(body []byte) (*Envelope, error) {
+	var top map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("body is not a JSON object: %w", err)
+	}
+	if top == nil {
+		return nil, errors.New("body is null")
+	}
+	e := &Envelope{}
+	var sent time.Time // when the work was sent, for ttl_seconds
+	str := func(m map[string]json.RawMessage, k string) string {
+		var s string
+		if raw, ok := m[k]; ok {
+			_ = json.Unmarshal(raw, &s)
+		}
+		return s
+	}
+	_, hasDetailType := top["detail-type"]
+	invoked := !hasDetailType && top["execution_id"] != nil && top["state"] != nil && top["detail"] != nil
+	switch {
+	case top["TaskToken"] != nil || invoked:
+		e.Kind = KindSFNInvoke
+		if top["TaskToken"] != nil {
+			e.Kind = KindSFN
+			e.TaskToken = str(top, "TaskToken")
+			if e.TaskToken == "" {
+				return nil, errors.New("TaskToken is not a non-empty string")
+			}
+		}
+		e.ExecutionID = str(top, "execution_id")
+		e.State = str(top, "state")
+		e.EnteredTime = str(top, "entered_time")
+		if e.EnteredTime != "" {
+			if t, err := time.Parse(time.RFC3339Nano, e.EnteredTime); err == nil {
+				sent = t
+			}
+		}
+		e.TraceID = str(top, "trace_id")
+		if d, ok := top["detail"]; ok {
+			e.Detail = d
+		} else {
+			// The seed's ASL puts fields at the top level beside TaskToken.
+			rest := map[string]json.RawMessage{}
+			for k, v := range top {
+				switch k {
+				case "TaskToken", "execution_id", "state", "deadline", "entered_time", "timeout_seconds":
+				default:
+					rest[k] = v
+				}
+			}
+			e.Detail, _ = json.Marshal(rest)
+		}
+		if s := str(top, "deadline"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("deadline: %w", err)
+			}
+			e.Deadline = t
+		} else if s := str(top, "entered_time"); s != "" {
+			var secs int64
+			if raw, ok := top["timeout_seconds"]; ok {
+				if err := json.Unmarshal(raw, &secs); err != nil {
+					return nil, fmt.Errorf("timeout_seconds: %w", err)
+				}
+			}
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("entered_time: %w", err)
+			}
+			if secs > 0 {
+				e.Deadline = t.Add(time.Duration(secs) * time.Second)
+			}
+		}
+	case hasDetailType && top["detail"] != nil:
+		e.Kind = KindEventBridge
+		e.EventID = str(top, "id")
+		e.Detail = top["detail"]
+		if s := str(top, "time"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("time: %w", err)
+			}
+			sent = t
+		}
+	default:
+		e.Kind = KindRaw
+		e.Detail = body
+	}
+	var detail map[string]json.RawMessage
+	if err := json.Unmarshal(e.Detail, &detail); err != nil || detail == nil {
+		return nil, errors.New("detail is not a JSON object")
+	}
+	if e.TraceID == "" {
+		e.TraceID = str(detail, "trace_id")
+	}
+	if raw, ok := detail[FieldModelPolicy]; ok {
+		if err := json.Unmarshal(raw, &e.ModelPolicy); err != nil || e.ModelPolicy == "" {
+			return nil, errors.New("detail.model_policy is not a non-empty string")
+		}
+	}
+	if raw, ok := detail[FieldTTLSeconds]; ok {
+		var ttl int64
+		if err := json.Unmarshal(raw, &ttl); err != nil || ttl < 0 {
+			return nil, errors.New("detail.ttl_seconds is not a non-negative whole number")
+		}
+		if !sent.IsZero() {
+			e.Expires = sent.Add(time.Duration(ttl) * time.Second)
+		}
+	}
+	if e.Deadline.IsZero() {
+		if s := str(detail, "deadline"); s != "" {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return nil, fmt.Errorf("detail.deadline: %w", err)
+			}
+			e.Deadline = t
+		}
+	}
+	return e, nil
+}
+
+// DetailField returns detail[field] as a string ("" when absent); numbers
+// and other scalars are returned in their JSON form.
+func DetailField(detail json.RawMessage, field string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(detail, &m) != nil {
+		return ""
+	}
+	raw, ok := m[field]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}

@@ -1,0 +1,53 @@
+package wire
+
+import "encoding/json"
+
+// AgentCoreMaxPayload is the largest invocation body AgentCore takes: the seed's "100 MB
+// payloads", read as decimal megabytes (100,000,000 bytes), the smaller of the two readings,
+// so nothing fleetc accepts is refused by AgentCore. Rule W004, the dispatcher and the
+// runtime's server all hold bodies to it.
+const AgentCoreMaxPayload = 100 * 1000 * 1000
+
+// OutcomeMediaType is the Accept type under which fleet-worker answers an invocation with an
+// OutcomeEnvelope (always HTTP 200).
+const OutcomeMediaType = "application/vnd.fleetc.outcome+json"
+
+// Outcome is what an outcome envelope tells the dispatcher to do with the message.
+type Outcome string
+
+// Envelope outcomes.
+const (
+	OutcomeDone       Outcome = "done"        // finished (or answered from the idempotency record)
+	OutcomeBusy       Outcome = "busy"        // still running, or leased elsewhere: ask again after RetryAfterSeconds
+	OutcomeRetry      Outcome = "retry"       // failed, retryable: release the message
+	OutcomeDeadLetter Outcome = "dead_letter" // failed for good: dead-letter with Code and Message
+)
+
+// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
+// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
+// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
+const (
+	// HeaderOutcome asks fleet-worker for an OutcomeEnvelope, like Accept: OutcomeMediaType.
+	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
+	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
+	// limit and task-token failure see the real attempt.
+	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
+)
+
+// AllowedHeaders is the runtime's request_header_allowlist.
+var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
+
+// EnvelopeFormat marks an OutcomeEnvelope in its body too, so it is recognised even if a
+// proxy rewrites the Content-Type.
+const EnvelopeFormat = "fleetc.outcome/1"
+
+// OutcomeEnvelope is fleet-worker's answer under OutcomeMediaType.
+type OutcomeEnvelope struct {
+	Format            string          `json:"format"` // EnvelopeFormat
+	Outcome           Outcome         `json:"outcome"`
+	Output            json.RawMessage `json:"output,omitempty"`
+	Duplicate         bool            `json:"duplicate,omitempty"`
+	RetryAfterSeconds int             `json:"retry_after_seconds,omitempty"`
+	Code              Code            `json:"code,omitempty"`
+	Message           string          `json:"message,omitempty"`
+}

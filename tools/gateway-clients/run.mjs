@@ -1,0 +1,204 @@
+// Runs the SDKs handler authors use against fleet-worker's model gateway and prints one
+// JSON object: case name -> what the client saw. The Go test
+// (cmd/fleet-worker/gateway_clients_test.go) starts `fleet-worker gateway` in front of
+// scripted upstreams, runs this with the exports it printed, and checks every case.
+// The user message is the upstream's script: "plain", "spend", "ratelimit", "down", ...
+import OpenAI from "openai";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, streamText, generateObject, jsonSchema } from "ai";
+import { z } from "zod";
+import {
+  BedrockRuntimeClient,
+  ConverseCommand,
+  ConverseStreamCommand,
+} from "@aws-sdk/client-bedrock-runtime";
+
+const env = process.env;
+const openai = new OpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY });
+const aiOpenAI = createOpenAI({ baseURL: env.OPENAI_BASE_URL, apiKey: env.OPENAI_API_KEY });
+// Default HTTP handler (HTTP/2); the token comes from AWS_BEARER_TOKEN_BEDROCK.
+const bedrock = new BedrockRuntimeClient({ region: "us-east-1", endpoint: env.AWS_ENDPOINT_URL_BEDROCK_RUNTIME });
+
+const weatherTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "Current weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+const user = (text) => [{ role: "user", content: text }];
+
+function failure(e) {
+  return {
+    error: {
+      name: e?.name,
+      status: e?.status ?? e?.statusCode ?? e?.$metadata?.httpStatusCode,
+      code: e?.code ?? e?.error?.code,
+      attempts: e?.$metadata?.attempts,
+      message: String(e?.message ?? e).slice(0, 300),
+      text: e?.text,
+    },
+  };
+}
+
+const cases = {
+  async oa_plain() {
+    const r = await openai.chat.completions.create({ model: "gpt", messages: user("plain") });
+    return { text: r.choices[0].message.content, finish: r.choices[0].finish_reason, usage: r.usage };
+  },
+  async oa_stream() {
+    const s = await openai.chat.completions.create({
+      model: "gpt", messages: user("plain"), stream: true, stream_options: { include_usage: true },
+    });
+    let text = "", finish, usage, chunks = 0;
+    for await (const c of s) {
+      chunks++;
+      if (c.usage) usage = c.usage;
+      for (const ch of c.choices) {
+        text += ch.delta?.content ?? "";
+        if (ch.finish_reason) finish = ch.finish_reason;
+      }
+    }
+    return { text, finish, usage, chunks };
+  },
+  async oa_tools() {
+    const r = await openai.chat.completions.create({ model: "gpt", messages: user("tool"), tools: [weatherTool], tool_choice: "required" });
+    const m = r.choices[0].message;
+    return { finish: r.choices[0].finish_reason, tool: m.tool_calls?.[0]?.function?.name, args: m.tool_calls?.[0]?.function?.arguments };
+  },
+  async oa_stream_tools() {
+    const s = await openai.chat.completions.create({ model: "gpt", messages: user("tool"), tools: [weatherTool], stream: true });
+    let tool = "", args = "", finish;
+    for await (const c of s) {
+      for (const ch of c.choices) {
+        for (const tc of ch.delta?.tool_calls ?? []) {
+          tool += tc.function?.name ?? "";
+          args += tc.function?.arguments ?? "";
+        }
+        if (ch.finish_reason) finish = ch.finish_reason;
+      }
+    }
+    return { tool, args, finish };
+  },
+  async oa_json() {
+    const r = await openai.chat.completions.create({
+      model: "gpt", messages: user("json"),
+      response_format: { type: "json_schema", json_schema: { name: "weather", strict: true,
+        schema: { type: "object", properties: { city: { type: "string" }, temp: { type: "number" } }, required: ["city", "temp"], additionalProperties: false } } },
+    });
+    return { object: JSON.parse(r.choices[0].message.content) };
+  },
+  async oa_parallel_tool_results() {
+    // Two tool results in a row to a Bedrock target: one user message upstream.
+    const r = await openai.chat.completions.create({
+      model: "claude", tools: [weatherTool],
+      messages: [
+        { role: "user", content: "parallel" },
+        { role: "assistant", content: null, tool_calls: [
+          { id: "a", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } },
+          { id: "b", type: "function", function: { name: "get_weather", arguments: '{"city":"Bergen"}' } }] },
+        { role: "tool", tool_call_id: "a", content: "3C" },
+        { role: "tool", tool_call_id: "b", content: "5C" },
+      ],
+    });
+    return { text: r.choices[0].message.content };
+  },
+  async oa_stream_midfail() {
+    let text = "";
+    try {
+      const s = await openai.chat.completions.create({ model: "gpt", messages: user("midfail"), stream: true });
+      for await (const c of s) for (const ch of c.choices) text += ch.delta?.content ?? "";
+      return { text };
+    } catch (e) {
+      return { text, ...failure(e) };
+    }
+  },
+};
+for (const c of ["spend", "ratelimit", "retryafter", "down", "ctx-openai", "ctx-vllm", "ctx-anthropic"]) {
+  cases["oa_" + c] = async () => {
+    try {
+      const r = await openai.chat.completions.create({ model: "gpt", messages: user(c) });
+      return { text: r.choices[0].message.content };
+    } catch (e) {
+      return failure(e);
+    }
+  };
+}
+
+Object.assign(cases, {
+  async ai_generateText() {
+    const r = await generateText({ model: aiOpenAI.chat("gpt"), prompt: "plain" });
+    return { text: r.text, finish: r.finishReason, usage: r.usage };
+  },
+  async ai_streamText() {
+    const r = streamText({ model: aiOpenAI.chat("gpt"), prompt: "plain" });
+    let text = "";
+    for await (const t of r.textStream) text += t;
+    return { text, finish: await r.finishReason, usage: await r.usage };
+  },
+  async ai_generateObject() {
+    const r = await generateObject({ model: aiOpenAI.chat("gpt"), prompt: "json", schema: z.object({ city: z.string(), temp: z.number() }) });
+    return { object: r.object };
+  },
+  async ai_generateObject_bedrock() {
+    // A Bedrock target answers response_format through a forced tool.
+    const r = await generateObject({ model: aiOpenAI.chat("claude"), prompt: "json", schema: z.object({ city: z.string(), temp: z.number() }) });
+    return { object: r.object };
+  },
+});
+
+const converseMessages = (text) => [{ role: "user", content: [{ text }] }];
+const converseTools = { tools: [{ toolSpec: { name: "get_weather", inputSchema: { json: weatherTool.function.parameters } } }] };
+async function converseStream(input) {
+  const r = await bedrock.send(new ConverseStreamCommand(input));
+  let text = "", toolInput = "", tool, stop, usage;
+  for await (const ev of r.stream) {
+    if (ev.contentBlockStart?.start?.toolUse) tool = ev.contentBlockStart.start.toolUse.name;
+    if (ev.contentBlockDelta?.delta?.text) text += ev.contentBlockDelta.delta.text;
+    if (ev.contentBlockDelta?.delta?.toolUse) toolInput += ev.contentBlockDelta.delta.toolUse.input;
+    if (ev.messageStop) stop = ev.messageStop.stopReason;
+    if (ev.metadata) usage = ev.metadata.usage;
+  }
+  return { text, tool, toolInput, stop, usage };
+}
+for (const model of ["claude", "gpt"]) {
+  cases["br_converse_" + model] = async () => {
+    const r = await bedrock.send(new ConverseCommand({ modelId: model, messages: converseMessages("plain"), inferenceConfig: { maxTokens: 50, topP: 0.9, stopSequences: ["END"] } }));
+    return { text: r.output.message.content[0].text, stop: r.stopReason, usage: r.usage };
+  };
+  cases["br_stream_" + model] = () => converseStream({ modelId: model, messages: converseMessages("plain") });
+  cases["br_stream_tools_" + model] = () => converseStream({ modelId: model, messages: converseMessages("tool"), toolConfig: converseTools });
+}
+cases.br_spend = async () => {
+  try {
+    await bedrock.send(new ConverseCommand({ modelId: "gpt", messages: converseMessages("spend") }));
+    return {};
+  } catch (e) {
+    return failure(e);
+  }
+};
+cases.br_throttle = async () => {
+  const r = await bedrock.send(new ConverseCommand({ modelId: "claude", messages: converseMessages("throttle") }));
+  return { text: r.output.message.content[0].text };
+};
+cases.br_stream_midfail = async () => {
+  try {
+    return await converseStream({ modelId: "gpt", messages: converseMessages("midfail") });
+  } catch (e) {
+    return failure(e);
+  }
+};
+
+const only = process.argv.slice(2);
+const out = {};
+for (const [name, fn] of Object.entries(cases)) {
+  if (only.length && !only.includes(name)) continue;
+  try {
+    out[name] = await fn();
+  } catch (e) {
+    out[name] = { unexpected: true, ...failure(e) };
+  }
+}
+process.stdout.write(JSON.stringify(out, null, 1) + "\n");
+bedrock.destroy();

@@ -1,0 +1,254 @@
+// Command mutate measures how many small semantic changes to a package its own tests catch.
+//
+// It parses every non-test Go file of one package, lists the mutation sites (a comparison
+// flipped at its boundary or negated, && and || swapped, + and - swapped, an integer
+// literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
+// with `go test -overlay`, so the source tree is never written and runs can overlap. A mutant
+// is killed when the tests fail, survives when they pass, and is invalid when it does not
+// compile. The score is killed / (killed + survived). Survivors are printed with their
+// position so a reader can judge which are equivalent (no test could tell them apart).
+//
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP]
+//
+// -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
+// the same mutants. The machine is shared: -p defaults to 1.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// site is one mutation: in file, the node at pos is changed by apply (and changed back by undo).
+type site struct {
+	file  string
+	pos   token.Position
+	desc  string
+	apply func()
+	undo  func()
+}
+
+var swaps = map[token.Token]token.Token{
+	token.LSS: token.LEQ, token.LEQ: token.LSS, token.GTR: token.GEQ, token.GEQ: token.GTR,
+	token.EQL: token.NEQ, token.NEQ: token.EQL, token.LAND: token.LOR, token.LOR: token.LAND,
+	token.ADD: token.SUB, token.SUB: token.ADD,
+}
+
+func main() {
+	pkg := flag.String("pkg", "", "package directory, e.g. ./compiler/check")
+	n := flag.Int("n", 0, "sample this many mutants (0: all)")
+	seed := flag.Uint64("seed", 1, "sampling seed")
+	par := flag.Int("p", 1, "mutants tested at once")
+	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
+	run := flag.String("run", "", "go test -run filter (default: all tests)")
+	flag.Parse()
+	if *pkg == "" {
+		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
+		os.Exit(2)
+	}
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(*pkg, "*.go"))
+	if err != nil {
+		fail(err)
+	}
+	sort.Strings(files)
+	type parsed struct {
+		name string
+		file *ast.File
+	}
+	var srcs []parsed
+	var sites []site
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			fail(err)
+		}
+		srcs = append(srcs, parsed{name, f})
+		sites = append(sites, collect(fset, name, f)...)
+	}
+	total := len(sites)
+	if *n > 0 && *n < len(sites) {
+		r := rand.New(rand.NewPCG(*seed, 0))
+		r.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
+		sites = sites[:*n]
+		sort.SliceStable(sites, func(i, j int) bool {
+			if sites[i].file != sites[j].file {
+				return sites[i].file < sites[j].file
+			}
+			return sites[i].pos.Offset < sites[j].pos.Offset
+		})
+	}
+	byName := map[string]*ast.File{}
+	for _, p := range srcs {
+		byName[p.name] = p.file
+	}
+	tmp, err := os.MkdirTemp("", "mutate-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(tmp)
+
+	// Each mutant's source is rendered under one lock (the AST is shared), then tested alone.
+	var mu sync.Mutex
+	results := make([]string, len(sites))
+	sem := make(chan struct{}, max(*par, 1))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, s := range sites {
+		mu.Lock()
+		s.apply()
+		var buf bytes.Buffer
+		perr := printer.Fprint(&buf, fset, byName[s.file])
+		s.undo()
+		mu.Unlock()
+		if perr != nil {
+			fail(perr)
+		}
+		abs, _ := filepath.Abs(s.file)
+		mutFile := filepath.Join(tmp, strconv.Itoa(i)+".go")
+		overlay := filepath.Join(tmp, strconv.Itoa(i)+".json")
+		ov, _ := json.Marshal(map[string]any{"Replace": map[string]string{abs: mutFile}})
+		if err := os.WriteFile(mutFile, buf.Bytes(), 0o644); err != nil {
+			fail(err)
+		}
+		if err := os.WriteFile(overlay, ov, 0o644); err != nil {
+			fail(err)
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			results[i] = test(*pkg, overlay, *run, *timeout)
+			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.desc)
+		}()
+	}
+	wg.Wait()
+	count := map[string]int{}
+	var survivors []string
+	for i, r := range results {
+		count[r]++
+		if r == "survived" {
+			survivors = append(survivors, fmt.Sprintf("  %s:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].desc))
+		}
+	}
+	valid := count["killed"] + count["survived"]
+	score := 0.0
+	if valid > 0 {
+		score = 100 * float64(count["killed"]) / float64(valid)
+	}
+	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d; score %.1f %% (%s)\n",
+		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
+	if len(survivors) > 0 {
+		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
+		fmt.Println(strings.Join(survivors, "\n"))
+	}
+}
+
+// test runs the package's tests over the overlay: killed, survived or invalid.
+func test(pkg, overlay, run string, timeout time.Duration) string {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := []string{"test", "-count=1", "-failfast", "-overlay=" + overlay}
+	if run != "" {
+		args = append(args, "-run", run)
+	}
+	args = append(args, pkg)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	switch {
+	case err == nil:
+		return "survived"
+	case ctx.Err() != nil:
+		return "killed" // hung: a test that never finishes is a failing test
+	case bytes.Contains(out.Bytes(), []byte("[build failed]")) || bytes.Contains(out.Bytes(), []byte("[setup failed]")):
+		return "invalid"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return "killed"
+	}
+	fail(err)
+	return ""
+}
+
+// collect lists the mutation sites of one file.
+func collect(fset *token.FileSet, name string, f *ast.File) []site {
+	var out []site
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch x := n.(type) {
+		case *ast.GenDecl:
+			if x.Tok == token.CONST || x.Tok == token.IMPORT {
+				return false // constants are facts from the seeds; mutating them tests the seeds
+			}
+		case *ast.BinaryExpr:
+			if to, ok := swaps[x.Op]; ok && !isString(x) {
+				from := x.Op
+				out = append(out, site{file: name, pos: fset.Position(x.OpPos),
+					desc:  fmt.Sprintf("%s → %s", from, to),
+					apply: func() { x.Op = to }, undo: func() { x.Op = from }})
+			}
+		case *ast.UnaryExpr:
+			if x.Op == token.NOT {
+				inner := x.X
+				// !x becomes !!(x), which is x: the printer needs no new node in the parent.
+				out = append(out, site{file: name, pos: fset.Position(x.OpPos), desc: "drop !",
+					apply: func() { x.X = &ast.UnaryExpr{Op: token.NOT, X: &ast.ParenExpr{X: inner}} },
+					undo:  func() { x.X = inner }})
+			}
+		case *ast.BasicLit:
+			if x.Kind == token.INT {
+				v, err := strconv.ParseInt(x.Value, 0, 64)
+				if err != nil || v > 1<<20 {
+					return true
+				}
+				old := x.Value
+				nv := strconv.FormatInt(v+1, 10)
+				out = append(out, site{file: name, pos: fset.Position(x.Pos()), desc: old + " → " + nv,
+					apply: func() { x.Value = nv }, undo: func() { x.Value = old }})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// isString guesses string concatenation (+ of a string literal), which has no - to swap to.
+func isString(x *ast.BinaryExpr) bool {
+	if x.Op != token.ADD {
+		return false
+	}
+	for _, e := range []ast.Expr{x.X, x.Y} {
+		if l, ok := e.(*ast.BasicLit); ok && l.Kind == token.STRING {
+			return true
+		}
+	}
+	return false
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "mutate:", err)
+	os.Exit(1)
+}
