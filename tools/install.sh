@@ -81,39 +81,30 @@ install_oasdiff() {
 	echo "$h" >"$st"
 }
 
-install_asl() {
-	local dir="$ROOT/tools/node" st h
+# npm_dir NAME DIR MARKER: npm ci in tools/DIR (its package.json and package-lock.json pin it)
+# unless DIR/node_modules/MARKER exists and the lock's stamp matches.
+npm_dir() {
+	local name=$1 dir="$ROOT/tools/$2" marker=$3 st h
 	st="$dir/node_modules/.fleetc-lock.sha256"
 	if ! command -v npm >/dev/null; then
-		log "asl: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
+		log "$name: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
 		return 1
 	fi
 	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
-	if up_to_date "$dir/node_modules/.bin/asl-validator" "$st" "$h"; then
-		log "asl-validator: up to date ($("$dir/node_modules/.bin/asl-validator" --version))"
+	if up_to_date "$dir/node_modules/$marker" "$st" "$h"; then
+		log "$name: up to date"
 		return
 	fi
-	log "asl-validator: npm ci"
+	log "$name: npm ci"
 	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
 	echo "$h" >"$st"
 }
 
-install_typescript() {
-	local dir="$ROOT/tools/typescript" st h
-	st="$dir/node_modules/.fleetc-lock.sha256"
-	if ! command -v npm >/dev/null; then
-		log "typescript: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
-		return 1
-	fi
-	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
-	if up_to_date "$dir/node_modules/.bin/tsc" "$st" "$h"; then
-		log "typescript: up to date ($("$dir/node_modules/.bin/tsc" --version))"
-		return
-	fi
-	log "typescript: npm ci"
-	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
-	echo "$h" >"$st"
-}
+install_asl() { npm_dir asl-validator node .bin/asl-validator; }
+install_typescript() { npm_dir typescript typescript .bin/tsc; }
+install_mermaid() { npm_dir mermaid mermaid mermaid; }
+install_mcp_inspector() { npm_dir mcp-inspector mcp-inspector .bin/mcp-inspector-cli; }
+install_gateway_clients() { npm_dir gateway-clients gateway-clients openai; }
 
 # mypy checks the Python handler types (fleetc types --lang python); PyPI is out of reach in
 # CI, so it comes from Debian's package, and only where apt-get may run.
@@ -128,53 +119,6 @@ install_mypy() {
 		return
 	fi
 	log "mypy: not found; install it (apt-get install mypy); the python types test skips without it"
-}
-
-install_mermaid() {
-	local dir="$ROOT/tools/mermaid" st h
-	st="$dir/node_modules/.fleetc-lock.sha256"
-	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
-	if up_to_date "$dir/node_modules/mermaid" "$st" "$h"; then
-		log "mermaid: up to date"
-		return
-	fi
-	log "mermaid: npm ci"
-	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
-	echo "$h" >"$st"
-}
-
-install_mcp_inspector() {
-	local dir="$ROOT/tools/mcp-inspector" st h
-	st="$dir/node_modules/.fleetc-lock.sha256"
-	if ! command -v npm >/dev/null; then
-		log "mcp-inspector: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
-		return 1
-	fi
-	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
-	if up_to_date "$dir/node_modules/.bin/mcp-inspector-cli" "$st" "$h"; then
-		log "mcp-inspector: up to date"
-		return
-	fi
-	log "mcp-inspector: npm ci"
-	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
-	echo "$h" >"$st"
-}
-
-install_gateway_clients() {
-	local dir="$ROOT/tools/gateway-clients" st h
-	st="$dir/node_modules/.fleetc-lock.sha256"
-	if ! command -v npm >/dev/null; then
-		log "gateway-clients: npm not found; install Node.js >= 18 (apt-get install nodejs npm)"
-		return 1
-	fi
-	h=$(stamp "$dir/package.json" "$dir/package-lock.json")
-	if up_to_date "$dir/node_modules/openai" "$st" "$h"; then
-		log "gateway-clients: up to date"
-		return
-	fi
-	log "gateway-clients: npm ci"
-	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
-	echo "$h" >"$st"
 }
 
 install_graphviz() {
