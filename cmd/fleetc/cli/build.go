@@ -14,8 +14,6 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func init() { register(newBuildCmd) }
-
 // buildOptions are build's flags.
 type buildOptions struct {
 	out           string

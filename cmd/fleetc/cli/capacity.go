@@ -15,8 +15,6 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
-func init() { register(newCapacityCmd) }
-
 // capacityFlags are the traffic overrides of fleetc capacity.
 type capacityFlags struct {
 	format                                *formatFlag

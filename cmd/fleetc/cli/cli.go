@@ -1,6 +1,6 @@
 // Package cli is fleetc's command line, on spf13/cobra. Main takes its streams as arguments
-// so tests run the whole CLI in-process. Each command is one file that registers its
-// constructor with register (see version.go for the smallest one).
+// so tests run the whole CLI in-process. Each command is one file; its constructor is listed
+// in commands (see version.go for the smallest one).
 package cli
 
 import (
@@ -30,10 +30,15 @@ type streams struct {
 	stdout, stderr io.Writer
 }
 
-// commands are the constructors of fleetc's top-level commands, registered by their files.
-var commands []func(*streams) *cobra.Command
-
-func register(c func(*streams) *cobra.Command) { commands = append(commands, c) }
+// commands are the constructors of fleetc's top-level commands: one explicit list, no init()
+// registration. A new command is one file and one line here.
+var commands = []func(*streams) *cobra.Command{
+	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newExplainCmd,
+	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
+	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
+	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
+	func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) },
+}
 
 // exitCode carries a command's exit code through cobra's error return.
 type exitCode int

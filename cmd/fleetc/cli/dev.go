@@ -13,11 +13,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
-func init() {
-	register(newDevCmd)
-	register(newDevHandlerCmd)
-}
-
 // devOptions are dev's flags.
 type devOptions struct {
 	out, endpoint, tfBin, workerBin string

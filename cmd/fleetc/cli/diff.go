@@ -13,8 +13,6 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
-func init() { register(newDiffCmd) }
-
 // failOnFlag is --fail-on: repeatable, each value also a comma-separated list.
 type failOnFlag []string
 

@@ -11,8 +11,6 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
-func init() { register(newExplainCmd) }
-
 func newExplainCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
 		Use:   "explain ID",

@@ -13,8 +13,6 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
-func init() { register(newFmtCmd) }
-
 func newFmtCmd(s *streams) *cobra.Command {
 	var check bool
 	c := &cobra.Command{

@@ -10,8 +10,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/graph"
 )
 
-func init() { register(newGraphCmd) }
-
 func newGraphCmd(s *streams) *cobra.Command {
 	format := newFormat("mermaid", "mermaid", "dot")
 	c := &cobra.Command{

@@ -16,8 +16,6 @@ import (
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
-func init() { register(newInitCmd) }
-
 // starters are the commented fleet.yaml of each runtime fleetc init offers.
 //
 //go:embed starter/*.yaml

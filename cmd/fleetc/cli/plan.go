@@ -64,8 +64,6 @@ func interruptible() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-func init() { register(newPlanCmd) }
-
 // planOptions are plan's flags.
 type planOptions struct {
 	deployFlags
@@ -166,11 +164,6 @@ func writeSummary(w io.Writer, format string, s *deploy.Summary) {
 		return
 	}
 	s.WriteText(w)
-}
-
-func init() {
-	register(func(s *streams) *cobra.Command { return newChangeCmd("apply", s) })
-	register(func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) })
 }
 
 // changeOptions are the flags of apply and destroy.

@@ -13,8 +13,6 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func init() { register(newRulesCmd) }
-
 func newRulesCmd(s *streams) *cobra.Command {
 	format := newFormat("text", "text", "json")
 	c := &cobra.Command{

@@ -22,8 +22,6 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func init() { register(newSchemasCmd) }
-
 func newSchemasCmd(s *streams) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "schemas",

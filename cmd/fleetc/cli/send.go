@@ -20,8 +20,6 @@ import (
 // SDK's standard retries (with jitter) are the right layer here, unlike in the workers.
 const sendAttempts = 3
 
-func init() { register(newSendCmd) }
-
 // sendOptions are send's flags.
 type sendOptions struct {
 	detail, detailFile, endpoint string

@@ -24,8 +24,6 @@ const (
 // bedrockTypes are the parameter types a Bedrock action group's function schema accepts.
 var bedrockTypes = []string{"string", "number", "integer", "boolean", "array"}
 
-func init() { register(newToolsCmd) }
-
 func newToolsCmd(s *streams) *cobra.Command {
 	format := newFormat(toolsFormatJSON, toolsFormatJSON, toolsFormatOpenAI, toolsFormatBedrock, toolsFormatMCP)
 	c := &cobra.Command{

@@ -12,8 +12,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/types"
 )
 
-func init() { register(newTypesCmd) }
-
 func newTypesCmd(s *streams) *cobra.Command {
 	lang := newFormat(types.Go, types.Langs()...)
 	var out string

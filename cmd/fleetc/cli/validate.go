@@ -11,8 +11,6 @@ import (
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-func init() { register(newValidateCmd) }
-
 func newValidateCmd(s *streams) *cobra.Command {
 	format := newFormat("text", "text", "json", "github-actions")
 	var strict bool

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(newVersionCmd) }
-
 func newVersionCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
