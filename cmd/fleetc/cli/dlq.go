@@ -193,7 +193,7 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 	}
 	groups := dlq.GroupByCode(p.Letters)
 	if len(p.Letters) == 0 {
-		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", cmd, t.Class, t.DLQ, p.Depth.InFlight)
+		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", cmd, t.Class, t.DLQ, p.Elsewhere)
 		return exitInvalid
 	}
 	n := len(p.Letters)
@@ -213,13 +213,13 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 		n = min(n, o.max)
 	}
 	oneByOne := o.code != "" || o.max > 0 || o.canary > 0
-	fmt.Fprintf(stdout, "class %s: %d dead letter(s) in %s: %s\n", t.Class, len(p.Letters), t.DLQ, dlq.Codes(groups))
+	fmt.Fprintf(stdout, "class %s: %s in %s: %s\n", t.Class, dlq.Count(len(p.Letters), "dead letter"), t.DLQ, dlq.Codes(groups))
 	if !p.Complete {
-		fmt.Fprintf(stdout, "  (peek incomplete: %d visible, %d in flight)\n", p.Depth.Visible, p.Depth.InFlight)
+		fmt.Fprintf(stdout, "  (peek incomplete: saw %d of about %d; %d in flight)\n", len(p.Letters), p.Depth, p.Elsewhere)
 	}
 	what := "every dead letter"
 	if o.code != "" || o.max > 0 {
-		what = fmt.Sprintf("%d dead letter(s)", n)
+		what = dlq.Count(n, "dead letter")
 		if o.code != "" {
 			what += " of ERROR_CODE " + o.code
 		}

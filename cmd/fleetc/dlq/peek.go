@@ -76,8 +76,10 @@ func QueueDepth(ctx context.Context, api API, url string) (Depth, error) {
 
 // Peeked is what a peek saw.
 type Peeked struct {
-	Depth   Depth // before the peek
 	Letters []Letter
+	// Depth is the DLQ's approximate size; Elsewhere how many of it the peek could not see
+	// because another reader held them.
+	Depth, Elsewhere int
 	// Complete: every message the queue reported was seen. A peek misses messages that are
 	// in flight (another reader holds them), beyond the limit, or, on a FIFO DLQ, behind
 	// another message of their group.
@@ -91,11 +93,7 @@ func Peek(ctx context.Context, api API, url string, limit int) (*Peeked, error) 
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	d, err := QueueDepth(ctx, api, url)
-	if err != nil {
-		return nil, err
-	}
-	p := &Peeked{Depth: d}
+	p := &Peeked{}
 	seen := map[string]bool{}
 	var receipts []string
 	defer func() { release(context.WithoutCancel(ctx), api, url, receipts) }()
@@ -122,8 +120,18 @@ func Peek(ctx context.Context, api API, url string, limit int) (*Peeked, error) 
 			break
 		}
 	}
-	p.Limited = len(p.Letters) >= limit && len(p.Letters) < d.Visible+d.InFlight
-	p.Complete = d.InFlight == 0 && len(p.Letters) >= d.Visible
+	// Counted while the peek still holds what it saw: those are in flight by us, the rest
+	// is what it missed. (Counted before the peek, kumo would still show an earlier peek's
+	// released messages as in flight: it updates its counts only on receive.)
+	d, err := QueueDepth(ctx, api, url)
+	if err != nil {
+		return nil, err
+	}
+	n := len(p.Letters)
+	p.Depth = max(d.Visible+d.InFlight, n)
+	p.Elsewhere = max(d.InFlight-n, 0)
+	p.Limited = n >= limit && n < p.Depth
+	p.Complete = n >= p.Depth
 	sort.SliceStable(p.Letters, func(i, j int) bool { return p.Letters[i].SentAt.Before(p.Letters[j].SentAt) })
 	return p, nil
 }

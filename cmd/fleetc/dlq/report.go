@@ -20,10 +20,12 @@ type Report struct {
 
 // ClassReport is one class's DLQ.
 type ClassReport struct {
-	Class    string `json:"class"`
-	DLQ      string `json:"dlq"`
-	Visible  int    `json:"visible"`
-	InFlight int    `json:"in_flight"`
+	Class string `json:"class"`
+	DLQ   string `json:"dlq"`
+	// Depth is the DLQ's approximate size; InFlight how many of those another reader held
+	// (the peek could not see them).
+	Depth    int `json:"depth"`
+	InFlight int `json:"in_flight"`
 	// OldestAgeSeconds is the age of the oldest dead letter peeked (nil when none was).
 	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
 	Peeked           int      `json:"peeked"`
@@ -41,7 +43,7 @@ func Inspect(ctx context.Context, api API, fleet string, targets []*Target, limi
 		if err != nil {
 			return nil, fmt.Errorf("class %s: peek %s: %w", t.Class, t.DLQ, err)
 		}
-		c := ClassReport{Class: t.Class, DLQ: t.DLQ, Visible: p.Depth.Visible, InFlight: p.Depth.InFlight,
+		c := ClassReport{Class: t.Class, DLQ: t.DLQ, Depth: p.Depth, InFlight: p.Elsewhere,
 			Peeked: len(p.Letters), Complete: p.Complete, Codes: GroupByCode(p.Letters)}
 		if len(p.Letters) > 0 {
 			age := now.Sub(p.Letters[0].SentAt).Seconds()
@@ -62,8 +64,8 @@ func (p *Peeked) why(limit int, fifo bool) string {
 	if p.Limited {
 		parts = append(parts, fmt.Sprintf("stopped at --limit %d", limit))
 	}
-	if p.Depth.InFlight > 0 {
-		parts = append(parts, fmt.Sprintf("%d in flight (another reader holds them)", p.Depth.InFlight))
+	if p.Elsewhere > 0 {
+		parts = append(parts, fmt.Sprintf("%d in flight (another reader holds them)", p.Elsewhere))
 	}
 	if fifo && !p.Limited {
 		parts = append(parts, "a FIFO DLQ hides a group's later messages while its first is held")
@@ -71,18 +73,21 @@ func (p *Peeked) why(limit int, fifo bool) string {
 	if len(parts) == 0 {
 		parts = append(parts, "the queue's counts are approximate")
 	}
-	return fmt.Sprintf("saw %d of about %d: %s", len(p.Letters), p.Depth.Visible+p.Depth.InFlight, strings.Join(parts, "; "))
+	return fmt.Sprintf("saw %d of about %d: %s", len(p.Letters), p.Depth, strings.Join(parts, "; "))
 }
 
 // WriteText prints r for a person.
 func (r *Report) WriteText(w io.Writer) {
 	total := 0
 	for _, c := range r.Classes {
-		total += c.Visible + c.InFlight
+		total += c.Depth
 	}
-	fmt.Fprintf(w, "fleet %s: %d dead letter(s) in %d class DLQ(s)\n", r.Fleet, total, len(r.Classes))
+	fmt.Fprintf(w, "fleet %s: %s in %s\n", r.Fleet, Count(total, "dead letter"), Count(len(r.Classes), "class DLQ"))
 	for _, c := range r.Classes {
-		fmt.Fprintf(w, "\n%s (%s): %d visible, %d in flight", c.Class, c.DLQ, c.Visible, c.InFlight)
+		fmt.Fprintf(w, "\n%s (%s): %s", c.Class, c.DLQ, Count(c.Depth, "dead letter"))
+		if c.InFlight > 0 {
+			fmt.Fprintf(w, ", %d of them in flight", c.InFlight)
+		}
 		if c.OldestAgeSeconds != nil {
 			fmt.Fprintf(w, ", oldest %s", Age(time.Duration(*c.OldestAgeSeconds*float64(time.Second))))
 		}
