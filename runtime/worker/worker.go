@@ -89,6 +89,9 @@ type Delivery struct {
 	Body        []byte
 	Attempt     int    // 1-based receive count
 	TraceParent string // W3C, from the traceparent message attribute
+	// SentAt is when the queue accepted the message (SQS SentTimestamp): a bare detail's
+	// ttl_seconds counts from it. Zero for direct invocations, which have no such clock.
+	SentAt time.Time
 	// InvocationDeadline bounds this delivery's processing (Lambda: the
 	// invocation's deadline); passing it is retryable, unlike the run's
 	// own deadline carried in the message.
@@ -200,6 +203,7 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		return deadLetter(wire.MalformedMessage, err.Error())
 	}
 	rep.TraceID = env.TraceID
+	env.CountFrom(d.SentAt)
 	policy, reason := w.modelPolicy(env)
 	if reason != "" {
 		if w.Telemetry != nil {
