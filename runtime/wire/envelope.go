@@ -52,7 +52,18 @@ type Envelope struct {
 const (
 	FieldTTLSeconds  = "ttl_seconds"
 	FieldModelPolicy = "model_policy"
+	// FieldConversationID names the conversation a step belongs to (the seed's envelope);
+	// without it the business trace id stands for the conversation.
+	FieldConversationID = "conversation_id"
 )
+
+// ConversationID is detail.conversation_id, else the trace id.
+func (e *Envelope) ConversationID() string {
+	if c := DetailField(e.Detail, FieldConversationID); c != "" {
+		return c
+	}
+	return e.TraceID
+}
 
 // FallbackKey is the idempotency key when the config names no fields:
 // the EventBridge event id, or execution id + "/" + state for SFN, plus
