@@ -34,6 +34,7 @@ var forceNew = map[string][]string{
 	"aws_pipes_pipe":                                     {"name", "name_prefix", "source"},
 	"aws_s3_bucket":                                      {"bucket", "bucket_prefix", "object_lock_enabled"},
 	"aws_s3_bucket_lifecycle_configuration":              {"bucket", "expected_bucket_owner"},
+	"aws_s3_bucket_policy":                               {"bucket"},
 	"aws_s3_bucket_public_access_block":                  {"bucket"},
 	"aws_s3_bucket_server_side_encryption_configuration": {"bucket", "expected_bucket_owner"},
 	"aws_s3_bucket_versioning":                           {"bucket", "expected_bucket_owner"},
