@@ -250,6 +250,9 @@ type Workflow struct {
 	Type        string          `json:"type,omitempty"` // standard | express
 	Description string          `json:"description,omitempty"`
 	Steps       []*WorkflowStep `json:"steps"`
+	// ItemsPerRun is the items one run of this workflow's fan_out steps processes, for
+	// capacity (overrides traffic.fan_out_items).
+	ItemsPerRun *float64 `json:"items_per_run,omitempty"`
 }
 
 // WorkflowStep is an agent step (a task-token callback) or a fan-out.

@@ -10,6 +10,7 @@
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   bin/staticcheck                      (Go, honnef.co/go/tools at STATICCHECK_VERSION: the linter CI runs)
 #   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
 #                                         checker compiler/compat's differential test runs)
 #   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
@@ -53,6 +54,20 @@ timed() {
 	"$@"
 	end=$(date +%s)
 	log "$name: done in $((end - start))s"
+}
+
+# staticcheck: the linter .ci/run runs after go vet, pinned here (the version is the stamp).
+STATICCHECK_VERSION=v0.8.2
+install_staticcheck() {
+	local out="$BIN/staticcheck" st="$BIN/.staticcheck.stamp" h
+	h=$(echo "$STATICCHECK_VERSION $(go env GOVERSION)" | sha256sum | cut -d' ' -f1)
+	if up_to_date "$out" "$st" "$h"; then
+		log "staticcheck: up to date ($STATICCHECK_VERSION)"
+		return
+	fi
+	log "staticcheck: go install honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	GOBIN="$BIN" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	echo "$h" >"$st"
 }
 
 install_kubeconform() {
@@ -231,7 +246,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff curl chromium rie)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck curl chromium rie)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -242,6 +257,7 @@ for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
 	oasdiff) timed oasdiff install_oasdiff ;;
+	staticcheck) timed staticcheck install_staticcheck ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
 	gateway-clients) timed gateway-clients install_gateway_clients ;;
@@ -255,7 +271,7 @@ for t in "${want[@]}"; do
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff curl chromium rie)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck curl chromium rie)"
 		exit 2
 		;;
 	esac

@@ -334,6 +334,50 @@ workflows:`, 1)
 	}
 }
 
+// A workflow's items_per_run sizes its fan_out steps, over traffic.fan_out_items; another
+// workflow's fan-out keeps the traffic's figure.
+func TestItemsPerRun(t *testing.T) {
+	src := strings.Replace(seedFleet, "workflows:", `  summarizer:
+    runtime: eks
+    step: { p95: 30s, max: 5m }
+    handler: { http: "http://127.0.0.1:8080/step" }
+  indexer:
+    runtime: eks
+    step: { p95: 30s, max: 5m }
+    handler: { http: "http://127.0.0.1:8080/step" }
+workflows:
+  digest:
+    items_per_run: 20
+    steps:
+      - fan_out: { items: $.parts, agent: summarizer, max_concurrency: 100 }
+  index:
+    steps:
+      - fan_out: { items: $.docs, agent: indexer, max_concurrency: 100 }`, 1)
+	src = strings.Replace(src, "  step_duration: 90s\n", "  step_duration: 90s\n  fan_out_items: 4\n", 1)
+	f := lowerSrc(t, src)
+	if w := f.Workflows[1]; w.Name != "digest" || w.ItemsPerRun != 20 {
+		t.Fatalf("digest items_per_run not lowered: %+v", w)
+	}
+	r := capacity.Build(f, capacity.FromFleet(f))
+	share := map[string]float64{}
+	for _, c := range r.Classes {
+		share[c.Name] = c.ShareOfSteps
+	}
+	// Per conversation: researcher once, summarizer 20 times (items_per_run), indexer 4
+	// (traffic.fan_out_items): 25 in all.
+	want := map[string]float64{"researcher": 1.0 / 25, "summarizer": 20.0 / 25, "indexer": 4.0 / 25}
+	for name, w := range want {
+		if math.Abs(share[name]-w) > 1e-12 {
+			t.Errorf("%s share %v, want %v (all: %v)", name, share[name], w, share)
+		}
+	}
+	for _, n := range r.Notes {
+		if strings.Contains(n, "fans out without") {
+			t.Errorf("note about a stated item count: %s", n)
+		}
+	}
+}
+
 // TestPricesTable: the embedded price table parses, is dated, and covers us-east-1.
 func TestPricesTable(t *testing.T) {
 	p := capacity.Prices()

@@ -214,8 +214,8 @@ func (r *Report) notes(m *Model) {
 	if m.Traffic.FanOutItems == 0 {
 		for _, w := range m.Fleet.Workflows {
 			for _, st := range w.Steps {
-				if st.FanOut != nil {
-					r.Notes = append(r.Notes, fmt.Sprintf("workflow %s fans out without traffic.fan_out_items: 1 item per run assumed", w.Name))
+				if st.FanOut != nil && w.ItemsPerRun == 0 {
+					r.Notes = append(r.Notes, fmt.Sprintf("workflow %s fans out without items_per_run or traffic.fan_out_items: 1 item per run assumed", w.Name))
 					break
 				}
 			}

@@ -353,6 +353,7 @@ type Workflow struct {
 	LogGroup         string
 	Steps            []*Step
 	Agents           []*Agent // every class the workflow dispatches to, sorted
+	ItemsPerRun      float64  // items per fan_out run (capacity); 0: not stated
 }
 
 // Step is one state of a workflow: an agent task, or a fan-out of agent tasks.

@@ -487,6 +487,9 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 		StateMachineName: f.Name + "-" + name, RoleName: f.Name + "-" + name + "-sfn",
 		LogGroup: "/aws/vendedlogs/states/" + f.Name + "-" + name,
 	}
+	if sw.ItemsPerRun != nil {
+		w.ItemsPerRun = *sw.ItemsPerRun
+	}
 	seen := map[string]bool{}
 	names := map[string]int{}
 	for i, ss := range sw.Steps {

@@ -105,7 +105,7 @@ func TestStepSpanLinkedToProducer(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range s.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	for k, v := range map[string]string{"fleet.trace_id": "conv-8842-step-7", "messaging.message.id": "m-1", "fleet.attempt": "2", "fleet.outcome": OutcomeFailure, "fleet.class": "researcher"} {
 		if attrs[k] != v {

@@ -39,17 +39,16 @@ const goldenTools = "../../compiler/testdata/golden/async-tools/tools/tools.json
 // compiler/terraform declares it (hash pk, the by_owner index), the fleet's bus with the
 // cdk-synth rule delivering CdkSynthRequested to the class queue, and the class's worker.
 type env struct {
-	svc     *tools.Service
-	ddb     *dynamodb.Client
-	sqs     *sqs.Client
-	eb      *eventbridge.Client
-	table   string
-	queue   string
-	w       *worker.Worker
-	handle  func(ctx context.Context) (json.RawMessage, error)
-	calls   atomic.Int32
-	cfg     *rc.Tools
-	started int
+	svc    *tools.Service
+	ddb    *dynamodb.Client
+	sqs    *sqs.Client
+	eb     *eventbridge.Client
+	table  string
+	queue  string
+	w      *worker.Worker
+	handle func(ctx context.Context) (json.RawMessage, error)
+	calls  atomic.Int32
+	cfg    *rc.Tools
 }
 
 func newEnv(t *testing.T) *env {

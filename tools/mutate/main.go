@@ -3,15 +3,17 @@
 // It parses every non-test Go file of one package, lists the mutation sites (a comparison
 // flipped at its boundary or negated, && and || swapped, + and - swapped, an integer
 // literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
-// with `go test -overlay`, so the source tree is never written and runs can overlap. A mutant
-// is killed when the tests fail, survives when they pass, and is invalid when it does not
-// compile. The score is killed / (killed + survived). Survivors are printed with their
+// from a test binary built by `go test -c -overlay`, so the source tree is never written and
+// runs can overlap. A mutant is killed when the tests fail, survives when they pass, and is
+// invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
-// the same mutants. The machine is shared: -p defaults to 1.
+// the same mutants. The machine is shared: -p defaults to 1. -lock takes an exclusive flock on
+// FILE around each mutant's test binary run (not its build, nor the whole run), so a package
+// whose tests need the shared AWS emulator waits its turn per mutant instead of holding it.
 package main
 
 import (
@@ -33,6 +35,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -58,6 +61,7 @@ func main() {
 	par := flag.Int("p", 1, "mutants tested at once")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
+	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
@@ -139,7 +143,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = test(*pkg, overlay, *run, *timeout)
+			results[i] = test(*pkg, overlay, *run, *lock, *timeout)
 			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.desc)
 		}()
 	}
@@ -165,17 +169,28 @@ func main() {
 	}
 }
 
-// test runs the package's tests over the overlay: killed, survived or invalid.
-func test(pkg, overlay, run string, timeout time.Duration) string {
+// test builds the package's test binary over the overlay (invalid when it does not compile),
+// then runs it in the package directory under lock: killed or survived.
+func test(pkg, overlay, run, lock string, timeout time.Duration) string {
+	bin := strings.TrimSuffix(overlay, ".json") + ".test"
+	defer os.Remove(bin)
+	var out bytes.Buffer
+	build := exec.Command("go", "test", "-c", "-o", bin, "-overlay="+overlay, pkg)
+	build.Stdout, build.Stderr = &out, &out
+	if err := build.Run(); err != nil {
+		return "invalid"
+	}
+	args := []string{"-test.count=1", "-test.failfast"}
+	if run != "" {
+		args = append(args, "-test.run", run)
+	}
+	unlock := acquire(lock)
+	defer unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := []string{"test", "-count=1", "-failfast", "-overlay=" + overlay}
-	if run != "" {
-		args = append(args, "-run", run)
-	}
-	args = append(args, pkg)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = pkg
+	out.Reset()
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	switch {
@@ -183,8 +198,6 @@ func test(pkg, overlay, run string, timeout time.Duration) string {
 		return "survived"
 	case ctx.Err() != nil:
 		return "killed" // hung: a test that never finishes is a failing test
-	case bytes.Contains(out.Bytes(), []byte("[build failed]")) || bytes.Contains(out.Bytes(), []byte("[setup failed]")):
-		return "invalid"
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -246,6 +259,21 @@ func isString(x *ast.BinaryExpr) bool {
 		}
 	}
 	return false
+}
+
+// acquire takes an exclusive flock on path ("" takes nothing) and returns its release.
+func acquire(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o666)
+	if err != nil {
+		fail(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		fail(err)
+	}
+	return func() { f.Close() } // closing the last descriptor releases the lock
 }
 
 func fail(err error) {

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/spec"
 )
 
 // Options say what `fleetc dev` runs and where.
@@ -173,8 +174,10 @@ type binaries struct{ worker, handler, rie string }
 const specPoll = 2 * time.Second
 
 // specStamp is the spec's content ("" when unreadable): a save that changes nothing is no change.
+// It reads through spec.ReadFile, as every command does: a FIFO or a link out of the tree is
+// unreadable, not a read that never ends.
 func specStamp(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := spec.ReadFile(path)
 	if err != nil {
 		return ""
 	}
