@@ -95,18 +95,17 @@ func lambdaEnv(a *ir.Agent, q queueURLs) []string {
 // it deletes only the messages the response does not list; the listed ones (released by the
 // worker with their retry delay) come back for another receive, up to the redrive policy.
 type esm struct {
-	class            string
-	sqs              *sqs.Client
-	queueURL, arn    string
-	region           string
-	invoke           string        // RIE's Invoke API address
-	batch            int32         // the mapping's batch_size
-	window           time.Duration // the mapping's maximum_batching_window
-	timeout          time.Duration // the function's timeout
-	ready            func() bool   // the class's RIE process is running (not paused, killed)
-	say              func(string)
-	client           *http.Client
-	received, failed int
+	class         string
+	sqs           *sqs.Client
+	queueURL, arn string
+	region        string
+	invoke        string        // RIE's Invoke API address
+	batch         int32         // the mapping's batch_size
+	window        time.Duration // the mapping's maximum_batching_window
+	timeout       time.Duration // the function's timeout
+	ready         func() bool   // the class's RIE process is running (not paused, killed)
+	say           func(string)
+	client        *http.Client
 }
 
 func newESM(d *Fleet, a *ir.Agent, invoke string, ready func() bool) (*esm, error) {
