@@ -19,7 +19,15 @@ type Fleet struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
+	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
+	// with its overrides merged in; File.Select applies one.
+	Environments map[string]Environment `json:"environments,omitempty"`
 }
+
+// Environment is one environment's overrides: a partial fleet.yaml of the fields that may
+// differ between deployments (definitions/environment of the schema says which). It is kept
+// as the document's values because it is merged over the document, before decoding.
+type Environment map[string]any
 
 // Bus is the fleet's EventBridge bus.
 type Bus struct {
