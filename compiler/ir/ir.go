@@ -14,7 +14,11 @@ import (
 
 // Fleet is the whole resolved fleet.
 type Fleet struct {
-	Name      string
+	// Name prefixes every derived AWS name: the spec's fleet, with the environment in it
+	// when there is one (Qualified).
+	Name string
+	// Env is the environment this fleet is ("" for a spec without environments).
+	Env       string
 	Region    string
 	Tags      []Tag
 	Bus       Bus
