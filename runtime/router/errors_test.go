@@ -60,3 +60,22 @@ func TestPickSkipsCoolingAndWaitsForTheSoonest(t *testing.T) {
 		t.Fatalf("all cooling: picked %s", d.Name)
 	}
 }
+
+// An overdrawn token bucket makes a call wait for the refill; only a deadline that ends
+// before the refill refuses it at once (without a deadline the call waits).
+func TestTokenBucketWaitsUnlessTheDeadlineIsSooner(t *testing.T) {
+	g := &group{p: Policy{TokensPerMinute: 60_000}, bucket: newTokenBucket(60_000, time.Now())}
+	g.bucket.charge(time.Now(), 60_000+50) // 50 tokens of debt: refilled in ~50 ms
+	release, err := g.acquire(context.Background())
+	if err != nil {
+		t.Fatalf("no deadline: %v, want a wait for the refill", err)
+	}
+	release()
+	g.bucket.charge(time.Now(), 60_000+50_000) // ~50 s of debt
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := g.acquire(ctx); err == nil || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("deadline before the refill: %v after %s, want a refusal at once", err, time.Since(start))
+	}
+}
