@@ -79,10 +79,6 @@ func TestEmulatorOverrideLeavesAWSOutputUnchanged(t *testing.T) {
 // TestEachKumoGap checks, per gap, that the AWS configuration keeps what AWS gets and that
 // the override does exactly the gap's workaround on every resource it matches.
 func TestEachKumoGap(t *testing.T) {
-	type res struct {
-		file, addr string
-		body       *hclsyntax.Body
-	}
 	for _, g := range KumoGaps {
 		t.Run(g.ID, func(t *testing.T) {
 			matched := 0
