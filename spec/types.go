@@ -19,6 +19,16 @@ type Fleet struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
+	Alarms    *Alarms              `json:"alarms,omitempty"`
+}
+
+// NotifyCreate is the alarms.notify value that asks fleetc to create the SNS topic.
+const NotifyCreate = "create"
+
+// Alarms says where the fleet's alarms notify.
+type Alarms struct {
+	// Notify is "create" (fleetc creates an SNS topic) or the ARN of an existing topic.
+	Notify string `json:"notify,omitempty"`
 }
 
 // Bus is the fleet's EventBridge bus.

@@ -25,6 +25,7 @@ type Fleet struct {
 	Agents    []*Agent
 	Workflows []*Workflow
 	Traffic   *Traffic
+	Alarms    Alarms
 
 	// TargetDLQ receives events EventBridge could not deliver to any class queue.
 	// It is one standard queue per fleet: rule-target DLQs may not be FIFO (E008).
@@ -36,6 +37,19 @@ type Fleet struct {
 
 	// Index locates spec paths in the source file; nil for fleets built in code.
 	Index *spec.Index
+}
+
+// Alarms is where the fleet's alarms notify besides the root module's alarm_actions.
+type Alarms struct {
+	Notify *AlarmTopic // nil: alarm_actions only
+}
+
+// AlarmTopic is the SNS topic of alarms.notify: one fleetc creates, or one that exists.
+type AlarmTopic struct {
+	Create bool   // fleetc creates the topic Name
+	Name   string // the created topic's name, <fleet>-alarms
+	ARN    string // the existing topic's ARN ("" when created)
+	Path   string
 }
 
 // Tag is one resource tag.

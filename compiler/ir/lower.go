@@ -49,6 +49,7 @@ func (l *lowerer) lower() *Fleet {
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
+	l.lowerAlarms()
 	f.Worker = Worker{Image: Defaults.Image, Namespace: Defaults.Namespace}
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
@@ -406,6 +407,34 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.AgentCore.Instances = ac.Instances
 		}
 	}
+}
+
+// lowerAlarms reads alarms.notify: "create", or an existing topic's ARN (shape checked by the
+// schema), which must be in the fleet's partition and region: CloudWatch notifies only a
+// topic in the alarm's own region.
+func (l *lowerer) lowerAlarms() {
+	a := l.src.Alarms
+	if a == nil || a.Notify == "" {
+		return
+	}
+	f := l.f
+	const path = "/alarms/notify"
+	if a.Notify == spec.NotifyCreate {
+		f.Alarms.Notify = &AlarmTopic{Create: true, Name: f.Name + "-alarms", Path: path}
+		return
+	}
+	parts := strings.SplitN(a.Notify, ":", 6)
+	if len(parts) != 6 {
+		l.ds.Errorf("P008", path, "alarms.notify %q is neither create nor an SNS topic ARN", a.Notify)
+		return
+	}
+	if part, region := parts[1], parts[3]; part != Partition(f.Region) || region != f.Region {
+		d := l.ds.Errorf("P008", path, "alarms.notify names a topic in %s (partition %s); the fleet's alarms are in %s (partition %s)",
+			region, part, f.Region, Partition(f.Region))
+		d.Detail = "CloudWatch alarms notify only an SNS topic in their own region: name a topic in " + f.Region + ", or use notify: create."
+		return
+	}
+	f.Alarms.Notify = &AlarmTopic{ARN: a.Notify, Path: path}
 }
 
 // lowerEKS derives the scaler role from the operator's role ARN

@@ -203,7 +203,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 	al.set("comparison_operator", str("GreaterThanThreshold"))
 	al.set("threshold", num(0))
 	al.set("treat_missing_data", str("notBreaching"))
-	notify(al)
+	g.alarmNotify(al)
 }
 
 // ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
@@ -284,7 +284,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	age.set("comparison_operator", str("GreaterThanThreshold"))
 	age.set("threshold", seconds(ageThreshold))
 	age.set("treat_missing_data", str("notBreaching"))
-	notify(age)
+	g.alarmNotify(age)
 
 	g.depthAlarm(fl, n+"_dlq", a.DLQ.Name, a.DLQ.Path,
 		fmt.Sprintf("%s dead-lettered a message after %d receives. Triage, fix, then redrive with StartMessageMoveTask.", a.Name, q.MaxReceives))
@@ -306,7 +306,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	st.set("evaluation_periods", num(int64(periods)))
 	st.set("datapoints_to_alarm", num(int64(periods)))
 	st.set("treat_missing_data", str("notBreaching"))
-	notify(st)
+	g.alarmNotify(st)
 	metric := func(id, name, stat string) {
 		mq := st.nested("metric_query")
 		mq.set("id", str(id))
@@ -334,10 +334,19 @@ func stallPeriods(stepMax time.Duration) int64 {
 	return int64((window + time.Minute - 1) / time.Minute)
 }
 
-// notify routes an alarm's ALARM and OK transitions to var.alarm_actions (variables.tf).
-func notify(alarm block) {
-	alarm.set("alarm_actions", ref("var", "alarm_actions"))
-	alarm.set("ok_actions", ref("var", "alarm_actions"))
+// alarmNotify routes an alarm's ALARM and OK transitions to var.alarm_actions (variables.tf)
+// and to the alarms.notify topic when the spec names one.
+func (g *gen) alarmNotify(alarm block) {
+	actions := ref("var", "alarm_actions")
+	if t := g.f.Alarms.Notify; t != nil {
+		topic := str(t.ARN)
+		if t.Create {
+			topic = ref("aws_sns_topic", "alarms", "arn")
+		}
+		actions = call("concat", list(topic), actions)
+	}
+	alarm.set("alarm_actions", actions)
+	alarm.set("ok_actions", actions)
 }
 
 // claimCheckObjects are the object ARNs under each key prefix of the claim-check bucket.

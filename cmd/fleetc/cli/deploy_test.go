@@ -437,14 +437,12 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 	if len(configs) != 1 {
 		t.Fatalf("runtime configs: %v", configs)
 	}
-	var logs []*bytes.Buffer
 	for _, c := range configs {
 		cmd := exec.Command(bin, "--config", c, "--drain-timeout", "5s")
 		cmd.Env = append(os.Environ(), "FLEET_AWS_ENDPOINT="+endpoint, "AWS_REGION=us-east-1",
 			"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "FLEET_METRICS_ADDR=127.0.0.1:0", "FLEET_WAIT_TIME_SECONDS=1")
 		var log bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &log, &log
-		logs = append(logs, &log)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
