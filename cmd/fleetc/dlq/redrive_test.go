@@ -8,9 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
 	"github.com/fleetc/fleetc/cmd/fleetc/internal/dlqtest"
 	"github.com/fleetc/fleetc/runtime/idem"
+	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
 
@@ -160,5 +164,41 @@ func TestFIFORedriveKeepsGroupOrder(t *testing.T) {
 	}
 	if last["1"] != 3 || last["2"] != 3 {
 		t.Errorf("completed %v", order)
+	}
+}
+
+// A FIFO redrive interrupted between send and delete and run again sends the same letter
+// with the same deduplication id: SQS drops the second copy, so the class queue holds it
+// once. The copy carries the producer's traceparent, not the worker's diagnosis.
+func TestFIFOResendIsDeduplicated(t *testing.T) {
+	f := dlqtest.New(t, "")
+	tg := f.Targets["chat"]
+	ctx := context.Background()
+	stop := f.StartWorker(t, "chat")
+	f.DeadLetter(t, "chat", dlqtest.Event("ev-bad-x", map[string]any{"trace_id": "t-x", "job": "bad-x", "conversation_id": "g1"}), "g1")
+	stop()
+	_, err := dlq.Move(ctx, f.SQS, tg, dlq.MoveOptions{Rate: 100, Hold: time.Second,
+		AfterSend: func(dlq.Letter) error { return errors.New("SIGKILL") }})
+	if !errors.Is(err, dlq.ErrInterrupted) {
+		t.Fatalf("interrupted move: %v", err)
+	}
+	f.WaitDepth(t, "chat", false, 1, 5*time.Second)
+	time.Sleep(1500 * time.Millisecond) // the hold ends
+	moved, err := dlq.Move(ctx, f.SQS, tg, dlq.MoveOptions{Rate: 100})
+	if err != nil || len(moved) != 1 {
+		t.Fatalf("rerun: %d moved, %v", len(moved), err)
+	}
+	f.WaitDepth(t, "chat", true, 0, 5*time.Second)
+	f.WaitDepth(t, "chat", false, 1, 5*time.Second) // deduplicated, not lost
+	out, err := f.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(tg.QueueURL), MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"}})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("class queue: %+v, %v", out, err)
+	}
+	attrs := out.Messages[0].MessageAttributes
+	if _, ok := attrs[queue.AttrErrorCode]; ok {
+		t.Error("the redriven copy still carries ERROR_CODE")
+	}
+	if _, ok := attrs["traceparent"]; !ok {
+		t.Errorf("the redriven copy lost the producer's traceparent: %v", attrs)
 	}
 }
