@@ -62,6 +62,16 @@ type Message struct {
 // deleting or releasing it, and a FIFO group does not continue past it.
 func (m *Message) Lost() bool { return m.lost.Load() }
 
+// SentAt is when SQS accepted the message (its SentTimestamp attribute, epoch
+// milliseconds); zero when absent.
+func (m *Message) SentAt() time.Time {
+	ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
 // Action is what the consumer does with a processed message.
 type Action int
 
@@ -463,9 +473,7 @@ func (c *Consumer) runGroup(ctx context.Context, msgs []*Message) {
 // SequenceNumber and re-queues expired or released messages in map order.
 func sortGroup(ms []*Message) {
 	seq := func(m *Message) (string, int64) {
-		s := m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
-		ts, _ := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
-		return s, ts
+		return m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)], m.SentAt().UnixMilli()
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
 		si, ti := seq(ms[i])
