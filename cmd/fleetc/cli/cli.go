@@ -35,6 +35,8 @@ type streams struct {
 var commands = []func(*streams) *cobra.Command{
 	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newExplainCmd,
 	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
+	newRedriveExecutionCmd,
+	newReplayCmd,
 	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
 	func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) },
