@@ -247,6 +247,15 @@ type Lambda struct {
 	BatchSize      *int      `json:"batch_size,omitempty"`
 	BatchingWindow *Duration `json:"batching_window,omitempty"`
 	Memory         *int      `json:"memory,omitempty"`
+	// ProvisionedPollers puts the event source mapping in provisioned mode with this many
+	// pollers (min defaults to the seed's sizing heuristic, max to Lambda's 200).
+	ProvisionedPollers *Pollers `json:"provisioned_pollers,omitempty"`
+}
+
+// Pollers bounds a provisioned event source mapping's pollers.
+type Pollers struct {
+	Min *int `json:"min,omitempty"`
+	Max *int `json:"max,omitempty"`
 }
 
 // AgentCore tunes an AgentCore runtime class.

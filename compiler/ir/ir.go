@@ -339,6 +339,15 @@ type Lambda struct {
 	BatchingWindow time.Duration
 	Memory         int
 	Path           string
+	// Pollers is the provisioned mode the class asks for (nil: on-demand scaling). A zero
+	// bound was not stated: the Terraform backend fills it (capacity's heuristic, Lambda's
+	// default).
+	Pollers *Pollers
+}
+
+// Pollers bounds a provisioned event source mapping's pollers.
+type Pollers struct {
+	Min, Max int
 }
 
 // AgentCore is the AgentCore runtime of an agentcore class.

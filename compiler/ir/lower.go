@@ -109,11 +109,53 @@ func (l *lowerer) lower() *Fleet {
 			f.Traffic.FanOutItems = *t.FanOutItems
 		}
 	}
+	l.resolvePollers()
 	l.checkNames()
 	l.checkCollisions()
 	countModelProcesses(f)
 	l.checkStateNames()
 	return f
+}
+
+// SQS provisioned pollers, as Lambda accepts them for an SQS event source mapping.
+const (
+	PollersFloor      = 2   // minimum_pollers and maximum_pollers at least
+	PollersMinCeiling = 200 // minimum_pollers at most
+	PollersDefaultMax = 200 // maximum_pollers when not set
+)
+
+// MinPollers is the seed's sizing heuristic for a provisioned SQS event source mapping:
+// ceil(10 / average_duration_seconds) × batch_size, bounded by min(100, 10 × batch_size).
+func MinPollers(avgSeconds float64, batch int) int {
+	if avgSeconds <= 0 || batch < 1 {
+		return 0
+	}
+	n := int(math.Ceil(10/avgSeconds)) * batch
+	return min(n, min(100, 10*batch))
+}
+
+// resolvePollers fills the bounds a class's provisioned_pollers leaves out: min from the
+// seed's heuristic over the average step (traffic.step_duration, else step.p95), max
+// Lambda's default and at least min; min above max is an error.
+func (l *lowerer) resolvePollers() {
+	for _, a := range l.f.Agents {
+		if a.Lambda == nil || a.Lambda.Pollers == nil {
+			continue
+		}
+		p, d := a.Lambda.Pollers, a.StepP95
+		if t := l.f.Traffic; t != nil && t.StepDuration > 0 {
+			d = t.StepDuration
+		}
+		if p.Min == 0 {
+			p.Min = min(max(MinPollers(d.Seconds(), a.Lambda.BatchSize), PollersFloor), PollersMinCeiling)
+		}
+		if p.Max == 0 {
+			p.Max = max(PollersDefaultMax, p.Min)
+		}
+		if p.Min > p.Max {
+			l.ds.Errorf("P008", a.Lambda.Path+"/provisioned_pollers", "provisioned_pollers min %d is above max %d", p.Min, p.Max)
+		}
+	}
 }
 
 // countModelProcesses sets Model.Processes: Σ scaling.max over the classes whose policy
@@ -337,6 +379,9 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Lambda.BatchSize = valueOr(lc.BatchSize, Defaults.LambdaBatchSize)
 			a.Lambda.BatchingWindow = durationOr(lc.BatchingWindow, 0)
 			a.Lambda.Memory = valueOr(lc.Memory, Defaults.LambdaMemory)
+			if pp := lc.ProvisionedPollers; pp != nil {
+				a.Lambda.Pollers = &Pollers{Min: valueOr(pp.Min, 0), Max: valueOr(pp.Max, 0)}
+			}
 		}
 		if a.FIFO && a.Lambda.BatchSize > 1 {
 			// One FIFO group's records run in order inside one invocation.

@@ -503,6 +503,14 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	}
 	esm.set("maximum_batching_window_in_seconds", seconds(window))
 	esm.set("function_response_types", strs("ReportBatchItemFailures"))
+	if p := l.Pollers; p != nil {
+		// Provisioned mode: dedicated pollers (the seed's heuristic sizes min). AWS does not
+		// combine it with scaling_config's maximum concurrency.
+		pc := esm.nested("provisioned_poller_config")
+		pc.set("minimum_pollers", num(int64(p.Min)))
+		pc.set("maximum_pollers", num(int64(p.Max)))
+		return
+	}
 	if mx := a.Scaling.Max; mx >= 2 {
 		if mx > lambdaMaxConcurrency {
 			mx = lambdaMaxConcurrency

@@ -7,8 +7,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 )
 
 // Metric names (Prometheus), per policy and deployment.
@@ -111,19 +114,10 @@ func (m *Metrics) fallback(from, to, reason string) {
 	m.fallbacks.WithLabelValues(from, to, reason).Inc()
 }
 
-// OpenTelemetry GenAI semantic-convention attribute names.
+// Router attributes beside the GenAI conventions' own (runtime/telemetry/genai).
 const (
-	attrOperation     = "gen_ai.operation.name"
-	attrProvider      = "gen_ai.provider.name"
-	attrRequestModel  = "gen_ai.request.model"
-	attrResponseModel = "gen_ai.response.model"
-	attrMaxTokens     = "gen_ai.request.max_tokens"
-	attrInputTokens   = "gen_ai.usage.input_tokens"
-	attrOutputTokens  = "gen_ai.usage.output_tokens"
-	attrFinish        = "gen_ai.response.finish_reasons"
-	attrErrorType     = "error.type"
-	attrPolicy        = "fleet.model.policy"
-	attrDeployment    = "fleet.model.deployment"
+	attrPolicy     = "fleet.model.policy"
+	attrDeployment = "fleet.model.deployment"
 )
 
 // startSpan opens the GenAI client span "chat {model}" for one attempt.
@@ -132,16 +126,16 @@ func (r *Router) startSpan(ctx context.Context, g *group, d *deployment, req *Re
 		return ctx, noopSpan
 	}
 	attrs := []attribute.KeyValue{
-		attribute.String(attrOperation, "chat"),
-		attribute.String(attrProvider, d.Provider.System()),
-		attribute.String(attrRequestModel, d.Model),
+		genai.Chat,
+		semconv.GenAIProviderNameKey.String(d.Provider.System()),
+		semconv.GenAIRequestModel(d.Model),
 		attribute.String(attrPolicy, g.p.Name),
 		attribute.String(attrDeployment, d.Name),
 	}
 	if req.MaxTokens > 0 {
-		attrs = append(attrs, attribute.Int(attrMaxTokens, req.MaxTokens))
+		attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
 	}
-	return r.tracer.Start(ctx, "chat "+d.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return r.tracer.Start(ctx, genai.SpanName(genai.Chat, d.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // noopSpan is what an untraced router "opens": no allocation per call.
@@ -154,14 +148,14 @@ func endSpan(span trace.Span, resp *Response, class string, err error) {
 	}
 	if resp != nil {
 		span.SetAttributes(
-			attribute.String(attrResponseModel, resp.Model),
-			attribute.Int(attrInputTokens, resp.Usage.InputTokens),
-			attribute.Int(attrOutputTokens, resp.Usage.OutputTokens),
-			attribute.StringSlice(attrFinish, []string{resp.StopReason}),
+			semconv.GenAIResponseModel(resp.Model),
+			semconv.GenAIUsageInputTokens(resp.Usage.InputTokens),
+			semconv.GenAIUsageOutputTokens(resp.Usage.OutputTokens),
+			semconv.GenAIResponseFinishReasons(resp.StopReason),
 		)
 	}
 	if err != nil {
-		span.SetAttributes(attribute.String(attrErrorType, class))
+		span.SetAttributes(semconv.ErrorTypeKey.String(class))
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()

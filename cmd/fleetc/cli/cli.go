@@ -33,7 +33,7 @@ type streams struct {
 // commands are the constructors of fleetc's top-level commands: one explicit list, no init()
 // registration. A new command is one file and one line here.
 var commands = []func(*streams) *cobra.Command{
-	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newExplainCmd,
+	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newDLQCmd, newExplainCmd,
 	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
 	newRedriveExecutionCmd,
 	newReplayCmd,
@@ -137,7 +137,10 @@ func synopsis() string {
 					shells = append(shells, sh.Name())
 				}
 				b.WriteString(sub.CommandPath() + " " + strings.Join(shells, "|") + "\n")
-			case sub.HasSubCommands(): // a group: its subcommands are the usage
+			case sub.HasSubCommands(): // a group: its subcommands are the usage (and its own, if it takes arguments)
+				if sub.Runnable() && strings.Contains(sub.Use, " ") {
+					b.WriteString(sub.UseLine() + "\n")
+				}
 				walk(sub)
 			default:
 				b.WriteString(sub.UseLine() + "\n")

@@ -124,7 +124,7 @@ func runReplay(pos []string, o replayOptions, stdin io.Reader, stdout, stderr io
 		return exitOK
 	}
 	if !o.auto {
-		ok, err := askYes(stdin, stdout, "Replay these events?")
+		ok, err := ask("Replay these events?", "check with --dry-run, then pass --auto-approve", stdin, stdout)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 			return exitInvalid

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -18,14 +17,14 @@ import (
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
-// redriveOptions are redrive-execution's flags.
-type redriveOptions struct {
+// redriveExecOptions are redrive-execution's flags.
+type redriveExecOptions struct {
 	since, status, endpoint string
 	auto                    bool
 }
 
 func newRedriveExecutionCmd(s *streams) *cobra.Command {
-	var o redriveOptions
+	var o redriveExecOptions
 	c := &cobra.Command{
 		Use:   "redrive-execution FILE WORKFLOW [--since T] [--status FAILED|TIMED_OUT|ABORTED] [--endpoint URL] [--auto-approve]",
 		Short: "Redrive a workflow's failed Step Functions executions from the step that failed",
@@ -57,7 +56,7 @@ Exit 0 every listed execution redriven (or none to redrive), 1 refused or failed
 	return c
 }
 
-func runRedriveExecution(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+func runRedriveExecution(pos []string, o redriveExecOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	const cmd = "redrive-execution"
 	if len(pos) != 2 {
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml and one workflow\n", cmd)
@@ -114,7 +113,7 @@ func runRedriveExecution(pos []string, o redriveOptions, stdin io.Reader, stdout
 			stamp(e.StartDate), stamp(e.StopDate), aws.ToInt32(e.RedriveCount))
 	}
 	if !o.auto {
-		ok, err := askYes(stdin, stdout, fmt.Sprintf("Redrive these %d executions?", len(execs)))
+		ok, err := ask(fmt.Sprintf("Redrive these %d executions?", len(execs)), "pass --auto-approve", stdin, stdout)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 			return exitInvalid
@@ -150,17 +149,4 @@ func stamp(t *time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format(time.RFC3339)
-}
-
-// askYes asks a question that only "yes" answers; without a terminal it refuses rather than hang.
-func askYes(stdin io.Reader, stdout io.Writer, question string) (bool, error) {
-	if !isTerminal(stdin) {
-		return false, fmt.Errorf("no terminal to confirm on: pass --auto-approve")
-	}
-	fmt.Fprintf(stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", question)
-	line, err := bufio.NewReader(stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
-	}
-	return strings.TrimSpace(line) == "yes", nil
 }
