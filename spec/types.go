@@ -19,7 +19,25 @@ type Fleet struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
+	Alarms    *Alarms              `json:"alarms,omitempty"`
+	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
+	// with its overrides merged in; File.Select applies one.
+	Environments map[string]Environment `json:"environments,omitempty"`
 }
+
+// NotifyCreate is the alarms.notify value that asks fleetc to create the SNS topic.
+const NotifyCreate = "create"
+
+// Alarms says where the fleet's alarms notify.
+type Alarms struct {
+	// Notify is "create" (fleetc creates an SNS topic) or the ARN of an existing topic.
+	Notify string `json:"notify,omitempty"`
+}
+
+// Environment is one environment's overrides: a partial fleet.yaml of the fields that may
+// differ between deployments (definitions/environment of the schema says which). It is kept
+// as the document's values because it is merged over the document, before decoding.
+type Environment map[string]any
 
 // Bus is the fleet's EventBridge bus.
 type Bus struct {
@@ -237,6 +255,15 @@ type Lambda struct {
 	BatchSize      *int      `json:"batch_size,omitempty"`
 	BatchingWindow *Duration `json:"batching_window,omitempty"`
 	Memory         *int      `json:"memory,omitempty"`
+	// ProvisionedPollers puts the event source mapping in provisioned mode with this many
+	// pollers (min defaults to the seed's sizing heuristic, max to Lambda's 200).
+	ProvisionedPollers *Pollers `json:"provisioned_pollers,omitempty"`
+}
+
+// Pollers bounds a provisioned event source mapping's pollers.
+type Pollers struct {
+	Min *int `json:"min,omitempty"`
+	Max *int `json:"max,omitempty"`
 }
 
 // AgentCore tunes an AgentCore runtime class.

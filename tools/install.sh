@@ -5,6 +5,8 @@
 #   tools/mermaid/node_modules           (npm, tools/mermaid/package-lock.json: mermaid's parser)
 #   dot                                  (Debian's graphviz, through apt-get when missing; root only)
 #   bin/kumo                             (Go, tools/kumo module; ~8 min cold, seconds warm)
+#   bin/aws-lambda-rie                   (Go, tools/rie module: AWS's Lambda Runtime Interface Emulator,
+#                                         which fleetc dev and the worker's tests run Lambda mode under)
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
@@ -177,6 +179,20 @@ install_kumo() {
 	echo "$h" >"$st"
 }
 
+install_rie() {
+	local mod="$ROOT/tools/rie" out="$BIN/aws-lambda-rie" st="$BIN/.aws-lambda-rie.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "rie: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/aws/aws-lambda-runtime-interface-emulator)
+	log "rie: building aws-lambda-rie $ver"
+	(cd "$mod" && go build -o "$out.tmp" github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
 install_schema_provider() {
 	local mod="$ROOT/tools/tfschemaprovider" schema="${FLEETC_SHARED_DIR:-$ROOT/../shared}/terraform/aws-provider-schema.json"
 	# The released 5.100.0 schema supplies the types the 6.x subset lacks (aws_eks_pod_identity_association).
@@ -230,7 +246,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck curl chromium)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck curl chromium rie)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -250,11 +266,12 @@ for t in "${want[@]}"; do
 	mypy) timed mypy install_mypy ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
+	rie) timed rie install_rie ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck curl chromium)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck curl chromium rie)"
 		exit 2
 		;;
 	esac

@@ -18,7 +18,7 @@ import (
 // Lower resolves a loaded spec into the IR. Undefined references and names AWS would
 // refuse are reported here, each with the spec path of the offending value.
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
-	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index}
+	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index, env: file.Env}
 	f := l.lower()
 	f.Index = file.Index
 	file.Index.Locate(l.ds)
@@ -33,6 +33,7 @@ type lowerer struct {
 	// to one is not undefined, only not checkable yet.
 	removed map[string]bool
 	idx     *spec.Index // nil for specs built in code
+	env     string      // the environment lowered ("" for a spec without environments)
 }
 
 // collectionOf is the spec collection that defines a kind of reference.
@@ -40,19 +41,23 @@ var collectionOf = map[string]string{"event": "events", "model policy": "models"
 
 func (l *lowerer) lower() *Fleet {
 	s := l.src
-	f := &Fleet{Name: s.Fleet, Region: s.Region}
+	f := &Fleet{Name: Qualified(s.Fleet, l.env), Env: l.env, Region: s.Region}
 	l.f = f
 	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
-	f.Bus = Bus{Name: s.Bus.Name, Model: "classic", RequestedModel: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
+	f.Bus = Bus{Name: Qualified(s.Bus.Name, l.env), Model: "classic", RequestedModel: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
+	l.lowerAlarms()
 	f.Worker = Worker{Image: Defaults.Image, Namespace: Defaults.Namespace}
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
 		f.Worker.Namespace = nonEmptyOr(s.Worker.Namespace, f.Worker.Namespace)
+	}
+	f.Worker.Namespace = Qualified(f.Worker.Namespace, l.env)
+	if s.Worker != nil {
 		if e := s.Worker.EKS; e != nil {
 			f.Worker.EKS = lowerEKS(f.Name, e)
 		}
@@ -63,8 +68,8 @@ func (l *lowerer) lower() *Fleet {
 		ClaimCheckExpiry: Defaults.ClaimCheckExpiry,
 	}
 	if st := s.State; st != nil {
-		f.State.IdempotencyTable = nonEmptyOr(st.IdempotencyTable, f.State.IdempotencyTable)
-		f.State.ClaimCheckBucket = nonEmptyOr(st.ClaimCheckBucket, f.State.ClaimCheckBucket)
+		f.State.IdempotencyTable = nonEmptyOr(Qualified(st.IdempotencyTable, l.env), f.State.IdempotencyTable)
+		f.State.ClaimCheckBucket = nonEmptyOr(Qualified(st.ClaimCheckBucket, l.env), f.State.ClaimCheckBucket)
 		f.State.ClaimCheckExpiry = durationOr(st.ClaimCheckExpiry, f.State.ClaimCheckExpiry)
 	}
 	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
@@ -88,7 +93,7 @@ func (l *lowerer) lower() *Fleet {
 		if a.Tool != nil && a.Tool.Async {
 			f.State.JobsTable = f.Name + "-jobs"
 			if s.State != nil && s.State.JobsTable != "" {
-				f.State.JobsTable = s.State.JobsTable
+				f.State.JobsTable = Qualified(s.State.JobsTable, l.env)
 			}
 			if f.Tools == nil {
 				f.Tools = &Tools{FunctionName: f.Name + "-async-tools", RoleName: f.Name + "-async-tools", ConfigPath: rc.ToolsFile, Path: a.Tool.Path}
@@ -108,11 +113,53 @@ func (l *lowerer) lower() *Fleet {
 			f.Traffic.FanOutItems = *t.FanOutItems
 		}
 	}
+	l.resolvePollers()
 	l.checkNames()
 	l.checkCollisions()
 	countModelProcesses(f)
 	l.checkStateNames()
 	return f
+}
+
+// SQS provisioned pollers, as Lambda accepts them for an SQS event source mapping.
+const (
+	PollersFloor      = 2   // minimum_pollers and maximum_pollers at least
+	PollersMinCeiling = 200 // minimum_pollers at most
+	PollersDefaultMax = 200 // maximum_pollers when not set
+)
+
+// MinPollers is the seed's sizing heuristic for a provisioned SQS event source mapping:
+// ceil(10 / average_duration_seconds) × batch_size, bounded by min(100, 10 × batch_size).
+func MinPollers(avgSeconds float64, batch int) int {
+	if avgSeconds <= 0 || batch < 1 {
+		return 0
+	}
+	n := int(math.Ceil(10/avgSeconds)) * batch
+	return min(n, min(100, 10*batch))
+}
+
+// resolvePollers fills the bounds a class's provisioned_pollers leaves out: min from the
+// seed's heuristic over the average step (traffic.step_duration, else step.p95), max
+// Lambda's default and at least min; min above max is an error.
+func (l *lowerer) resolvePollers() {
+	for _, a := range l.f.Agents {
+		if a.Lambda == nil || a.Lambda.Pollers == nil {
+			continue
+		}
+		p, d := a.Lambda.Pollers, a.StepP95
+		if t := l.f.Traffic; t != nil && t.StepDuration > 0 {
+			d = t.StepDuration
+		}
+		if p.Min == 0 {
+			p.Min = min(max(MinPollers(d.Seconds(), a.Lambda.BatchSize), PollersFloor), PollersMinCeiling)
+		}
+		if p.Max == 0 {
+			p.Max = max(PollersDefaultMax, p.Min)
+		}
+		if p.Min > p.Max {
+			l.ds.Errorf("P008", a.Lambda.Path+"/provisioned_pollers", "provisioned_pollers min %d is above max %d", p.Min, p.Max)
+		}
+	}
 }
 
 // countModelProcesses sets Model.Processes: Σ scaling.max over the classes whose policy
@@ -278,7 +325,7 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
 		}
 		if n := sa.Tool.Notify; n != nil {
-			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: n.Queue, Path: p + "/tool/notify"}
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env), Path: p + "/tool/notify"}
 		}
 	}
 	return a
@@ -336,6 +383,9 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Lambda.BatchSize = valueOr(lc.BatchSize, Defaults.LambdaBatchSize)
 			a.Lambda.BatchingWindow = durationOr(lc.BatchingWindow, 0)
 			a.Lambda.Memory = valueOr(lc.Memory, Defaults.LambdaMemory)
+			if pp := lc.ProvisionedPollers; pp != nil {
+				a.Lambda.Pollers = &Pollers{Min: valueOr(pp.Min, 0), Max: valueOr(pp.Max, 0)}
+			}
 		}
 		if a.FIFO && a.Lambda.BatchSize > 1 {
 			// One FIFO group's records run in order inside one invocation.
@@ -361,6 +411,34 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.AgentCore.Instances = ac.Instances
 		}
 	}
+}
+
+// lowerAlarms reads alarms.notify: "create", or an existing topic's ARN (shape checked by the
+// schema), which must be in the fleet's partition and region: CloudWatch notifies only a
+// topic in the alarm's own region.
+func (l *lowerer) lowerAlarms() {
+	a := l.src.Alarms
+	if a == nil || a.Notify == "" {
+		return
+	}
+	f := l.f
+	const path = "/alarms/notify"
+	if a.Notify == spec.NotifyCreate {
+		f.Alarms.Notify = &AlarmTopic{Create: true, Name: f.Name + "-alarms", Path: path}
+		return
+	}
+	parts := strings.SplitN(a.Notify, ":", 6)
+	if len(parts) != 6 {
+		l.ds.Errorf("P008", path, "alarms.notify %q is neither create nor an SNS topic ARN", a.Notify)
+		return
+	}
+	if part, region := parts[1], parts[3]; part != Partition(f.Region) || region != f.Region {
+		d := l.ds.Errorf("P008", path, "alarms.notify names a topic in %s (partition %s); the fleet's alarms are in %s (partition %s)",
+			region, part, f.Region, Partition(f.Region))
+		d.Detail = "CloudWatch alarms notify only an SNS topic in their own region: name a topic in " + f.Region + ", or use notify: create."
+		return
+	}
+	f.Alarms.Notify = &AlarmTopic{ARN: a.Notify, Path: path}
 }
 
 // lowerEKS derives the scaler role from the operator's role ARN
@@ -575,6 +653,9 @@ func (l *lowerer) checkNames() {
 		if len(name) > max {
 			d := l.ds.Errorf("P007", path, "%s name %q is %d characters; AWS allows %d", kind, name, len(name), max)
 			d.Detail = "Generated names are <fleet>-<name>[-suffix]; shorten the fleet or the class/workflow name."
+			if l.env != "" {
+				d.Detail = "Generated names are <fleet>-<environment>-<name>[-suffix] (environment " + l.env + "); shorten the fleet, environment or class/workflow name."
+			}
 		}
 	}
 	for _, a := range f.Agents {

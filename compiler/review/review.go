@@ -81,8 +81,18 @@ type Side struct {
 // Load reads one side from bytes. A spec that does not lower still yields a Side (its
 // diagnostics are compared), but no fleet or files.
 func Load(name string, src []byte) *Side {
-	_, fleet, ds := compiler.LoadBytes(name, src)
+	return LoadEnv(name, src, "", "")
+}
+
+// LoadEnv is Load for environment env of the spec, lowered under the names of environment
+// namesAs (compiler.LoadBytesEnvAs; namesAs is env itself unless two environments are
+// compared). The side is named after the spec and the environment.
+func LoadEnv(name string, src []byte, env, namesAs string) *Side {
+	_, fleet, ds := compiler.LoadBytesEnvAs(name, src, env, namesAs)
 	s := &Side{Name: name, Diags: ds}
+	if env != "" {
+		s.Name += " (" + env + ")"
+	}
 	if fleet == nil {
 		return s
 	}

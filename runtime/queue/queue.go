@@ -106,9 +106,11 @@ const (
 	AttrErrorCode     = "ERROR_CODE"
 	AttrErrorMessage  = "ERROR_MESSAGE"
 	AttrRetryAttempts = "RETRY_ATTEMPTS"
-	maxAttributes     = 10 // SQS limit per message
-	maxErrorMessage   = 4096
-	maxVisibility     = 12 * time.Hour
+	// DeadLetterGroup is the MessageGroupId of a FIFO dead letter whose message had none.
+	DeadLetterGroup = "dead-letter"
+	maxAttributes   = 10 // SQS limit per message
+	maxErrorMessage = 4096
+	maxVisibility   = 12 * time.Hour
 	// visibilityMargin keeps every extension clear of the 12 h ceiling,
 	// which AWS counts from its own receive (earlier than ReceivedAt).
 	visibilityMargin = time.Minute
@@ -646,7 +648,7 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 	if fifo {
 		g := m.GroupID
 		if g == "" {
-			g = "dead-letter"
+			g = DeadLetterGroup
 		}
 		in.MessageGroupId = aws.String(g)
 		// A re-send after a crash dedups within SQS's 5-minute window.

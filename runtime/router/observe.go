@@ -23,6 +23,10 @@ const (
 	MetricInFlight  = "fleet_model_in_flight"             // {policy}
 	MetricTokens    = "fleet_model_tokens_total"          // {policy,deployment,type}
 	MetricDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
+
+	// LabelPolicy is the policy label of every series above (the generated dashboard's
+	// dimension for them).
+	LabelPolicy = "policy"
 )
 
 // Metrics are the router's Prometheus collectors. A nil *Metrics records nothing.
@@ -36,20 +40,20 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCalls,
-			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{"policy", "deployment", "outcome"}),
+			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{LabelPolicy, "deployment", "outcome"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFailures,
-			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{"policy", "deployment", "class"}),
+			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{LabelPolicy, "deployment", "class"}),
 		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCooldowns,
-			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{"policy", "deployment"}),
+			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{LabelPolicy, "deployment"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFallbacks,
-			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{"policy", "to", "reason"}),
+			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{LabelPolicy, "to", "reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricTokens,
-			Help: "Tokens reported by providers, by type (input, output)."}, []string{"policy", "deployment", "type"}),
+			Help: "Tokens reported by providers, by type (input, output)."}, []string{LabelPolicy, "deployment", "type"}),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight,
-			Help: "Model calls in flight in this process, per policy group."}, []string{"policy"}),
+			Help: "Model calls in flight in this process, per policy group."}, []string{LabelPolicy}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDuration,
 			Help:    "Model call duration, one attempt.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{"policy", "deployment"}),
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{LabelPolicy, "deployment"}),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.failures, m.cooldowns, m.fallbacks, m.tokens, m.inflight, m.duration} {
 		if err := reg.Register(c); err != nil {

@@ -16,6 +16,11 @@ const (
 	// MetricAWSRequests counts AWS API HTTP attempts, by service and operation.
 	MetricAWSRequests = "aws_api_requests_total"
 
+	// CloudWatchNamespace is where these series land in CloudWatch when a collector scrapes
+	// /metrics and exports them as EMF (docs/operating.md, "Dashboard"): names unchanged,
+	// dimension class (router series: policy). fleetc's generated dashboard reads it.
+	CloudWatchNamespace = "fleetc/worker"
+
 	LabelClass     = "class"
 	LabelOutcome   = "outcome"
 	LabelService   = "service"

@@ -8,12 +8,13 @@
 // invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
-// the same mutants. The machine is shared: -p defaults to 1. -lock takes an exclusive flock on
-// FILE around each mutant's test binary run (not its build, nor the whole run), so a package
-// whose tests need the shared AWS emulator waits its turn per mutant instead of holding it.
+// the same mutants; -at re-tests only the sites on the named lines (a sample's survivors).
+// The machine is shared: -p defaults to 1. -lock takes an exclusive flock on FILE around each
+// mutant's test binary run (not its build, nor the whole run), so a package whose tests need
+// the shared AWS emulator waits its turn per mutant instead of holding it.
 package main
 
 import (
@@ -31,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -61,6 +63,7 @@ func main() {
 	par := flag.Int("p", 1, "mutants tested at once")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
+	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
 	if *pkg == "" {
@@ -91,6 +94,16 @@ func main() {
 		sites = append(sites, collect(fset, name, f)...)
 	}
 	total := len(sites)
+	if *at != "" {
+		sites = slices.DeleteFunc(sites, func(s site) bool {
+			for _, p := range strings.Split(*at, ",") {
+				if strings.HasSuffix(fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line), p) {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	if *n > 0 && *n < len(sites) {
 		r := rand.New(rand.NewPCG(*seed, 0))
 		r.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
@@ -144,7 +157,7 @@ func main() {
 			defer wg.Done()
 			defer func() { <-sem }()
 			results[i] = test(*pkg, overlay, *run, *lock, *timeout)
-			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.desc)
+			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}()
 	}
 	wg.Wait()
@@ -153,7 +166,7 @@ func main() {
 	for i, r := range results {
 		count[r]++
 		if r == "survived" {
-			survivors = append(survivors, fmt.Sprintf("  %s:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].desc))
+			survivors = append(survivors, fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc))
 		}
 	}
 	valid := count["killed"] + count["survived"]

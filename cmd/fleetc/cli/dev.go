@@ -10,20 +10,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
 // devOptions are dev's flags.
 type devOptions struct {
-	out, endpoint, tfBin, workerBin string
-	port                            int
-	noUI                            bool
+	out, endpoint, tfBin, workerBin, rieBin string
+	port                                    int
+	noUI                                    bool
 }
 
 func newDevCmd(s *streams) *cobra.Command {
 	var o devOptions
 	c := &cobra.Command{
-		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F]",
+		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F] [--rie-bin F]",
 		Short: "Run the whole fleet on this machine: emulator, workers, live page, faults",
 		Long: `Dev applies FILE to a local AWS emulator (--endpoint, or kumo on 127.0.0.1:4566, started
 when installed) with the emulator override, starts one fleet-worker per agent class with
@@ -38,7 +39,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 		Example: `  fleetc dev examples/research-fleet/fleet.yaml
   fleetc dev fleet.yaml --endpoint http://127.0.0.1:4566 --port 9000`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runDev(args, o, s.stdout, s.stderr))
+			return exit(runDev(args, s.env, o, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory: fleetc builds into it, runs Terraform in its terraform/ and keeps dev's files in its dev/")
@@ -47,18 +48,19 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
 	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
+	c.Flags().StringVar(&o.rieBin, "rie-bin", "", "aws-lambda-rie, the Lambda Runtime Interface Emulator lambda classes run under (default: next to fleetc, then PATH, then ./bin; none: poll mode)")
 	return c
 }
 
-func runDev(pos []string, o devOptions, stdout, stderr io.Writer) int {
+func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "fleetc dev: name exactly one fleet.yaml")
 		return exitUsage
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err := dev.Run(ctx, dev.Options{Spec: pos[0], Dir: o.out, Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
-		TerraformBin: o.tfBin, WorkerBin: o.workerBin, Stdout: stdout, Stderr: stderr})
+	err := dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
+		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {
 	case errors.As(err, &be):

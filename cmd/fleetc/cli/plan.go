@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
@@ -27,6 +27,7 @@ type deployFlags struct {
 	out, endpoint, terraformBin string
 	varFiles, backendConfig     []string
 	force                       bool
+	env                         string // --env, the root's flag
 }
 
 func (d *deployFlags) register(fs *pflag.FlagSet) {
@@ -41,7 +42,7 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 // prepare builds the spec and initialises Terraform, printing build diagnostics. On failure
 // it prints the reason and returns the exit code.
 func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, stderr io.Writer) (*deploy.Workspace, int) {
-	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Dir: d.out, TerraformBin: d.terraformBin,
+	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Env: d.env, Dir: compiler.OutDir(d.out, d.env), TerraformBin: d.terraformBin,
 		Endpoint: d.endpoint, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
 	if len(ds) > 0 {
 		render(stderr, "text", ds, judge(ds, false))
@@ -91,6 +92,7 @@ Exit 0 (with --detailed-exitcode: 0 no changes, 2 changes), 1 error, 2 usage err
 		Example: `  fleetc plan fleet.yaml -o out --out fleet.tfplan
   fleetc plan fleet.yaml --endpoint http://127.0.0.1:4566`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runPlan(args, o, s.stdout, s.stderr))
 		},
 	}
@@ -192,6 +194,7 @@ Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`
 		Example: `  fleetc apply fleet.yaml -o out
   fleetc plan fleet.yaml --out fleet.tfplan && fleetc apply fleet.yaml fleet.tfplan`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runChange(cmd, args, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
@@ -309,16 +312,32 @@ func isTerminal(stdin io.Reader) bool {
 
 // confirm asks for "yes" as Terraform does; without a terminal it refuses rather than hang.
 func confirm(cmd string, stdin io.Reader, stdout io.Writer) (bool, error) {
-	if !isTerminal(stdin) {
-		return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
-	}
 	verb := map[string]string{"apply": "perform these actions", "destroy": "destroy the fleet's resources"}[cmd]
-	fmt.Fprintf(stdout, "\nDo you want to %s? Only 'yes' will be accepted.\n  Enter a value: ", verb)
-	line, err := bufio.NewReader(stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+	return ask("Do you want to "+verb+"?", "review with fleetc plan, then pass --auto-approve", stdin, stdout)
+}
+
+// ask asks question and accepts only "yes"; without a terminal it refuses with hint. It
+// reads stdin byte by byte, so a command may ask twice.
+func ask(question, hint string, stdin io.Reader, stdout io.Writer) (bool, error) {
+	if !isTerminal(stdin) {
+		return false, fmt.Errorf("no terminal to confirm on: %s", hint)
 	}
-	return strings.TrimSpace(line) == "yes", nil
+	fmt.Fprintf(stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", question)
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		n, err := stdin.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			break
+		}
+	}
+	return strings.TrimSpace(string(line)) == "yes", nil
 }
 
 func printOutputs(ctx context.Context, w *deploy.Workspace, cmd string, stdout, stderr io.Writer) int {
