@@ -12,6 +12,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
@@ -25,7 +26,7 @@ import (
 func TestEmittedDetailsKeepTheirContracts(t *testing.T) {
 	for _, path := range examples(t) {
 		name := filepath.Base(filepath.Dir(path))
-		_, fleet, ds := compiler.Load(path)
+		_, fleet, ds := compiler.LoadEnv(path, irtest.FirstEnvOf(path))
 		if fleet == nil || ds.HasErrors() {
 			t.Fatalf("%s: %v", path, ds)
 		}
