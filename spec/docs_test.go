@@ -36,7 +36,7 @@ func TestSpecReferenceCoversTheSchema(t *testing.T) {
 	if err := json.Unmarshal(b, &schema); err != nil {
 		t.Fatal(err)
 	}
-	rows := regexp.MustCompile("(?m)^\\| ([^|]+) \\|").FindAllStringSubmatch(string(doc), -1)
+	rows := regexp.MustCompile(`(?m)^\| ([^|]+) \|`).FindAllStringSubmatch(string(doc), -1)
 	for name := range schema.Properties {
 		found := false
 		for _, r := range rows {

@@ -19,9 +19,19 @@ type Fleet struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
+	Alarms    *Alarms              `json:"alarms,omitempty"`
 	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
 	// with its overrides merged in; File.Select applies one.
 	Environments map[string]Environment `json:"environments,omitempty"`
+}
+
+// NotifyCreate is the alarms.notify value that asks fleetc to create the SNS topic.
+const NotifyCreate = "create"
+
+// Alarms says where the fleet's alarms notify.
+type Alarms struct {
+	// Notify is "create" (fleetc creates an SNS topic) or the ARN of an existing topic.
+	Notify string `json:"notify,omitempty"`
 }
 
 // Environment is one environment's overrides: a partial fleet.yaml of the fields that may
@@ -245,6 +255,15 @@ type Lambda struct {
 	BatchSize      *int      `json:"batch_size,omitempty"`
 	BatchingWindow *Duration `json:"batching_window,omitempty"`
 	Memory         *int      `json:"memory,omitempty"`
+	// ProvisionedPollers puts the event source mapping in provisioned mode with this many
+	// pollers (min defaults to the seed's sizing heuristic, max to Lambda's 200).
+	ProvisionedPollers *Pollers `json:"provisioned_pollers,omitempty"`
+}
+
+// Pollers bounds a provisioned event source mapping's pollers.
+type Pollers struct {
+	Min *int `json:"min,omitempty"`
+	Max *int `json:"max,omitempty"`
 }
 
 // AgentCore tunes an AgentCore runtime class.
@@ -258,6 +277,9 @@ type Workflow struct {
 	Type        string          `json:"type,omitempty"` // standard | express
 	Description string          `json:"description,omitempty"`
 	Steps       []*WorkflowStep `json:"steps"`
+	// ItemsPerRun is the items one run of this workflow's fan_out steps processes, for
+	// capacity (overrides traffic.fan_out_items).
+	ItemsPerRun *float64 `json:"items_per_run,omitempty"`
 }
 
 // WorkflowStep is an agent step (a task-token callback) or a fan-out.

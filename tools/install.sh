@@ -5,9 +5,12 @@
 #   tools/mermaid/node_modules           (npm, tools/mermaid/package-lock.json: mermaid's parser)
 #   dot                                  (Debian's graphviz, through apt-get when missing; root only)
 #   bin/kumo                             (Go, tools/kumo module; ~8 min cold, seconds warm)
+#   bin/aws-lambda-rie                   (Go, tools/rie module: AWS's Lambda Runtime Interface Emulator,
+#                                         which fleetc dev and the worker's tests run Lambda mode under)
 #   bin/tf-schema-mirror/                (Go, tools/tfschemaprovider: a schema-only hashicorp/aws
 #                                         serving ../shared/terraform/aws-provider-schema.json, laid
 #                                         out as a provider filesystem mirror for terraform validate)
+#   bin/staticcheck                      (Go, honnef.co/go/tools at STATICCHECK_VERSION: the linter CI runs)
 #   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
 #                                         checker compiler/compat's differential test runs)
 #   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
@@ -51,6 +54,20 @@ timed() {
 	"$@"
 	end=$(date +%s)
 	log "$name: done in $((end - start))s"
+}
+
+# staticcheck: the linter .ci/run runs after go vet, pinned here (the version is the stamp).
+STATICCHECK_VERSION=v0.8.2
+install_staticcheck() {
+	local out="$BIN/staticcheck" st="$BIN/.staticcheck.stamp" h
+	h=$(echo "$STATICCHECK_VERSION $(go env GOVERSION)" | sha256sum | cut -d' ' -f1)
+	if up_to_date "$out" "$st" "$h"; then
+		log "staticcheck: up to date ($STATICCHECK_VERSION)"
+		return
+	fi
+	log "staticcheck: go install honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	GOBIN="$BIN" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	echo "$h" >"$st"
 }
 
 install_kubeconform() {
@@ -162,6 +179,20 @@ install_kumo() {
 	echo "$h" >"$st"
 }
 
+install_rie() {
+	local mod="$ROOT/tools/rie" out="$BIN/aws-lambda-rie" st="$BIN/.aws-lambda-rie.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "rie: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/aws/aws-lambda-runtime-interface-emulator)
+	log "rie: building aws-lambda-rie $ver"
+	(cd "$mod" && go build -o "$out.tmp" github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
 install_schema_provider() {
 	local mod="$ROOT/tools/tfschemaprovider" schema="${FLEETC_SHARED_DIR:-$ROOT/../shared}/terraform/aws-provider-schema.json"
 	# The released 5.100.0 schema supplies the types the 6.x subset lacks (aws_eks_pod_identity_association).
@@ -215,7 +246,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff curl chromium)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck curl chromium rie)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -226,6 +257,7 @@ for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
 	oasdiff) timed oasdiff install_oasdiff ;;
+	staticcheck) timed staticcheck install_staticcheck ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
 	gateway-clients) timed gateway-clients install_gateway_clients ;;
@@ -234,11 +266,12 @@ for t in "${want[@]}"; do
 	mypy) timed mypy install_mypy ;;
 	graphviz | dot) timed graphviz install_graphviz ;;
 	kumo) timed kumo install_kumo ;;
+	rie) timed rie install_rie ;;
 	schema-provider) timed schema-provider install_schema_provider ;;
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff curl chromium)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck curl chromium rie)"
 		exit 2
 		;;
 	esac

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -243,12 +242,31 @@ func runTools(ctx context.Context, path, listen string, getenv func(string) stri
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil)).With("service", cfg.Fleet+"-async-tools")
+	// Every call is an execute_tool span, exported like the worker's (OTEL_EXPORTER_OTLP_*);
+	// on Lambda each span is exported as it ends.
+	exporter, err := telemetry.OTLPExporter(ctx, getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
+		return exitUsage
+	}
+	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Fleet + "-async-tools", LogWriter: stderr, SpanExporter: exporter,
+		SyncExport: getenv("AWS_LAMBDA_RUNTIME_API") != ""})
+	if err != nil {
+		fmt.Fprintln(stderr, "fleet-worker:", err)
+		return exitUsage
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tel.Shutdown(sctx)
+	}()
+	log := tel.Logger
 	svc, err := tools.NewAWS(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker: startup:", err)
 		return exitRuntime
 	}
+	svc.Tracer = tel.Provider
 	if err := tools.Run(ctx, svc, getenv, listen, log); err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitRuntime

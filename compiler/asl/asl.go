@@ -41,6 +41,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -403,8 +404,8 @@ func checkStep(w *ir.Workflow, st *ir.Step, ds *diag.Diagnostics) {
 		if fo.MaxConcurrency < 0 {
 			ds.Errorf("S006", p+"/max_concurrency", "fan-out %q: max concurrency %d is negative", st.Name, fo.MaxConcurrency)
 		}
-		if !strings.HasPrefix(fo.Items, "$") {
-			ds.Errorf("S010", p+"/items", "fan-out %q: items %q is not a JSONPath", st.Name, fo.Items)
+		if segs, err := refpath.Parse(fo.Items); err != nil || len(segs) == 0 {
+			ds.Errorf("S010", p+"/items", "fan-out %q: items %q is not a reference path to a field", st.Name, fo.Items)
 		}
 	}
 }

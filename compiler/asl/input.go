@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -140,13 +141,17 @@ func InputContract(w *ir.Workflow) (schema, example map[string]any) {
 	return schema, example
 }
 
-// itemsPath turns a fan-out's ItemsPath ($.a.b) into its top-level field and the schema of
-// that field (an array at the end of the path). Paths fleetc cannot follow (brackets,
-// filters) give "" and leave the field unchecked.
+// itemsPath turns a fan-out's ItemsPath ($.a.b, $['a'].b) into its top-level field and the
+// schema of that field (an array at the end of the path). A path through an array index
+// gives "" and leaves the field unchecked.
 func itemsPath(path string) (string, map[string]any) {
-	parts := strings.Split(strings.TrimPrefix(path, "$."), ".")
-	if !strings.HasPrefix(path, "$.") || slices.ContainsFunc(parts, func(p string) bool { return !identRE.MatchString(p) }) {
+	segs, err := refpath.Parse(path)
+	if err != nil || len(segs) == 0 || slices.ContainsFunc(segs, func(s refpath.Segment) bool { return !s.Field }) {
 		return "", nil
+	}
+	parts := make([]string, len(segs))
+	for i, s := range segs {
+		parts[i] = s.Name
 	}
 	s := map[string]any{"type": "array"}
 	for i := len(parts) - 1; i > 0; i-- {

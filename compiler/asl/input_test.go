@@ -76,7 +76,10 @@ func TestItemsPath(t *testing.T) {
 	if head != "plan" || string(b) != `{"properties":{"parts":{"type":"array"}},"required":["parts"],"type":"object"}` {
 		t.Errorf("itemsPath = %q %s", head, b)
 	}
-	if head, _ := itemsPath("$['odd key']"); head != "" {
-		t.Errorf("bracket paths are not followed, got %q", head)
+	if head, _ := itemsPath("$['odd key'].parts"); head != "odd key" {
+		t.Errorf("a quoted name is a field, got %q", head)
+	}
+	if head, _ := itemsPath("$.plan[0].parts"); head != "" {
+		t.Errorf("paths through an array index are not followed, got %q", head)
 	}
 }

@@ -335,6 +335,50 @@ workflows:`, 1)
 	}
 }
 
+// A workflow's items_per_run sizes its fan_out steps, over traffic.fan_out_items; another
+// workflow's fan-out keeps the traffic's figure.
+func TestItemsPerRun(t *testing.T) {
+	src := strings.Replace(seedFleet, "workflows:", `  summarizer:
+    runtime: eks
+    step: { p95: 30s, max: 5m }
+    handler: { http: "http://127.0.0.1:8080/step" }
+  indexer:
+    runtime: eks
+    step: { p95: 30s, max: 5m }
+    handler: { http: "http://127.0.0.1:8080/step" }
+workflows:
+  digest:
+    items_per_run: 20
+    steps:
+      - fan_out: { items: $.parts, agent: summarizer, max_concurrency: 100 }
+  index:
+    steps:
+      - fan_out: { items: $.docs, agent: indexer, max_concurrency: 100 }`, 1)
+	src = strings.Replace(src, "  step_duration: 90s\n", "  step_duration: 90s\n  fan_out_items: 4\n", 1)
+	f := lowerSrc(t, src)
+	if w := f.Workflows[1]; w.Name != "digest" || w.ItemsPerRun != 20 {
+		t.Fatalf("digest items_per_run not lowered: %+v", w)
+	}
+	r := capacity.Build(f, capacity.FromFleet(f))
+	share := map[string]float64{}
+	for _, c := range r.Classes {
+		share[c.Name] = c.ShareOfSteps
+	}
+	// Per conversation: researcher once, summarizer 20 times (items_per_run), indexer 4
+	// (traffic.fan_out_items): 25 in all.
+	want := map[string]float64{"researcher": 1.0 / 25, "summarizer": 20.0 / 25, "indexer": 4.0 / 25}
+	for name, w := range want {
+		if math.Abs(share[name]-w) > 1e-12 {
+			t.Errorf("%s share %v, want %v (all: %v)", name, share[name], w, share)
+		}
+	}
+	for _, n := range r.Notes {
+		if strings.Contains(n, "fans out without") {
+			t.Errorf("note about a stated item count: %s", n)
+		}
+	}
+}
+
 // TestPricesTable: the embedded price table parses, is dated, and covers us-east-1.
 func TestPricesTable(t *testing.T) {
 	p := capacity.Prices()
@@ -365,8 +409,37 @@ func TestMinPollers(t *testing.T) {
 		batch int
 		want  int
 	}{{1, 10, 100}, {0.05, 10, 100}, {90, 1, 1}, {2, 5, 25}, {0, 5, 0}} {
-		if got := capacity.MinPollers(c.avg, c.batch); got != c.want {
-			t.Errorf("MinPollers(%v s, batch %d) = %d, want %d", c.avg, c.batch, got, c.want)
+		if got := ir.MinPollers(c.avg, c.batch); got != c.want {
+			t.Errorf("ir.MinPollers(%v s, batch %d) = %d, want %d", c.avg, c.batch, got, c.want)
 		}
+	}
+}
+
+// A lambda class's provisioned pollers appear beside the heuristic in the report; a min
+// above the max is refused where it is written.
+func TestProvisionedPollersReport(t *testing.T) {
+	lambda := strings.Replace(seedFleet, "    runtime: eks\n", "    runtime: lambda\n", 1)
+	lambda = strings.Replace(lambda, "    step: { p95: 90s, max: 10m }\n", "    step: { p95: 2s, max: 1m }\n", 1)
+	lambda = strings.Replace(lambda, "    scaling: { min: 1, max: 4000, per_replica: 4 }\n", "    lambda: { provisioned_pollers: { max: 40 } }\n", 1)
+	lambda = strings.Replace(lambda, "  step_duration: 90s\n", "", 1)
+	lambda = strings.Replace(lambda, "timeout: 1h, heartbeat: 15m", "timeout: 5m", 1)
+	f := lowerSrc(t, lambda)
+	r := capacity.Build(f, capacity.FromFleet(f))
+	l := r.Classes[0].Lambda
+	// ceil(10 / 2 s) × batch 1 = 5: the heuristic, and the min the class did not state.
+	if l == nil || l.MinPollers != 5 || l.Provisioned == nil || *l.Provisioned != (capacity.PollerRange{Min: 5, Max: 40}) {
+		t.Fatalf("lambda use: %+v", l)
+	}
+	var b bytes.Buffer
+	if err := r.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "provisioned pollers ≥ 5 (configured 5–40)") {
+		t.Errorf("text report:\n%s", b.String())
+	}
+	bad := strings.Replace(lambda, "provisioned_pollers: { max: 40 }", "provisioned_pollers: { min: 50, max: 40 }", 1)
+	_, _, ds := compiler.LoadBytes("fleet.yaml", []byte(bad))
+	if !strings.Contains(ds.Error(), "P008") || !strings.Contains(ds.Error(), "provisioned_pollers min 50 is above max 40") {
+		t.Errorf("min above max: %v", ds)
 	}
 }

@@ -230,7 +230,11 @@ func (c Class) scaling() string {
 		}
 		return fmt.Sprintf("%s replicas needed, max %s: %s", Num(float64(c.KEDA.ReplicasNeeded)), Num(float64(c.KEDA.Max)), verdict)
 	case c.Lambda != nil:
-		return fmt.Sprintf("concurrency %s, provisioned pollers ≥ %d", Num(c.Lambda.Concurrency), c.Lambda.MinPollers)
+		s := fmt.Sprintf("concurrency %s, provisioned pollers ≥ %d", Num(c.Lambda.Concurrency), c.Lambda.MinPollers)
+		if p := c.Lambda.Provisioned; p != nil {
+			s += fmt.Sprintf(" (configured %d–%d)", p.Min, p.Max)
+		}
+		return s
 	case c.FIFO != nil:
 		return fmt.Sprintf("FIFO %s of %s TPS", Num(c.FIFO.TPS), Num(c.FIFO.Limit))
 	}

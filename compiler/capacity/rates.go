@@ -78,8 +78,12 @@ func New(f *ir.Fleet, t Traffic) *Model {
 	return m
 }
 
-// FanOutItems is the items one fan_out run processes (1 when traffic does not say).
-func (m *Model) FanOutItems() float64 {
+// FanOutItems is the items one fan_out run of the workflow processes: its items_per_run,
+// else traffic.fan_out_items, else 1.
+func (m *Model) FanOutItems(w *ir.Workflow) float64 {
+	if w != nil && w.ItemsPerRun > 0 {
+		return w.ItemsPerRun
+	}
 	if m.Traffic.FanOutItems > 0 {
 		return m.Traffic.FanOutItems
 	}
@@ -97,7 +101,7 @@ func (m *Model) Weight(a *ir.Agent) float64 {
 				continue
 			}
 			if st.FanOut != nil {
-				w += m.FanOutItems()
+				w += m.FanOutItems(wf)
 			} else {
 				w++
 			}

@@ -100,6 +100,14 @@ type LambdaUse struct {
 	Concurrency float64 `json:"concurrency"`
 	BatchSize   int     `json:"batch_size"`
 	MinPollers  int     `json:"min_pollers"`
+	// Provisioned is the provisioned mode the class configures (null: on-demand scaling).
+	Provisioned *PollerRange `json:"provisioned_pollers"`
+}
+
+// PollerRange is a provisioned event source mapping's minimum and maximum pollers.
+type PollerRange struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
 }
 
 // Workflow is one workflow's execution and transition rates (one execution per conversation).
@@ -214,8 +222,8 @@ func (r *Report) notes(m *Model) {
 	if m.Traffic.FanOutItems == 0 {
 		for _, w := range m.Fleet.Workflows {
 			for _, st := range w.Steps {
-				if st.FanOut != nil {
-					r.Notes = append(r.Notes, fmt.Sprintf("workflow %s fans out without traffic.fan_out_items: 1 item per run assumed", w.Name))
+				if st.FanOut != nil && w.ItemsPerRun == 0 {
+					r.Notes = append(r.Notes, fmt.Sprintf("workflow %s fans out without items_per_run or traffic.fan_out_items: 1 item per run assumed", w.Name))
 					break
 				}
 			}
@@ -250,20 +258,13 @@ func (r *Report) classes(m *Model) {
 		}
 		if a.Lambda != nil {
 			b := max(a.Lambda.BatchSize, 1)
-			c.Lambda = &LambdaUse{Concurrency: math.Ceil(c.InFlight / float64(b)), BatchSize: b, MinPollers: MinPollers(d.Seconds(), b)}
+			c.Lambda = &LambdaUse{Concurrency: math.Ceil(c.InFlight / float64(b)), BatchSize: b, MinPollers: ir.MinPollers(d.Seconds(), b)}
+			if p := a.Lambda.Pollers; p != nil {
+				c.Lambda.Provisioned = &PollerRange{Min: p.Min, Max: p.Max}
+			}
 		}
 		r.Classes = append(r.Classes, c)
 	}
-}
-
-// MinPollers is the seed's sizing heuristic for a provisioned SQS event source mapping:
-// ceil(10 / average_duration_seconds) × batch_size, bounded by min(100, 10 × batch_size).
-func MinPollers(avgSeconds float64, batch int) int {
-	if avgSeconds <= 0 || batch < 1 {
-		return 0
-	}
-	n := int(math.Ceil(10/avgSeconds)) * batch
-	return min(n, min(100, 10*batch))
 }
 
 func (r *Report) workflows(m *Model) {

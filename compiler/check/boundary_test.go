@@ -349,3 +349,21 @@ func TestBoundaries(t *testing.T) {
 		})
 	}
 }
+
+// M003's visibility half applies only to a class that heartbeats: without a heartbeat the
+// visibility is judged against step.max (Q001), and a model call as long as it is not news.
+func TestModelCallVisibilityOnlyWhenHeartbeating(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	a.StepMax, a.Deadline = time.Minute, 0
+	a.Model = &ir.Model{Name: "m", Path: "/models/m", Timeout: 10 * time.Second}
+	a.Queue.Visibility = a.Model.Timeout
+	a.Heartbeat = 0
+	if got := findings(f, "M003"); len(got) != 0 {
+		t.Errorf("no heartbeat: M003 fires: %v", got)
+	}
+	a.Heartbeat = time.Second
+	if got := findings(f, "M003"); len(got) != 1 || !strings.Contains(got[0].Summary, "heartbeat cannot land") {
+		t.Errorf("heartbeat: want the visibility finding, got %v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -127,13 +128,16 @@ keep step.max of synchronously invoked lambda classes ≤ 5m.`,
 	},
 	{
 		ID: "S010", Category: "workflows", Severity: diag.Error,
-		Summary: "fan-out: DISTRIBUTED with an ExecutionType, batch input ≤ 262,144 bytes, tolerance 0–100 %",
+		Summary: "fan-out: DISTRIBUTED with an ExecutionType, batch input ≤ 262,144 bytes, tolerance 0–100 %, items a reference path",
 		Explain: `A Distributed Map's ItemProcessor needs ProcessorConfig Mode DISTRIBUTED with an
 ExecutionType (STANDARD or EXPRESS). Its ItemBatcher BatchInput is capped at 256 KiB
 (262,144 bytes), like every state payload, and ToleratedFailurePercentage takes a whole
 percent 0–100 (fleet.yaml's tolerated_failure_percent is an integer for that reason).
-Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB, and
-tolerated_failure_percent within 0–100.`,
+Its ItemsPath is a reference path: $ then fields (.name, ['name']) and indexes ([0]);
+wildcards, deep scan (..), filters, slices, unions and functions make CreateStateMachine
+fail, and $ alone is the state input, an object.
+Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB,
+tolerated_failure_percent within 0–100, and items a path such as $.field.`,
 		Check: checkFanOut,
 	},
 }
@@ -425,6 +429,15 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 				r.Add(stepPath(st, "batch_input"),
 					fmt.Sprintf("fan-out %s: batch_input %s exceeds the 262,144-byte BatchInput limit", st.Name, bytesOf(fo.BatchInputBytes)),
 					"Set fan_out.batch_input to 256KiB or less.")
+			}
+			if segs, err := refpath.Parse(fo.Items); err != nil {
+				r.Add(stepPath(st, "items"),
+					fmt.Sprintf("fan-out %s: items %q is not a reference path: %v", st.Name, fo.Items, err),
+					"Write items as $.field or $.steps.<step>.field ($['name'] for names with special characters, [N] for an index).")
+			} else if len(segs) == 0 {
+				r.Add(stepPath(st, "items"),
+					fmt.Sprintf("fan-out %s: items is $, the whole state input, which is an object (trace_id, steps), never the item array", st.Name),
+					"Name the field that holds the array: items: $.field.")
 			}
 			if p := fo.ToleratedFailurePercent; p < 0 || p > maxToleratedPercent {
 				r.Add(stepPath(st, "tolerated_failure_percent"),

@@ -220,6 +220,16 @@ func terraformEnv(environ []string, endpoint string) map[string]string {
 		env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"] = "test", "test"
 		env["AWS_SHARED_CREDENTIALS_FILE"], env["AWS_CONFIG_FILE"] = os.DevNull, os.DevNull
 		env["AWS_EC2_METADATA_DISABLED"] = "true"
+		// Behind the override's endpoints, the SDK's own fallback: a service the override
+		// does not name goes to the emulator too, never to AWS; a service-specific variable
+		// from the caller's environment could point anywhere, so none is kept.
+		for k := range env {
+			if strings.HasPrefix(k, "AWS_ENDPOINT_URL_") {
+				delete(env, k)
+			}
+		}
+		env["AWS_ENDPOINT_URL"] = endpoint
+		delete(env, "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
 	}
 	return tfexec.CleanEnv(env)
 }

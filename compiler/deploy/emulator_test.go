@@ -79,10 +79,6 @@ func TestEmulatorOverrideLeavesAWSOutputUnchanged(t *testing.T) {
 // TestEachKumoGap checks, per gap, that the AWS configuration keeps what AWS gets and that
 // the override does exactly the gap's workaround on every resource it matches.
 func TestEachKumoGap(t *testing.T) {
-	type res struct {
-		file, addr string
-		body       *hclsyntax.Body
-	}
 	for _, g := range KumoGaps {
 		t.Run(g.ID, func(t *testing.T) {
 			matched := 0
@@ -162,7 +158,7 @@ func TestDroppedResourceDependents(t *testing.T) {
 	for _, want := range []string{
 		"resource \"aws_schemas_schema\" \"task_requested\" {\n  count         = 0\n  registry_name = one(aws_schemas_registry.fleet[*].name)\n}",
 		"output \"schema_registry\" {\n  value = one(aws_schemas_registry.fleet[*].name)\n}",
-		"sqs        = \"http://localhost:4566\"",
+		"sqs      = \"http://localhost:4566\"",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("override lacks\n%s\ngot:\n%s", want, got)

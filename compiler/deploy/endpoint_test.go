@@ -2,8 +2,15 @@ package deploy
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
 )
 
 // Against an emulator, Terraform never sees a way to real credentials: before, a set
@@ -16,6 +23,8 @@ func TestEmulatorEnvironmentHasOnlyDummyCredentials(t *testing.T) {
 		"AWS_ROLE_ARN=arn:aws:iam::111122223333:role/ci", "AWS_WEB_IDENTITY_TOKEN_FILE=/var/run/token",
 		"AWS_CONTAINER_CREDENTIALS_FULL_URI=http://169.254.170.23/v1/credentials",
 		"AWS_SHARED_CREDENTIALS_FILE=/home/ci/.aws/credentials", "HOME=/home/ci", "PATH=/usr/bin",
+		"AWS_ENDPOINT_URL_BEDROCK_AGENTCORE=https://bedrock-agentcore.us-east-1.amazonaws.com",
+		"AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true",
 	}
 	env := terraformEnv(environ, "http://127.0.0.1:4566")
 	for _, kv := range environ {
@@ -25,7 +34,7 @@ func TestEmulatorEnvironmentHasOnlyDummyCredentials(t *testing.T) {
 		}
 	}
 	if env["AWS_ACCESS_KEY_ID"] != "test" || env["AWS_SECRET_ACCESS_KEY"] != "test" || env["AWS_CONFIG_FILE"] != os.DevNull ||
-		env["AWS_EC2_METADATA_DISABLED"] != "true" || env["HOME"] != "/home/ci" {
+		env["AWS_EC2_METADATA_DISABLED"] != "true" || env["HOME"] != "/home/ci" || env["AWS_ENDPOINT_URL"] != "http://127.0.0.1:4566" {
 		t.Errorf("emulator environment: %v", env)
 	}
 	// Against AWS the environment passes through.
@@ -48,5 +57,75 @@ func TestEndpointMustBeLoopback(t *testing.T) {
 	}
 	if err := CheckEndpoint("http://10.0.0.5:4566", true); err != nil {
 		t.Errorf("--force: %v", err)
+	}
+}
+
+// The override points at the emulator every service the generated types call, their
+// implicit calls (KMS behind DynamoDB encryption) and the provider's own (STS, IAM),
+// derived from the configuration: AgentCore included where a class runs on it. Before, a
+// fixed list missed bedrockagentcore, and an emulator run reached AWS.
+func TestEmulatorEndpointsFollowTheGeneratedTypes(t *testing.T) {
+	set := generate(t, "../testdata/kitchen-sink/fleet.yaml")
+	o, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ds := hclsyntax.ParseConfig(o.Bytes, OverrideFile, hcl.InitialPos)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	var eps, prov *hclsyntax.Body
+	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+		if b.Type == "provider" {
+			prov = b.Body
+			for _, nb := range b.Body.Blocks {
+				if nb.Type == "endpoints" {
+					eps = nb.Body
+				}
+			}
+		}
+	}
+	if eps == nil {
+		t.Fatalf("no endpoints block:\n%s", o.Bytes)
+	}
+	for _, k := range []string{"bedrockagentcore", "dynamodb", "kms", "sts", "iam", "sqs", "lambda", "sfn", "events", "logs", "s3"} {
+		if _, ok := eps.Attributes[k]; !ok {
+			t.Errorf("endpoint %s not pointed at the emulator", k)
+		}
+	}
+	// Types a gap drops need no endpoint: the schema registry is left out on kumo.
+	if _, ok := eps.Attributes["schemas"]; ok {
+		t.Error("schemas endpoint set though every schemas resource is left out")
+	}
+	if a, ok := prov.Attributes["max_retries"]; !ok {
+		t.Error("no max_retries: a missed endpoint would retry for minutes")
+	} else if v, _ := a.Expr.Value(nil); !v.Equals(cty.NumberIntVal(EmulatorMaxRetries)).True() {
+		t.Errorf("max_retries = %#v", v)
+	}
+	// The minimal fleet runs on the 5.x provider, which has no bedrockagentcore endpoint.
+	o, err = EmulatorOverride(generate(t, "../../examples/minimal/fleet.yaml"), "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(o.Bytes), "bedrockagentcore") {
+		t.Errorf("bedrockagentcore endpoint without an agentcore class:\n%s", o.Bytes)
+	}
+}
+
+// A resource type fleetc does not know the service of fails the emulator override, naming
+// it, unless a gap leaves it out.
+func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
+	set := generate(t, "testdata/e2e.yaml")
+	extra := []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")
+	if err := set.Add(artifact.File{Path: "terraform/extra.tf", Bytes: extra}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err == nil || !strings.Contains(err.Error(), "aws_route53_zone.x") {
+		t.Fatalf("err = %v, want one naming aws_route53_zone.x", err)
+	}
+	gaps := append(slices.Clone(KumoGaps), Gap{ID: "no-dns", Resource: "aws_route53_zone", Drop: true})
+	if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", gaps); err != nil {
+		t.Fatalf("a dropped unknown type: %v", err)
 	}
 }

@@ -29,6 +29,7 @@ type Fleet struct {
 	Agents    []*Agent
 	Workflows []*Workflow
 	Traffic   *Traffic
+	Alarms    Alarms
 
 	// TargetDLQ receives events EventBridge could not deliver to any class queue.
 	// It is one standard queue per fleet: rule-target DLQs may not be FIFO (E008).
@@ -40,6 +41,19 @@ type Fleet struct {
 
 	// Index locates spec paths in the source file; nil for fleets built in code.
 	Index *spec.Index
+}
+
+// Alarms is where the fleet's alarms notify besides the root module's alarm_actions.
+type Alarms struct {
+	Notify *AlarmTopic // nil: alarm_actions only
+}
+
+// AlarmTopic is the SNS topic of alarms.notify: one fleetc creates, or one that exists.
+type AlarmTopic struct {
+	Create bool   // fleetc creates the topic Name
+	Name   string // the created topic's name, <fleet>-alarms
+	ARN    string // the existing topic's ARN ("" when created)
+	Path   string
 }
 
 // Tag is one resource tag.
@@ -329,6 +343,15 @@ type Lambda struct {
 	BatchingWindow time.Duration
 	Memory         int
 	Path           string
+	// Pollers is the provisioned mode the class asks for (nil: on-demand scaling). A zero
+	// bound was not stated: the Terraform backend fills it (capacity's heuristic, Lambda's
+	// default).
+	Pollers *Pollers
+}
+
+// Pollers bounds a provisioned event source mapping's pollers.
+type Pollers struct {
+	Min, Max int
 }
 
 // AgentCore is the AgentCore runtime of an agentcore class.
@@ -357,6 +380,7 @@ type Workflow struct {
 	LogGroup         string
 	Steps            []*Step
 	Agents           []*Agent // every class the workflow dispatches to, sorted
+	ItemsPerRun      float64  // items per fan_out run (capacity); 0: not stated
 }
 
 // Step is one state of a workflow: an agent task, or a fan-out of agent tasks.

@@ -50,6 +50,7 @@ func (l *lowerer) lower() *Fleet {
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
+	l.lowerAlarms()
 	f.Worker = Worker{Image: Defaults.Image, Namespace: Defaults.Namespace}
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
@@ -112,11 +113,53 @@ func (l *lowerer) lower() *Fleet {
 			f.Traffic.FanOutItems = *t.FanOutItems
 		}
 	}
+	l.resolvePollers()
 	l.checkNames()
 	l.checkCollisions()
 	countModelProcesses(f)
 	l.checkStateNames()
 	return f
+}
+
+// SQS provisioned pollers, as Lambda accepts them for an SQS event source mapping.
+const (
+	PollersFloor      = 2   // minimum_pollers and maximum_pollers at least
+	PollersMinCeiling = 200 // minimum_pollers at most
+	PollersDefaultMax = 200 // maximum_pollers when not set
+)
+
+// MinPollers is the seed's sizing heuristic for a provisioned SQS event source mapping:
+// ceil(10 / average_duration_seconds) × batch_size, bounded by min(100, 10 × batch_size).
+func MinPollers(avgSeconds float64, batch int) int {
+	if avgSeconds <= 0 || batch < 1 {
+		return 0
+	}
+	n := int(math.Ceil(10/avgSeconds)) * batch
+	return min(n, min(100, 10*batch))
+}
+
+// resolvePollers fills the bounds a class's provisioned_pollers leaves out: min from the
+// seed's heuristic over the average step (traffic.step_duration, else step.p95), max
+// Lambda's default and at least min; min above max is an error.
+func (l *lowerer) resolvePollers() {
+	for _, a := range l.f.Agents {
+		if a.Lambda == nil || a.Lambda.Pollers == nil {
+			continue
+		}
+		p, d := a.Lambda.Pollers, a.StepP95
+		if t := l.f.Traffic; t != nil && t.StepDuration > 0 {
+			d = t.StepDuration
+		}
+		if p.Min == 0 {
+			p.Min = min(max(MinPollers(d.Seconds(), a.Lambda.BatchSize), PollersFloor), PollersMinCeiling)
+		}
+		if p.Max == 0 {
+			p.Max = max(PollersDefaultMax, p.Min)
+		}
+		if p.Min > p.Max {
+			l.ds.Errorf("P008", a.Lambda.Path+"/provisioned_pollers", "provisioned_pollers min %d is above max %d", p.Min, p.Max)
+		}
+	}
 }
 
 // countModelProcesses sets Model.Processes: Σ scaling.max over the classes whose policy
@@ -340,6 +383,9 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.Lambda.BatchSize = valueOr(lc.BatchSize, Defaults.LambdaBatchSize)
 			a.Lambda.BatchingWindow = durationOr(lc.BatchingWindow, 0)
 			a.Lambda.Memory = valueOr(lc.Memory, Defaults.LambdaMemory)
+			if pp := lc.ProvisionedPollers; pp != nil {
+				a.Lambda.Pollers = &Pollers{Min: valueOr(pp.Min, 0), Max: valueOr(pp.Max, 0)}
+			}
 		}
 		if a.FIFO && a.Lambda.BatchSize > 1 {
 			// One FIFO group's records run in order inside one invocation.
@@ -365,6 +411,34 @@ func (l *lowerer) agentRuntime(a *Agent, sa *spec.Agent, cq, dq spec.Queue) {
 			a.AgentCore.Instances = ac.Instances
 		}
 	}
+}
+
+// lowerAlarms reads alarms.notify: "create", or an existing topic's ARN (shape checked by the
+// schema), which must be in the fleet's partition and region: CloudWatch notifies only a
+// topic in the alarm's own region.
+func (l *lowerer) lowerAlarms() {
+	a := l.src.Alarms
+	if a == nil || a.Notify == "" {
+		return
+	}
+	f := l.f
+	const path = "/alarms/notify"
+	if a.Notify == spec.NotifyCreate {
+		f.Alarms.Notify = &AlarmTopic{Create: true, Name: f.Name + "-alarms", Path: path}
+		return
+	}
+	parts := strings.SplitN(a.Notify, ":", 6)
+	if len(parts) != 6 {
+		l.ds.Errorf("P008", path, "alarms.notify %q is neither create nor an SNS topic ARN", a.Notify)
+		return
+	}
+	if part, region := parts[1], parts[3]; part != Partition(f.Region) || region != f.Region {
+		d := l.ds.Errorf("P008", path, "alarms.notify names a topic in %s (partition %s); the fleet's alarms are in %s (partition %s)",
+			region, part, f.Region, Partition(f.Region))
+		d.Detail = "CloudWatch alarms notify only an SNS topic in their own region: name a topic in " + f.Region + ", or use notify: create."
+		return
+	}
+	f.Alarms.Notify = &AlarmTopic{ARN: a.Notify, Path: path}
 }
 
 // lowerEKS derives the scaler role from the operator's role ARN
@@ -490,6 +564,9 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 		Name: name, Description: sw.Description, Path: p, Type: nonEmptyOr(sw.Type, Defaults.WorkflowType),
 		StateMachineName: f.Name + "-" + name, RoleName: f.Name + "-" + name + "-sfn",
 		LogGroup: "/aws/vendedlogs/states/" + f.Name + "-" + name,
+	}
+	if sw.ItemsPerRun != nil {
+		w.ItemsPerRun = *sw.ItemsPerRun
 	}
 	seen := map[string]bool{}
 	names := map[string]int{}

@@ -14,6 +14,7 @@ import "strings"
 // to what `terraform plan` really does.
 var forceNew = map[string][]string{
 	"aws_bedrockagentcore_agent_runtime":                 {"agent_runtime_name"},
+	"aws_cloudwatch_dashboard":                           {"dashboard_name"},
 	"aws_cloudwatch_event_archive":                       {"name", "event_source_arn"},
 	"aws_cloudwatch_event_bus":                           {"name", "event_source_name"},
 	"aws_cloudwatch_event_rule":                          {"name", "name_prefix", "event_bus_name"},
@@ -34,12 +35,14 @@ var forceNew = map[string][]string{
 	"aws_pipes_pipe":                                     {"name", "name_prefix", "source"},
 	"aws_s3_bucket":                                      {"bucket", "bucket_prefix", "object_lock_enabled"},
 	"aws_s3_bucket_lifecycle_configuration":              {"bucket", "expected_bucket_owner"},
+	"aws_s3_bucket_policy":                               {"bucket"},
 	"aws_s3_bucket_public_access_block":                  {"bucket"},
 	"aws_s3_bucket_server_side_encryption_configuration": {"bucket", "expected_bucket_owner"},
 	"aws_s3_bucket_versioning":                           {"bucket", "expected_bucket_owner"},
 	"aws_schemas_registry":                               {"name"},
 	"aws_schemas_schema":                                 {"name", "registry_name"},
 	"aws_sfn_state_machine":                              {"name", "name_prefix", "type"},
+	"aws_sns_topic":                                      {"name", "name_prefix", "fifo_topic"},
 	"aws_sqs_queue":                                      {"name", "name_prefix", "fifo_queue"},
 	"aws_sqs_queue_policy":                               {"queue_url"},
 	"aws_sqs_queue_redrive_allow_policy":                 {"queue_url"},

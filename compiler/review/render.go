@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
@@ -54,6 +55,12 @@ func (r *Report) text(w io.Writer) error {
 	if r.Resources != nil || r.Incomplete == "" {
 		fmt.Fprintf(&b, "\nTerraform, predicted: %s.\n", summarizeActions(r.Resources))
 		textInputs(&b, r.Resources)
+	}
+	if !r.Capacity.Empty() {
+		b.WriteString("\nCapacity, head against base:\n")
+		for _, l := range r.Capacity.Lines() {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
 	}
 	if len(r.Kubernetes) > 0 {
 		fmt.Fprintf(&b, "\nKubernetes, predicted: %s.\n", summarizeActions(r.Kubernetes))
@@ -123,7 +130,8 @@ func (r *Report) markdown(w io.Writer) error {
 		fmt.Fprintf(&b, "> **Note:** %s\n\n", r.Incomplete)
 	}
 	if len(r.Changes) == 0 {
-		_, err := io.WriteString(w, b.String())
+		r.mdCapacity(&b)
+		_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 		return err
 	}
 
@@ -174,6 +182,7 @@ func (r *Report) markdown(w io.Writer) error {
 		}
 		b.WriteString("\n</details>\n\n")
 	}
+	r.mdCapacity(&b)
 	for _, plan := range []struct {
 		title string
 		rcs   []ResourceChange
@@ -201,6 +210,15 @@ func (r *Report) markdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
+}
+
+// mdCapacity writes the capacity delta, open: quotas and cost are what a reviewer of a
+// traffic or topology change reads first.
+func (r *Report) mdCapacity(b *strings.Builder) {
+	if r.Capacity.Empty() {
+		return
+	}
+	fmt.Fprintf(b, "<details open><summary>Capacity, head against base (each under its own traffic)</summary>\n\n%s\n</details>\n\n", r.Capacity.Markdown())
 }
 
 // mdCell keeps text inside one Markdown table cell.
@@ -241,11 +259,12 @@ type jsonReport struct {
 	Changes       []Change         `json:"changes"`
 	Resources     []ResourceChange `json:"resources"`
 	Kubernetes    []ResourceChange `json:"kubernetes"`
+	Capacity      *capacity.Delta  `json:"capacity"` // null when a side did not build
 }
 
 func (r *Report) json(w io.Writer) error {
 	jr := jsonReport{FormatVersion: FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
-		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources, Kubernetes: r.Kubernetes}
+		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources, Kubernetes: r.Kubernetes, Capacity: r.Capacity}
 	if jr.Changes == nil {
 		jr.Changes = []Change{}
 	}

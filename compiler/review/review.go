@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -26,11 +27,12 @@ const (
 	Contract    Category = "contract" // every event-contract change; Breaks says whom it breaks
 	Posture     Category = "posture"
 	Security    Category = "security"
+	Capacity    Category = "capacity" // a quota the head's traffic breaks, or rates and cost that move
 	Diagnostic  Category = "diagnostic"
 )
 
 // Categories in report order.
-var Categories = []Category{Replacement, Contract, Security, Posture, Diagnostic}
+var Categories = []Category{Replacement, Contract, Security, Posture, Capacity, Diagnostic}
 
 // Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
 // record.
@@ -117,6 +119,9 @@ type Report struct {
 	Changes    []Change
 	Resources  []ResourceChange // Terraform's predicted plan for head over an applied base
 	Kubernetes []ResourceChange // the eks classes' manifests: objects created, changed (with a rollout), deleted
+	// Capacity is what the change does to quotas, rates and cost (compiler/capacity, each
+	// side under its own spec's traffic); nil when a side did not build.
+	Capacity *capacity.Delta
 	// Incomplete says why some categories could not be computed (a side did not build).
 	Incomplete string
 
@@ -147,8 +152,33 @@ func Compare(base, head *Side) (*Report, error) {
 	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, securityChanges(btf, htf, base, head)...)
+	r.Capacity = capacity.Compare(capacity.Build(base.Fleet, capacity.FromFleet(base.Fleet)), capacity.Build(head.Fleet, capacity.FromFleet(head.Fleet)))
+	r.Changes = append(r.Changes, capacityChanges(r.Capacity, head)...)
 	sortChanges(r.Changes)
 	return r, nil
+}
+
+// capacityChanges turns the capacity delta into findings: a warning per quota the head's
+// traffic breaks that the base's did not. Rates and cost that move are the report's capacity
+// section, not findings.
+func capacityChanges(d *capacity.Delta, head *Side) []Change {
+	if d.Empty() {
+		return nil
+	}
+	var out []Change
+	for _, q := range d.Quotas {
+		if q.After == nil || q.After.ShareOfLimit <= 1 || (q.Before != nil && q.Before.ShareOfLimit > 1) {
+			continue
+		}
+		c := Change{Category: Capacity, Severity: Warning, Subject: "fleet", Side: "head",
+			Summary: fmt.Sprintf("%s (%s) breaks at the head's traffic: %s of %s %s", q.Name, q.Scope, capacity.Num(q.After.Usage), capacity.Num(q.After.Limit), q.Unit)}
+		if q.Rule != "" {
+			c.Detail = "rule " + q.Rule + " checks it"
+		}
+		locate(&c, head, "/traffic")
+		out = append(out, c)
+	}
+	return out
 }
 
 func sortChanges(cs []Change) {
@@ -190,7 +220,7 @@ const (
 )
 
 // FailOn lists what --fail-on accepts.
-var FailOn = []string{FailBlocking, string(Replacement), FailBreaking, string(Contract), string(Security), string(Posture), string(Diagnostic), FailAny, FailNone}
+var FailOn = []string{FailBlocking, string(Replacement), FailBreaking, string(Contract), string(Security), string(Posture), string(Capacity), string(Diagnostic), FailAny, FailNone}
 
 // Has reports whether the report meets a --fail-on condition: a category ("any" matches
 // every one), "breaking" (a contract change that breaks), "blocking" (an error), "none"
@@ -226,6 +256,9 @@ func (r *Report) Has(cond string) bool {
 // Verdict is the one-line outcome a pull request shows first.
 func (r *Report) Verdict() string {
 	if len(r.Changes) == 0 {
+		if !r.Capacity.Empty() {
+			return "safe: capacity moves, nothing else changes"
+		}
 		return "no changes"
 	}
 	errs, warns := 0, 0

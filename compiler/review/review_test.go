@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 	"github.com/fleetc/fleetc/internal/verifytest"
@@ -501,5 +503,97 @@ func TestMovedDiagnosticIsNotNew(t *testing.T) {
 	}
 	if len(find(r, Posture, "step order: [Solve] → [Prepare, Solve]")) != 1 {
 		t.Errorf("the inserted step is not reported: %+v", r.Changes)
+	}
+}
+
+// TestCapacityDelta: a traffic change moves the model policy's token use from 45 % to 112.5 %
+// of its tokens_per_minute, makes that quota the first to break, and multiplies the
+// estimated bill by the same 2.5, in every format, from compiler/capacity's arithmetic.
+func TestCapacityDelta(t *testing.T) {
+	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
+	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
+	head := edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250")
+	r := review(t, base, head)
+	d := r.Capacity
+	if d == nil {
+		t.Fatal("no capacity delta")
+	}
+	i := slices.IndexFunc(d.Quotas, func(q capacity.QuotaDelta) bool {
+		return q.Name == "model tokens per minute" && q.Scope == "claude-haiku-then-sonnet"
+	})
+	if i < 0 || d.Quotas[i].Before == nil || d.Quotas[i].After == nil {
+		t.Fatalf("no token quota delta: %+v", d.Quotas)
+	}
+	// researcher: 75 steps/s × 400 tokens × 60 = 1.8M of 4M tokens/min; ×2.5 = 4.5M.
+	if q := d.Quotas[i]; q.Before.ShareOfLimit != 0.45 || q.After.ShareOfLimit != 1.125 {
+		t.Errorf("token quota share %v → %v, want 0.45 → 1.125", q.Before.ShareOfLimit, q.After.ShareOfLimit)
+	}
+	if b := d.FirstQuotaToBreak; b == nil || b.Before == nil || b.After == nil ||
+		b.Before.Name != "Distributed Map open Map Runs" || b.After.Name != "model tokens per minute" {
+		t.Errorf("first quota to break: %+v", d.FirstQuotaToBreak)
+	}
+	if c := d.Cost; c == nil || c.Before == nil || c.After == nil || math.Abs(*c.After-2.5**c.Before) > 1e-6**c.After {
+		t.Errorf("monthly cost: %+v, want ×2.5", d.Cost)
+	}
+	line := "model tokens per minute (claude-haiku-then-sonnet): 45.0 % → 112.5 % of quota (1,800,000 → 4,500,000 tokens/min, BROKEN)"
+	for _, f := range []string{"text", "markdown"} {
+		var b bytes.Buffer
+		if err := r.Render(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{line, "first quota to break: Distributed Map open Map Runs (fleet) at 1.25× → model tokens per minute (claude-haiku-then-sonnet) at 0.89×",
+			"estimated cost/month: $2,974 → $7,434.9", "conversations per minute: 500 → 1,250"} {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("%s lacks %q:\n%s", f, want, b.String())
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := r.Render(&b, "json"); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Capacity struct {
+			Quotas []struct {
+				Name  string `json:"name"`
+				After struct {
+					Share float64 `json:"share_of_limit"`
+				} `json:"after"`
+			} `json:"quotas"`
+			Cost struct{ Before, After float64 } `json:"monthly_cost_usd"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Capacity.Quotas) == 0 || doc.Capacity.Quotas[0].Name != "model tokens per minute" || doc.Capacity.Quotas[0].After.Share != 1.125 ||
+		doc.Capacity.Cost.After <= doc.Capacity.Cost.Before {
+		t.Errorf("json capacity: %s", b.String())
+	}
+
+	// A change that moves no traffic moves no figure.
+	if r := review(t, base, edit(t, base, "max_receives: 3", "max_receives: 6")); !r.Capacity.Empty() {
+		t.Errorf("a DLQ threshold change moved capacity: %q", r.Capacity.Lines())
+	}
+}
+
+// The quota the head's traffic breaks is a capacity warning; a move that breaks nothing is
+// no finding, only the capacity section, which --fail-on capacity does not count.
+func TestCapacityFindings(t *testing.T) {
+	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
+	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
+	r := review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250"))
+	got := find(r, Capacity, "model tokens per minute (claude-haiku-then-sonnet) breaks at the head's traffic: 4,500,000 of 4,000,000 tokens/min")
+	if len(got) != 1 || got[0].Severity != Warning || got[0].Position == nil || !r.Has(string(Capacity)) {
+		t.Errorf("broken token quota: %+v", r.Changes)
+	}
+	r = review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 600"))
+	if len(r.Changes) != 0 || r.Capacity.Empty() || r.Has(string(Capacity)) || r.Verdict() != "safe: capacity moves, nothing else changes" {
+		t.Errorf("a move that breaks nothing: %q %+v %q", r.Verdict(), r.Changes, r.Capacity.Lines())
+	}
+	// Neither side sized (no traffic): no capacity section at all.
+	noTraffic := edit(t, base, "traffic:\n  conversations_per_minute: 500\n  steps_per_conversation: 15\n  step_duration: 90s\n  concurrent_conversations: 800\n", "")
+	if r := review(t, noTraffic, edit(t, noTraffic, "max_receives: 3", "max_receives: 6")); !r.Capacity.Empty() {
+		t.Errorf("fleets without traffic: %q", r.Capacity.Lines())
 	}
 }

@@ -27,12 +27,6 @@ type resource struct {
 	Inputs map[string][]string
 }
 
-// topAttr is the first segment of a flattened path: the top-level argument or block name.
-func topAttr(path string) string {
-	top, _, _ := strings.Cut(path, ".")
-	return top
-}
-
 // parseTerraform reads every generated .tf file of a set into resources keyed by address.
 func parseTerraform(set *artifact.Set) (map[string]*resource, error) {
 	out := map[string]*resource{}

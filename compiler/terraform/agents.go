@@ -194,7 +194,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 	al.set("comparison_operator", str("GreaterThanThreshold"))
 	al.set("threshold", num(0))
 	al.set("treat_missing_data", str("notBreaching"))
-	notify(al)
+	g.alarmNotify(al)
 }
 
 // ingress emits a FIFO class's standard ingress queue and the pipe into the FIFO queue.
@@ -273,7 +273,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	age.set("comparison_operator", str("GreaterThanThreshold"))
 	age.set("threshold", seconds(ageThreshold))
 	age.set("treat_missing_data", str("notBreaching"))
-	notify(age)
+	g.alarmNotify(age)
 
 	g.depthAlarm(fl, n+"_dlq", a.DLQ.Name, a.DLQ.Path,
 		fmt.Sprintf("%s dead-lettered a message after %d receives. Triage, fix, then redrive with StartMessageMoveTask.", a.Name, q.MaxReceives))
@@ -295,7 +295,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	st.set("evaluation_periods", num(int64(periods)))
 	st.set("datapoints_to_alarm", num(int64(periods)))
 	st.set("treat_missing_data", str("notBreaching"))
-	notify(st)
+	g.alarmNotify(st)
 	metric := func(id, name, stat string) {
 		mq := st.nested("metric_query")
 		mq.set("id", str(id))
@@ -323,10 +323,19 @@ func stallPeriods(stepMax time.Duration) int64 {
 	return int64((window + time.Minute - 1) / time.Minute)
 }
 
-// notify routes an alarm's ALARM and OK transitions to var.alarm_actions (variables.tf).
-func notify(alarm block) {
-	alarm.set("alarm_actions", ref("var", "alarm_actions"))
-	alarm.set("ok_actions", ref("var", "alarm_actions"))
+// alarmNotify routes an alarm's ALARM and OK transitions to var.alarm_actions (variables.tf)
+// and to the alarms.notify topic when the spec names one.
+func (g *gen) alarmNotify(alarm block) {
+	actions := ref("var", "alarm_actions")
+	if t := g.f.Alarms.Notify; t != nil {
+		topic := str(t.ARN)
+		if t.Create {
+			topic = ref("aws_sns_topic", "alarms", "arn")
+		}
+		actions = call("concat", list(topic), actions)
+	}
+	alarm.set("alarm_actions", actions)
+	alarm.set("ok_actions", actions)
 }
 
 // claimCheckObjects are the object ARNs under each key prefix of the claim-check bucket.
@@ -494,6 +503,14 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	}
 	esm.set("maximum_batching_window_in_seconds", seconds(window))
 	esm.set("function_response_types", strs("ReportBatchItemFailures"))
+	if p := l.Pollers; p != nil {
+		// Provisioned mode: dedicated pollers (the seed's heuristic sizes min). AWS does not
+		// combine it with scaling_config's maximum concurrency.
+		pc := esm.nested("provisioned_poller_config")
+		pc.set("minimum_pollers", num(int64(p.Min)))
+		pc.set("maximum_pollers", num(int64(p.Max)))
+		return
+	}
 	if mx := a.Scaling.Max; mx >= 2 {
 		if mx > lambdaMaxConcurrency {
 			mx = lambdaMaxConcurrency

@@ -93,7 +93,7 @@ func (g *gen) depthAlarm(fl *file, name, queueName, path, desc string) {
 	a.set("comparison_operator", str("GreaterThanThreshold"))
 	a.set("threshold", num(0))
 	a.set("treat_missing_data", str("notBreaching"))
-	notify(a)
+	g.alarmNotify(a)
 }
 
 // queueDims is the dimension map of an SQS metric.

@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -42,8 +43,11 @@ func TestClaimCheckReadsAreScoped(t *testing.T) {
 	for _, file := range files {
 		all += string(file.Bytes)
 	}
-	if strings.Contains(all, `claimcheck.arn}/*"`) {
-		t.Error("a policy still reads the whole claim-check bucket")
+	// Every statement that allows something names a prefix; only the TLS-only deny covers the whole bucket.
+	for _, st := range regexp.MustCompile(`(?s)\n  statement \{\n.*?\n  \}\n`).FindAllString(all, -1) {
+		if strings.Contains(st, `claimcheck.arn}/*"`) && !strings.Contains(st, `"Deny"`) {
+			t.Errorf("a policy still reads the whole claim-check bucket:%s", st)
+		}
 	}
 	for _, a := range f.Agents {
 		body := ""
@@ -77,4 +81,42 @@ func containsAgent(list []*ir.Agent, a *ir.Agent) bool {
 		}
 	}
 	return false
+}
+
+// The claim-check bucket refuses every request that is not over TLS, from any principal, on
+// the bucket and on every object.
+func TestClaimCheckBucketIsTLSOnly(t *testing.T) {
+	f := lower(t, "../../examples/minimal/fleet.yaml")
+	files, ds := Generate(f, configs(t, f))
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	var state string
+	for _, file := range files {
+		if file.Path == "terraform/state.tf" {
+			state = string(file.Bytes)
+		}
+	}
+	pol := regexp.MustCompile(`(?s)resource "aws_s3_bucket_policy" "claimcheck" \{\n(.*?)\n\}\n`).FindStringSubmatch(state)
+	if pol == nil || !regexp.MustCompile(`bucket\s+= aws_s3_bucket\.claimcheck\.id`).MatchString(pol[1]) {
+		t.Fatalf("no bucket policy on the claim-check bucket:\n%s", state)
+	}
+	name := regexp.MustCompile(`policy\s+= data\.aws_iam_policy_document\.([a-z_]+)\.json`).FindStringSubmatch(pol[1])
+	if name == nil {
+		t.Fatalf("the bucket policy is not a policy document: %s", pol[1])
+	}
+	doc := regexp.MustCompile(`(?s)data "aws_iam_policy_document" "` + name[1] + `" \{\n(.*?)\n\}\n`).FindStringSubmatch(state)
+	if doc == nil {
+		t.Fatalf("no policy document %s", name[1])
+	}
+	for _, want := range []string{
+		`effect    = "Deny"`, `actions   = ["s3:*"]`,
+		`resources = [aws_s3_bucket.claimcheck.arn, "${aws_s3_bucket.claimcheck.arn}/*"]`,
+		`type        = "*"`, `identifiers = ["*"]`,
+		`test     = "Bool"`, `variable = "aws:SecureTransport"`, `values   = ["false"]`,
+	} {
+		if !strings.Contains(doc[1], want) {
+			t.Errorf("the TLS-only policy lacks %s:\n%s", want, doc[1])
+		}
+	}
 }

@@ -135,11 +135,18 @@ func object(attrs ...kv) tokens {
 
 // value turns a JSON-like Go value (maps, slices, strings, numbers, bools, nil) into an HCL
 // expression, with map keys sorted.
-func value(v any) (tokens, error) {
+func value(v any) (tokens, error) { return valueWith(v, nil) }
+
+// valueWith is value where a string equal to a key of refs becomes that expression (a
+// Terraform reference inside a jsonencode'd document, e.g. a state machine's ARN).
+func valueWith(v any, refs map[string]tokens) (tokens, error) {
 	switch x := v.(type) {
 	case nil:
 		return leaf("null"), nil
 	case string:
+		if r, ok := refs[x]; ok {
+			return r, nil
+		}
 		return str(x), nil
 	case bool:
 		return boolean(x), nil
@@ -155,7 +162,7 @@ func value(v any) (tokens, error) {
 	case []any:
 		items := make([]tokens, len(x))
 		for i, e := range x {
-			t, err := value(e)
+			t, err := valueWith(e, refs)
 			if err != nil {
 				return nil, err
 			}
@@ -166,7 +173,7 @@ func value(v any) (tokens, error) {
 		keys := slices.Sorted(maps.Keys(x))
 		attrs := make([]kv, len(keys))
 		for i, k := range keys {
-			t, err := value(x[k])
+			t, err := valueWith(x[k], refs)
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 // stmt is one statement of an aws_iam_policy_document.
 type stmt struct {
 	sid        string
+	deny       bool     // effect Deny (default Allow)
 	actions    []string // sorted on output
 	resources  []tokens
 	principal  *principal
@@ -37,7 +38,11 @@ func (g *gen) policyDoc(fl *file, name, path string, stmts []stmt, comments ...s
 		if s.sid != "" {
 			st.set("sid", str(s.sid))
 		}
-		st.set("effect", str("Allow"))
+		effect := "Allow"
+		if s.deny {
+			effect = "Deny"
+		}
+		st.set("effect", str(effect))
 		st.set("actions", strs(sortedStrings(s.actions)...))
 		if len(s.resources) > 0 {
 			st.set("resources", list(s.resources...))

@@ -60,6 +60,8 @@ func TestInventoryMatchesFiles(t *testing.T) {
 				want = PartState
 			case base == "versions":
 				want = PartProvider
+			case base == "monitoring":
+				want = PartMonitoring
 			}
 			if want != "" && r.Part != want {
 				t.Errorf("%s: %s owned by %q, want %q", name, r.Address, r.Part, want)

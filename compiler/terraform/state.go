@@ -68,6 +68,8 @@ func (g *gen) state() {
 	sse.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
 	sse.nested("rule").nested("apply_server_side_encryption_by_default").set("sse_algorithm", str("AES256"))
 
+	g.tlsOnly(fl)
+
 	days := int64((st.ClaimCheckExpiry + 24*time.Hour - 1) / (24 * time.Hour))
 	if days < 1 {
 		days = 1
@@ -81,6 +83,24 @@ func (g *gen) state() {
 	rule.set("status", str("Enabled"))
 	rule.nested("filter") // empty filter = every object; required by the 5.x/6.x schema
 	rule.nested("expiration").set("days", num(days))
+}
+
+// tlsOnly denies every request to the claim-check bucket that does not arrive over TLS
+// (aws:SecureTransport false), whoever sends it: payloads never travel in clear text.
+func (g *gen) tlsOnly(fl *file) {
+	bucket := ref("aws_s3_bucket", "claimcheck", "arn")
+	doc := g.policyDoc(fl, "claimcheck_tls_only", "/state", []stmt{{
+		sid: "DenyInsecureTransport", deny: true, actions: []string{"s3:*"},
+		resources:  []tokens{bucket, tmpl(interp(bucket), lit("/*"))},
+		principal:  &principal{"*", []string{"*"}},
+		conditions: []condition{{"Bool", "aws:SecureTransport", []tokens{str("false")}}},
+	}})
+	g.claim("aws_s3_bucket_policy", "claimcheck", "/state")
+	p := fl.resource("aws_s3_bucket_policy", "claimcheck", "TLS only: any request over plain HTTP is denied.")
+	p.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+	p.set("policy", doc)
+	// S3 refuses a policy while the public access block is being set up (409 OperationAborted).
+	p.set("depends_on", list(ref("aws_s3_bucket_public_access_block", "claimcheck")))
 }
 
 // tableHardening adds point-in-time recovery, encryption at rest and (optionally) the TTL.

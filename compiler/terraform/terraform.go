@@ -106,6 +106,8 @@ const (
 	PartState    = "state"
 	PartEKS      = "eks" // the KEDA scaler role every eks class's scaler assumes
 	PartProvider = "provider"
+	// PartMonitoring owns monitoring.tf: the fleet's dashboard and its alarm topic.
+	PartMonitoring = "monitoring"
 )
 
 // Generate renders the fleet's Terraform configuration. configs holds each class's rendered
@@ -136,6 +138,7 @@ func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File,
 	g.tools()
 	g.workflows()
 	g.schemas()
+	g.monitoring()
 	g.outputs()
 
 	var out []artifact.File

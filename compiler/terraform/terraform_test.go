@@ -1035,3 +1035,68 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 		t.Errorf("dispatcher trust principals = %s", got)
 	}
 }
+
+// TestProvisionedPollers: a lambda class that asks for provisioned mode gets a
+// provisioned_poller_config (min from the seed's heuristic when unstated: ceil(10 / 2 s) × 1
+// = 5; max Lambda's 200) and no scaling_config, which AWS does not combine with it; the
+// configuration passes terraform validate with hashicorp/aws 5.100.0 and its schema.
+func TestProvisionedPollers(t *testing.T) {
+	src, err := os.ReadFile("../../examples/minimal/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := "    handler: { exec: [\"/app/greet\"] }\n"
+	for _, tc := range []struct{ lambda, min, max string }{
+		{"    lambda: { provisioned_pollers: {} }\n", "5", "200"},
+		{"    lambda: { batch_size: 4, provisioned_pollers: { min: 3, max: 40 } }\n", "3", "40"},
+	} {
+		if !bytes.Contains(src, []byte(handler)) {
+			t.Fatal("examples/minimal changed: no greeter handler line")
+		}
+		f := irtest.LoadSource(t, strings.Replace(string(src), handler, handler+tc.lambda, 1))
+		h := parseFiles(t, generate(t, f), "agent_greeter.tf")
+		esm := h.block(t, "resource", "aws_lambda_event_source_mapping", "greeter")
+		var pc *hclsyntax.Block
+		for _, b := range esm.Body.Blocks {
+			switch b.Type {
+			case "provisioned_poller_config":
+				pc = b
+			case "scaling_config":
+				t.Errorf("%s: scaling_config beside provisioned mode", tc.lambda)
+			}
+		}
+		if pc == nil {
+			t.Fatalf("%s: no provisioned_poller_config", tc.lambda)
+		}
+		if got := h.src(pc.Body.Attributes["minimum_pollers"].Expr); got != tc.min {
+			t.Errorf("%s: minimum_pollers = %s, want %s", tc.lambda, got, tc.min)
+		}
+		if got := h.src(pc.Body.Attributes["maximum_pollers"].Expr); got != tc.max {
+			t.Errorf("%s: maximum_pollers = %s, want %s", tc.lambda, got, tc.max)
+		}
+		root := writeOut(t, f)
+		shared, err := verifytest.SharedDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range verifytest.CheckTerraformAgainstSchema(filepath.Join(root, Dir), filepath.Join(shared, "terraform", "aws-provider-schema-5.100.0.json")) {
+			verifytest.SkipIfMissing(t, err)
+			if msg := err.Error(); !strings.Contains(msg, `unknown data source type "aws_caller_identity"`) && !strings.Contains(msg, `unknown data source type "aws_partition"`) {
+				t.Errorf("provider 5.100.0 schema: %v", err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		if err := verifytest.TerraformValidateOut(ctx, root, Dir); err != nil {
+			verifytest.SkipIfMissing(t, err)
+			t.Errorf("terraform validate: %v", err)
+		}
+		cancel()
+	}
+	// Unset, the mapping keeps on-demand scaling.
+	h := parseFiles(t, generate(t, example(t, "minimal")), "agent_greeter.tf")
+	for _, b := range h.block(t, "resource", "aws_lambda_event_source_mapping", "greeter").Body.Blocks {
+		if b.Type == "provisioned_poller_config" {
+			t.Error("provisioned_poller_config without provisioned_pollers")
+		}
+	}
+}

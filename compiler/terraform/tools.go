@@ -165,7 +165,7 @@ func (g *gen) failedJobsAlarm(fl *file, a *ir.Agent) {
 	al.set("threshold", num(0))
 	al.set("treat_missing_data", str("notBreaching"))
 	al.set("depends_on", list(ref("aws_cloudwatch_log_metric_filter", n+"_failed_jobs")))
-	notify(al)
+	g.alarmNotify(al)
 }
 
 // notify pushes an async class's completion events (its emits) to tool.notify: an

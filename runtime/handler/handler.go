@@ -14,13 +14,16 @@ import (
 
 // Request is one step's input and context.
 type Request struct {
-	Class       string          // agent class
-	Key         string          // idempotency key of the work (stable across deliveries)
-	TraceID     string          // detail.trace_id
-	TraceParent string          // W3C traceparent, when the producer set one
-	Attempt     int             // 1-based delivery attempt
-	Deadline    time.Time       // the step's own deadline (also on ctx)
-	Input       json.RawMessage // the event detail (claim check already resolved)
+	Class   string // agent class
+	Key     string // idempotency key of the work (stable across deliveries)
+	TraceID string // detail.trace_id
+	// Conversation is the conversation the step belongs to (detail.conversation_id, else
+	// the trace id): the session of the async tool calls an llm step makes.
+	Conversation string
+	TraceParent  string          // W3C traceparent, when the producer set one
+	Attempt      int             // 1-based delivery attempt
+	Deadline     time.Time       // the step's own deadline (also on ctx)
+	Input        json.RawMessage // the event detail (claim check already resolved)
 	// ModelPolicy is the policy the event picked (detail.model_policy, one of the class's
 	// allowed policies); "" = the class's default.
 	ModelPolicy string

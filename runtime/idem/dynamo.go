@@ -309,3 +309,17 @@ func (d *Dynamo) Abandon(ctx context.Context, key, owner string) error {
 	}
 	return nil
 }
+
+// Lookup reads key's record without claiming anything (operators' tools: did a redriven step
+// complete?). A record past its window reads as absent, as Acquire treats it.
+func (d *Dynamo) Lookup(ctx context.Context, key string) (Claim, bool, error) {
+	out, err := d.API.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(d.Table), Key: d.key(key), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return Claim{}, false, fmt.Errorf("idempotency read: %w", err)
+	}
+	if len(out.Item) == 0 {
+		return Claim{}, false, nil
+	}
+	c, ok := claimFrom(out.Item, d.now())
+	return c, ok, nil
+}

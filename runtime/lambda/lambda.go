@@ -219,10 +219,8 @@ func (h *Handler) process(ctx context.Context, m *queue.Message, invDeadline tim
 	if h.Process != nil {
 		res = h.Process(ctx, m, invDeadline)
 	} else {
-		d := worker.Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, InvocationDeadline: invDeadline}
-		if tp, ok := m.MessageAttributes["traceparent"]; ok {
-			d.TraceParent = aws.ToString(tp.StringValue)
-		}
+		d := worker.DeliveryOf(m)
+		d.InvocationDeadline = invDeadline
 		res = h.Worker.Process(ctx, d).Outcome
 	}
 	switch res.Action {

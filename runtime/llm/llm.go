@@ -3,7 +3,10 @@
 // class's policy with the step's deadline as its budget, and the loop stops at a hard cap
 // on iterations. Tools are HTTP endpoints or events to other classes; each call carries an
 // idempotency key derived from the run, the step, the tool and its arguments, so a
-// redelivered step repeats no side effect a tool deduplicates.
+// redelivered step repeats no side effect a tool deduplicates. A tool "async:<class>" offers
+// the model the fleet's async tools of that class (start_<class>, get_<class>_status and
+// list_my_jobs, the definitions `fleetc tools` prints), run in-process by runtime/tools.
+// Every tool call is an execute_tool span under the step's invoke_agent span.
 package llm
 
 import (
@@ -19,14 +22,19 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/telemetry/genai"
+	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/wire"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 // DefaultMaxIterations caps the tool-use loop when the config names no cap.
@@ -56,13 +64,39 @@ type Config struct {
 	EventSource   string    // source of event tools' events
 	Events        Publisher // required when a tool is event:…
 	HTTP          *http.Client
+	// Async runs the fleet's async tools (runtime/tools on the jobs table and the bus);
+	// required when a tool is async:<class>.
+	Async *tools.Service
 }
 
-// Tool kinds.
+// Tool kinds, and the prefixes that name them in a tool string.
 const (
 	kindHTTP  = "http"
 	kindEvent = "event"
+	kindAsync = "async"
+
+	prefixEvent = kindEvent + ":"
+	prefixAsync = kindAsync + ":"
 )
+
+// PrincipalPrefix makes the principal an llm step's async tool calls run as: the class, so
+// the jobs one class starts are its own to read and list (runtime/tools scopes them).
+const PrincipalPrefix = "class:"
+
+// ToolKinds says which kinds of tool a tool list names (event, async), for the worker to
+// wire a publisher or the async tools service only when needed. Malformed entries are
+// New's to refuse.
+func ToolKinds(specs []string) (events, async bool) {
+	for _, s := range specs {
+		switch t, _ := parseTool(s); t.kind {
+		case kindEvent:
+			events = true
+		case kindAsync:
+			async = true
+		}
+	}
+	return events, async
+}
 
 type tool struct {
 	spec   router.Tool
@@ -107,16 +141,62 @@ func New(cfg Config, chat Chatter) (*Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.kind == kindEvent && cfg.Events == nil {
-			return nil, fmt.Errorf("llm handler: tool %q publishes events, but the class has no event bus", s)
+		ts := []tool{t}
+		switch t.kind {
+		case kindEvent:
+			if cfg.Events == nil {
+				return nil, fmt.Errorf("llm handler: tool %q publishes events, but the class has no event bus", s)
+			}
+		case kindAsync:
+			if ts, err = asyncTools(cfg.Async, t.target); err != nil {
+				return nil, fmt.Errorf("llm handler: tool %q: %w", s, err)
+			}
 		}
-		if _, dup := h.tools[t.spec.Name]; dup {
-			return nil, fmt.Errorf("llm handler: two tools are named %q (name them: name=target)", t.spec.Name)
+		for _, t := range ts {
+			if prev, dup := h.tools[t.spec.Name]; dup {
+				if t.kind == kindAsync && prev.kind == kindAsync && t.spec.Name == cfg.Async.Cfg.ListTool {
+					continue // one list_my_jobs for every async class
+				}
+				return nil, fmt.Errorf("llm handler: two tools are named %q (name them: name=target)", t.spec.Name)
+			}
+			h.tools[t.spec.Name] = t
+			h.specs = append(h.specs, t.spec)
 		}
-		h.tools[t.spec.Name] = t
-		h.specs = append(h.specs, t.spec)
 	}
 	return h, nil
+}
+
+// asyncTools are the start and status tools of one async class plus the list tool, with
+// the definitions the tools config gives (the same `fleetc tools` prints).
+func asyncTools(svc *tools.Service, class string) ([]tool, error) {
+	if svc == nil {
+		return nil, fmt.Errorf("the worker has no async tools config (%s or %s)", config.EnvToolsConfig, config.EnvToolsJSON)
+	}
+	defs, err := svc.Cfg.Definitions()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, c := range svc.Cfg.Classes {
+		if c.Class == class {
+			names = []string{c.StartTool, c.StatusTool, svc.Cfg.ListTool}
+		}
+	}
+	if names == nil {
+		return nil, fmt.Errorf("%s is not an async tool class of the fleet", class)
+	}
+	var out []tool
+	for _, d := range defs {
+		if !slices.Contains(names, d.Name) {
+			continue
+		}
+		schema, err := json.Marshal(d.InputSchema)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tool{kind: kindAsync, target: class, spec: router.Tool{Name: d.Name, Description: d.Description, Schema: schema}})
+	}
+	return out, nil
 }
 
 var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -130,8 +210,15 @@ func parseTool(s string) (tool, error) {
 	}
 	var t tool
 	switch {
-	case strings.HasPrefix(target, "event:"):
-		t.kind, t.target = kindEvent, strings.TrimPrefix(target, "event:")
+	case strings.HasPrefix(target, prefixAsync):
+		// The class's tools keep their own names; a name= would rename nothing.
+		t.kind, t.target = kindAsync, strings.TrimPrefix(target, prefixAsync)
+		if named || t.target == "" {
+			return t, fmt.Errorf("llm handler: tool %q: want async:<class> (the tools are named by the class)", s)
+		}
+		return t, nil
+	case strings.HasPrefix(target, prefixEvent):
+		t.kind, t.target = kindEvent, strings.TrimPrefix(target, prefixEvent)
 		if name == "" {
 			name = "emit_" + t.target
 		}
@@ -147,7 +234,7 @@ func parseTool(s string) (tool, error) {
 		}
 		t.spec.Description = "Call " + target + " with the arguments as a JSON body."
 	default:
-		return t, fmt.Errorf("llm handler: tool %q: want [name=]https://… or [name=]event:<detail-type>", s)
+		return t, fmt.Errorf("llm handler: tool %q: want [name=]https://…, [name=]event:<detail-type> or async:<class>", s)
 	}
 	name = strings.Trim(nonName.ReplaceAllString(name, "_"), "_")
 	if name == "" || len(name) > 64 {
@@ -202,8 +289,10 @@ func (h *Handler) Handle(ctx context.Context, req handler.Request) (json.RawMess
 		msgs = append(msgs, resp.Message)
 		results := router.Message{Role: router.RoleUser}
 		for _, u := range uses {
-			content, isErr := h.callTool(ctx, req, u)
-			results.Content = append(results.Content, router.Block{ToolResult: &router.ToolResult{ID: u.ID, Content: content, IsError: isErr}})
+			tctx, span := genai.StartTool(ctx, nil, u.Name, u.ID)
+			content, errType := h.callTool(tctx, req, u)
+			genai.EndTool(span, errType, content)
+			results.Content = append(results.Content, router.Block{ToolResult: &router.ToolResult{ID: u.ID, Content: content, IsError: errType != ""}})
 		}
 		if ctx.Err() != nil {
 			return nil, retry.Retryable(wire.Timeout, ctx.Err())
@@ -230,11 +319,22 @@ func IdempotencyKey(run, step, tool string, args json.RawMessage) string {
 	return hex.EncodeToString(sum.Sum(nil))[:32]
 }
 
-// callTool runs one tool call; a failure becomes an error result the model sees.
-func (h *Handler) callTool(ctx context.Context, req handler.Request, u *router.ToolUse) (string, bool) {
+// Error types of failed tool calls (error.type on the execute_tool span), besides an async
+// tool's own error code.
+const (
+	errUnknownTool = "unknown_tool"
+	errArguments   = "invalid_arguments"
+	errPublish     = "publish_failed"
+	errCall        = "call_failed"
+	errStatus      = "http_status"
+)
+
+// callTool runs one tool call; a failure becomes an error result the model sees, with its
+// error type ("" on success).
+func (h *Handler) callTool(ctx context.Context, req handler.Request, u *router.ToolUse) (string, string) {
 	t, ok := h.tools[u.Name]
 	if !ok {
-		return fmt.Sprintf("unknown tool %q", u.Name), true
+		return fmt.Sprintf("unknown tool %q", u.Name), errUnknownTool
 	}
 	args := u.Input
 	if len(args) == 0 || !json.Valid(args) {
@@ -242,19 +342,21 @@ func (h *Handler) callTool(ctx context.Context, req handler.Request, u *router.T
 	}
 	key := IdempotencyKey(req.TraceID, req.Key, u.Name, args)
 	switch t.kind {
+	case kindAsync:
+		return h.callAsync(ctx, req, u.Name, args, key)
 	case kindEvent:
 		detail, err := withKey(args, key)
 		if err != nil {
-			return err.Error(), true
+			return err.Error(), errArguments
 		}
 		if err := h.cfg.Events.Publish(ctx, events.Entry{Source: h.cfg.EventSource, DetailType: t.target, Detail: detail, TraceID: req.TraceID}); err != nil {
-			return "publish failed: " + err.Error(), true
+			return "publish failed: " + err.Error(), errPublish
 		}
-		return fmt.Sprintf(`{"published":%q,"idempotency_key":%q}`, t.target, key), false
+		return fmt.Sprintf(`{"published":%q,"idempotency_key":%q}`, t.target, key), ""
 	default:
 		hr, err := http.NewRequestWithContext(ctx, http.MethodPost, t.target, bytes.NewReader(args))
 		if err != nil {
-			return err.Error(), true
+			return err.Error(), errCall
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Idempotency-Key", key)
@@ -266,15 +368,45 @@ func (h *Handler) callTool(ctx context.Context, req handler.Request, u *router.T
 		}
 		resp, err := h.cfg.HTTP.Do(hr)
 		if err != nil {
-			return "tool call failed: " + err.Error(), true
+			return "tool call failed: " + err.Error(), errCall
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		if resp.StatusCode/100 != 2 {
-			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, body), true
+			return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, body), errStatus
 		}
-		return string(body), false
+		return string(body), ""
 	}
+}
+
+// callAsync runs an async tool as the class, in the step's conversation. A start the model
+// gave no idempotencyKey gets the call's key, so a redelivered step that starts the same
+// job again gets the same job back instead of a second one.
+func (h *Handler) callAsync(ctx context.Context, req handler.Request, name string, args json.RawMessage, key string) (string, string) {
+	if h.isStart(name) {
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(args, &obj) == nil && obj != nil {
+			if _, ok := obj[rc.ArgIdempotencyKey]; !ok {
+				obj[rc.ArgIdempotencyKey], _ = json.Marshal(key)
+				args, _ = json.Marshal(obj)
+			}
+		}
+	}
+	a := h.cfg.Async.Call(ctx, tools.Caller{Principal: PrincipalPrefix + req.Class, Session: req.Conversation}, name, args)
+	out, _ := json.Marshal(a)
+	if a.Error != nil {
+		return string(out), string(a.Error.Code)
+	}
+	return string(out), ""
+}
+
+func (h *Handler) isStart(name string) bool {
+	for _, c := range h.cfg.Async.Cfg.Classes {
+		if c.StartTool == name {
+			return true
+		}
+	}
+	return false
 }
 
 // withKey adds idempotency_key to an object detail (a non-object is wrapped as "input").

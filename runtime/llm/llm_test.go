@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/tools"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 type chatFunc func(ctx context.Context, policy string, req *router.Request) (*router.Response, error)
@@ -104,6 +107,60 @@ func TestBadToolsAreStartupErrors(t *testing.T) {
 	for _, tools := range [][]string{{"ftp://x"}, {"event:a.b"}, {"https://h/a", "https://g/a"}} {
 		if _, err := New(Config{Policy: "p", Tools: tools}, nil); err == nil {
 			t.Errorf("tools %v: want a startup error", tools)
+		}
+	}
+}
+
+// async:<class> offers the class's start and status tools and one list_my_jobs, with the
+// definitions `fleetc tools` prints; a class that is not async, a missing tools config or a
+// renamed async entry is refused at start.
+func TestAsyncToolsOffered(t *testing.T) {
+	raw, err := os.ReadFile("../../compiler/testdata/golden/async-tools/tools/tools.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rc.ParseTools("tools.json", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := tools.New(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, _ := cfg.Definitions()
+	var offered []router.Tool
+	h, err := New(Config{Policy: "fast", Tools: []string{"async:cdk-synth", "async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
+		offered = req.Tools
+		return &router.Response{StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "done"}}}}, nil
+	}))
+	if err == nil {
+		t.Fatal("the same async class twice was accepted")
+	}
+	if h, err = New(Config{Policy: "fast", Tools: []string{"async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
+		offered = req.Tools
+		return &router.Response{StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "done"}}}}, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Handle(context.Background(), handler.Request{Class: "researcher", Input: json.RawMessage(`"go"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(offered) != len(defs) {
+		t.Fatalf("offered %d tools, want %d", len(offered), len(defs))
+	}
+	for i, d := range defs {
+		want, _ := json.Marshal(d.InputSchema)
+		if offered[i].Name != d.Name || offered[i].Description != d.Description || string(offered[i].Schema) != string(want) {
+			t.Errorf("tool %d: %s %s, want %s %s", i, offered[i].Name, offered[i].Schema, d.Name, want)
+		}
+	}
+	for _, bad := range []Config{
+		{Policy: "fast", Tools: []string{"async:nope"}, Async: svc},
+		{Policy: "fast", Tools: []string{"async:cdk-synth"}},
+		{Policy: "fast", Tools: []string{"x=async:cdk-synth"}, Async: svc},
+	} {
+		if _, err := New(bad, nil); err == nil {
+			t.Errorf("tools %v (config %v) accepted", bad.Tools, bad.Async != nil)
 		}
 	}
 }

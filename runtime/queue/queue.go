@@ -62,6 +62,16 @@ type Message struct {
 // deleting or releasing it, and a FIFO group does not continue past it.
 func (m *Message) Lost() bool { return m.lost.Load() }
 
+// SentAt is when SQS accepted the message (its SentTimestamp attribute, epoch
+// milliseconds); zero when absent.
+func (m *Message) SentAt() time.Time {
+	ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
 // Action is what the consumer does with a processed message.
 type Action int
 
@@ -96,9 +106,11 @@ const (
 	AttrErrorCode     = "ERROR_CODE"
 	AttrErrorMessage  = "ERROR_MESSAGE"
 	AttrRetryAttempts = "RETRY_ATTEMPTS"
-	maxAttributes     = 10 // SQS limit per message
-	maxErrorMessage   = 4096
-	maxVisibility     = 12 * time.Hour
+	// DeadLetterGroup is the MessageGroupId of a FIFO dead letter whose message had none.
+	DeadLetterGroup = "dead-letter"
+	maxAttributes   = 10 // SQS limit per message
+	maxErrorMessage = 4096
+	maxVisibility   = 12 * time.Hour
 	// visibilityMargin keeps every extension clear of the 12 h ceiling,
 	// which AWS counts from its own receive (earlier than ReceivedAt).
 	visibilityMargin = time.Minute
@@ -461,9 +473,7 @@ func (c *Consumer) runGroup(ctx context.Context, msgs []*Message) {
 // SequenceNumber and re-queues expired or released messages in map order.
 func sortGroup(ms []*Message) {
 	seq := func(m *Message) (string, int64) {
-		s := m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)]
-		ts, _ := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64)
-		return s, ts
+		return m.Attributes[string(types.MessageSystemAttributeNameSequenceNumber)], m.SentAt().UnixMilli()
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
 		si, ti := seq(ms[i])
@@ -638,7 +648,7 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 	if fifo {
 		g := m.GroupID
 		if g == "" {
-			g = "dead-letter"
+			g = DeadLetterGroup
 		}
 		in.MessageGroupId = aws.String(g)
 		// A re-send after a crash dedups within SQS's 5-minute window.

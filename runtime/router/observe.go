@@ -7,8 +7,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 )
 
 // Metric names (Prometheus), per policy and deployment.
@@ -20,6 +23,10 @@ const (
 	MetricInFlight  = "fleet_model_in_flight"             // {policy}
 	MetricTokens    = "fleet_model_tokens_total"          // {policy,deployment,type}
 	MetricDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
+
+	// LabelPolicy is the policy label of every series above (the generated dashboard's
+	// dimension for them).
+	LabelPolicy = "policy"
 )
 
 // Metrics are the router's Prometheus collectors. A nil *Metrics records nothing.
@@ -33,20 +40,20 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCalls,
-			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{"policy", "deployment", "outcome"}),
+			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{LabelPolicy, "deployment", "outcome"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFailures,
-			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{"policy", "deployment", "class"}),
+			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{LabelPolicy, "deployment", "class"}),
 		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCooldowns,
-			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{"policy", "deployment"}),
+			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{LabelPolicy, "deployment"}),
 		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFallbacks,
-			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{"policy", "to", "reason"}),
+			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{LabelPolicy, "to", "reason"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricTokens,
-			Help: "Tokens reported by providers, by type (input, output)."}, []string{"policy", "deployment", "type"}),
+			Help: "Tokens reported by providers, by type (input, output)."}, []string{LabelPolicy, "deployment", "type"}),
 		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight,
-			Help: "Model calls in flight in this process, per policy group."}, []string{"policy"}),
+			Help: "Model calls in flight in this process, per policy group."}, []string{LabelPolicy}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDuration,
 			Help:    "Model call duration, one attempt.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{"policy", "deployment"}),
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{LabelPolicy, "deployment"}),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.failures, m.cooldowns, m.fallbacks, m.tokens, m.inflight, m.duration} {
 		if err := reg.Register(c); err != nil {
@@ -107,19 +114,10 @@ func (m *Metrics) fallback(from, to, reason string) {
 	m.fallbacks.WithLabelValues(from, to, reason).Inc()
 }
 
-// OpenTelemetry GenAI semantic-convention attribute names.
+// Router attributes beside the GenAI conventions' own (runtime/telemetry/genai).
 const (
-	attrOperation     = "gen_ai.operation.name"
-	attrProvider      = "gen_ai.provider.name"
-	attrRequestModel  = "gen_ai.request.model"
-	attrResponseModel = "gen_ai.response.model"
-	attrMaxTokens     = "gen_ai.request.max_tokens"
-	attrInputTokens   = "gen_ai.usage.input_tokens"
-	attrOutputTokens  = "gen_ai.usage.output_tokens"
-	attrFinish        = "gen_ai.response.finish_reasons"
-	attrErrorType     = "error.type"
-	attrPolicy        = "fleet.model.policy"
-	attrDeployment    = "fleet.model.deployment"
+	attrPolicy     = "fleet.model.policy"
+	attrDeployment = "fleet.model.deployment"
 )
 
 // startSpan opens the GenAI client span "chat {model}" for one attempt.
@@ -128,16 +126,16 @@ func (r *Router) startSpan(ctx context.Context, g *group, d *deployment, req *Re
 		return ctx, noopSpan
 	}
 	attrs := []attribute.KeyValue{
-		attribute.String(attrOperation, "chat"),
-		attribute.String(attrProvider, d.Provider.System()),
-		attribute.String(attrRequestModel, d.Model),
+		genai.Chat,
+		semconv.GenAIProviderNameKey.String(d.Provider.System()),
+		semconv.GenAIRequestModel(d.Model),
 		attribute.String(attrPolicy, g.p.Name),
 		attribute.String(attrDeployment, d.Name),
 	}
 	if req.MaxTokens > 0 {
-		attrs = append(attrs, attribute.Int(attrMaxTokens, req.MaxTokens))
+		attrs = append(attrs, semconv.GenAIRequestMaxTokens(req.MaxTokens))
 	}
-	return r.tracer.Start(ctx, "chat "+d.Model, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return r.tracer.Start(ctx, genai.SpanName(genai.Chat, d.Model), trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // noopSpan is what an untraced router "opens": no allocation per call.
@@ -150,14 +148,14 @@ func endSpan(span trace.Span, resp *Response, class string, err error) {
 	}
 	if resp != nil {
 		span.SetAttributes(
-			attribute.String(attrResponseModel, resp.Model),
-			attribute.Int(attrInputTokens, resp.Usage.InputTokens),
-			attribute.Int(attrOutputTokens, resp.Usage.OutputTokens),
-			attribute.StringSlice(attrFinish, []string{resp.StopReason}),
+			semconv.GenAIResponseModel(resp.Model),
+			semconv.GenAIUsageInputTokens(resp.Usage.InputTokens),
+			semconv.GenAIUsageOutputTokens(resp.Usage.OutputTokens),
+			semconv.GenAIResponseFinishReasons(resp.StopReason),
 		)
 	}
 	if err != nil {
-		span.SetAttributes(attribute.String(attrErrorType, class))
+		span.SetAttributes(semconv.ErrorTypeKey.String(class))
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()

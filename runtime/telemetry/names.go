@@ -16,6 +16,11 @@ const (
 	// MetricAWSRequests counts AWS API HTTP attempts, by service and operation.
 	MetricAWSRequests = "aws_api_requests_total"
 
+	// CloudWatchNamespace is where these series land in CloudWatch when a collector scrapes
+	// /metrics and exports them as EMF (docs/operating.md, "Dashboard"): names unchanged,
+	// dimension class (router series: policy). fleetc's generated dashboard reads it.
+	CloudWatchNamespace = "fleetc/worker"
+
 	LabelClass     = "class"
 	LabelOutcome   = "outcome"
 	LabelService   = "service"
@@ -45,3 +50,47 @@ const AttrTraceparent = "traceparent"
 
 // StepDurationBuckets span sub-second tool calls to hour-long agent steps.
 var StepDurationBuckets = []float64{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1800, 3600}
+
+// Span events on a step's invoke_agent span: every decision the worker takes about the
+// step, so a trace explains why a message was retried, kept or dead-lettered.
+const (
+	// EventRetry: the step is released (or left) for another delivery, with the code,
+	// the delay the retry policy chose and the attempt.
+	EventRetry = "fleet.retry"
+	// EventDeadLetter: the step is dead-lettered, with its wire.Code and reason (the
+	// ERROR_CODE and ERROR_MESSAGE the dead letter carries).
+	EventDeadLetter = "fleet.dead_letter"
+	// EventLeaseLost: another claimant owns the work now; the message is left to it.
+	EventLeaseLost = "fleet.lease_lost"
+	// EventLeaseRenewalFailed: renewing the idempotency lease failed (lost or transient).
+	EventLeaseRenewalFailed = "fleet.lease_renewal_failed"
+	// EventVisibilityExtended: the poller extended the message's visibility and the
+	// lease was renewed with it.
+	EventVisibilityExtended = "fleet.visibility_extended"
+	// EventLeaseRenewed: a self-heartbeat (Lambda, AgentCore) renewed the lease.
+	EventLeaseRenewed = "fleet.lease_renewed"
+	// EventStoreRetry: a write after the side effect failed and is retried under the lease.
+	EventStoreRetry = "fleet.store_retry"
+)
+
+// Span and event attributes of fleet's own (the gen_ai.* ones come from semconv through
+// runtime/telemetry/genai).
+const (
+	AttrClass          = "fleet.class"
+	AttrTraceID        = "fleet.trace_id" // the business trace id (detail.trace_id)
+	AttrWorkKey        = "fleet.work_key"
+	AttrAttempt        = "fleet.attempt"
+	AttrSource         = "fleet.source"
+	AttrOutcome        = "fleet.outcome"
+	AttrErrorCode      = "fleet.error.code" // a wire.Code
+	AttrErrorMessage   = "fleet.error.message"
+	AttrRetryable      = "fleet.error.retryable"
+	AttrAction         = "fleet.action" // the queue verdict: delete, release, leave, dead-letter
+	AttrRetryDelayMS   = "fleet.retry.delay_ms"
+	AttrVisibilityS    = "fleet.visibility_timeout_s"
+	AttrLeaseLost      = "fleet.lease.lost"
+	AttrStoreAttempt   = "fleet.store.attempt"
+	AttrMessageID      = "messaging.message.id"
+	AttrMessagingSys   = "messaging.system"
+	MessagingSystemSQS = "aws_sqs"
+)

@@ -40,6 +40,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 )
 
 // Options configures New.
@@ -83,7 +85,7 @@ func New(o Options) (*Telemetry, error) {
 	}
 	res := resource.NewSchemaless(
 		attribute.String("service.name", o.ServiceName),
-		attribute.String("fleet.class", o.Class),
+		attribute.String(AttrClass, o.Class),
 	)
 	popts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample()))}
 	if o.SpanExporter != nil {
@@ -126,6 +128,9 @@ type StepInfo struct {
 	Attempt int
 	// Source is "eventbridge" or "stepfunctions" (the message shape).
 	Source string
+	// ConversationID is gen_ai.conversation.id: the conversation the step belongs to
+	// (detail.conversation_id, else the business trace id).
+	ConversationID string
 }
 
 // Step is one running step: a span, the in-flight gauge and a start
@@ -139,31 +144,33 @@ type Step struct {
 
 type traceIDKey struct{}
 
-// StartStep starts the step's consumer span as a child of ctx's remote
-// producer context (from Extract; else derived from info.TraceID) with a
-// link to that producer span,
-// increments agent_steps_in_flight, and returns a context carrying the
-// span and the business trace id for logging.
+// StartStep starts the step's span, "invoke_agent {class}" (the GenAI conventions' agent
+// span: the class is the agent, with the conversation id), as a child of ctx's remote
+// producer context (from Extract; else derived from info.TraceID) with a link to that
+// producer span. It is also the message's consumer span (kind consumer, messaging.*
+// attributes): one span per step, whose events record every decision about it. It
+// increments agent_steps_in_flight and returns a context carrying the span and the
+// business trace id for logging.
 func (t *Telemetry) StartStep(ctx context.Context, info StepInfo) (context.Context, *Step) {
-	attrs := []attribute.KeyValue{
-		attribute.String("messaging.system", "aws_sqs"),
-		attribute.String("fleet.class", t.Class),
-	}
+	attrs := append(genai.AgentAttributes(t.Class, info.ConversationID),
+		attribute.String(AttrMessagingSys, MessagingSystemSQS),
+		attribute.String(AttrClass, t.Class),
+	)
 	if info.TraceID != "" {
-		attrs = append(attrs, attribute.String("fleet.trace_id", info.TraceID))
+		attrs = append(attrs, attribute.String(AttrTraceID, info.TraceID))
 		ctx = context.WithValue(ctx, traceIDKey{}, info.TraceID)
 	}
 	if info.MessageID != "" {
-		attrs = append(attrs, attribute.String("messaging.message.id", info.MessageID))
+		attrs = append(attrs, attribute.String(AttrMessageID, info.MessageID))
 	}
 	if info.WorkKey != "" {
-		attrs = append(attrs, attribute.String("fleet.work_key", info.WorkKey))
+		attrs = append(attrs, attribute.String(AttrWorkKey, info.WorkKey))
 	}
 	if info.Attempt > 0 {
-		attrs = append(attrs, attribute.Int("fleet.attempt", info.Attempt))
+		attrs = append(attrs, attribute.Int(AttrAttempt, info.Attempt))
 	}
 	if info.Source != "" {
-		attrs = append(attrs, attribute.String("fleet.source", info.Source))
+		attrs = append(attrs, attribute.String(AttrSource, info.Source))
 	}
 	if !trace.SpanContextFromContext(ctx).IsValid() && info.TraceID != "" {
 		// No Extract upstream: fall back to the trace_id-derived parent.
@@ -173,9 +180,15 @@ func (t *Telemetry) StartStep(ctx context.Context, info StepInfo) (context.Conte
 	if producer := trace.SpanContextFromContext(ctx); producer.IsValid() {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: producer}))
 	}
-	ctx, span := t.tracer.Start(ctx, "step "+t.Class, opts...)
+	ctx, span := t.tracer.Start(ctx, genai.SpanName(genai.InvokeAgent, t.Class), opts...)
 	t.Metrics.InFlight.WithLabelValues(t.Class).Inc()
 	return ctx, &Step{tel: t, span: span, start: time.Now()}
+}
+
+// Event records a decision on the step span in ctx (Event* names, Attr* attributes); a
+// context without a recording span records nothing.
+func Event(ctx context.Context, name string, attrs ...attribute.KeyValue) {
+	trace.SpanFromContext(ctx).AddEvent(name, trace.WithAttributes(attrs...))
 }
 
 // Span returns the step's span (e.g. for events or child spans).
@@ -188,7 +201,7 @@ func (s *Step) Span() trace.Span { return s.span }
 func (s *Step) End(outcome string, err error) {
 	s.once.Do(func() {
 		d := time.Since(s.start)
-		s.span.SetAttributes(attribute.String("fleet.outcome", outcome))
+		s.span.SetAttributes(attribute.String(AttrOutcome, outcome))
 		if err != nil {
 			s.span.RecordError(err)
 		}

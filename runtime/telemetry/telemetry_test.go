@@ -84,7 +84,7 @@ func TestStepSpanLinkedToProducer(t *testing.T) {
 	tel, logs := newTel(t, exp, true)
 	producer := "00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01"
 	ctx := Extract(map[string]string{AttrTraceparent: producer}, "conv-8842-step-7")
-	ctx, step := tel.StartStep(ctx, StepInfo{TraceID: "conv-8842-step-7", MessageID: "m-1", WorkKey: "conv-8842-step-7", Attempt: 2, Source: "eventbridge"})
+	ctx, step := tel.StartStep(ctx, StepInfo{TraceID: "conv-8842-step-7", MessageID: "m-1", WorkKey: "conv-8842-step-7", Attempt: 2, Source: "eventbridge", ConversationID: "conv-8842"})
 	tel.Logger.InfoContext(ctx, "step started", "k", "v")
 	step.End(OutcomeFailure, errors.New("handler exit 3"))
 	step.End(OutcomeSuccess, nil) // ignored
@@ -94,7 +94,7 @@ func TestStepSpanLinkedToProducer(t *testing.T) {
 		t.Fatalf("%d spans", len(spans))
 	}
 	s := spans[0]
-	if s.Name != "step researcher" || s.SpanKind != trace.SpanKindConsumer {
+	if s.Name != "invoke_agent researcher" || s.SpanKind != trace.SpanKindConsumer {
 		t.Fatalf("span %s kind %v", s.Name, s.SpanKind)
 	}
 	if s.SpanContext.TraceID().String() != "5759e988bd862e3fe1be46a994272793" || s.Parent.SpanID().String() != "53995c3f42cd8ad8" {
@@ -105,9 +105,10 @@ func TestStepSpanLinkedToProducer(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range s.Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
-	for k, v := range map[string]string{"fleet.trace_id": "conv-8842-step-7", "messaging.message.id": "m-1", "fleet.attempt": "2", "fleet.outcome": OutcomeFailure, "fleet.class": "researcher"} {
+	for k, v := range map[string]string{"fleet.trace_id": "conv-8842-step-7", "messaging.message.id": "m-1", "fleet.attempt": "2", "fleet.outcome": OutcomeFailure, "fleet.class": "researcher",
+		"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher", "gen_ai.conversation.id": "conv-8842"} {
 		if attrs[k] != v {
 			t.Errorf("attribute %s = %q, want %q", k, attrs[k], v)
 		}

@@ -39,17 +39,16 @@ const goldenTools = "../../compiler/testdata/golden/async-tools/tools/tools.json
 // compiler/terraform declares it (hash pk, the by_owner index), the fleet's bus with the
 // cdk-synth rule delivering CdkSynthRequested to the class queue, and the class's worker.
 type env struct {
-	svc     *tools.Service
-	ddb     *dynamodb.Client
-	sqs     *sqs.Client
-	eb      *eventbridge.Client
-	table   string
-	queue   string
-	w       *worker.Worker
-	handle  func(ctx context.Context) (json.RawMessage, error)
-	calls   atomic.Int32
-	cfg     *rc.Tools
-	started int
+	svc    *tools.Service
+	ddb    *dynamodb.Client
+	sqs    *sqs.Client
+	eb     *eventbridge.Client
+	table  string
+	queue  string
+	w      *worker.Worker
+	handle func(ctx context.Context) (json.RawMessage, error)
+	calls  atomic.Int32
+	cfg    *rc.Tools
 }
 
 func newEnv(t *testing.T) *env {
@@ -65,31 +64,8 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{ddb: kumotest.DynamoDB(awsCfg), sqs: awsconfig.SQS(awsCfg), eb: awsconfig.EventBridge(awsCfg), cfg: cfg}
-	e.table = kumotest.Name(t, "jobs")
+	e.table = kumotest.JobsTable(t, awsCfg)
 	s := func(n string) *string { return aws.String(n) }
-	_, err = e.ddb.CreateTable(ctx, &dynamodb.CreateTableInput{
-		TableName: s(e.table), BillingMode: ddbtypes.BillingModePayPerRequest,
-		AttributeDefinitions: []ddbtypes.AttributeDefinition{
-			{AttributeName: s(jobs.AttrPK), AttributeType: ddbtypes.ScalarAttributeTypeS},
-			{AttributeName: s(jobs.AttrOwner), AttributeType: ddbtypes.ScalarAttributeTypeS},
-			{AttributeName: s(jobs.AttrCreatedAt), AttributeType: ddbtypes.ScalarAttributeTypeS},
-		},
-		KeySchema: []ddbtypes.KeySchemaElement{{AttributeName: s(jobs.AttrPK), KeyType: ddbtypes.KeyTypeHash}},
-		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{{
-			IndexName: s(jobs.OwnerIndex),
-			KeySchema: []ddbtypes.KeySchemaElement{
-				{AttributeName: s(jobs.AttrOwner), KeyType: ddbtypes.KeyTypeHash},
-				{AttributeName: s(jobs.AttrCreatedAt), KeyType: ddbtypes.KeyTypeRange},
-			},
-			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll},
-		}},
-	})
-	if err != nil {
-		t.Fatalf("create jobs table: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = e.ddb.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: s(e.table)})
-	})
 
 	bus := kumotest.Name(t, "bus")
 	if _, err := e.eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: s(bus)}); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/fleetc/fleetc/runtime/telemetry"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
@@ -62,7 +63,9 @@ func (s *Service) newHandler() (http.Handler, error) {
 			writeJSON(w, http.StatusBadRequest, fail(InvalidArgument, false, "read body: %v", err))
 			return
 		}
-		a := s.Call(r.Context(), Caller{Principal: r.Header.Get(HeaderPrincipal), Session: r.Header.Get(HeaderSession)}, r.PathValue("name"), body)
+		// The caller's traceparent makes the tool span part of the agent's trace.
+		ctx := telemetry.ExtractInto(r.Context(), map[string]string{telemetry.AttrTraceparent: r.Header.Get(telemetry.AttrTraceparent)}, "")
+		a := s.Call(ctx, Caller{Principal: r.Header.Get(HeaderPrincipal), Session: r.Header.Get(HeaderSession)}, r.PathValue("name"), body)
 		writeJSON(w, httpStatus(a), a)
 	})
 	srv := s.MCPServer(defs)

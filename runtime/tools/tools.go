@@ -29,8 +29,10 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fleetc/fleetc/runtime/jobstore"
+	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -147,6 +149,9 @@ type Service struct {
 	Store Store
 	Bus   Bus
 	Now   func() time.Time
+	// Tracer, when set, wraps every call in an execute_tool span (tools mode). An llm
+	// step runs the service in-process and opens the span itself, so it leaves this nil.
+	Tracer trace.TracerProvider
 
 	byTool map[string]*class
 
@@ -213,6 +218,20 @@ func (s *Service) now() time.Time {
 
 // Call runs one tool. It never panics on input; every failure is an Answer with Error.
 func (s *Service) Call(ctx context.Context, who Caller, tool string, args json.RawMessage) Answer {
+	if s.Tracer == nil {
+		return s.call(ctx, who, tool, args)
+	}
+	ctx, span := genai.StartTool(ctx, s.Tracer, tool, "")
+	a := s.call(ctx, who, tool, args)
+	if a.Error != nil {
+		genai.EndTool(span, string(a.Error.Code), a.Error.Message)
+	} else {
+		genai.EndTool(span, "", "")
+	}
+	return a
+}
+
+func (s *Service) call(ctx context.Context, who Caller, tool string, args json.RawMessage) Answer {
 	if who.Principal == "" {
 		return fail(Unauthenticated, false, "no principal: the caller's identity is required")
 	}

@@ -37,9 +37,12 @@ type Envelope struct {
 	// task's TimeoutSeconds); any detail may carry "deadline".
 	Deadline time.Time
 	// Expires is when the consumed event's ttl_seconds (the seed's envelope) runs out: its
-	// time (EventBridge) or the task's entered_time (Step Functions) plus the TTL. Zero when
-	// the detail carries no ttl_seconds or the body has no time to count from.
+	// time (EventBridge) or the task's entered_time (Step Functions) plus the TTL; a bare
+	// detail has no time of its own and counts from when the queue accepted it (CountFrom).
+	// Zero when the detail carries no ttl_seconds or there is no time to count from.
 	Expires time.Time
+	// ttl is detail.ttl_seconds, nil when absent.
+	ttl *time.Duration
 	// ModelPolicy is detail.model_policy: the routing policy the event asks for ("" = the
 	// class's default).
 	ModelPolicy string
@@ -49,7 +52,18 @@ type Envelope struct {
 const (
 	FieldTTLSeconds  = "ttl_seconds"
 	FieldModelPolicy = "model_policy"
+	// FieldConversationID names the conversation a step belongs to (the seed's envelope);
+	// without it the business trace id stands for the conversation.
+	FieldConversationID = "conversation_id"
 )
+
+// ConversationID is detail.conversation_id, else the trace id.
+func (e *Envelope) ConversationID() string {
+	if c := DetailField(e.Detail, FieldConversationID); c != "" {
+		return c
+	}
+	return e.TraceID
+}
 
 // FallbackKey is the idempotency key when the config names no fields:
 // the EventBridge event id, or execution id + "/" + state for SFN, plus
@@ -178,9 +192,9 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		if err := json.Unmarshal(raw, &ttl); err != nil || ttl < 0 {
 			return nil, errors.New("detail.ttl_seconds is not a non-negative whole number")
 		}
-		if !sent.IsZero() {
-			e.Expires = sent.Add(time.Duration(ttl) * time.Second)
-		}
+		d := time.Duration(ttl) * time.Second
+		e.ttl = &d
+		e.CountFrom(sent)
 	}
 	if e.Deadline.IsZero() {
 		if s := str(detail, "deadline"); s != "" {
@@ -192,6 +206,15 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		}
 	}
 	return e, nil
+}
+
+// CountFrom starts the ttl_seconds clock at sent when the body gave none: a bare detail
+// counts from its queue's SentTimestamp. A zero sent, or a clock already started, is
+// left alone.
+func (e *Envelope) CountFrom(sent time.Time) {
+	if e.ttl != nil && e.Expires.IsZero() && !sent.IsZero() {
+		e.Expires = sent.Add(*e.ttl)
+	}
 }
 
 // DetailField returns detail[field] as a string ("" when absent); numbers

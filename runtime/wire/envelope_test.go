@@ -56,3 +56,33 @@ func TestSFNKeyDistinguishesLoopPasses(t *testing.T) {
 		t.Errorf("no entered_time: %q", got)
 	}
 }
+
+// A bare detail's ttl_seconds counts from the queue's SentTimestamp; a body with its own time
+// keeps that clock.
+func TestTTLCountsFromTheQueueForBareDetails(t *testing.T) {
+	sent := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	bare, err := ParseEnvelope([]byte(`{"trace_id":"t","ttl_seconds":30}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bare.Expires.IsZero() {
+		t.Fatalf("bare detail expires %v before any clock", bare.Expires)
+	}
+	bare.CountFrom(sent)
+	if want := sent.Add(30 * time.Second); !bare.Expires.Equal(want) {
+		t.Errorf("bare detail expires %v, want %v", bare.Expires, want)
+	}
+	eb, err := ParseEnvelope([]byte(`{"detail-type":"x","id":"e","time":"2026-12-01T09:00:00Z","detail":{"ttl_seconds":30}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb.CountFrom(sent)
+	if want := time.Date(2026, 12, 1, 9, 0, 30, 0, time.UTC); !eb.Expires.Equal(want) {
+		t.Errorf("EventBridge event expires %v, want %v (its own time)", eb.Expires, want)
+	}
+	none, _ := ParseEnvelope([]byte(`{"trace_id":"t"}`))
+	none.CountFrom(sent)
+	if !none.Expires.IsZero() {
+		t.Errorf("a detail without ttl_seconds expires %v", none.Expires)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/tools"
 )
 
 // EnvDisableDynamoCRC32 turns off DynamoDB response CRC32 checks; kumo sends
@@ -86,8 +87,13 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if err != nil {
 		return nil, err
 	}
+	ddb := awsconfig.DynamoDB(awsCfg)
+	if isTrue(getenv(EnvDisableDynamoCRC32)) {
+		ddb = awsconfig.DynamoDB(awsCfg, awsconfig.WithoutCRC32)
+	}
+	eventTools, asyncToolsUsed := llmToolKinds(cfg.Handler)
 	var batcher *events.Batcher
-	if len(cfg.Events.Emits) > 0 || hasEventTools(cfg.Handler) {
+	if len(cfg.Events.Emits) > 0 || eventTools {
 		if batcher, err = events.New(awsconfig.EventBridge(awsCfg), events.Config{Bus: cfg.Events.Bus, BusModel: cfg.Events.BusModel, MaxEntries: cfg.Events.MaxEntries}); err != nil {
 			return nil, err
 		}
@@ -98,7 +104,13 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		if batcher != nil {
 			pub = batcher
 		}
-		hopts.LLM = llmFactory(models, cfg, pub)
+		var async *tools.Service
+		if asyncToolsUsed {
+			if async, err = asyncTools(getenv, ddb, awsconfig.EventBridge(awsCfg)); err != nil {
+				return nil, err
+			}
+		}
+		hopts.LLM = llmFactory(models, cfg, pub, async)
 	}
 	if hopts.Stderr == nil {
 		hopts.Stderr = StderrLogger(log)
@@ -119,10 +131,6 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 				return nil, err
 			}
 		}
-	}
-	ddb := awsconfig.DynamoDB(awsCfg)
-	if isTrue(getenv(EnvDisableDynamoCRC32)) {
-		ddb = awsconfig.DynamoDB(awsCfg, awsconfig.WithoutCRC32)
 	}
 	w := &Worker{
 		Cfg:       cfg,

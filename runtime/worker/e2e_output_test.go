@@ -101,15 +101,19 @@ func TestInvoicesEndToEnd(t *testing.T) {
 	})
 
 	extractor := newStepServer(t, map[string]string{
-		"inv-ok":     `{"status":"SUCCEEDED","total":12.5,"currency":"EUR"}`,
-		"inv-failed": `{"status":"FAILED","total":0}`,
-		"inv-bad":    `{"total":"twelve"}`,
-		"inv-old":    `{"status":"SUCCEEDED","total":1}`,
-		"inv-policy": `{"status":"SUCCEEDED","total":2}`,
+		"inv-ok":         `{"status":"SUCCEEDED","total":12.5,"currency":"EUR"}`,
+		"inv-failed":     `{"status":"FAILED","total":0}`,
+		"inv-bad":        `{"total":"twelve"}`,
+		"inv-old":        `{"status":"SUCCEEDED","total":1}`,
+		"inv-policy":     `{"status":"SUCCEEDED","total":2}`,
+		"inv-bare-old":   `{"status":"FAILED","total":3}`,
+		"inv-bare-fresh": `{"status":"FAILED","total":4}`,
 	})
 	booker := newStepServer(t, map[string]string{"inv-ok": `{"entry_id":"e-1"}`, "inv-failed": `{"entry_id":"e-2"}`})
 	extractCfg, extract := invoiceClass(t, awsCfg, "extract", bus, extractor.srv.URL+"/step")
 	bookCfg, book := invoiceClass(t, awsCfg, "book", bus, booker.srv.URL+"/step")
+	// A bare detail has no event id to key its work by: key it by the invoice.
+	extractCfg.Idempotency.Key = []string{"invoice_id"}
 
 	// book's rule, as fleetc writes it for consumes: {event: invoice.extracted, match: {status: [SUCCEEDED]}}.
 	rule := kumotest.Name(t, "book")
@@ -150,10 +154,20 @@ func TestInvoicesEndToEnd(t *testing.T) {
 	send("inv-bad", now, ``)
 	send("inv-old", now.Add(-2*time.Hour), `"ttl_seconds":60,`)
 	send("inv-policy", now, `"model_policy":"slow",`)
+	// Bare details straight to the queue have no time of their own: their ttl_seconds counts
+	// from the queue's SentTimestamp. One delayed past its TTL expires; one within it runs.
+	sendBare := func(id string, ttl, delay int32) {
+		body := fmt.Sprintf(`{"trace_id":%q,"invoice_id":%q,"document_uri":"s3://mail/%s.pdf","ttl_seconds":%d}`, "t-"+id, id, id, ttl)
+		if _, err := extract.sqs.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(extract.queueURL), MessageBody: aws.String(body), DelaySeconds: delay}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sendBare("inv-bare-old", 1, 3)
+	sendBare("inv-bare-fresh", 3600, 0)
 
 	var dead []dlqMessage
 	deadline := time.Now().Add(60 * time.Second)
-	for (len(dead) < 3 || len(booker.details()) < 1) && time.Now().Before(deadline) {
+	for (len(dead) < 4 || len(booker.details()) < 1) && time.Now().Before(deadline) {
 		dead = append(dead, extract.drainDLQ()...)
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -165,7 +179,8 @@ func TestInvoicesEndToEnd(t *testing.T) {
 		codes[d.Key] = d.Code
 		t.Logf("dead letter %s: %s: %s", d.Key, d.Code, d.Message)
 	}
-	want := map[string]string{"t-inv-bad": string(wire.HandlerOutputInvalid), "t-inv-old": string(wire.Expired), "t-inv-policy": string(wire.ModelPolicyNotAllowed)}
+	want := map[string]string{"t-inv-bad": string(wire.HandlerOutputInvalid), "t-inv-old": string(wire.Expired), "t-inv-policy": string(wire.ModelPolicyNotAllowed),
+		"t-inv-bare-old": string(wire.Expired)}
 	if len(dead) != len(want) {
 		t.Errorf("%d dead letters, want %d: %v", len(dead), len(want), codes)
 	}
@@ -174,12 +189,17 @@ func TestInvoicesEndToEnd(t *testing.T) {
 			t.Errorf("dead letter of %s: %q, want %q", k, codes[k], v)
 		}
 	}
+	ran := map[string]bool{}
 	for _, d := range extractor.details() {
 		var id string
 		_ = json.Unmarshal(d["invoice_id"], &id)
-		if id == "inv-old" || id == "inv-policy" {
+		ran[id] = true
+		if id == "inv-old" || id == "inv-policy" || id == "inv-bare-old" {
 			t.Errorf("extract's handler ran for %s", id)
 		}
+	}
+	if !ran["inv-bare-fresh"] {
+		t.Error("extract's handler did not run the bare detail within its ttl_seconds")
 	}
 	booked := booker.details()
 	if len(booked) != 1 {

@@ -136,6 +136,7 @@ type env struct {
 	fx       *sideEffects
 	queueURL string
 	dlqURL   string
+	extraEnv map[string]string // more of the worker's environment
 }
 
 type envOpts struct {
@@ -235,6 +236,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 // getenv is the environment a worker (in-process or binary) gets.
 func (e *env) getenv(k string) string {
+	if v, ok := e.extraEnv[k]; ok {
+		return v
+	}
 	return map[string]string{
 		worker.EnvDisableDynamoCRC32: "true",
 		awsconfig.EnvEndpoint:        kumotest.Endpoint,

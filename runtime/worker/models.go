@@ -3,18 +3,19 @@ package worker
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/runtime/jobstore"
 	"github.com/fleetc/fleetc/runtime/llm"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/fromconfig"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/tools"
 )
 
 // newRouter builds the class's model router (nil when the class has no policy), with
@@ -39,7 +40,7 @@ func newRouter(cfg *config.Config, awsCfg aws.Config, getenv func(string) string
 
 // llmFactory builds the llm handler on the router: the system prompt file is read at
 // startup, so a missing prompt is a startup error, not a failed step.
-func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher) handler.LLMFactory {
+func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher, async *tools.Service) handler.LLMFactory {
 	return func(h config.Handler, m config.Models) (handler.Handler, error) {
 		if r == nil {
 			return nil, fmt.Errorf("handler type llm: the class has no model policy")
@@ -53,7 +54,7 @@ func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher) handler
 			source = cfg.Events.Emits[0].Source
 		}
 		lc := llm.Config{Policy: m.Policy, System: system, Tools: h.Tools, MaxTokens: h.MaxTokens,
-			MaxIterations: h.MaxIterations, EventSource: source}
+			MaxIterations: h.MaxIterations, EventSource: source, Async: async}
 		if pub != nil {
 			lc.Events = pub
 		}
@@ -61,21 +62,25 @@ func llmFactory(r *router.Router, cfg *config.Config, pub llm.Publisher) handler
 	}
 }
 
-// hasEventTools says an llm handler publishes events itself (it needs a batcher even
-// when the class emits no completion event).
-func hasEventTools(h config.Handler) bool {
+// llmToolKinds says whether an llm handler publishes events itself (it needs a batcher
+// even when the class emits no completion event) and runs async tools (it needs the
+// fleet's tools config, the jobs table and the bus).
+func llmToolKinds(h config.Handler) (events, async bool) {
 	if h.Type != config.HandlerLLM {
-		return false
+		return false, false
 	}
-	for _, t := range h.Tools {
-		if name, target, ok := strings.Cut(t, "="); ok && !strings.Contains(name, ":") {
-			t = target
-		}
-		if strings.HasPrefix(t, "event:") {
-			return true
-		}
+	return llm.ToolKinds(h.Tools)
+}
+
+// asyncTools is the fleet's async tools service for an llm class that offers them: the
+// tools config fleetc build wrote (FLEET_TOOLS_CONFIG or FLEET_TOOLS_JSON, as in tools
+// mode), on the worker's DynamoDB and EventBridge clients.
+func asyncTools(getenv func(string) string, ddb jobstore.API, eb tools.PutEventsAPI) (*tools.Service, error) {
+	tc, err := tools.LoadConfig("", getenv)
+	if err != nil {
+		return nil, fmt.Errorf("llm handler: async tools: %w", err)
 	}
-	return false
+	return tools.New(tc, &jobstore.Store{API: ddb, Table: tc.Table}, &tools.EventBridge{API: eb, Bus: tc.Bus})
 }
 
 // startGateway serves the router to an exec or http handler on loopback: an exec command

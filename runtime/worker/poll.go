@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/telemetry"
 )
 
 // PollOptions tune the long-running SQS poller.
@@ -44,9 +45,14 @@ func (w *Worker) NewPoller(api queue.API, o PollOptions) (*queue.Consumer, error
 
 // ProcessMessage adapts Process to queue.ProcessFunc.
 func (w *Worker) ProcessMessage(ctx context.Context, m *queue.Message) queue.Outcome {
-	d := Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount}
-	if tp, ok := m.MessageAttributes["traceparent"]; ok {
+	return w.Process(ctx, DeliveryOf(m)).Outcome
+}
+
+// DeliveryOf is the delivery of one SQS message (poller and Lambda batches alike).
+func DeliveryOf(m *queue.Message) Delivery {
+	d := Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, SentAt: m.SentAt()}
+	if tp, ok := m.MessageAttributes[telemetry.AttrTraceparent]; ok {
 		d.TraceParent = aws.ToString(tp.StringValue)
 	}
-	return w.Process(ctx, d).Outcome
+	return d
 }

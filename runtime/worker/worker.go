@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fleetc/fleetc/runtime/callback"
 	"github.com/fleetc/fleetc/runtime/claimcheck"
@@ -89,6 +91,9 @@ type Delivery struct {
 	Body        []byte
 	Attempt     int    // 1-based receive count
 	TraceParent string // W3C, from the traceparent message attribute
+	// SentAt is when the queue accepted the message (SQS SentTimestamp): a bare detail's
+	// ttl_seconds counts from it. Zero for direct invocations, which have no such clock.
+	SentAt time.Time
 	// InvocationDeadline bounds this delivery's processing (Lambda: the
 	// invocation's deadline); passing it is retryable, unlike the run's
 	// own deadline carried in the message.
@@ -133,8 +138,9 @@ type activeStep struct {
 	key, owner, token string
 	cancel            context.CancelCauseFunc
 	stale             bool
-	lost              bool      // Extend found another owner
-	leaseUntil        time.Time // our lease's end as of the last renewal
+	lost              bool       // Extend found another owner
+	leaseUntil        time.Time  // our lease's end as of the last renewal
+	span              trace.Span // the step's span, for heartbeat decisions
 }
 
 // errStaleToken cancels a step whose task token went stale mid-run.
@@ -200,13 +206,7 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 		return deadLetter(wire.MalformedMessage, err.Error())
 	}
 	rep.TraceID = env.TraceID
-	policy, reason := w.modelPolicy(env)
-	if reason != "" {
-		if w.Telemetry != nil {
-			w.Telemetry.Metrics.ObserveStep(w.Cfg.Class, telemetry.OutcomeDeadLetter, w.now().Sub(start))
-		}
-		return w.deadLetterTask(ctx, env, wire.ModelPolicyNotAllowed, reason)
-	}
+	env.CountFrom(d.SentAt)
 	// An async tool's job record ends FAILED on every dead letter that names a job (the
 	// id must ride the detail itself, not a claim-checked payload).
 	jobID := w.jobID(env.Detail)
@@ -217,6 +217,10 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	}()
 	ctx, endSpan := w.startTrace(ctx, env, &d)
 	defer func() { endSpan(res) }()
+	policy, reason := w.modelPolicy(env)
+	if reason != "" {
+		return w.deadLetterTask(ctx, env, wire.ModelPolicyNotAllowed, reason)
+	}
 
 	key, err := idem.Key(env.Detail, w.Cfg.Idempotency.Key, env.FallbackKey())
 	if err != nil {
@@ -295,7 +299,8 @@ func (w *Worker) startTrace(ctx context.Context, env *wire.Envelope, d *Delivery
 		return ctx, func(Result) {}
 	}
 	ctx = telemetry.ExtractInto(ctx, map[string]string{telemetry.AttrTraceparent: d.TraceParent}, env.TraceID)
-	ctx, step := w.Telemetry.StartStep(ctx, telemetry.StepInfo{TraceID: env.TraceID, MessageID: d.MessageID, Attempt: d.Attempt, Source: env.Kind})
+	ctx, step := w.Telemetry.StartStep(ctx, telemetry.StepInfo{TraceID: env.TraceID, MessageID: d.MessageID, Attempt: d.Attempt,
+		Source: env.Kind, ConversationID: env.ConversationID()})
 	if tp := telemetry.Inject(ctx)[telemetry.AttrTraceparent]; tp != "" {
 		d.TraceParent = tp
 	}
@@ -304,7 +309,30 @@ func (w *Worker) startTrace(ctx context.Context, env *wire.Envelope, d *Delivery
 		if res.Reason != nil {
 			err = res.Reason
 		}
+		verdictEvent(ctx, res, d.Attempt)
 		step.End(outcomeLabel(res), err)
+	}
+}
+
+// verdictEvent records the verdict's decision on the step span: a retry (released or left
+// for another delivery, with the delay the policy chose), a lost lease, or a dead letter
+// with its code and reason. A plain success or duplicate needs no explaining.
+func verdictEvent(ctx context.Context, res Result, attempt int) {
+	if res.Reason == nil && res.Action == queue.Delete {
+		return
+	}
+	attrs := []attribute.KeyValue{attribute.String(telemetry.AttrAction, res.Action.String()), attribute.Int(telemetry.AttrAttempt, attempt)}
+	if r := res.Reason; r != nil {
+		attrs = append(attrs, attribute.String(telemetry.AttrErrorCode, string(r.Code)), attribute.String(telemetry.AttrErrorMessage, r.Message),
+			attribute.Bool(telemetry.AttrRetryable, r.Retryable))
+	}
+	switch {
+	case res.Action == queue.DeadLetter:
+		telemetry.Event(ctx, telemetry.EventDeadLetter, attrs...)
+	case res.Action == queue.Leave && res.Reason != nil && res.Reason.Code == wire.LeaseLost:
+		telemetry.Event(ctx, telemetry.EventLeaseLost, attrs...)
+	case res.Action == queue.Release || res.Action == queue.Leave:
+		telemetry.Event(ctx, telemetry.EventRetry, append(attrs, attribute.Int64(telemetry.AttrRetryDelayMS, res.Delay.Milliseconds()))...)
 	}
 }
 
@@ -415,12 +443,13 @@ func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st
 	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
 	defer cancelT()
 	st.cancel = cancel
+	st.span = trace.SpanFromContext(ctx)
 	w.register(d.MessageID, st)
 	stopBeat := w.selfHeartbeat(ctx, d.MessageID)
 	stopHeartbeats := sync.OnceFunc(func() { stopBeat(); w.unregister(d.MessageID) })
 	defer stopHeartbeats()
 	out, herr := w.Handler.Handle(stepCtx, handler.Request{
-		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, TraceParent: d.TraceParent,
+		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, Conversation: env.ConversationID(), TraceParent: d.TraceParent,
 		Attempt: d.Attempt, Deadline: deadline, Input: input, ModelPolicy: policy,
 	})
 	if msg, bad := w.outputInvalid(herr); bad {
@@ -541,6 +570,7 @@ func (w *Worker) underLease(ctx context.Context, env *wire.Envelope, st *activeS
 			return leaseLost(fmt.Errorf("lease ended while storing the result: %w", err))
 		}
 		w.log().Warn("storing the result failed; retrying under the lease", "key", st.key, "attempt", i+1, "err", err)
+		telemetry.Event(ctx, telemetry.EventStoreRetry, attribute.Int(telemetry.AttrStoreAttempt, i+1), attribute.String(telemetry.AttrErrorMessage, err.Error()))
 		t := time.NewTimer(pol.Backoff(i))
 		select {
 		case <-ctx.Done():
@@ -817,6 +847,12 @@ func (w *Worker) isStale(st *activeStep) bool {
 // in-flight messages (called by the poller after each visibility
 // extension). A stale task token cancels its step.
 func (w *Worker) Heartbeat(ctx context.Context, messageIDs []string) {
+	w.heartbeat(ctx, messageIDs, true)
+}
+
+// heartbeat renews the steps' leases; visibility says the poller has just extended their
+// messages' visibility (recorded as such on the step span).
+func (w *Worker) heartbeat(ctx context.Context, messageIDs []string, visibility bool) {
 	var wg sync.WaitGroup
 	for _, id := range messageIDs {
 		w.mu.Lock()
@@ -826,24 +862,32 @@ func (w *Worker) Heartbeat(ctx context.Context, messageIDs []string) {
 			continue
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); w.beat(ctx, st) }()
+		go func() { defer wg.Done(); w.beat(ctx, st, visibility) }()
 	}
 	wg.Wait()
 }
 
-func (w *Worker) beat(ctx context.Context, st *activeStep) {
+func (w *Worker) beat(ctx context.Context, st *activeStep, visibility bool) {
 	at := w.now()
 	if err := w.Idem.Extend(ctx, st.key, st.owner, w.lease()); err != nil {
 		w.log().Warn("lease renewal failed", "key", st.key, "err", err)
-		if errors.Is(err, idem.ErrLost) {
+		lost := errors.Is(err, idem.ErrLost)
+		if lost {
 			w.mu.Lock()
 			st.lost = true
 			w.mu.Unlock()
 		}
+		st.span.AddEvent(telemetry.EventLeaseRenewalFailed, trace.WithAttributes(attribute.Bool(telemetry.AttrLeaseLost, lost),
+			attribute.String(telemetry.AttrErrorMessage, err.Error())))
 	} else {
 		w.mu.Lock()
 		st.leaseUntil = at.Add(w.lease())
 		w.mu.Unlock()
+		event := telemetry.EventLeaseRenewed
+		if visibility {
+			event = telemetry.EventVisibilityExtended
+		}
+		st.span.AddEvent(event, trace.WithAttributes(attribute.Int64(telemetry.AttrVisibilityS, int64(w.lease()/time.Second))))
 	}
 	if st.token != "" && w.Callbacks != nil {
 		if err := w.Callbacks.Heartbeat(ctx, st.token); errors.Is(err, callback.ErrStaleToken) {
@@ -872,7 +916,7 @@ func (w *Worker) selfHeartbeat(ctx context.Context, id string) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				w.Heartbeat(ctx, []string{id})
+				w.heartbeat(ctx, []string{id}, false)
 			}
 		}
 	}()

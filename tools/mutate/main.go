@@ -3,15 +3,18 @@
 // It parses every non-test Go file of one package, lists the mutation sites (a comparison
 // flipped at its boundary or negated, && and || swapped, + and - swapped, an integer
 // literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
-// with `go test -overlay`, so the source tree is never written and runs can overlap. A mutant
-// is killed when the tests fail, survives when they pass, and is invalid when it does not
-// compile. The score is killed / (killed + survived). Survivors are printed with their
+// from a test binary built by `go test -c -overlay`, so the source tree is never written and
+// runs can overlap. A mutant is killed when the tests fail, survives when they pass, and is
+// invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
-// the same mutants. The machine is shared: -p defaults to 1.
+// the same mutants; -at re-tests only the sites on the named lines (a sample's survivors).
+// The machine is shared: -p defaults to 1. -lock takes an exclusive flock on FILE around each
+// mutant's test binary run (not its build, nor the whole run), so a package whose tests need
+// the shared AWS emulator waits its turn per mutant instead of holding it.
 package main
 
 import (
@@ -29,10 +32,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -58,6 +63,8 @@ func main() {
 	par := flag.Int("p", 1, "mutants tested at once")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
+	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
+	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
@@ -87,6 +94,16 @@ func main() {
 		sites = append(sites, collect(fset, name, f)...)
 	}
 	total := len(sites)
+	if *at != "" {
+		sites = slices.DeleteFunc(sites, func(s site) bool {
+			for _, p := range strings.Split(*at, ",") {
+				if strings.HasSuffix(fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line), p) {
+					return false
+				}
+			}
+			return true
+		})
+	}
 	if *n > 0 && *n < len(sites) {
 		r := rand.New(rand.NewPCG(*seed, 0))
 		r.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
@@ -139,8 +156,8 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = test(*pkg, overlay, *run, *timeout)
-			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.desc)
+			results[i] = test(*pkg, overlay, *run, *lock, *timeout)
+			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}()
 	}
 	wg.Wait()
@@ -149,7 +166,7 @@ func main() {
 	for i, r := range results {
 		count[r]++
 		if r == "survived" {
-			survivors = append(survivors, fmt.Sprintf("  %s:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].desc))
+			survivors = append(survivors, fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc))
 		}
 	}
 	valid := count["killed"] + count["survived"]
@@ -165,17 +182,28 @@ func main() {
 	}
 }
 
-// test runs the package's tests over the overlay: killed, survived or invalid.
-func test(pkg, overlay, run string, timeout time.Duration) string {
+// test builds the package's test binary over the overlay (invalid when it does not compile),
+// then runs it in the package directory under lock: killed or survived.
+func test(pkg, overlay, run, lock string, timeout time.Duration) string {
+	bin := strings.TrimSuffix(overlay, ".json") + ".test"
+	defer os.Remove(bin)
+	var out bytes.Buffer
+	build := exec.Command("go", "test", "-c", "-o", bin, "-overlay="+overlay, pkg)
+	build.Stdout, build.Stderr = &out, &out
+	if err := build.Run(); err != nil {
+		return "invalid"
+	}
+	args := []string{"-test.count=1", "-test.failfast"}
+	if run != "" {
+		args = append(args, "-test.run", run)
+	}
+	unlock := acquire(lock)
+	defer unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	args := []string{"test", "-count=1", "-failfast", "-overlay=" + overlay}
-	if run != "" {
-		args = append(args, "-run", run)
-	}
-	args = append(args, pkg)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = pkg
+	out.Reset()
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	switch {
@@ -183,8 +211,6 @@ func test(pkg, overlay, run string, timeout time.Duration) string {
 		return "survived"
 	case ctx.Err() != nil:
 		return "killed" // hung: a test that never finishes is a failing test
-	case bytes.Contains(out.Bytes(), []byte("[build failed]")) || bytes.Contains(out.Bytes(), []byte("[setup failed]")):
-		return "invalid"
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -246,6 +272,21 @@ func isString(x *ast.BinaryExpr) bool {
 		}
 	}
 	return false
+}
+
+// acquire takes an exclusive flock on path ("" takes nothing) and returns its release.
+func acquire(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDONLY, 0o666)
+	if err != nil {
+		fail(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		fail(err)
+	}
+	return func() { f.Close() } // closing the last descriptor releases the lock
 }
 
 func fail(err error) {

@@ -42,7 +42,7 @@ var noSpec = map[string]string{"fleetc/spec": "none"}
 // commands are the constructors of fleetc's top-level commands: one explicit list, no init()
 // registration. A new command is one file and one line here.
 var commands = []func(*streams) *cobra.Command{
-	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newExplainCmd,
+	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newDLQCmd, newExplainCmd,
 	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
 	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
@@ -159,7 +159,10 @@ func synopsis() string {
 					shells = append(shells, sh.Name())
 				}
 				b.WriteString(sub.CommandPath() + " " + strings.Join(shells, "|") + "\n")
-			case sub.HasSubCommands(): // a group: its subcommands are the usage
+			case sub.HasSubCommands(): // a group: its subcommands are the usage (and its own, if it takes arguments)
+				if sub.Runnable() && strings.Contains(sub.Use, " ") {
+					b.WriteString(sub.UseLine() + "\n")
+				}
 				walk(sub)
 			default:
 				b.WriteString(sub.UseLine() + "\n")

@@ -16,15 +16,15 @@ import (
 
 // devOptions are dev's flags.
 type devOptions struct {
-	out, endpoint, tfBin, workerBin string
-	port                            int
-	noUI                            bool
+	out, endpoint, tfBin, workerBin, rieBin string
+	port                                    int
+	noUI                                    bool
 }
 
 func newDevCmd(s *streams) *cobra.Command {
 	var o devOptions
 	c := &cobra.Command{
-		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F]",
+		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F] [--rie-bin F]",
 		Short: "Run the whole fleet on this machine: emulator, workers, live page, faults",
 		Long: `Dev applies FILE to a local AWS emulator (--endpoint, or kumo on 127.0.0.1:4566, started
 when installed) with the emulator override, starts one fleet-worker per agent class with
@@ -48,6 +48,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
 	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
+	c.Flags().StringVar(&o.rieBin, "rie-bin", "", "aws-lambda-rie, the Lambda Runtime Interface Emulator lambda classes run under (default: next to fleetc, then PATH, then ./bin; none: poll mode)")
 	return c
 }
 
@@ -59,7 +60,7 @@ func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) in
 	ctx, stop := interruptible()
 	defer stop()
 	err := dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
-		TerraformBin: o.tfBin, WorkerBin: o.workerBin, Stdout: stdout, Stderr: stderr})
+		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {
 	case errors.As(err, &be):

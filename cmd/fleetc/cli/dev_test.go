@@ -102,11 +102,11 @@ func (s *devSession) log() string {
 var pageLine = regexp.MustCompile(`live page (http://127\.0\.0\.1:\d+)`)
 
 // startDev runs `fleetc dev SPEC` and waits until it says the fleet is up.
-func startDev(t *testing.T, spec, out, endpoint string) *devSession {
+func startDev(t *testing.T, spec, out, endpoint string, extra ...string) *devSession {
 	t.Helper()
 	fleetc, worker := devBinaries(t)
 	s := &devSession{t: t, up: make(chan struct{}), exited: make(chan struct{}), fleetc: fleetc, spec: spec, endpoint: endpoint}
-	s.cmd = exec.Command(fleetc, "dev", spec, "-o", out, "--endpoint", endpoint, "--port", "0", "--worker-bin", worker)
+	s.cmd = exec.Command(fleetc, append([]string{"dev", spec, "-o", out, "--endpoint", endpoint, "--port", "0", "--worker-bin", worker}, extra...)...)
 	s.cmd.Env = append(os.Environ(), "FLEETC_AWS_ENDPOINT=")
 	pr, pw := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = pw, pw
@@ -172,15 +172,23 @@ func (s *devSession) fleet(t *testing.T) (f struct {
 		Submitted    int `json:"submitted"`
 		Completed    int `json:"completed"`
 		DeadLettered int `json:"dead_lettered"`
+		Retries      int `json:"retries"`
 		Worker       struct {
 			State  string `json:"state"`
 			Starts int    `json:"starts"`
 		} `json:"worker"`
 	} `json:"classes"`
 	Ledger struct {
-		Submitted, Completed, DeadLettered int
-		Balanced                           bool
+		Submitted    int  `json:"submitted"`
+		Completed    int  `json:"completed"`
+		DeadLettered int  `json:"dead_lettered"`
+		Balanced     bool `json:"balanced"`
 	} `json:"ledger"`
+	Model struct {
+		Calls     int        `json:"calls"`
+		Throttled int        `json:"throttled"`
+		WaveUntil *time.Time `json:"wave_until"`
+	} `json:"model"`
 }) {
 	t.Helper()
 	resp, err := http.Get(s.page + "/api/fleet")
@@ -349,6 +357,37 @@ func TestDevResearchFleet(t *testing.T) {
 		}
 	}
 
+	// Fault: a 429 wave from the model. For 20 s dev's Bedrock stand-in answers every call
+	// 429 ThrottlingException; the workers' gateways retry, fall back and cool down as their
+	// policies say, then answer the stand-in handlers with the failure, whose steps the
+	// queue retries. Afterwards every unit of work is completed once or dead-lettered.
+	calls := s.fleet(t).Model.Calls
+	if calls == 0 {
+		t.Errorf("the stand-in handlers called no model before the wave")
+	}
+	if code, m := s.post(t, "/api/faults/model-429", map[string]any{"seconds": 20}); code != 200 {
+		t.Fatalf("model-429: %d %v", code, m)
+	}
+	if code, m := s.post(t, "/api/faults/model-429", map[string]any{"seconds": 0}); code != 400 {
+		t.Errorf("model-429 for 0 s: %d %v, want 400", code, m)
+	}
+	send("researcher", 3)
+	s.waitFor(t, "ledger balanced after the 429 wave", 8*time.Minute, func() bool {
+		f := s.fleet(t)
+		return f.Model.WaveUntil == nil && f.Ledger.Submitted == 11 && f.Ledger.Balanced && f.Ledger.Completed+f.Ledger.DeadLettered == 11
+	})
+	f := s.fleet(t)
+	if f.Model.Throttled == 0 {
+		t.Errorf("the wave throttled no call: %+v", f.Model)
+	}
+	log = s.log()
+	for _, want := range []string{"the model answers 429 ThrottlingException for 20s", "the model gateway answered", "exit 75 (retryable)"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q after the 429 wave", want)
+		}
+	}
+	t.Logf("429 wave: %d model calls, %d throttled; ledger %+v", f.Model.Calls, f.Model.Throttled, f.Ledger)
+
 	// Ctrl-C: drain, destroy, leave kumo running.
 	s.stop(t)
 	log = s.log()
@@ -378,22 +417,50 @@ func healthyKumo(endpoint string) bool {
 	return resp.StatusCode == 200
 }
 
-// TestDevMinimal: a lambda class runs in poll mode (said in the log); an event sent with
-// `fleetc send --example` completes; plan after apply is empty.
+// TestDevMinimal: the lambda class runs fleet-worker's Lambda mode under AWS's Lambda Runtime
+// Interface Emulator, fed by dev's event source mapping; an event sent with `fleetc send
+// --example` completes; a step failed by a fault is reported in batchItemFailures, left in
+// the queue and completes on its retry, with nothing dead-lettered; plan after apply is
+// empty.
 func TestDevMinimal(t *testing.T) {
 	endpoint := devEnv(t)
+	rie, err := verifytest.Tool("aws-lambda-rie")
+	verifytest.SkipIfMissing(t, err)
 	dir := t.TempDir()
 	spec, _ := uniqueExample(t, dir, "minimal", "fleet: hello", "fleet: FLEET", "name: hello", "name: FLEET")
 	out := filepath.Join(dir, "out")
-	s := startDev(t, spec, out, endpoint)
-	if !strings.Contains(s.log(), "a lambda class runs here as fleet-worker --mode poll") {
-		t.Errorf("no note about the lambda class:\n%s", s.log())
+	s := startDev(t, spec, out, endpoint, "--rie-bin", rie)
+	if !strings.Contains(s.log(), "runs here as fleet-worker --mode lambda under the Lambda Runtime Interface Emulator") {
+		t.Errorf("no note about the lambda class under RIE:\n%s", s.log())
 	}
 	res := s.send(t, "greeting.requested", "")
 	if !regexp.MustCompile(`trace id: [0-9a-f]{32}`).MatchString(res) {
 		t.Errorf("fleetc send printed no trace id:\n%s", res)
 	}
 	s.waitFor(t, "greeter completed 1", 2*time.Minute, func() bool { return s.fleet(t).Ledger.Completed == 1 })
+	if log := s.log(); !strings.Contains(log, "START RequestId") || !strings.Contains(log, `"msg":"step finished"`) {
+		t.Errorf("no invocation through RIE in the log:\n%s", log)
+	}
+
+	// A failing item: the handler fails (exit 75, retryable) for 8 s. The worker reports the
+	// message in batchItemFailures, dev's mapping leaves it in the queue, and it completes
+	// when it comes back after the fault.
+	if code, m := s.post(t, "/api/classes/greeter/fault", map[string]any{"kind": "fail", "seconds": 8}); code != 200 {
+		t.Fatalf("fault: %d %v", code, m)
+	}
+	s.send(t, "greeting.requested", "")
+	s.waitFor(t, "the failed greeting completed on a retry", 4*time.Minute, func() bool {
+		f := s.fleet(t)
+		return f.Ledger.Completed == 2 && f.Ledger.Balanced
+	})
+	f := s.fleet(t)
+	if f.Ledger.DeadLettered != 0 || f.Classes[0].Retries == 0 {
+		t.Errorf("want a retry and no dead letter: %+v", f)
+	}
+	if log := s.log(); !strings.Contains(log, "1 of 1 reported in batchItemFailures: left in the queue for a retry") {
+		t.Errorf("the mapping did not report the failed item:\n%s", log)
+	}
+
 	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint, "--detailed-exitcode")
 	if code != exitOK {
 		t.Errorf("plan after dev's apply: exit %d (want 0)\n%s\n%s", code, stdout, stderr)

@@ -35,10 +35,12 @@ func newDiffCmd(s *streams) *cobra.Command {
 	var exitZero bool
 	c := &cobra.Command{
 		Use:   "diff (BASE HEAD | --base REF [FILE] | --base-env ENV --env ENV FILE) [--format text|markdown|json|github-actions] [--fail-on CONDITION]... [--exit-zero]",
-		Short: "Review a spec change: replacements, contract changes, IAM, posture, diagnostics",
+		Short: "Review a spec change: replacements, contract changes, IAM, posture, capacity, diagnostics",
 		Long: `Diff loads, lowers and generates both sides in memory, without credentials or a plan,
 and reports what the change does: resources replaced or deleted, breaking event contract
-changes, widened IAM, posture changes and new diagnostics. A spec that does not exist at
+changes, widened IAM, posture changes, new diagnostics, and what the change does to
+capacity (quota use, rates, first quota to break, monthly cost; each side under its own
+traffic, from the same arithmetic as fleetc capacity). A spec that does not exist at
 REF (new in the pull request) is compared with an empty base: everything is added.
 
 Arguments:
@@ -56,7 +58,7 @@ has of its own.
 
 Exit codes: 1 when the verdict is blocking (an error-severity change), or, with
 --fail-on CONDITION (repeatable), when the report meets one: blocking, a category
-(replacement, contract, security, posture, diagnostic), breaking (a contract change that
+(replacement, contract, security, posture, capacity, diagnostic), breaking (a contract change that
 breaks consumers), any; --fail-on none or --exit-zero reports only (exit 0); 2 on usage.`,
 		Example: `  fleetc diff base.yaml head.yaml
   fleetc diff --base origin/main fleet.yaml --format markdown --fail-on breaking

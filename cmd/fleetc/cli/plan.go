@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -313,16 +312,32 @@ func isTerminal(stdin io.Reader) bool {
 
 // confirm asks for "yes" as Terraform does; without a terminal it refuses rather than hang.
 func confirm(cmd string, stdin io.Reader, stdout io.Writer) (bool, error) {
-	if !isTerminal(stdin) {
-		return false, fmt.Errorf("no terminal to confirm on: review with fleetc plan, then pass --auto-approve")
-	}
 	verb := map[string]string{"apply": "perform these actions", "destroy": "destroy the fleet's resources"}[cmd]
-	fmt.Fprintf(stdout, "\nDo you want to %s? Only 'yes' will be accepted.\n  Enter a value: ", verb)
-	line, err := bufio.NewReader(stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+	return ask("Do you want to "+verb+"?", "review with fleetc plan, then pass --auto-approve", stdin, stdout)
+}
+
+// ask asks question and accepts only "yes"; without a terminal it refuses with hint. It
+// reads stdin byte by byte, so a command may ask twice.
+func ask(question, hint string, stdin io.Reader, stdout io.Writer) (bool, error) {
+	if !isTerminal(stdin) {
+		return false, fmt.Errorf("no terminal to confirm on: %s", hint)
 	}
-	return strings.TrimSpace(line) == "yes", nil
+	fmt.Fprintf(stdout, "\n%s Only 'yes' will be accepted.\n  Enter a value: ", question)
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		n, err := stdin.Read(b)
+		if n == 1 {
+			if b[0] == '\n' {
+				break
+			}
+			line = append(line, b[0])
+		}
+		if err != nil {
+			break
+		}
+	}
+	return strings.TrimSpace(string(line)) == "yes", nil
 }
 
 func printOutputs(ctx context.Context, w *deploy.Workspace, cmd string, stdout, stderr io.Writer) int {

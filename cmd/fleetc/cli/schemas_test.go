@@ -34,13 +34,6 @@ func researchVariant(t *testing.T, dir string, edit func(string) string) string 
 	return p
 }
 
-func dropTTL(s string) string {
-	if !strings.Contains(s, ttlLine) {
-		panic("research example changed: no ttl_seconds line")
-	}
-	return strings.Replace(s, ttlLine, "", 1)
-}
-
 // loosenTTL drops ttl_seconds' minimum: new events may carry 0, which old consumers refuse.
 func loosenTTL(s string) string {
 	if !strings.Contains(s, ttlLine) {

@@ -80,9 +80,6 @@ func judge(ds diag.Diagnostics, strict bool) verdict {
 	return verdict{Valid: errs == 0 && !(strict && warns > 0), Errors: errs, Warnings: warns, Strict: strict}
 }
 
-// failed reports whether ds fails the spec (warnings count with --strict).
-func failed(ds diag.Diagnostics, strict bool) bool { return !judge(ds, strict).Valid }
-
 // diagnosticStream is where a command prints its diagnostics: human-readable text goes to
 // stderr, as a compiler's does; a machine format the user asked for (json, github-actions)
 // is the command's output and goes to stdout.

@@ -26,6 +26,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/spec"
 )
 
 // Options say what `fleetc dev` runs and where.
@@ -37,6 +38,7 @@ type Options struct {
 	NoUI         bool
 	TerraformBin string
 	WorkerBin    string // fleet-worker; "" = next to fleetc, then PATH, then bin/ of the checkout
+	RIEBin       string // aws-lambda-rie for lambda classes; "" = next to fleetc, PATH, bin/; none: poll mode
 	HandlerBin   string // the fleetc binary that serves HandlerCommand; "" = this executable
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
@@ -59,6 +61,7 @@ type Fleet struct {
 	faultsAt  string
 	sup       *supervisor
 	obs       *observer
+	model     *modelStandIn
 	faultsMu  sync.Mutex
 	done      chan struct{} // closed when the session ends: its page streams end, the browser reconnects
 }
@@ -77,6 +80,9 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	bins := binaries{}
 	if bins.worker, err = findWorker(o.WorkerBin); err != nil {
+		return err
+	}
+	if bins.rie, err = findRIE(o.RIEBin); err != nil {
 		return err
 	}
 	if bins.handler = o.HandlerBin; bins.handler == "" {
@@ -101,6 +107,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	} else {
 		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (left running)\n", emu.endpoint)
 	}
+
+	model, err := startModelStandIn()
+	if err != nil {
+		return err
+	}
+	defer model.close()
 
 	// One page for the whole run; each session's fleet serves it while it is up.
 	var current atomic.Pointer[Fleet]
@@ -131,7 +143,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	}()
 	for first := true; ; first = false {
 		stamp := specStamp(o.Spec)
-		reload, serr := session(ctx, o, emu, bins, page, &w, &current)
+		reload, serr := session(ctx, o, emu, bins, model, page, &w, &current)
 		if serr != nil {
 			if first || ctx.Err() != nil {
 				return serr
@@ -157,14 +169,16 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 }
 
-type binaries struct{ worker, handler string }
+type binaries struct{ worker, handler, rie string }
 
 // specPoll is how often dev looks at the spec for changes.
 const specPoll = 2 * time.Second
 
 // specStamp is the spec's content ("" when unreadable): a save that changes nothing is no change.
+// It reads through spec.ReadFile, as every command does: a FIFO or a link out of the tree is
+// unreadable, not a read that never ends.
 func specStamp(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := spec.ReadFile(path)
 	if err != nil {
 		return ""
 	}
@@ -189,7 +203,7 @@ func waitChange(ctx context.Context, path, stamp string) bool {
 
 // session applies the spec and runs its workers until ctx ends (reload false) or the spec
 // changes (reload true); either way the workers are drained and the observer removed.
-func session(ctx context.Context, o Options, emu *emulator, bins binaries, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
+func session(ctx context.Context, o Options, emu *emulator, bins binaries, model *modelStandIn, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
 	out := o.Stdout
 	stamp := specStamp(o.Spec)
 	_, f, ds := compiler.LoadEnv(o.Spec, o.Env)
@@ -213,7 +227,7 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, page 
 	}
 	d := &Fleet{opts: o, ir: f, contracts: cs, endpoint: emu.endpoint, queues: map[string]queueURLs{},
 		machines: map[string]string{}, examples: map[string]json.RawMessage{}, faultsAt: filepath.Join(o.Dir, "dev", "faults.json"),
-		done: make(chan struct{})}
+		done: make(chan struct{}), model: model}
 	if err := d.connect(ctx, w); err != nil {
 		return false, err
 	}
@@ -229,6 +243,7 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, page 
 	}
 	d.sup = &supervisor{bin: bins.worker, out: &prefixer{w: out, width: width}, led: newLedger(classes), procs: map[string]*proc{}}
 	env := d.workerEnv()
+	var esms []*esm
 	for _, a := range f.Agents {
 		cfgPath, note, err := d.devConfig(a, bins.handler)
 		if err != nil {
@@ -237,9 +252,28 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, page 
 		if note != "" {
 			d.sup.out.line(a.Name, "fleetc dev: "+note)
 		}
+		if a.Runtime == config.RuntimeLambda && bins.rie != "" {
+			invoke, err := freeAddr()
+			if err != nil {
+				return false, err
+			}
+			if err := d.sup.addLambda(a.Name, bins.rie, invoke, cfgPath, append(slices.Clone(env), lambdaEnv(a, d.queues[a.Name])...)); err != nil {
+				return false, err
+			}
+			e, err := newESM(d, a, invoke, func() bool { return d.sup.running(a.Name) })
+			if err != nil {
+				return false, err
+			}
+			e.say = func(s string) { d.sup.out.line(a.Name, s) }
+			esms = append(esms, e)
+			d.sup.out.line(a.Name, "fleetc dev: a lambda class runs here as fleet-worker --mode lambda under the Lambda Runtime Interface "+
+				"Emulator ("+bins.rie+"), fed by dev's event source mapping on its queue (batch "+fmt.Sprint(e.batch)+", ReportBatchItemFailures)")
+			continue
+		}
 		if a.Runtime == config.RuntimeLambda {
-			d.sup.out.line(a.Name, "fleetc dev: a lambda class runs here as fleet-worker --mode poll on its queue "+
-				"(the emulator's event source mapping moves no messages); the same step pipeline as in Lambda")
+			d.sup.out.line(a.Name, "fleetc dev: a lambda class runs here as fleet-worker --mode poll on its queue: "+RIEName+
+				" (the Lambda Runtime Interface Emulator) is not installed ("+RIEInstall+"); the same step pipeline as in Lambda, "+
+				"without the Lambda runtime API loop and ReportBatchItemFailures")
 		}
 		if err := d.sup.add(a.Name, "poll", cfgPath, env); err != nil {
 			return false, err
@@ -269,6 +303,10 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, page 
 			loops.Add(1)
 			go func() { defer loops.Done(); d.pipe(runCtx, a, q) }()
 		}
+	}
+	for _, e := range esms {
+		loops.Add(1)
+		go func() { defer loops.Done(); e.run(runCtx) }()
 	}
 	if err := d.sup.start(ctx); err != nil {
 		return false, err
@@ -402,13 +440,17 @@ func (d *Fleet) connect(ctx context.Context, w *deploy.Workspace) error {
 }
 
 // workerEnv is what every worker gets: the emulator, the fleet's region, dummy
-// credentials unless the environment has some, and kumo's CRC-less DynamoDB answers.
+// credentials unless the environment has some, kumo's CRC-less DynamoDB answers, and dev's
+// Bedrock stand-in for the model routers.
 func (d *Fleet) workerEnv() []string {
 	env := []string{
 		awsconfig.EnvEndpoint + "=" + d.endpoint,
 		"AWS_REGION=" + d.ir.Region,
 		"FLEET_DYNAMODB_DISABLE_CRC32=1",
 		config.EnvWaitTimeSeconds + "=2", // short polls: Ctrl-C and pauses act within seconds
+	}
+	if d.model != nil {
+		env = append(env, config.EnvBedrockEndpoint+"="+d.model.endpoint())
 	}
 	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
 		env = append(env, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test")

@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,6 +68,9 @@ func WriteFaults(path string, f Faults) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// modelCallTimeout bounds the stand-in's model call (the gateway's own retries included).
+const modelCallTimeout = 2 * time.Minute
 
 // stdinLimit bounds what the stand-in reads: SQS messages are at most 1 MiB (256 KiB
 // before the claim check).
@@ -136,7 +140,20 @@ run:
 	if json.Unmarshal(in, &v) != nil {
 		v = string(in)
 	}
-	out, _ := json.Marshal(map[string]any{"echo": v, "stand_in": true})
+	res := map[string]any{"echo": v, "stand_in": true}
+	// A class with a model policy: one call through the worker's model gateway, as a real
+	// handler's, so a 429 wave from the page reaches the step.
+	if base, token := gatewayEnv(); base != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), modelCallTimeout)
+		text, err := askModel(ctx, base, token, string(in))
+		cancel()
+		if err != nil {
+			fmt.Fprintf(stderr, "stand-in handler for %s: %v: exit 75 (retryable)\n", class, err)
+			return 75
+		}
+		res["model"] = text
+	}
+	out, _ := json.Marshal(res)
 	_, _ = stdout.Write(append(out, '\n'))
 	return 0
 }

@@ -37,7 +37,9 @@ type Snapshot struct {
 	// Unclaimed counts events on the bus no class consumes (seen by the observer rule).
 	Unclaimed int        `json:"unclaimed"`
 	Ledger    LedgerView `json:"ledger"`
-	Gaps      []string   `json:"gaps"` // what the page cannot do on this machine
+	// Model is dev's Bedrock stand-in: calls, throttled calls, the current 429 wave.
+	Model ModelView `json:"model"`
+	Gaps  []string  `json:"gaps"` // what the page cannot do on this machine
 }
 
 // ClassView is one agent class.
@@ -120,7 +122,7 @@ type LedgerView struct {
 
 // Gaps of the live page.
 var pageGaps = []string{
-	"429 wave from the model gateway: not available yet (the stand-in and exec handlers call no model)",
+	"the model is dev's Bedrock stand-in (Converse only; OpenAI-compatible targets are not stood in for)",
 }
 
 func (d *Fleet) depth(ctx context.Context, url string) (visible, inFlight int) {
@@ -183,6 +185,9 @@ func (d *Fleet) Snapshot(ctx context.Context) *Snapshot {
 		s.Ledger.Submitted += c.Submitted
 		s.Ledger.Completed += c.Completed
 		s.Ledger.DeadLettered += c.DeadLettered
+	}
+	if d.model != nil {
+		s.Model = d.model.view(now)
 	}
 	s.Ledger.Pending = s.Ledger.Submitted - s.Ledger.Completed - s.Ledger.DeadLettered
 	s.Ledger.Balanced = s.Ledger.Pending == 0
@@ -450,6 +455,22 @@ func (d *Fleet) Handler(ctx context.Context) http.Handler {
 		}
 		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: paused=%v", paused))
 		writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
+	})
+	mux.HandleFunc("POST /api/faults/model-429", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Seconds float64 `json:"seconds"`
+		}
+		if !readJSON(w, r, &req) {
+			return
+		}
+		if req.Seconds <= 0 || req.Seconds > 3600 {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+			return
+		}
+		dur := time.Duration(req.Seconds * float64(time.Second))
+		d.model.wave(dur)
+		d.sup.out.line(modelClass, fmt.Sprintf("fleetc dev: fault: the model answers 429 ThrottlingException for %s", dur))
+		writeJSON(w, http.StatusOK, map[string]any{"kind": "model-429", "seconds": req.Seconds})
 	})
 	mux.HandleFunc("POST /api/classes/{name}/fault", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {

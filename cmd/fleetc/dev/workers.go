@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +36,7 @@ const drainTimeout = 10 * time.Second
 // proc is one class's fleet-worker process, restarted when killed.
 type proc struct {
 	class, mode string
+	bin         string // "" = the supervisor's fleet-worker; RIE for a lambda class
 	args        []string
 	env         []string
 
@@ -67,6 +69,24 @@ func (s *supervisor) add(class, mode, configPath string, env []string) error {
 	return nil
 }
 
+// addLambda runs a lambda class's fleet-worker in Lambda mode under the Runtime Interface
+// Emulator rie, which serves the Invoke API on invoke (dev's event source mapping calls it).
+func (s *supervisor) addLambda(class, rie, invoke, configPath string, env []string) error {
+	api, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	s.procs[class] = &proc{class: class, mode: "lambda", bin: rie, args: rieArgs(invoke, api, s.bin, configPath),
+		env: append(env, config.EnvMetricsAddr+"=127.0.0.1:0")}
+	return nil
+}
+
+// running says the class's process is up (the event source mapping invokes only then).
+func (s *supervisor) running(class string) bool {
+	state, _, _ := s.status(class)
+	return state == StateRunning
+}
+
 // start starts every worker and keeps each one running until stopAll.
 func (s *supervisor) start(ctx context.Context) error {
 	for _, p := range s.procs {
@@ -83,7 +103,11 @@ func (s *supervisor) launch(p *proc) error {
 	if p.stopped || p.paused {
 		return nil
 	}
-	cmd := exec.Command(s.bin, p.args...)
+	bin := p.bin
+	if bin == "" {
+		bin = s.bin
+	}
+	cmd := exec.Command(bin, p.args...)
 	cmd.Env = append(os.Environ(), p.env...)
 	// Own process group: Ctrl-C reaches fleetc only, which drains the workers itself.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -106,6 +130,9 @@ func (s *supervisor) launch(p *proc) error {
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			line := sc.Text()
+			if rieChatter(line) {
+				continue
+			}
 			s.led.observe(p.class, line)
 			s.out.line(p.class, line)
 		}
@@ -150,7 +177,8 @@ func (s *supervisor) kill(class string) (int, error) {
 		return 0, fmt.Errorf("the %s worker is not running (%s)", class, p.state)
 	}
 	p.state = StateKilled
-	return p.pid, p.cmd.Process.Signal(syscall.SIGKILL)
+	// The whole process group: under RIE the worker is RIE's child, and a crash takes both.
+	return p.pid, syscall.Kill(-p.pid, syscall.SIGKILL)
 }
 
 // pause drains and stops the class's worker (messages wait in its queue) or, with
@@ -168,11 +196,21 @@ func (s *supervisor) pause(class string, paused bool) error {
 	p.mu.Unlock()
 	switch {
 	case paused && !was && running:
-		return cmd.Process.Signal(syscall.SIGTERM)
+		return p.term(cmd)
 	case !paused && was:
 		return s.launch(p)
 	}
 	return nil
+}
+
+// term asks the process to stop: fleet-worker itself in poll mode (it drains, and its
+// handlers finish their steps), RIE's whole group in Lambda mode (the worker, RIE's child,
+// gets it too).
+func (p *proc) term(cmd *exec.Cmd) error {
+	if p.bin == "" {
+		return cmd.Process.Signal(syscall.SIGTERM)
+	}
+	return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 }
 
 // stopAll sends SIGTERM to every worker (fleet-worker drains within its --drain-timeout)
@@ -182,7 +220,7 @@ func (s *supervisor) stopAll() {
 		p.mu.Lock()
 		p.stopped = true
 		if p.cmd != nil && p.state == StateRunning {
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			_ = p.term(p.cmd)
 		}
 		p.mu.Unlock()
 	}
@@ -194,7 +232,7 @@ func (s *supervisor) stopAll() {
 		for _, p := range s.procs {
 			p.mu.Lock()
 			if p.cmd != nil {
-				_ = p.cmd.Process.Kill()
+				_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			}
 			p.mu.Unlock()
 		}
@@ -210,6 +248,13 @@ func (s *supervisor) status(class string) (state string, pid, starts int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.state, p.pid, p.starts
+}
+
+// rieChatter is RIE's own INFO logging (init phases, sandbox resets), left out of the
+// interleaved log; its warnings and errors, and the START/END/REPORT lines Lambda prints
+// too, stay.
+func rieChatter(line string) bool {
+	return strings.Contains(line, "[INFO] (rapid)")
 }
 
 // prefixer interleaves the workers' lines, each with its class in front.

@@ -42,6 +42,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/runtime/awsconfig"
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
 const (
@@ -268,6 +269,39 @@ func Table(t testing.TB, cfg aws.Config, prefix string) string {
 	}
 	t.Cleanup(func() {
 		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+	return name
+}
+
+// JobsTable creates a unique async-tools jobs table as compiler/terraform declares it (hash
+// pk, the by-owner index on owner + createdAt) and returns its name; deleted at test end.
+func JobsTable(t testing.TB, cfg aws.Config) string {
+	t.Helper()
+	name := Name(t, "jobs")
+	c := DynamoDB(cfg)
+	s := aws.String
+	_, err := c.CreateTable(context.Background(), &dynamodb.CreateTableInput{
+		TableName: s(name), BillingMode: ddbtypes.BillingModePayPerRequest,
+		AttributeDefinitions: []ddbtypes.AttributeDefinition{
+			{AttributeName: s(jobs.AttrPK), AttributeType: ddbtypes.ScalarAttributeTypeS},
+			{AttributeName: s(jobs.AttrOwner), AttributeType: ddbtypes.ScalarAttributeTypeS},
+			{AttributeName: s(jobs.AttrCreatedAt), AttributeType: ddbtypes.ScalarAttributeTypeS},
+		},
+		KeySchema: []ddbtypes.KeySchemaElement{{AttributeName: s(jobs.AttrPK), KeyType: ddbtypes.KeyTypeHash}},
+		GlobalSecondaryIndexes: []ddbtypes.GlobalSecondaryIndex{{
+			IndexName: s(jobs.OwnerIndex),
+			KeySchema: []ddbtypes.KeySchemaElement{
+				{AttributeName: s(jobs.AttrOwner), KeyType: ddbtypes.KeyTypeHash},
+				{AttributeName: s(jobs.AttrCreatedAt), KeyType: ddbtypes.KeyTypeRange},
+			},
+			Projection: &ddbtypes.Projection{ProjectionType: ddbtypes.ProjectionTypeAll},
+		}},
+	})
+	if err != nil {
+		t.Fatalf("kumotest: create jobs table %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: s(name)})
 	})
 	return name
 }

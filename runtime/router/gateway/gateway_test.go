@@ -175,7 +175,7 @@ func TestHTTPSidecarReachesTheGatewayFromItsHeader(t *testing.T) {
 		greq.Header.Set("Authorization", "Bearer "+req.Header.Get(handler.HeaderModelGatewayToken))
 		resp, err := http.DefaultClient.Do(greq)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		defer resp.Body.Close()

@@ -1,0 +1,202 @@
+package dlq
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/wire"
+)
+
+// Defaults of a message-by-message move.
+const (
+	// DefaultRate is the pace of a move when --rate is not given: slow enough that a fix
+	// that did not take shows in the DLQ before many messages went back.
+	DefaultRate = 10.0
+	// DefaultHold is how long a received dead letter stays hidden while it is moved; if
+	// fleetc dies, SQS shows it again after this.
+	DefaultHold = 60 * time.Second
+	// dedupPrefix starts the deduplication id of a redriven FIFO message. It is derived from
+	// the dead letter's message id alone: sending the same dead letter again (a redrive
+	// interrupted between send and delete, then rerun) is dropped by SQS within its 5-minute
+	// deduplication window, and after it the worker's idempotency record answers it.
+	dedupPrefix = "redrive-"
+)
+
+// MoveOptions select and pace a message-by-message move.
+type MoveOptions struct {
+	Code wire.Code     // only dead letters of this ERROR_CODE ("" = all)
+	Max  int           // at most this many (0 = all)
+	Rate float64       // messages per second (0 = DefaultRate)
+	Hold time.Duration // visibility of a received dead letter (0 = DefaultHold)
+	// AfterSend runs after a dead letter reached the class queue and before its DLQ copy is
+	// deleted. An error stops the move right there, as if the process were killed: nothing
+	// is deleted or made visible again. A test seam; nil in fleetc.
+	AfterSend func(Letter) error
+	// Progress is called after each moved message.
+	Progress func(moved int)
+}
+
+// Moved is one dead letter back on the class queue.
+type Moved struct {
+	Letter Letter
+	NewID  string // its message id on the class queue
+	At     time.Time
+}
+
+// ErrInterrupted is what a move returns when AfterSend stopped it.
+var ErrInterrupted = errors.New("move interrupted between send and delete")
+
+// Move moves dead letters of t's DLQ back to its queue one at a time, never deleting a dead
+// letter before the class queue accepted its copy. Letters it skipped (another code) or
+// could not move are made visible again. The error says why it stopped early; the letters
+// moved until then are returned either way.
+func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, error) {
+	if o.Rate <= 0 {
+		o.Rate = DefaultRate
+	}
+	if o.Hold <= 0 {
+		o.Hold = DefaultHold
+	}
+	var moved []Moved
+	var held []string // receipts to make visible again at the end
+	interrupted := false
+	defer func() {
+		if !interrupted {
+			release(context.WithoutCancel(ctx), api, t.DLQURL, held)
+		}
+	}()
+	seen := map[string]bool{}
+	gap := time.Duration(float64(time.Second) / o.Rate)
+	var last time.Time
+	for o.Max == 0 || len(moved) < o.Max {
+		if err := ctx.Err(); err != nil {
+			return moved, err
+		}
+		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(t.DLQURL),
+			MaxNumberOfMessages: 10, VisibilityTimeout: int32(o.Hold / time.Second), WaitTimeSeconds: peekWait,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"}})
+		if err != nil {
+			return moved, fmt.Errorf("receive from %s: %w", t.DLQ, err)
+		}
+		batch := make([]Letter, 0, len(out.Messages))
+		for _, m := range out.Messages {
+			l := letterFrom(m)
+			if seen[l.ID] {
+				held = append(held, l.receipt)
+				continue
+			}
+			seen[l.ID] = true
+			batch = append(batch, l)
+		}
+		if len(batch) == 0 {
+			return moved, nil
+		}
+		// A group's letters in the order they died (kumo returns no sequence numbers).
+		sort.SliceStable(batch, func(i, j int) bool { return batch[i].SentAt.Before(batch[j].SentAt) })
+		for i, l := range batch {
+			if (o.Code != "" && l.Code != o.Code) || (o.Max > 0 && len(moved) >= o.Max) || ctx.Err() != nil {
+				held = append(held, l.receipt)
+				continue
+			}
+			if wait := time.Until(last.Add(gap)); wait > 0 {
+				select {
+				case <-ctx.Done():
+					held = append(held, l.receipt)
+					continue
+				case <-time.After(wait):
+				}
+			}
+			last = time.Now()
+			id, err := send(ctx, api, t, l)
+			if err != nil {
+				for _, r := range batch[i:] {
+					held = append(held, r.receipt)
+				}
+				return moved, fmt.Errorf("the class queue %s refused dead letter %s (%s): %w; it stays in the DLQ", t.Queue, l.ID, l.Code, err)
+			}
+			if o.AfterSend != nil {
+				if err := o.AfterSend(l); err != nil {
+					interrupted = true
+					return moved, fmt.Errorf("%w: %v", ErrInterrupted, err)
+				}
+			}
+			// Deleted only now: a failure here leaves the letter in both places, and the
+			// worker's idempotency record absorbs the duplicate.
+			if _, err := api.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(t.DLQURL), ReceiptHandle: aws.String(l.receipt)}); err != nil {
+				moved = append(moved, Moved{Letter: l, NewID: id, At: last})
+				for _, r := range batch[i+1:] {
+					held = append(held, r.receipt)
+				}
+				return moved, fmt.Errorf("dead letter %s was sent back but not deleted from %s (%w): it reappears there and the worker answers the duplicate from its idempotency record", l.ID, t.DLQ, err)
+			}
+			moved = append(moved, Moved{Letter: l, NewID: id, At: last})
+			if o.Progress != nil {
+				o.Progress(len(moved))
+			}
+		}
+	}
+	return moved, nil
+}
+
+// send puts l's body back on the class queue without the diagnosis the worker added (the
+// redriven message starts over), keeping the producer's attributes (traceparent...). FIFO:
+// the letter's group, and a deduplication id derived from the dead letter's id.
+func send(ctx context.Context, api API, t *Target, l Letter) (string, error) {
+	attrs := map[string]types.MessageAttributeValue{}
+	for k, v := range l.Attributes {
+		switch k {
+		case queue.AttrErrorCode, queue.AttrErrorMessage, queue.AttrRetryAttempts:
+			continue
+		}
+		attrs[k] = v
+	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(l.Body)}
+	if len(attrs) > 0 {
+		in.MessageAttributes = attrs
+	}
+	if t.FIFO {
+		in.MessageGroupId = aws.String(groupOf(t, l))
+		in.MessageDeduplicationId = aws.String(dedupPrefix + l.ID)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	out, err := api.SendMessage(cctx, in)
+	if err != nil {
+		return "", err
+	}
+	return aws.ToString(out.MessageId), nil
+}
+
+// groupOf is a FIFO letter's group: its MessageGroupId, else (kumo omits it) the class's
+// group_by field of its detail, as the worker derives it.
+func groupOf(t *Target, l Letter) string {
+	if l.GroupID != "" {
+		return l.GroupID
+	}
+	if t.GroupBy != "" {
+		if env, err := wire.ParseEnvelope([]byte(l.Body)); err == nil {
+			if g := wire.DetailField(env.Detail, t.GroupBy); g != "" {
+				return g
+			}
+		}
+	}
+	return queue.DeadLetterGroup
+}
+
+// Count is n with its noun.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, strings.TrimSuffix(noun, "s"))
+}

@@ -1,0 +1,85 @@
+package compat_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/compiler/compat"
+)
+
+// The walker's less travelled branches, each with the exact kinds it must report: a type
+// dropped (the keywords are still compared), items removed or turned into a tuple, an
+// explicit additionalProperties: true then constrained.
+func TestWalkerEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name, base, head string
+		want             []compat.Kind
+	}{
+		{"type dropped, bound tightened", prop(`{"type":"string","maxLength":5}`), prop(`{"maxLength":3}`),
+			[]compat.Kind{compat.BoundTightened, compat.TypeWidened}},
+		{"items removed (any item)", prop(`{"type":"array","items":{"type":"string"}}`), prop(`{"type":"array"}`),
+			[]compat.Kind{compat.TypeWidened}},
+		{"items added", prop(`{"type":"array"}`), prop(`{"type":"array","items":{"type":"string"}}`),
+			[]compat.Kind{compat.TypeNarrowed}},
+		{"items became a tuple", prop(`{"type":"array","items":{"type":"string"}}`), prop(`{"type":"array","items":[{"type":"string"}]}`),
+			[]compat.Kind{compat.ConstraintChanged}},
+		{"tuple items compared by position", prop(`{"type":"array","items":[{"type":"string","maxLength":5}]}`), prop(`{"type":"array","items":[{"type":"string","maxLength":3}]}`),
+			[]compat.Kind{compat.BoundTightened}},
+		{"explicit open, then a schema", `{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		{"a schema, then explicit open", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+	} {
+		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Summaries name the changed place as a reader writes it: properties and definitions
+// keywords dropped, items as [], a property that happens to be called "properties" or
+// "items" kept.
+func TestSummaryNamesThePlace(t *testing.T) {
+	for _, tc := range []struct{ base, head, place string }{
+		{prop(`{"type":"string","maxLength":5}`), prop(`{"type":"string","maxLength":3}`), " detail.a "},
+		{prop(`{"type":"array","items":{"type":"string","maxLength":5}}`), prop(`{"type":"array","items":{"type":"string","maxLength":3}}`), " detail.a[] "},
+		{`{"type":"object","properties":{"properties":{"type":"string","maxLength":5}}}`, `{"type":"object","properties":{"properties":{"type":"string","maxLength":3}}}`, " detail.properties "},
+		{`{"type":"object","properties":{"items":{"type":"string","maxLength":5}}}`, `{"type":"object","properties":{"items":{"type":"string","maxLength":3}}}`, " detail.items "},
+		{prop(`{"type":"array","items":{"type":"object","properties":{"b":{"type":"integer","maximum":5}}}}`), prop(`{"type":"array","items":{"type":"object","properties":{"b":{"type":"integer","maximum":3}}}}`), " detail.a[].b "},
+		{`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","maximum":5}}}}}`, `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","maximum":3}}}}}`, " detail.a.b "},
+	} {
+		r := compat.Compare([]compat.Contract{contract(t, "t.x", "s", tc.base)}, []compat.Contract{contract(t, "t.x", "s", tc.head)})
+		if len(r.Findings) != 1 || !strings.Contains(r.Findings[0].Summary+" ", tc.place) {
+			t.Errorf("want one finding naming%q: %+v", tc.place, r.Findings)
+		}
+	}
+}
+
+// A renamed event (same single consumer, detail changed) is paired, not removed and added;
+// each finding's spec path is on its own side: what was removed points into the base spec,
+// what was added into the head.
+func TestRenamedEventPathsPerSide(t *testing.T) {
+	b := contract(t, "t.old", "s", objAB)
+	b.Path, b.Consumers = "/events/t.old", []string{"c"}
+	h := contract(t, "t.new", "s", `{"type":"object","properties":{"a":{"type":"string"},"n":{"type":"integer"}}}`)
+	h.Path, h.Consumers = "/events/t.new", []string{"c"}
+	r := compat.Compare([]compat.Contract{b}, []compat.Contract{h})
+	got := map[compat.Kind]string{}
+	for _, f := range r.Findings {
+		got[f.Kind] = f.Side + " " + f.Path
+	}
+	want := map[compat.Kind]string{
+		compat.DetailTypeChanged:       "head /events/t.new",
+		compat.OptionalPropertyRemoved: "base /events/t.old/detail/properties/b",
+		compat.PropertyAdded:           "head /events/t.new/detail/properties/n",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("findings %+v, want kinds %v", r.Findings, want)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+}
