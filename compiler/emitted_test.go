@@ -3,6 +3,7 @@ package compiler_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -26,11 +27,16 @@ import (
 func TestEmittedDetailsKeepTheirContracts(t *testing.T) {
 	for _, path := range examples(t) {
 		name := filepath.Base(filepath.Dir(path))
-		_, fleet, ds := compiler.LoadEnv(path, irtest.FirstEnvOf(path))
+		env := irtest.FirstEnvOf(path)
+		_, fleet, ds := compiler.LoadEnv(path, env)
 		if fleet == nil || ds.HasErrors() {
 			t.Fatalf("%s: %v", path, ds)
 		}
-		set := buildFile(t, path)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := buildEach(t, path, src)[env]
 		for _, a := range fleet.Agents {
 			if len(a.Emits) == 0 {
 				continue
