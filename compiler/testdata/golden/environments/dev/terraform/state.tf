@@ -46,6 +46,31 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "claimcheck" {
   }
 }
 
+data "aws_iam_policy_document" "claimcheck_tls_only" {
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [aws_s3_bucket.claimcheck.arn, "${aws_s3_bucket.claimcheck.arn}/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+# TLS only: any request over plain HTTP is denied.
+resource "aws_s3_bucket_policy" "claimcheck" {
+  bucket     = aws_s3_bucket.claimcheck.id
+  policy     = data.aws_iam_policy_document.claimcheck_tls_only.json
+  depends_on = [aws_s3_bucket_public_access_block.claimcheck]
+}
+
 # Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).
 resource "aws_s3_bucket_lifecycle_configuration" "claimcheck" {
   bucket = aws_s3_bucket.claimcheck.id
