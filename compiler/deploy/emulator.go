@@ -1,9 +1,12 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -319,6 +322,25 @@ type Override struct {
 
 // EmulatorFilePrefix starts the name of every file the override needs beside it.
 const EmulatorFilePrefix = "fleetc_emulator_"
+
+// EmulatorFiles returns the override and the files beside it that `--endpoint` left in a
+// Terraform directory, sorted. While they are there, a plain `terraform apply` in that
+// directory targets the emulator: `fleetc build` removes them, `build --check` reports them.
+func EmulatorFiles(tfDir string) []string {
+	ps, _ := filepath.Glob(filepath.Join(tfDir, EmulatorFilePrefix+"*"))
+	sort.Strings(ps)
+	return ps
+}
+
+// RemoveEmulatorFiles removes what EmulatorFiles finds.
+func RemoveEmulatorFiles(tfDir string) error {
+	for _, p := range EmulatorFiles(tfDir) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
 
 // EmulatorOverride returns the override file for the generated configuration in set (its
 // terraform/*.tf files): provider endpoints aimed at endpoint, credential and account checks
