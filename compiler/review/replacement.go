@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/terraform"
 )
@@ -63,9 +64,9 @@ func replacementChanges(rcs []ResourceChange, base, head *Side, btf, htf map[str
 	return out
 }
 
-func sideName(isHead bool) string {
+func sideName(isHead bool) compat.Side {
 	if isHead {
-		return "head"
+		return compat.Head
 	}
-	return "base"
+	return compat.Base
 }

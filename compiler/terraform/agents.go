@@ -100,7 +100,7 @@ func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	}
 	dl.set("message_retention_seconds", seconds(d.Retention))
 	dl.set("visibility_timeout_seconds", seconds(d.Visibility))
-	dl.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(dl)
 
 	fl.element(artifact.ElementQueue)
 	g.claim("aws_sqs_queue", n, q.Path)
@@ -118,7 +118,7 @@ func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	qr.set("visibility_timeout_seconds", seconds(q.Visibility))
 	qr.set("receive_wait_time_seconds", seconds(q.LongPoll))
 	qr.set("delay_seconds", seconds(q.Delay))
-	qr.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(qr)
 	qr.set("redrive_policy", call("jsonencode", object(
 		kv{"deadLetterTargetArn", ref("aws_sqs_queue", n+"_dlq", "arn")},
 		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
@@ -182,7 +182,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 	doc := g.policyDoc(fl, target+"_queue", a.Path, []stmt{{
 		sid: "RuleDelivery", actions: []string{"sqs:SendMessage"},
 		resources:  []tokens{ref("aws_sqs_queue", target, "arn")},
-		principal:  &principal{"Service", []string{"events.amazonaws.com"}},
+		principal:  &principal{typ: "Service", ids: []string{"events.amazonaws.com"}},
 		conditions: []condition{{"ArnEquals", "aws:SourceArn", []tokens{ref("aws_cloudwatch_event_rule", n, "arn")}}},
 	}}, "Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.")
 	g.claim("aws_sqs_queue_policy", target, a.Path)
@@ -220,7 +220,7 @@ func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
 	r.set("message_retention_seconds", seconds(q.Retention))
 	r.set("visibility_timeout_seconds", num(60))
 	r.set("receive_wait_time_seconds", seconds(ir.DefaultLongPoll))
-	r.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(r)
 	r.set("redrive_policy", call("jsonencode", object(
 		kv{"deadLetterTargetArn", ref("aws_sqs_queue", "delivery_dlq", "arn")},
 		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
@@ -485,6 +485,7 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	lg := fl.resource("aws_cloudwatch_log_group", n)
 	lg.set("name", str("/aws/lambda/"+l.FunctionName))
 	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
 
 	g.claim("aws_lambda_function", n, l.Path)
 	fn := fl.resource("aws_lambda_function", n)
@@ -626,7 +627,7 @@ func (g *gen) kedaScaler() {
 			queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 		}
 	}
-	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole", "sts:TagSession"}, principal: &principal{"AWS", []string{e.KEDAOperatorRole}}}}
+	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole", "sts:TagSession"}, principal: &principal{typ: "AWS", ids: []string{e.KEDAOperatorRole}}}}
 	depth := []stmt{{sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues}}
 	r := g.role(fl, "keda_scaler", e.ScalerRole, e.Path, trust, depth,
 		"Assumed by the KEDA operator ("+e.KEDAOperatorRole+") for the aws-sqs-queue scalers of the eks classes;",

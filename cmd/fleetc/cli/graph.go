@@ -27,7 +27,7 @@ Arguments:
   fleetc graph --format dot fleet.yaml | dot -Tsvg > topology.svg
   fleetc graph --format json fleet.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runGraph(args, format.value, s.stdout, s.stderr))
+			return exit(runGraph(args, s.env, format.value, s.stdout, s.stderr))
 		},
 	}
 	addFormat(c, format, "")
@@ -35,13 +35,13 @@ Arguments:
 }
 
 // runGraph prints the fleet's topology as mermaid (GitHub renders it) or Graphviz dot.
-func runGraph(files []string, format string, stdout, stderr io.Writer) int {
+func runGraph(files []string, env, format string, stdout, stderr io.Writer) int {
 	var err error
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc graph: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.Load(files[0])
+	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
 		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid
