@@ -202,3 +202,23 @@ func TestFIFOResendIsDeduplicated(t *testing.T) {
 		t.Errorf("the redriven copy lost the producer's traceparent: %v", attrs)
 	}
 }
+
+// A class queue that refuses the copy (here: it no longer exists) stops the move with the
+// letter still in the DLQ, and every letter visible again there.
+func TestRefusedSendKeepsTheLetter(t *testing.T) {
+	f := dlqtest.New(t, "")
+	poison(t, f)
+	tg := f.Targets["solver"]
+	ctx := context.Background()
+	if _, err := f.SQS.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(tg.QueueURL)}); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := dlq.Move(ctx, f.SQS, tg, dlq.MoveOptions{Code: wire.BadOutput, Rate: 100})
+	if err == nil || len(moved) != 0 || !strings.Contains(err.Error(), "refused dead letter") || !strings.Contains(err.Error(), "it stays in the DLQ") {
+		t.Fatalf("%d moved, err %v", len(moved), err)
+	}
+	p, err := dlq.Peek(ctx, f.SQS, tg.DLQURL, 0)
+	if err != nil || len(p.Letters) != 5 || !p.Complete {
+		t.Fatalf("after the refusal the DLQ shows %d letters (complete %t), %v", len(p.Letters), p.Complete, err)
+	}
+}
