@@ -51,7 +51,7 @@ func TestUnknownAndMissingFieldsEverywhere(t *testing.T) {
 	walk(base, "")
 	unknown, missing := 0, 0
 	for _, p := range maps {
-		v := deepCopy(t, base)
+		v := deepCopyJSON(t, base)
 		lookup(v, p).(map[string]any)["zz_unknown"] = "x"
 		for _, d := range validateSchema(v, idx) {
 			if d.Code != "P002" {
@@ -63,7 +63,7 @@ func TestUnknownAndMissingFieldsEverywhere(t *testing.T) {
 			}
 		}
 		for k := range lookup(base, p).(map[string]any) {
-			v := deepCopy(t, base)
+			v := deepCopyJSON(t, base)
 			delete(lookup(v, p).(map[string]any), k)
 			for _, d := range validateSchema(v, idx) {
 				if !strings.HasPrefix(d.Summary, "missing required field") {
@@ -84,7 +84,7 @@ func TestUnknownAndMissingFieldsEverywhere(t *testing.T) {
 	t.Logf("%d mappings: %d unknown-field, %d missing-field errors checked", len(maps), unknown, missing)
 }
 
-func deepCopy(t *testing.T, v any) any {
+func deepCopyJSON(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

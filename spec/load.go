@@ -44,6 +44,11 @@ type File struct {
 	// checked for every part that parsed. Affected lists the parts whose checks involve a
 	// removed one. Both are empty when the spec loaded without errors.
 	Removed, Affected map[string]bool
+	// Env is the environment this File is (see Select); "" for the spec as written.
+	Env string
+	// doc is the whole document as loaded, environments included, when it declares any:
+	// Select merges one environment's overrides over it.
+	doc map[string]any
 }
 
 // LoadFile reads path with ReadFile and loads it. Read failures are diagnostics too.
@@ -128,11 +133,24 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	if lds := checkLimits(value, f.Index); lds != nil {
 		return f, append(ds, lds...).Sorted()
 	}
+	if m, ok := value.(map[string]any); ok && m[environmentsKey] != nil {
+		f.doc = deepCopy(m).(map[string]any)
+	}
 	// A value the converter refused (a huge number, a custom tag) became null; report every
 	// other problem too, but not a second one about the same value.
 	bad := map[string]bool{}
 	for _, d := range c.diags {
 		bad[d.Path] = true
+	}
+	return f, f.decode(value, ds, bad)
+}
+
+// decode checks value against the schema and decodes it into f.Fleet, leaving out the parts
+// with input errors when the rest is a valid spec by itself. ds are the problems found so
+// far; bad the paths of values already reported.
+func (f *File) decode(value any, ds diag.Diagnostics, bad map[string]bool) diag.Diagnostics {
+	at := func(d *diag.Diagnostic, line, col int) {
+		d.Subject = f.Index.rangeAt(line, col, 0)
 	}
 	for _, d := range validateSchema(value, f.Index) {
 		if !bad[d.Path] {
@@ -143,7 +161,7 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		// Leave out the parts with errors and load the rest, if it is a valid spec by itself.
 		removed, affected, ok := leaveOut(value, ds)
 		if !ok || validateSchema(value, f.Index).HasErrors() {
-			return f, ds.Sorted()
+			return ds.Sorted()
 		}
 		f.Removed, f.Affected = removed, affected
 	}
@@ -158,16 +176,16 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		f.Fleet = nil
 	}
 	if err != nil && f.Removed != nil {
-		return f, ds.Sorted()
+		return ds.Sorted()
 	}
 	if err != nil {
 		// The schema should have caught this; say so rather than pretend.
 		d := ds.Errorf("P003", "", "spec does not decode: %v", err)
 		d.Detail = "This is a fleetc bug: the schema accepted a document the Go types refuse. Please report it with the spec."
 		at(d, 1, 1)
-		return f, ds
+		return ds
 	}
-	return f, ds.Sorted()
+	return ds.Sorted()
 }
 
 // syntaxErrorPos is where the parser noticed a syntax error. yaml.v3 reports only a line:

@@ -150,6 +150,17 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 		known := propertyNames(node)
 		for _, name := range unknownFields(node, lookup(root, path)) {
 			p := path + "/" + jsonptr.Escape(name)
+			if env, target, ok := overrideOf(path); ok && specField(doc, target, name) {
+				d := ds.Errorf("P012", p, "environment %s: %s cannot be overridden per environment", env, fieldName(strings.TrimSuffix(target, "/")+"/"+name))
+				d.Detail = "Environments change where and how big the fleet runs, never what it does: contracts, handlers, steps and names are the same in every environment, so staging tests what prod runs. "
+				if len(known) > 0 {
+					d.Detail += "Overridable here: " + strings.Join(known, ", ") + "."
+				} else {
+					d.Detail += "Nothing here is overridable."
+				}
+				located(d, idx.Key(p))
+				continue
+			}
 			d := ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
 			if s := suggest(name, known); s != "" {
 				d.Summary += fmt.Sprintf("; did you mean %q?", s)

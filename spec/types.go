@@ -20,6 +20,9 @@ type Fleet struct {
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
 	Alarms    *Alarms              `json:"alarms,omitempty"`
+	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
+	// with its overrides merged in; File.Select applies one.
+	Environments map[string]Environment `json:"environments,omitempty"`
 }
 
 // NotifyCreate is the alarms.notify value that asks fleetc to create the SNS topic.
@@ -30,6 +33,11 @@ type Alarms struct {
 	// Notify is "create" (fleetc creates an SNS topic) or the ARN of an existing topic.
 	Notify string `json:"notify,omitempty"`
 }
+
+// Environment is one environment's overrides: a partial fleet.yaml of the fields that may
+// differ between deployments (definitions/environment of the schema says which). It is kept
+// as the document's values because it is merged over the document, before decoding.
+type Environment map[string]any
 
 // Bus is the fleet's EventBridge bus.
 type Bus struct {
@@ -62,7 +70,13 @@ type State struct {
 	JobsTable        string    `json:"jobs_table,omitempty"`
 	ClaimCheckBucket string    `json:"claim_check_bucket,omitempty"`
 	ClaimCheckExpiry *Duration `json:"claim_check_expiry,omitempty"`
+	// KMSKey is the customer-managed key of the bucket, tables, queues and log groups:
+	// KMSKeyCreate, or a key ARN. Empty: AWS-managed encryption.
+	KMSKey string `json:"kms_key,omitempty"`
 }
+
+// KMSKeyCreate as state.kms_key has fleetc create the key (and alias/<fleet>).
+const KMSKeyCreate = "create"
 
 // Defaults are inherited by every agent class unless it says otherwise.
 type Defaults struct {

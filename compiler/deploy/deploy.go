@@ -45,6 +45,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Options says what to build and how to run Terraform.
 type Options struct {
 	Spec         string // fleet.yaml
+	Env          string // the spec's environment ("" for a spec without environments)
 	Dir          string // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
 	TerraformBin string // terraform binary; "" = search PATH
 	Endpoint     string // local AWS emulator base URL; "" = AWS
@@ -84,7 +85,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := CheckEndpoint(opts.Endpoint, opts.ForceEndpoint); err != nil {
 		return nil, nil, err
 	}
-	set, ds := compiler.Build(opts.Spec)
+	set, ds := compiler.BuildEnv(opts.Spec, opts.Env)
 	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
 	}

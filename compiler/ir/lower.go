@@ -18,7 +18,7 @@ import (
 // Lower resolves a loaded spec into the IR. Undefined references and names AWS would
 // refuse are reported here, each with the spec path of the offending value.
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
-	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index}
+	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index, env: file.Env}
 	f := l.lower()
 	f.Index = file.Index
 	file.Index.Locate(l.ds)
@@ -33,6 +33,7 @@ type lowerer struct {
 	// to one is not undefined, only not checkable yet.
 	removed map[string]bool
 	idx     *spec.Index // nil for specs built in code
+	env     string      // the environment lowered ("" for a spec without environments)
 }
 
 // collectionOf is the spec collection that defines a kind of reference.
@@ -40,12 +41,12 @@ var collectionOf = map[string]string{"event": "events", "model policy": "models"
 
 func (l *lowerer) lower() *Fleet {
 	s := l.src
-	f := &Fleet{Name: s.Fleet, Region: s.Region}
+	f := &Fleet{Name: Qualified(s.Fleet, l.env), Env: l.env, Region: s.Region}
 	l.f = f
 	for _, k := range slices.Sorted(maps.Keys(s.Tags)) {
 		f.Tags = append(f.Tags, Tag{k, s.Tags[k]})
 	}
-	f.Bus = Bus{Name: s.Bus.Name, Model: "classic", RequestedModel: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
+	f.Bus = Bus{Name: Qualified(s.Bus.Name, l.env), Model: "classic", RequestedModel: nonEmptyOr(s.Bus.Model, Defaults.BusModel), MaxEntries: ClassicBusMaxEntries, Path: "/bus"}
 	if s.Bus.Archive != nil {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
@@ -54,6 +55,9 @@ func (l *lowerer) lower() *Fleet {
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
 		f.Worker.Namespace = nonEmptyOr(s.Worker.Namespace, f.Worker.Namespace)
+	}
+	f.Worker.Namespace = Qualified(f.Worker.Namespace, l.env)
+	if s.Worker != nil {
 		if e := s.Worker.EKS; e != nil {
 			f.Worker.EKS = lowerEKS(f.Name, e)
 		}
@@ -64,9 +68,14 @@ func (l *lowerer) lower() *Fleet {
 		ClaimCheckExpiry: Defaults.ClaimCheckExpiry,
 	}
 	if st := s.State; st != nil {
-		f.State.IdempotencyTable = nonEmptyOr(st.IdempotencyTable, f.State.IdempotencyTable)
-		f.State.ClaimCheckBucket = nonEmptyOr(st.ClaimCheckBucket, f.State.ClaimCheckBucket)
+		f.State.IdempotencyTable = nonEmptyOr(Qualified(st.IdempotencyTable, l.env), f.State.IdempotencyTable)
+		f.State.ClaimCheckBucket = nonEmptyOr(Qualified(st.ClaimCheckBucket, l.env), f.State.ClaimCheckBucket)
 		f.State.ClaimCheckExpiry = durationOr(st.ClaimCheckExpiry, f.State.ClaimCheckExpiry)
+		if st.KMSKey == spec.KMSKeyCreate {
+			f.State.CreateKMSKey = true
+		} else {
+			f.State.KMSKeyARN = st.KMSKey
+		}
 	}
 	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
 	f.SchemaRegistry = f.Name + "-events"
@@ -89,7 +98,7 @@ func (l *lowerer) lower() *Fleet {
 		if a.Tool != nil && a.Tool.Async {
 			f.State.JobsTable = f.Name + "-jobs"
 			if s.State != nil && s.State.JobsTable != "" {
-				f.State.JobsTable = s.State.JobsTable
+				f.State.JobsTable = Qualified(s.State.JobsTable, l.env)
 			}
 			if f.Tools == nil {
 				f.Tools = &Tools{FunctionName: f.Name + "-async-tools", RoleName: f.Name + "-async-tools", ConfigPath: rc.ToolsFile, Path: a.Tool.Path}
@@ -321,7 +330,7 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
 		}
 		if n := sa.Tool.Notify; n != nil {
-			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: n.Queue, Path: p + "/tool/notify"}
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env), Path: p + "/tool/notify"}
 		}
 	}
 	return a
@@ -649,6 +658,9 @@ func (l *lowerer) checkNames() {
 		if len(name) > max {
 			d := l.ds.Errorf("P007", path, "%s name %q is %d characters; AWS allows %d", kind, name, len(name), max)
 			d.Detail = "Generated names are <fleet>-<name>[-suffix]; shorten the fleet or the class/workflow name."
+			if l.env != "" {
+				d.Detail = "Generated names are <fleet>-<environment>-<name>[-suffix] (environment " + l.env + "); shorten the fleet, environment or class/workflow name."
+			}
 		}
 	}
 	for _, a := range f.Agents {
@@ -702,6 +714,13 @@ func (l *lowerer) checkNames() {
 		l.ds.Errorf("P007", "/fleet", "claim-check bucket name %q is invalid: S3 allows 3-63 characters of [a-z0-9.-]", f.State.ClaimCheckBucket)
 	}
 	limit("/fleet", "target DLQ", f.TargetDLQ.Name, 80)
+	// SQS, DynamoDB, CloudWatch Logs and S3 use a key of their own region only.
+	if arn := f.State.KMSKeyARN; arn != "" {
+		if parts := strings.SplitN(arn, ":", 6); len(parts) == 6 && parts[3] != f.Region {
+			d := l.ds.Errorf("P008", "/state/kms_key", "KMS key %s is in %s; the fleet is in %s", arn, parts[3], f.Region)
+			d.Detail = "The queues, tables, log groups and bucket can use a key of their own region only: give a key in " + f.Region + ", or kms_key: create."
+		}
+	}
 }
 
 // nonEmptyOr is s, or def when s is empty (a string the spec left out).

@@ -12,6 +12,18 @@ const (
 	MaxMapLabel  = 40
 )
 
+// Qualified is a name as environment env creates it: name-env. Every AWS and Kubernetes name
+// of an environment goes through it once, here in lowering (the fleet name every derived
+// name starts with, and the names the spec writes out: bus, tables, bucket, namespace,
+// notify queues), so environments of one fleet never share a resource and the backends
+// know nothing of environments. Without an environment, or for an unset name, it is name.
+func Qualified(name, env string) string {
+	if name == "" || env == "" {
+		return name
+	}
+	return name + "-" + env
+}
+
 // StepStates are the ASL states fleetc generates for one workflow step.
 type StepStates struct {
 	Task   string // the step's own state: its name

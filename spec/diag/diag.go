@@ -53,6 +53,9 @@ type Diagnostic struct {
 	Detail   string
 	Path     string
 	Subject  *Range
+	// Env names the environments of the spec the problem is found in ("prod", "dev, prod");
+	// "" when the spec has no environments or the problem is the same in all of them.
+	Env string
 }
 
 func (d *Diagnostic) String() string {
@@ -144,15 +147,17 @@ func less(a, b *Diagnostic) bool {
 		return ac < bc
 	case a.Code != b.Code:
 		return a.Code < b.Code
-	default:
+	case a.Summary != b.Summary:
 		return a.Summary < b.Summary
+	default:
+		return a.Env < b.Env
 	}
 }
 
 func same(a, b *Diagnostic) bool {
 	af, al, ac := key(a)
 	bf, bl, bc := key(b)
-	return af == bf && al == bl && ac == bc && a.Code == b.Code && a.Summary == b.Summary && a.Severity == b.Severity
+	return af == bf && al == bl && ac == bc && a.Code == b.Code && a.Summary == b.Summary && a.Severity == b.Severity && a.Env == b.Env
 }
 
 // Code documents one diagnostic code: a line of `fleetc rules`, the text of `fleetc explain`.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
+	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
@@ -19,6 +21,7 @@ type buildOptions struct {
 	out           string
 	check, strict bool
 	format        *formatFlag
+	env           string // --env, the root's flag
 }
 
 func newBuildCmd(s *streams) *cobra.Command {
@@ -34,11 +37,14 @@ Arguments:
   FILE  the fleet.yaml to build
 
 --check writes nothing: it exits 1 and prints a unified diff when DIR differs from what
-FILE produces (a CI drift gate). Exit 0 built or up to date, 1 invalid spec or stale
+FILE produces (a CI drift gate).
+
+A spec with environments builds each into DIR/<env>/ (--env builds one). Exit 0 built or up to date, 1 invalid spec or stale
 output, 2 usage or I/O error.`,
 		Example: `  fleetc build fleet.yaml -o out
   fleetc build --check fleet.yaml -o out`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runBuild(args, o, s.stdout, s.stderr))
 		},
 	}
@@ -55,7 +61,7 @@ func runBuild(files []string, o buildOptions, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	r := &buildResult{Output: o.out, Files: []string{}}
-	code := build(r, files[0], o.out, o.check, o.strict)
+	code := build(r, files[0], o.env, o.out, o.check, o.strict)
 	if o.format.value == "json" {
 		r.report(stdout)
 		if r.err != "" {
@@ -72,11 +78,11 @@ func runBuild(files []string, o buildOptions, stdout, stderr io.Writer) int {
 	case o.check && r.Checked:
 		r.printChanges(stdout)
 	case code == exitOK && r.UpToDate:
-		fmt.Fprintf(stdout, "%s is up to date (%d files); nothing written\n", o.out, len(r.Files))
-		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
+		fmt.Fprintf(stdout, "%s is up to date (%d files%s); nothing written\n", o.out, len(r.Files), r.envNote("; "))
+		fmt.Fprintf(stdout, "Next: fleetc plan %s%s -o %s\n", r.envFlag(), files[0], o.out)
 	case code == exitOK:
-		fmt.Fprintf(stdout, "wrote %d files to %s\n", len(r.Files), o.out)
-		fmt.Fprintf(stdout, "Next: fleetc plan %s -o %s\n", files[0], o.out)
+		fmt.Fprintf(stdout, "wrote %d files to %s%s\n", len(r.Files), o.out, r.envNote(", "))
+		fmt.Fprintf(stdout, "Next: fleetc plan %s%s -o %s\n", r.envFlag(), files[0], o.out)
 	}
 	return code
 }
@@ -87,47 +93,104 @@ type buildResult struct {
 	Files   []string `json:"files"`
 	Checked bool     `json:"checked"`
 	// UpToDate: the directory already held exactly these files, so nothing was written.
-	UpToDate bool              `json:"up_to_date"`
-	Changes  []artifact.Change `json:"changes,omitempty"`
-	ds       diag.Diagnostics
-	verdict  verdict
-	err      string
-	have     *artifact.Set
-	want     *artifact.Set
+	UpToDate bool `json:"up_to_date"`
+	// Environments are the environments built, each into <output>/<env>/ (Files are
+	// relative to Output, so they start with the environment); absent without environments.
+	Environments []string          `json:"environments,omitempty"`
+	Changes      []artifact.Change `json:"changes,omitempty"`
+	ds           diag.Diagnostics
+	verdict      verdict
+	err          string
+	have         *artifact.Set
+	want         *artifact.Set
 }
 
-func build(r *buildResult, spec, out string, checkOnly, strict bool) int {
-	set, ds := compiler.Build(spec)
-	r.ds, r.verdict = ds, judge(ds, strict)
-	if set == nil || !r.verdict.Valid {
-		r.verdict.Valid = false // no files: the spec has errors
-		return exitInvalid
+func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
+	var outs []compiler.Output
+	var ds diag.Diagnostics
+	if env == "" {
+		outs, ds = compiler.BuildAll(spec) // every environment, or the spec without any
+	} else {
+		set, eds := compiler.BuildEnv(spec, env)
+		outs, ds = []compiler.Output{{Env: env, Set: set}}, eds
 	}
-	r.Files = set.Paths()
-	if checkOnly {
-		r.Checked = true
-		have, err := artifact.ReadOwned(out)
-		if err != nil {
-			r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", out, err)
+	r.ds, r.verdict = ds, judge(ds, strict)
+	for _, o := range outs {
+		if o.Set == nil || !r.verdict.Valid {
+			r.verdict.Valid = false // no files: the spec has errors
+			return exitInvalid
+		}
+	}
+	// Each environment's directory is read, compared and written on its own (it has its
+	// own manifest, as plan --env writes it); the report speaks of paths under out.
+	r.have, _ = artifact.NewSet()
+	r.want, _ = artifact.NewSet()
+	var stale []compiler.Output
+	for _, o := range outs {
+		if o.Env != "" {
+			r.Environments = append(r.Environments, o.Env)
+		}
+		dir := compiler.OutDir(out, o.Env)
+		have, err := artifact.ReadOwned(dir)
+		if err != nil && checkOnly {
+			r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", dir, err)
 			return exitUsage
 		}
-		r.have, r.want = have, set
-		r.Changes = artifact.Diff(have, set)
+		if err != nil || len(have.Paths()) == 0 || len(artifact.Diff(have, o.Set)) > 0 {
+			stale = append(stale, o)
+		}
+		for _, p := range o.Set.Paths() {
+			b, _ := o.Set.Get(p)
+			_ = r.want.Add(artifact.File{Path: path.Join(o.Env, p), Bytes: b})
+		}
+		if have != nil {
+			for _, p := range have.Paths() {
+				b, _ := have.Get(p)
+				_ = r.have.Add(artifact.File{Path: path.Join(o.Env, p), Bytes: b})
+			}
+		}
+	}
+	r.Files = r.want.Paths()
+	if checkOnly {
+		r.Checked = true
+		r.Changes = artifact.Diff(r.have, r.want)
 		if len(r.Changes) > 0 {
 			return exitInvalid
 		}
 		return exitOK
 	}
 	// Unchanged output is left alone (timestamps too), and the user is told so.
-	if have, err := artifact.ReadOwned(out); err == nil && len(have.Paths()) > 0 && len(artifact.Diff(have, set)) == 0 {
+	if len(stale) == 0 {
 		r.UpToDate = true
 		return exitOK
 	}
-	if err := artifact.WriteDir(out, set); err != nil {
-		r.err = fmt.Sprintf("fleetc build: writing %s: %v", out, err)
-		return exitUsage
+	for _, o := range stale {
+		dir := compiler.OutDir(out, o.Env)
+		if err := artifact.WriteDir(dir, o.Set); err != nil {
+			r.err = fmt.Sprintf("fleetc build: writing %s: %v", dir, err)
+			return exitUsage
+		}
 	}
 	return exitOK
+}
+
+// envNote names the environments built, for the text summary.
+func (r *buildResult) envNote(sep string) string {
+	if len(r.Environments) == 0 {
+		return ""
+	}
+	return sep + "environments " + strings.Join(r.Environments, ", ")
+}
+
+// envFlag is the --env the next step needs: the one environment built, or a placeholder.
+func (r *buildResult) envFlag() string {
+	switch len(r.Environments) {
+	case 0:
+		return ""
+	case 1:
+		return "--env " + r.Environments[0] + " "
+	}
+	return "--env ENV "
 }
 
 // printChanges is the CI drift gate's report: the files fleetc owns in the output directory

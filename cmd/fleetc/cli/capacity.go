@@ -40,7 +40,7 @@ Arguments:
   fleetc capacity fleet.yaml --scale 4
   fleetc capacity fleet.yaml --format markdown > capacity.md`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runCapacity(args, o, s.stdout, s.stderr))
+			return exit(runCapacity(args, s.env, o, s.stdout, s.stderr))
 		},
 	}
 	addFormat(c, o.format, "")
@@ -55,7 +55,7 @@ Arguments:
 }
 
 // runCapacity prints what the declared traffic asks of AWS.
-func runCapacity(files []string, o *capacityFlags, stdout, stderr io.Writer) int {
+func runCapacity(files []string, env string, o *capacityFlags, stdout, stderr io.Writer) int {
 	var err error
 	conv, steps, concurrent, items, scale, duration, format := o.conv, o.steps, o.concurrent, o.items, o.scale, o.duration, o.format
 	if len(files) != 1 {
@@ -79,7 +79,7 @@ func runCapacity(files []string, o *capacityFlags, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "fleetc capacity: --concurrent-conversations must be a whole number")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.Load(files[0])
+	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
 		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/internal/buildinfo"
 )
 
@@ -24,11 +25,19 @@ const (
 // Version is fleetc's version (internal/buildinfo, set at link time).
 var Version = buildinfo.Version
 
-// streams are what a command reads and writes.
+// streams are what a command reads and writes, and the root's --env.
 type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// env is --env, a flag of the root that every command inherits: the environment of the
+	// spec to act on. A command passes it to compiler.LoadEnv / BuildEnv (or deploy.Options.Env)
+	// and writes output under compiler.OutDir(dir, env); one that reads no spec says so with
+	// noSpec, and --env is refused there.
+	env string
 }
+
+// noSpec marks a command that reads no spec (its Annotations), so --env does not apply.
+var noSpec = map[string]string{"fleetc/spec": "none"}
 
 // commands are the constructors of fleetc's top-level commands: one explicit list, no init()
 // registration. A new command is one file and one line here.
@@ -80,16 +89,31 @@ Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or
 			return exitCode(exitUsage)
 		},
 	}
+	root.PersistentFlags().StringVar(&s.env, "env", "", "the environment of the spec to act on (environments: in fleet.yaml; validate, build and diff without --env take every environment)")
+	_ = root.RegisterFlagCompletionFunc("env", completeEnv)
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if c.Annotations["fleetc/spec"] == "none" && c.Flags().Changed("env") {
+			return fmt.Errorf("--env does not apply: %s reads no spec", c.CommandPath())
+		}
+		return nil
+	}
 	root.SetVersionTemplate("fleetc {{.Version}}\n")
 	root.SetIn(s.stdin)
 	root.SetOut(s.stdout)
 	root.SetErr(s.stderr)
 	for _, c := range commands {
-		root.AddCommand(c(s))
+		cmd := c(s)
+		if cmd.Annotations["fleetc/spec"] == "none" {
+			markNoSpec(cmd)
+		}
+		root.AddCommand(cmd)
 	}
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
+		if c.Name() == "completion" || c.Name() == "help" {
+			markNoSpec(c)
+		}
 		c.DisableFlagsInUseLine = true
 		for _, sub := range c.Commands() {
 			sub.DisableFlagsInUseLine = true
@@ -182,4 +206,25 @@ func (f *formatFlag) usage() string {
 func addFormat(c *cobra.Command, f *formatFlag, note string) {
 	c.Flags().Var(f, "format", f.usage()+note)
 	_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(f.allowed, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// markNoSpec shadows the root's --env in a command that reads no spec (and its
+// subcommands) with a hidden flag of its own, so its help and reference do not offer it
+// and PersistentPreRunE can refuse it.
+func markNoSpec(c *cobra.Command) {
+	c.Annotations = noSpec
+	c.Flags().String("env", "", "")
+	_ = c.Flags().MarkHidden("env")
+	for _, sub := range c.Commands() {
+		markNoSpec(sub)
+	}
+}
+
+// completeEnv completes --env with the environments of the spec named on the command line.
+func completeEnv(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	var names []string
+	for _, a := range args {
+		names = append(names, compiler.Environments(a)...)
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp
 }

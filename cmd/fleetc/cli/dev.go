@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
@@ -38,7 +39,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 		Example: `  fleetc dev examples/research-fleet/fleet.yaml
   fleetc dev fleet.yaml --endpoint http://127.0.0.1:4566 --port 9000`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runDev(args, o, s.stdout, s.stderr))
+			return exit(runDev(args, s.env, o, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory: fleetc builds into it, runs Terraform in its terraform/ and keeps dev's files in its dev/")
@@ -51,14 +52,14 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	return c
 }
 
-func runDev(pos []string, o devOptions, stdout, stderr io.Writer) int {
+func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		fmt.Fprintln(stderr, "fleetc dev: name exactly one fleet.yaml")
 		return exitUsage
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err := dev.Run(ctx, dev.Options{Spec: pos[0], Dir: o.out, Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
+	err := dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
 		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {

@@ -23,6 +23,7 @@ import (
 // dlqFlags are the flags dlq and dlq redrive share.
 type dlqFlags struct {
 	endpoint string
+	env      string // the root's --env
 }
 
 func (d *dlqFlags) register(c *cobra.Command) {
@@ -31,7 +32,7 @@ func (d *dlqFlags) register(c *cobra.Command) {
 
 // connect loads the fleet, resolves the classes' queues and makes the AWS config.
 func (d *dlqFlags) connect(ctx context.Context, cmd, file, class string, stderr io.Writer) (*ir.Fleet, []*dlq.Target, aws.Config, int) {
-	f, code := loadFleet(cmd, file, stderr)
+	f, code := loadFleet(cmd, file, d.env, stderr)
 	if f == nil {
 		return nil, nil, aws.Config{}, code
 	}
@@ -83,6 +84,7 @@ Exit 0 shown, 1 invalid spec or AWS error, 2 usage error.`,
   fleetc dlq fleet.yaml researcher --format json --endpoint http://127.0.0.1:4566`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runDLQ(args, o, s.stdout, s.stderr))
 		},
 	}
@@ -156,6 +158,7 @@ Exit 0 moved, 1 refused, cancelled, canary failed or AWS error, 2 usage error.`,
   fleetc dlq redrive fleet.yaml researcher --code ModelUnavailable --canary 2 --rate 5`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runRedrive(args, o, s.stdin, s.stdout, s.stderr))
 		},
 	}

@@ -13,8 +13,9 @@ import (
 
 func newExplainCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "explain ID",
-		Short: "Explain why a rule exists and how to fix what it reports",
+		Annotations: noSpec,
+		Use:         "explain ID",
+		Short:       "Explain why a rule exists and how to fix what it reports",
 		Long: `Explain prints a rule's summary, category, severity, the reason it exists and how to
 fix what it reports.
 

@@ -16,8 +16,9 @@ import (
 func newFmtCmd(s *streams) *cobra.Command {
 	var check bool
 	c := &cobra.Command{
-		Use:   "fmt [--check] FILE...",
-		Short: "Format fleet.yaml files in place, keeping comments",
+		Annotations: noSpec,
+		Use:         "fmt [--check] FILE...",
+		Short:       "Format fleet.yaml files in place, keeping comments",
 		Long: `Fmt rewrites each fleet.yaml in one layout: two-space indentation, block style where the
 file used block style, flow style ({ ... }, [ ... ]) where it used flow style. Comments, key
 order, anchors and values are kept; only layout changes.

@@ -32,8 +32,9 @@ func newInitCmd(s *streams) *cobra.Command {
 	runtimes := []string{rc.RuntimeLambda, rc.RuntimeEKS, rc.RuntimeAgentCore}
 	runtime := newFormat(rc.RuntimeLambda, runtimes...)
 	c := &cobra.Command{
-		Use:   "init [--runtime lambda|eks|agentcore] [DIR]",
-		Short: "Start a fleet: a commented fleet.yaml, a handler image and CI workflows",
+		Annotations: noSpec,
+		Use:         "init [--runtime lambda|eks|agentcore] [DIR]",
+		Short:       "Start a fleet: a commented fleet.yaml, a handler image and CI workflows",
 		Long: `Init writes a starter project into DIR (default: the current directory):
 
   fleet/fleet.yaml                      a commented fleet that validates: one event, one class

@@ -82,16 +82,19 @@ func TestFmt(t *testing.T) {
 		if strings.Count(string(got), "#") != strings.Count(string(src), "#") || strings.Count(string(got), "\n\n") != strings.Count(string(src), "\n\n") {
 			t.Errorf("%s: comments or blank lines lost:\n%s", p, got)
 		}
-		a, ads := compiler.Build(p)
-		b, bds := compiler.Build(f)
-		if a == nil || b == nil || ads.HasErrors() || bds.HasErrors() {
+		as, ads := compiler.BuildAll(p) // every environment of a spec that has them
+		bs, bds := compiler.BuildAll(f)
+		if len(as) != len(bs) || ads.HasErrors() || bds.HasErrors() {
 			t.Fatalf("%s: build failed after fmt: %v", p, bds)
 		}
-		for _, path := range a.Paths() {
-			x, _ := a.Get(path)
-			y, _ := b.Get(path)
-			if !bytes.Equal(x, y) {
-				t.Errorf("%s: fmt changed what %s builds", p, path)
+		for i := range as {
+			a, b := as[i].Set, bs[i].Set
+			for _, path := range a.Paths() {
+				x, _ := a.Get(path)
+				y, _ := b.Get(path)
+				if !bytes.Equal(x, y) {
+					t.Errorf("%s: fmt changed what %s/%s builds", p, as[i].Env, path)
+				}
 			}
 		}
 		if code, out, _ := run(t, "fmt", "--check", f); code != 0 || out != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
@@ -26,6 +27,7 @@ type deployFlags struct {
 	out, endpoint, terraformBin string
 	varFiles, backendConfig     []string
 	force                       bool
+	env                         string // --env, the root's flag
 }
 
 func (d *deployFlags) register(fs *pflag.FlagSet) {
@@ -40,7 +42,7 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 // prepare builds the spec and initialises Terraform, printing build diagnostics. On failure
 // it prints the reason and returns the exit code.
 func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, stderr io.Writer) (*deploy.Workspace, int) {
-	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Dir: d.out, TerraformBin: d.terraformBin,
+	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Env: d.env, Dir: compiler.OutDir(d.out, d.env), TerraformBin: d.terraformBin,
 		Endpoint: d.endpoint, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
 	if len(ds) > 0 {
 		render(stderr, "text", ds, judge(ds, false))
@@ -90,6 +92,7 @@ Exit 0 (with --detailed-exitcode: 0 no changes, 2 changes), 1 error, 2 usage err
 		Example: `  fleetc plan fleet.yaml -o out --out fleet.tfplan
   fleetc plan fleet.yaml --endpoint http://127.0.0.1:4566`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runPlan(args, o, s.stdout, s.stderr))
 		},
 	}
@@ -191,6 +194,7 @@ Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`
 		Example: `  fleetc apply fleet.yaml -o out
   fleetc plan fleet.yaml --out fleet.tfplan && fleetc apply fleet.yaml fleet.tfplan`,
 		RunE: func(_ *cobra.Command, args []string) error {
+			o.env = s.env
 			return exit(runChange(cmd, args, o, s.stdin, s.stdout, s.stderr))
 		},
 	}

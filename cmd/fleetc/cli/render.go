@@ -53,7 +53,7 @@ func renderText(w io.Writer, ds diag.Diagnostics, v verdict) {
 		if d.Subject != nil {
 			loc = d.Subject.String()
 		}
-		fmt.Fprintf(w, "%s: %s: %s%s\n", loc, d.Code, sev, d.Summary)
+		fmt.Fprintf(w, "%s: %s: %s%s%s\n", loc, d.Code, envLabel(d), sev, d.Summary)
 		if r := d.Subject; r != nil && strings.TrimSpace(r.Line) != "" {
 			width := 1
 			if r.End.Line == r.Start.Line && r.End.Column > r.Start.Column {
@@ -71,6 +71,14 @@ func renderText(w io.Writer, ds diag.Diagnostics, v verdict) {
 	if v.Errors+v.Warnings > 0 {
 		fmt.Fprintf(w, "%d error(s), %d warning(s)%s\n", v.Errors, v.Warnings, strictNote(v))
 	}
+}
+
+// envLabel is "[prod] " for a finding of some environments only, "" otherwise.
+func envLabel(d *diag.Diagnostic) string {
+	if d.Env == "" {
+		return ""
+	}
+	return "[" + d.Env + "] "
 }
 
 // strictNote explains a verdict that warnings alone decided.
@@ -100,6 +108,9 @@ type jsonDiag struct {
 	Detail   string     `json:"detail,omitempty"`
 	Path     string     `json:"path,omitempty"`
 	Range    *jsonRange `json:"range,omitempty"`
+	// Environment names the environments the problem is found in; absent when the spec has
+	// none or it is found in all of them.
+	Environment string `json:"environment,omitempty"`
 }
 
 // jsonReport is fleetc's machine-readable result; format_version changes only when
@@ -123,7 +134,7 @@ func renderJSON(w io.Writer, ds diag.Diagnostics, v verdict) {
 func jsonDiags(ds diag.Diagnostics) []jsonDiag {
 	out := []jsonDiag{}
 	for _, d := range ds {
-		jd := jsonDiag{Severity: d.Severity.String(), Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path}
+		jd := jsonDiag{Severity: d.Severity.String(), Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path, Environment: d.Env}
 		if r := d.Subject; r != nil {
 			jd.Range = &jsonRange{Filename: r.Filename,
 				Start: jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},
@@ -141,7 +152,7 @@ func renderGitHub(w io.Writer, ds diag.Diagnostics, v verdict) {
 		if d.Severity == diag.Warning && !(v.Strict && !v.Valid) {
 			kind = "warning"
 		}
-		props := "title=" + ghProp(d.Code)
+		props := "title=" + ghProp(d.Code+strings.TrimSuffix(" "+envLabel(d), " "))
 		if r := d.Subject; r != nil {
 			props = fmt.Sprintf("file=%s,line=%d,col=%d,endColumn=%d,%s", ghProp(r.Filename), r.Start.Line, r.Start.Column, r.End.Column, props)
 		}

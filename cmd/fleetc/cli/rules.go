@@ -16,8 +16,9 @@ import (
 func newRulesCmd(s *streams) *cobra.Command {
 	format := newFormat("text", "text", "json")
 	c := &cobra.Command{
-		Use:   "rules [--format text|json]",
-		Short: "List every check fleetc runs",
+		Annotations: noSpec,
+		Use:         "rules [--format text|json]",
+		Short:       "List every check fleetc runs",
 		Long: `Rules lists the rule catalog: each rule's ID, category, severity and summary.
 fleetc explain ID says why a rule exists and how to fix what it reports.`,
 		Example: `  fleetc rules

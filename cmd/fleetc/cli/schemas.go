@@ -52,8 +52,8 @@ type side struct {
 }
 
 // loadSide loads a spec and generates its contracts; diagnostics go to stderr.
-func loadSide(name string, src []byte, format string, stderr io.Writer) (*side, bool) {
-	_, fleet, ds := compiler.LoadBytes(name, src)
+func loadSide(name string, src []byte, env, format string, stderr io.Writer) (*side, bool) {
+	_, fleet, ds := compiler.LoadBytesEnv(name, src, env)
 	if fleet != nil && !ds.HasErrors() {
 		var cds diag.Diagnostics
 		s := &side{name: name, src: src, fleet: fleet}
@@ -73,13 +73,13 @@ func loadSide(name string, src []byte, format string, stderr io.Writer) (*side, 
 	return nil, false
 }
 
-func readSide(path, format string, stderr io.Writer) (*side, bool) {
+func readSide(path, env, format string, stderr io.Writer) (*side, bool) {
 	src, err := spec.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc schemas: %v\n", err)
 		return nil, false
 	}
-	return loadSide(path, src, format, stderr)
+	return loadSide(path, src, env, format, stderr)
 }
 
 // schemasCheckOptions are schemas check's flags.
@@ -105,7 +105,7 @@ an invalid spec, 2 usage error, an unreadable base or a failed AWS call.`,
 		Example: `  fleetc schemas check fleet.yaml --base origin/main
   fleetc schemas check fleet.yaml --base-file old/fleet.yaml --format json`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runSchemasCheck(args, o, s.stdout, s.stderr))
+			return exit(runSchemasCheck(args, s.env, o, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVar(&o.base, "base", "", "compare with the spec at this git revision (e.g. origin/main)")
@@ -116,7 +116,7 @@ an invalid spec, 2 usage error, an unreadable base or a failed AWS call.`,
 	return c
 }
 
-func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Writer) int {
+func runSchemasCheck(files []string, env string, o schemasCheckOptions, stdout, stderr io.Writer) int {
 	base, baseFile, against, endpoint, format := &o.base, &o.baseFile, &o.against, &o.endpoint, o.format
 	n := 0
 	for _, s := range []string{*base, *baseFile, *against} {
@@ -128,7 +128,7 @@ func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Wr
 		fmt.Fprintln(stderr, "fleetc schemas check: name one fleet.yaml and exactly one of --base REF, --base-file F, --against-registry NAME")
 		return exitUsage
 	}
-	head, ok := readSide(files[0], format.value, stderr)
+	head, ok := readSide(files[0], env, format.value, stderr)
 	if !ok {
 		return exitInvalid
 	}
@@ -142,7 +142,7 @@ func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Wr
 			fmt.Fprintf(stderr, "fleetc schemas check: %v\n", err)
 			return exitUsage
 		}
-		if b, ok = loadSide(name, src, format.value, stderr); !ok {
+		if b, ok = loadSide(name, src, env, format.value, stderr); !ok {
 			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", name)
 			return exitUsage
 		}
@@ -152,7 +152,7 @@ func runSchemasCheck(files []string, o schemasCheckOptions, stdout, stderr io.Wr
 			fmt.Fprintf(stderr, "fleetc schemas check: cannot read --base-file: %v\n", err)
 			return exitUsage
 		}
-		if b, ok = readSide(*baseFile, format.value, stderr); !ok {
+		if b, ok = readSide(*baseFile, env, format.value, stderr); !ok {
 			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", *baseFile)
 			return exitUsage
 		}
@@ -199,7 +199,7 @@ func located(fs []compat.Finding, base, head *side) []locatedFinding {
 
 func position(f compat.Finding, base, head *side) *diag.Range {
 	s := head
-	if f.Side == "base" {
+	if f.Side == compat.Base {
 		s = base
 	}
 	if s == nil || s.fleet.Index == nil || f.Path == "" {
@@ -291,7 +291,7 @@ do), 1 refused (breaking change, or a limit), 2 usage error or a failed AWS call
 		Example: `  fleetc schemas publish fleet.yaml --registry my-contracts --dry-run
   fleetc schemas publish fleet.yaml --registry my-contracts`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runSchemasPublish(args, o, s.stdout, s.stderr))
+			return exit(runSchemasPublish(args, s.env, o, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVar(&o.registry, "registry", "", "EventBridge schema registry to publish to (created when missing)")
@@ -302,13 +302,13 @@ do), 1 refused (breaking change, or a limit), 2 usage error or a failed AWS call
 	return c
 }
 
-func runSchemasPublish(files []string, o schemasPublishOptions, stdout, stderr io.Writer) int {
+func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdout, stderr io.Writer) int {
 	reg, dryRun, allow, endpoint, format := &o.registry, &o.dryRun, &o.allow, &o.endpoint, o.format
 	if len(files) != 1 || *reg == "" {
 		fmt.Fprintln(stderr, "fleetc schemas publish: name one fleet.yaml and --registry NAME")
 		return exitUsage
 	}
-	head, ok := readSide(files[0], format.value, stderr)
+	head, ok := readSide(files[0], env, format.value, stderr)
 	if !ok {
 		return exitInvalid
 	}

@@ -47,7 +47,7 @@ Exit 0 sent, 1 refused or failed, 2 usage error.`,
 		Example: `  fleetc send fleet.yaml agent.step.requested --example --endpoint http://127.0.0.1:4566
   fleetc send fleet.yaml agent.step.requested --detail '{"conversation_id":"c1","step":1,"agent_class":"coder"}'`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runSend(args, o, s.stdin, s.stdout, s.stderr))
+			return exit(runSend(args, s.env, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVar(&o.detail, "detail", "", "the event's detail, as JSON")
@@ -57,7 +57,7 @@ Exit 0 sent, 1 refused or failed, 2 usage error.`,
 	return c
 }
 
-func runSend(pos []string, o sendOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+func runSend(pos []string, env string, o sendOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	var err error
 	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "fleetc send: name one fleet.yaml and one event (detail-type)")
@@ -73,7 +73,7 @@ func runSend(pos []string, o sendOptions, stdin io.Reader, stdout, stderr io.Wri
 		fmt.Fprintln(stderr, "fleetc send: pass exactly one of --detail JSON, --detail-file F or --example")
 		return exitUsage
 	}
-	f, code := loadFleet("send", pos[0], stderr)
+	f, code := loadFleet("send", pos[0], env, stderr)
 	if f == nil {
 		return code
 	}
@@ -134,8 +134,8 @@ func orNone(s string) string {
 
 // loadFleet loads and checks a spec, printing its diagnostics; nil with the exit code when
 // it has errors.
-func loadFleet(cmd, path string, stderr io.Writer) (*ir.Fleet, int) {
-	_, f, ds := compiler.Load(path)
+func loadFleet(cmd, path, env string, stderr io.Writer) (*ir.Fleet, int) {
+	_, f, ds := compiler.LoadEnv(path, env)
 	if ds.HasErrors() || f == nil {
 		render(stderr, "text", ds, judge(ds, false))
 		fmt.Fprintf(stderr, "fleetc %s: %s does not load\n", cmd, path)

@@ -42,7 +42,7 @@ Arguments:
 		Example: `  fleetc tools fleet.yaml --format openai > tools.json
   fleetc tools fleet.yaml --format bedrock`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runTools(args, format.value, s.stdout, s.stderr))
+			return exit(runTools(args, s.env, format.value, s.stdout, s.stderr))
 		},
 	}
 	addFormat(c, format, "")
@@ -51,12 +51,12 @@ Arguments:
 
 // runTools prints the async tools of a fleet (start_*, get_*_status, list_my_jobs) as tool
 // definitions: the same ones fleet-worker --mode tools serves over MCP.
-func runTools(files []string, format string, stdout, stderr io.Writer) int {
+func runTools(files []string, env, format string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc tools: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.Load(files[0])
+	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
 		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid

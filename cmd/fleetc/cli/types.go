@@ -31,7 +31,7 @@ Without -o the file goes to stdout. Exit 0 written, 1 invalid spec, 2 usage or I
 		Example: `  fleetc types fleet.yaml --lang go -o internal/fleettypes
   fleetc types fleet.yaml --lang typescript > src/fleet-types.ts`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runTypes(args, lang.value, out, s.stdout, s.stderr))
+			return exit(runTypes(args, s.env, lang.value, out, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().Var(lang, "lang", "language: "+lang.Type())
@@ -40,12 +40,12 @@ Without -o the file goes to stdout. Exit 0 written, 1 invalid spec, 2 usage or I
 	return c
 }
 
-func runTypes(files []string, lang, out string, stdout, stderr io.Writer) int {
+func runTypes(files []string, env, lang, out string, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc types: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.Load(files[0])
+	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
 		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid

@@ -29,7 +29,7 @@ command's output and goes to stdout. Exit 0 valid, 1 invalid (errors, or warning
 		Example: `  fleetc validate fleet.yaml
   fleetc validate --strict --format github-actions fleet.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runValidate(args, format.value, strict, s.stdout, s.stderr))
+			return exit(runValidate(args, s.env, format.value, strict, s.stdout, s.stderr))
 		},
 	}
 	addFormat(c, format, "")
@@ -37,14 +37,19 @@ command's output and goes to stdout. Exit 0 valid, 1 invalid (errors, or warning
 	return c
 }
 
-func runValidate(files []string, format string, strict bool, stdout, stderr io.Writer) int {
+func runValidate(files []string, env, format string, strict bool, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "fleetc validate: name at least one fleet.yaml")
 		return exitUsage
 	}
 	var all diag.Diagnostics
 	for _, f := range files {
-		all = append(all, compiler.Check(f)...)
+		if env == "" {
+			all = append(all, compiler.Check(f)...) // every environment
+			continue
+		}
+		_, ds := compiler.BuildEnv(f, env)
+		all = append(all, ds...)
 	}
 	all = all.Sorted()
 	v := judge(all, strict)

@@ -32,6 +32,7 @@ import (
 // Options say what `fleetc dev` runs and where.
 type Options struct {
 	Spec, Dir    string
+	Env          string // the spec's environment ("" for a spec without environments)
 	Endpoint     string // "" = kumo on KumoAddr, started when installed
 	Port         int    // live page port (0: any free port)
 	NoUI         bool
@@ -73,7 +74,7 @@ type queueURLs struct{ queue, dlq, ingress string }
 // starts them again; a spec that stops building keeps the last fleet down until it is fixed.
 func Run(ctx context.Context, o Options) (err error) {
 	out := o.Stdout
-	_, f, ds := compiler.Load(o.Spec)
+	_, f, ds := compiler.LoadEnv(o.Spec, o.Env)
 	if f == nil || ds.HasErrors() {
 		return &deploy.BuildError{Diagnostics: ds}
 	}
@@ -205,7 +206,7 @@ func waitChange(ctx context.Context, path, stamp string) bool {
 func session(ctx context.Context, o Options, emu *emulator, bins binaries, model *modelStandIn, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
 	out := o.Stdout
 	stamp := specStamp(o.Spec)
-	_, f, ds := compiler.Load(o.Spec)
+	_, f, ds := compiler.LoadEnv(o.Spec, o.Env)
 	if f == nil || ds.HasErrors() {
 		return false, &deploy.BuildError{Diagnostics: ds}
 	}
@@ -213,7 +214,7 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, model
 	if err != nil {
 		return false, err
 	}
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint})
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint})
 	if err != nil {
 		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
 			return false, &deploy.BuildError{Diagnostics: pds}
