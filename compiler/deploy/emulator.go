@@ -136,13 +136,13 @@ var KumoGaps = []Gap{
 	{
 		ID: "lambda-image", Resource: "aws_lambda_function",
 		Emulator:      "GetFunction returns no ImageUri and no ImageConfigResponse, so every plan wants to set the image and its command again",
-		Workaround:    "changes to image_uri and image_config ignored (no function runs on the emulator: fleetc dev polls the queue instead)",
+		Workaround:    "changes to image_uri and image_config ignored (no function runs on the emulator: fleetc dev runs it under the Lambda Runtime Interface Emulator)",
 		IgnoreChanges: []string{"image_uri", "image_config"},
 	},
 	{
 		ID: "lambda-event-source-mapping", Resource: "aws_lambda_event_source_mapping",
 		Emulator:      "the mapping reads back without FunctionResponseTypes, ScalingConfig and tags, so every plan wants to set them again; it moves no message",
-		Workaround:    "changes to function_response_types, scaling_config and tags ignored (fleetc dev polls the queue instead)",
+		Workaround:    "changes to function_response_types, scaling_config and tags ignored (fleetc dev runs its own mapping into the function under the Lambda Runtime Interface Emulator)",
 		IgnoreChanges: []string{"function_response_types", "scaling_config", "tags", "tags_all"},
 	},
 	{

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
@@ -18,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.mmd and *.dot from t
 
 func load(t *testing.T, path string) *ir.Fleet {
 	t.Helper()
-	_, f, ds := compiler.Load(path)
+	_, f, ds := compiler.LoadEnv(path, irtest.FirstEnvOf(path))
 	if f == nil || ds.HasErrors() {
 		t.Fatalf("%s: %v", path, ds)
 	}

@@ -21,6 +21,7 @@ import (
 type redriveExecOptions struct {
 	since, status, endpoint string
 	auto                    bool
+	env                     string // the root's --env
 }
 
 func newRedriveExecutionCmd(s *streams) *cobra.Command {
@@ -46,7 +47,8 @@ Exit 0 every listed execution redriven (or none to redrive), 1 refused or failed
 		Example: `  fleetc redrive-execution fleet.yaml conversation --since 6h
   fleetc redrive-execution fleet.yaml conversation --status TIMED_OUT --since 2026-12-01T09:00:00Z --auto-approve`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runRedriveExecution(args, s.env, o, s.stdin, s.stdout, s.stderr))
+			o.env = s.env
+			return exit(runRedriveExecution(args, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVar(&o.since, "since", "", "only executions that stopped since then: RFC 3339, or a duration ago (6h, 2d)")
@@ -56,7 +58,7 @@ Exit 0 every listed execution redriven (or none to redrive), 1 refused or failed
 	return c
 }
 
-func runRedriveExecution(pos []string, env string, o redriveExecOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+func runRedriveExecution(pos []string, o redriveExecOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	const cmd = "redrive-execution"
 	if len(pos) != 2 {
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml and one workflow\n", cmd)
@@ -71,7 +73,7 @@ func runRedriveExecution(pos []string, env string, o redriveExecOptions, stdin i
 			return exitUsage
 		}
 	}
-	f, code := loadFleet(cmd, pos[0], env, stderr)
+	f, code := loadFleet(cmd, pos[0], o.env, stderr)
 	if f == nil {
 		return code
 	}

@@ -23,6 +23,7 @@ type replayOptions struct {
 	from, to, endpoint string
 	events             []string
 	dryRun, auto       bool
+	env                string // the root's --env
 }
 
 func newReplayCmd(s *streams) *cobra.Command {
@@ -52,7 +53,8 @@ Exit 0 completed (or planned, with --dry-run), 1 refused, cancelled or failed, 2
 		Example: `  fleetc replay fleet.yaml --from 6h --to 1h --event agent.step.requested --dry-run
   fleetc replay fleet.yaml --from 2026-12-01T09:00:00Z --to 2026-12-01T10:00:00Z --auto-approve`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			return exit(runReplay(args, s.env, o, s.stdin, s.stdout, s.stderr))
+			o.env = s.env
+			return exit(runReplay(args, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
 	c.Flags().StringVar(&o.from, "from", "", "start of the window of archived events (required)")
@@ -64,7 +66,7 @@ Exit 0 completed (or planned, with --dry-run), 1 refused, cancelled or failed, 2
 	return c
 }
 
-func runReplay(pos []string, env string, o replayOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+func runReplay(pos []string, o replayOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	const cmd = "replay"
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "fleetc %s: name one fleet.yaml\n", cmd)
@@ -84,7 +86,7 @@ func runReplay(pos []string, env string, o replayOptions, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitUsage
 	}
-	f, code := loadFleet(cmd, pos[0], env, stderr)
+	f, code := loadFleet(cmd, pos[0], o.env, stderr)
 	if f == nil {
 		return code
 	}
