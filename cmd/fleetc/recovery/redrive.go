@@ -32,7 +32,7 @@ func Workflow(f *ir.Fleet, name string) (*ir.Workflow, error) {
 	var names []string
 	for _, w := range f.Workflows {
 		if w.Name == name {
-			if w.Type == "express" {
+			if w.IsExpress() {
 				return nil, fmt.Errorf("workflow %s is an Express workflow: Step Functions redrives Standard executions only (start a new execution instead)", name)
 			}
 			return w, nil
