@@ -280,14 +280,14 @@ func TestBuildUpToDate(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	spec := "../../../examples/minimal/fleet.yaml"
 	code, stdout, _ := run(t, "build", spec, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "wrote 10 files to "+out+"\n") || !strings.Contains(stdout, "Next: fleetc plan "+spec+" -o "+out+"\n") {
+	if code != 0 || !strings.HasPrefix(stdout, "wrote 11 files to "+out+"\n") || !strings.Contains(stdout, "Next: fleetc plan "+spec+" -o "+out+"\n") {
 		t.Fatalf("first build: exit %d\n%s", code, stdout)
 	}
 	cfg := filepath.Join(out, "runtime", "greeter.json")
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(cfg, old, old)
 	code, stdout, _ = run(t, "build", spec, "-o", out)
-	if code != 0 || stdout != out+" is up to date (10 files); nothing written\nNext: fleetc plan "+spec+" -o "+out+"\n" {
+	if code != 0 || stdout != out+" is up to date (11 files); nothing written\nNext: fleetc plan "+spec+" -o "+out+"\n" {
 		t.Fatalf("second build: exit %d\n%s", code, stdout)
 	}
 	if fi, _ := os.Stat(cfg); !fi.ModTime().Equal(old) {
@@ -295,7 +295,7 @@ func TestBuildUpToDate(t *testing.T) {
 	}
 	os.WriteFile(cfg, []byte("{}"), 0o644)
 	code, stdout, _ = run(t, "build", spec, "-o", out)
-	if b, _ := os.ReadFile(cfg); code != 0 || !strings.HasPrefix(stdout, "wrote 10 files") || string(b) == "{}" {
+	if b, _ := os.ReadFile(cfg); code != 0 || !strings.HasPrefix(stdout, "wrote 11 files") || string(b) == "{}" {
 		t.Fatalf("build after an edit: exit %d\n%s", code, stdout)
 	}
 }
