@@ -23,7 +23,9 @@ import (
 //	statemachines/<workflow>.input.example.json  an input that satisfies it
 //
 // Besides what the states read, the schema requires the fields the steps' completion events
-// carry over from their input (ir.WorkflowCarried), with the events' own property schemas.
+// carry over from their input (ir.WorkflowCarried), with the events' own property schemas,
+// and the idempotency.key fields of each step's class, which the worker reads from the
+// task's detail (the state input) and dead-letters the step without (BadIdempotencyKey).
 
 // InputSchemaDraft is the $schema of the generated input schemas.
 const InputSchemaDraft = "http://json-schema.org/draft-07/schema#"
@@ -99,8 +101,14 @@ func InputContract(w *ir.Workflow) (schema, example map[string]any) {
 			continue // children see only their item: nothing more is carried from the input
 		}
 		for _, name := range ir.WorkflowCarried(a) {
-			ps, ex := carriedProperty(a, name)
+			ps, ex := eventProperty(a.Emits, name)
 			need(name, ps, ex, fmt.Sprintf("%s's completion events carry it over", st.Name), true)
+		}
+		// The worker builds a non-idempotent class's key from the task's detail, which is this
+		// state's input: a key field missing there dead-letters the step (BadIdempotencyKey).
+		for _, name := range a.Idempotency.Key {
+			ps, ex := keyProperty(a, name)
+			need(name, ps, ex, fmt.Sprintf("%s's class %s builds its idempotency key from it", st.Name, a.Name), false)
 		}
 	}
 	props := map[string]any{
@@ -160,11 +168,24 @@ func itemsPath(path string) (string, map[string]any) {
 	return parts[0], s
 }
 
-// carriedProperty is the schema the class's emitted events give a carried field (the first
-// declaration, by event order), or any value when it holds a $ref that only resolves
-// inside the event's schema.
-func carriedProperty(a *ir.Agent, name string) (map[string]any, any) {
-	for _, e := range a.Emits {
+// keyProperty is the schema of idempotency key field name: the consumed event's declaration
+// when the class has one, else any non-empty string or integer (idem.Key refuses a missing,
+// null or empty value).
+func keyProperty(a *ir.Agent, name string) (map[string]any, any) {
+	if c := a.Consumes; c != nil && c.Event != nil {
+		if props, _ := c.Event.Detail["properties"].(map[string]any); props[name] != nil {
+			return eventProperty([]*ir.Event{c.Event}, name)
+		}
+	}
+	s := map[string]any{"type": []any{"string", "integer"}, "minLength": 1}
+	return s, exampleOf(s)
+}
+
+// eventProperty is the schema events give field name (the first declaration, by event
+// order), or any value when none declares it or it holds a $ref that only resolves inside
+// the event's schema.
+func eventProperty(events []*ir.Event, name string) (map[string]any, any) {
+	for _, e := range events {
 		props, _ := e.Detail["properties"].(map[string]any)
 		ps, ok := props[name].(map[string]any)
 		if !ok {

@@ -83,3 +83,35 @@ func TestItemsPath(t *testing.T) {
 		t.Errorf("paths through an array index are not followed, got %q", head)
 	}
 }
+
+// The worker builds a non-idempotent class's key from the task's detail, which is the state
+// input: every key field of a class a (non fan-out) step dispatches to is required by the
+// workflow's input schema and present in its example. The research fleet's coder keys on
+// [trace_id, step], and nothing but the execution input carries step.
+func TestInputRequiresIdempotencyKey(t *testing.T) {
+	checked := map[string]bool{}
+	for _, path := range append(examples(t), "testdata/fleet.yaml") {
+		f := lower(t, path)
+		for _, w := range f.Workflows {
+			schema, example := InputContract(w)
+			required, _ := schema["required"].([]any)
+			for _, st := range w.Steps {
+				if st.FanOut != nil {
+					continue
+				}
+				for _, k := range st.Agent.Idempotency.Key {
+					if !slices.Contains(required, any(k)) {
+						t.Errorf("%s: workflow %s step %s: class %s keys on %q, which the input schema does not require (required: %v)", path, w.Name, st.Name, st.Agent.Name, k, required)
+					}
+					if _, ok := example[k]; !ok {
+						t.Errorf("%s: workflow %s: the example input has no %q", path, w.Name, k)
+					}
+					checked[w.Name+"/"+st.Name+"/"+k] = true
+				}
+			}
+		}
+	}
+	if !checked["conversation/Code/step"] {
+		t.Errorf("the research fleet's Code step (class coder, key [trace_id, step]) was not checked; checked %v", checked)
+	}
+}

@@ -2,7 +2,9 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -29,7 +31,10 @@ again: harmless for reads, an incident for send_invoice or refund_order. The key
 identify the work, not the delivery (never the SQS message id, which differs per
 redelivery), and derive from things that do not change between attempts.
 A non_idempotent class must name idempotency.key; every key field must be a required
-property of the consumed event's detail, or the worker cannot build the key.
+property of the consumed event's detail, or the worker cannot build the key. A workflow
+task step's detail is the execution input, whose generated schema requires the key fields;
+a fan-out child's is only its item (index, item, trace_id, the FIFO group field; batched:
+Items, BatchInput), so every key field must be one of those.
 Fix: idempotency: { key: [<stable detail fields, e.g. jobId or trace_id, step>] }.`,
 		Check: checkIdempotencyKey,
 	},
@@ -72,13 +77,14 @@ func checkIdempotencyKey(f *ir.Fleet, r *Reporter) {
 				"Set idempotency.key to detail fields that identify the work (e.g. [jobId] or [trace_id, step]).")
 			continue
 		}
-		if a.Consumes == nil || a.Consumes.Event == nil {
-			continue
-		}
-		ev := a.Consumes.Event
-		props, _ := ev.Detail["properties"].(map[string]any)
 		for i, k := range a.Idempotency.Key {
 			path := at(f, a.Path+"/idempotency/key/"+strconv.Itoa(i), "/defaults/idempotency/key/"+strconv.Itoa(i))
+			checkFanOutKey(r, a, k, path)
+			if a.Consumes == nil || a.Consumes.Event == nil {
+				continue
+			}
+			ev := a.Consumes.Event
+			props, _ := ev.Detail["properties"].(map[string]any)
 			if _, ok := props[k]; !ok {
 				r.Add(path,
 					fmt.Sprintf("idempotency key field %q is not a property of event %s (class %s)", k, ev.DetailType, a.Name),
@@ -91,6 +97,22 @@ func checkIdempotencyKey(f *ir.Fleet, r *Reporter) {
 					fmt.Sprintf("Add %s to events.%s.detail.required.", k, ev.DetailType))
 			}
 		}
+	}
+}
+
+// checkFanOutKey refuses key field k of a class a workflow fans out to when the child's
+// detail (the Distributed Map's item) cannot carry it: the worker would dead-letter every
+// item (BadIdempotencyKey). A task step's detail is the execution input, whose generated
+// schema requires the key fields.
+func checkFanOutKey(r *Reporter, a *ir.Agent, k, path string) {
+	for _, src := range ir.InputSources(a, a.Workflows) {
+		if src.Open || src.Path == a.Path+"/consumes/event" || slices.Contains(src.Fields, k) {
+			continue
+		}
+		r.Add(path,
+			fmt.Sprintf("idempotency key field %q is not in the input of %s (%s), a fan-out child's detail: every item would be dead-lettered (BadIdempotencyKey)",
+				k, src.What, strings.Join(src.Fields, ", ")),
+			fmt.Sprintf("Key class %s on fields its fan-out items carry, or dispatch it as a task step, whose detail is the execution input (the workflow's input schema then requires %s).", a.Name, k))
 	}
 }
 

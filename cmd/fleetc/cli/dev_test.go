@@ -311,10 +311,8 @@ func TestDevResearchFleet(t *testing.T) {
 
 	// The generated workflow, through the emulator override's definition: an execution
 	// started from the page completes its agent steps (Research, an empty fan-out, Code).
-	// Its input is the generated example plus `step`: the coder is non_idempotent with
-	// idempotency.key [trace_id, step], and a workflow task's detail is the execution's input,
-	// which the generated input schema and example do not give a `step` (on AWS too: without
-	// it the Code task is dead-lettered BadIdempotencyKey and the execution fails).
+	// Its input is the generated example, which carries the coder's idempotency key fields
+	// ([trace_id, step]): a workflow task's detail is the execution's input.
 	example, err := os.ReadFile(filepath.Join(out, "statemachines", "conversation.input.example.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +321,6 @@ func TestDevResearchFleet(t *testing.T) {
 	if err := json.Unmarshal(example, &input); err != nil {
 		t.Fatal(err)
 	}
-	input["step"] = 1
 	if code, m := s.post(t, "/api/workflows/conversation/executions", map[string]any{"input": input}); code != 200 {
 		t.Fatalf("start execution: %d %v", code, m)
 	}
