@@ -129,17 +129,18 @@ func TestAsyncToolsOffered(t *testing.T) {
 	}
 	defs, _ := cfg.Definitions()
 	var offered []router.Tool
-	h, err := New(Config{Policy: "fast", Tools: []string{"async:cdk-synth", "async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
+	_, err = New(Config{Policy: "fast", Tools: []string{"async:cdk-synth", "async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
 		offered = req.Tools
 		return &router.Response{StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "done"}}}}, nil
 	}))
 	if err == nil {
 		t.Fatal("the same async class twice was accepted")
 	}
-	if h, err = New(Config{Policy: "fast", Tools: []string{"async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
+	h, err := New(Config{Policy: "fast", Tools: []string{"async:cdk-synth"}, Async: svc}, chatFunc(func(_ context.Context, _ string, req *router.Request) (*router.Response, error) {
 		offered = req.Tools
 		return &router.Response{StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "done"}}}}, nil
-	})); err != nil {
+	}))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Handle(context.Background(), handler.Request{Class: "researcher", Input: json.RawMessage(`"go"`)}); err != nil {
