@@ -2,6 +2,7 @@ package compiler_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -26,7 +27,13 @@ var busResourceRE = regexp.MustCompile(`(?m)^resource "(aws_[a-z0-9_]*event_bus[
 func TestBatchLimitMatchesGeneratedBus(t *testing.T) {
 	sets := map[string]*artifact.Set{}
 	for _, p := range examples(t) {
-		sets[filepath.Base(filepath.Dir(p))] = buildFile(t, p)
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for env, set := range buildEach(t, p, src) { // each environment is its own fleet
+			sets[strings.TrimSuffix(filepath.Base(filepath.Dir(p))+"/"+env, "/")] = set
+		}
 	}
 	for _, n := range []int{4, 40} {
 		sets["generated-"+strings.Repeat("x", n/4)] = build(t, "big.yaml", irtest.BigFleet(n))

@@ -138,6 +138,8 @@ func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
 	d := notes.Warnf("P010", "", "fix these first; more checks run after")
 	if skip == nil {
 		d.Detail = "Nothing else was checked: references, rules and generation need a spec whose syntax and structure are valid."
+	} else if len(skip) == 0 {
+		d.Detail = "Every part was checked. Fleet-wide rules and generation run once the errors are fixed."
 	} else {
 		var parts []string
 		for _, p := range slices.Sorted(maps.Keys(skip)) {

@@ -14,6 +14,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden from the examples (and delete stale files); read the diff before committing")
@@ -31,17 +32,47 @@ func examples(t testing.TB) []string {
 	return append(paths, kitchenSink)
 }
 
+// build is what fleetc build writes for src: its files, or, for a spec with environments,
+// each environment's under <env>/.
 func build(t testing.TB, name string, src []byte) *artifact.Set {
 	t.Helper()
-	_, fleet, ds := compiler.LoadBytes(name, src)
-	if fleet == nil || ds.HasErrors() {
-		t.Fatalf("%s does not validate:\n%v", name, ds)
+	each := buildEach(t, name, src)
+	if set, plain := each[""]; plain {
+		return set
 	}
-	set, gds := compiler.Generate(fleet)
-	if gds.HasErrors() {
-		t.Fatalf("%s does not generate:\n%v", name, gds)
+	all, _ := artifact.NewSet()
+	for env, set := range each {
+		for _, f := range set.Files() {
+			if err := all.Add(artifact.File{Path: env + "/" + f.Path, Bytes: f.Bytes}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	return set
+	return all
+}
+
+// buildEach builds every fleet src describes: {"": files} for a spec without environments,
+// else one entry per environment.
+func buildEach(t testing.TB, name string, src []byte) map[string]*artifact.Set {
+	t.Helper()
+	file, _ := spec.Load(name, src)
+	envs := []string{""}
+	if file != nil && len(file.Environments()) > 0 {
+		envs = file.Environments()
+	}
+	out := map[string]*artifact.Set{}
+	for _, env := range envs {
+		_, fleet, ds := compiler.LoadBytesEnv(name, src, env)
+		if fleet == nil || ds.HasErrors() {
+			t.Fatalf("%s %s does not validate:\n%v", name, env, ds)
+		}
+		set, gds := compiler.Generate(fleet)
+		if gds.HasErrors() {
+			t.Fatalf("%s %s does not generate:\n%v", name, env, gds)
+		}
+		out[env] = set
+	}
+	return out
 }
 
 func buildFile(t testing.TB, path string) *artifact.Set {

@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,76 +32,83 @@ func TestConsumersAcceptEveryArtifact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range examples(t) {
-		name := filepath.Base(filepath.Dir(path))
-		t.Run(name, func(t *testing.T) {
-			set := buildFile(t, path)
-			out := filepath.Join(t.TempDir(), "out")
-			if err := artifact.WriteDir(out, set); err != nil {
-				t.Fatal(err)
-			}
-			kinds := map[string]int{}
-			var manifests []string
-			for _, p := range set.Paths() {
-				kind := strings.SplitN(p, "/", 2)[0]
-				kinds[kind]++
-				full := filepath.Join(out, filepath.FromSlash(p))
-				b, _ := set.Get(p)
-				switch {
-				case kind == "statemachines" && strings.HasSuffix(p, ".input.schema.json"):
-					example, _ := set.Get(strings.TrimSuffix(p, ".schema.json") + ".example.json")
-					if err := verifytest.Draft07Instance(b, example); err != nil {
-						t.Errorf("%s: %v", p, err)
-					}
-				case kind == "statemachines" && strings.HasSuffix(p, ".asl.json"):
-					verifyOrSkip(t, p, verifytest.ASL(full))
-				case kind == "k8s":
-					manifests = append(manifests, full)
-				case kind == "schemas" && !strings.HasPrefix(p, "schemas/examples/"):
-					if err := verifytest.Draft04(b); err != nil {
-						t.Errorf("%s: %v", p, err)
-					}
-					example, ok := set.Get("schemas/examples/" + strings.TrimPrefix(p, "schemas/"))
-					if !ok {
-						t.Errorf("%s has no example event", p)
-					} else if err := verifytest.Draft04Instance(b, example); err != nil {
-						t.Errorf("%s: its example does not validate: %v", p, err)
-					}
-				case kind == "tools":
-					if _, err := runtimeconfig.ParseTools(p, b); err != nil {
-						t.Errorf("%s: %v", p, err)
-					}
-				case kind == "runtime":
-					if err := validateJSON(rc, b); err != nil {
-						t.Errorf("%s: %v", p, err)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		each := buildEach(t, path, src) // a spec with environments: each is checked
+		for _, env := range slices.Sorted(maps.Keys(each)) {
+			name := strings.TrimSuffix(filepath.Base(filepath.Dir(path))+"/"+env, "/")
+			set := each[env]
+			t.Run(name, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out")
+				if err := artifact.WriteDir(out, set); err != nil {
+					t.Fatal(err)
+				}
+				kinds := map[string]int{}
+				var manifests []string
+				for _, p := range set.Paths() {
+					kind := strings.SplitN(p, "/", 2)[0]
+					kinds[kind]++
+					full := filepath.Join(out, filepath.FromSlash(p))
+					b, _ := set.Get(p)
+					switch {
+					case kind == "statemachines" && strings.HasSuffix(p, ".input.schema.json"):
+						example, _ := set.Get(strings.TrimSuffix(p, ".schema.json") + ".example.json")
+						if err := verifytest.Draft07Instance(b, example); err != nil {
+							t.Errorf("%s: %v", p, err)
+						}
+					case kind == "statemachines" && strings.HasSuffix(p, ".asl.json"):
+						verifyOrSkip(t, p, verifytest.ASL(full))
+					case kind == "k8s":
+						manifests = append(manifests, full)
+					case kind == "schemas" && !strings.HasPrefix(p, "schemas/examples/"):
+						if err := verifytest.Draft04(b); err != nil {
+							t.Errorf("%s: %v", p, err)
+						}
+						example, ok := set.Get("schemas/examples/" + strings.TrimPrefix(p, "schemas/"))
+						if !ok {
+							t.Errorf("%s has no example event", p)
+						} else if err := verifytest.Draft04Instance(b, example); err != nil {
+							t.Errorf("%s: its example does not validate: %v", p, err)
+						}
+					case kind == "tools":
+						if _, err := runtimeconfig.ParseTools(p, b); err != nil {
+							t.Errorf("%s: %v", p, err)
+						}
+					case kind == "runtime":
+						if err := validateJSON(rc, b); err != nil {
+							t.Errorf("%s: %v", p, err)
+						}
 					}
 				}
-			}
-			for _, k := range []string{"terraform", "schemas", "runtime"} {
-				if kinds[k] == 0 {
-					t.Errorf("no %s artifacts", k)
+				for _, k := range []string{"terraform", "schemas", "runtime"} {
+					if kinds[k] == 0 {
+						t.Errorf("no %s artifacts", k)
+					}
 				}
-			}
-			if len(manifests) > 0 {
-				verifyOrSkip(t, "k8s", verifytest.Kubeconform(manifests...))
-			}
-			tf := filepath.Join(out, "terraform")
-			verifyOrSkip(t, "terraform fmt", verifytest.TerraformFmt(tf))
-			for _, err := range verifytest.CheckTerraformAgainstSchema(tf, "") {
-				if errors.Is(err, verifytest.ErrToolMissing) {
-					verifyOrSkip(t, "provider schema", err)
-					break
+				if len(manifests) > 0 {
+					verifyOrSkip(t, "k8s", verifytest.Kubeconform(manifests...))
 				}
-				t.Errorf("provider schema: %v", err)
-			}
-			err := verifytest.TerraformValidateOut(context.Background(), out, "terraform")
-			if errors.Is(err, verifytest.ErrProviderUnavailable) {
-				// agentcore classes need aws >= 6.18, which the offline mirror (5.100.0) does not
-				// have: validate against the schema-only 6.x provider instead of skipping.
-				t.Logf("real provider unavailable, validating against the 6.x schema: %v", err)
-				err = verifytest.TerraformValidateSchemaOut(context.Background(), out, "terraform")
-			}
-			verifyOrSkip(t, "terraform validate", err)
-		})
+				tf := filepath.Join(out, "terraform")
+				verifyOrSkip(t, "terraform fmt", verifytest.TerraformFmt(tf))
+				for _, err := range verifytest.CheckTerraformAgainstSchema(tf, "") {
+					if errors.Is(err, verifytest.ErrToolMissing) {
+						verifyOrSkip(t, "provider schema", err)
+						break
+					}
+					t.Errorf("provider schema: %v", err)
+				}
+				err := verifytest.TerraformValidateOut(context.Background(), out, "terraform")
+				if errors.Is(err, verifytest.ErrProviderUnavailable) {
+					// agentcore classes need aws >= 6.18, which the offline mirror (5.100.0) does not
+					// have: validate against the schema-only 6.x provider instead of skipping.
+					t.Logf("real provider unavailable, validating against the 6.x schema: %v", err)
+					err = verifytest.TerraformValidateSchemaOut(context.Background(), out, "terraform")
+				}
+				verifyOrSkip(t, "terraform validate", err)
+			})
+		}
 	}
 }
 

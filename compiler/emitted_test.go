@@ -3,6 +3,7 @@ package compiler_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
@@ -25,11 +27,16 @@ import (
 func TestEmittedDetailsKeepTheirContracts(t *testing.T) {
 	for _, path := range examples(t) {
 		name := filepath.Base(filepath.Dir(path))
-		_, fleet, ds := compiler.Load(path)
+		env := irtest.FirstEnvOf(path)
+		_, fleet, ds := compiler.LoadEnv(path, env)
 		if fleet == nil || ds.HasErrors() {
 			t.Fatalf("%s: %v", path, ds)
 		}
-		set := buildFile(t, path)
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := buildEach(t, path, src)[env]
 		for _, a := range fleet.Agents {
 			if len(a.Emits) == 0 {
 				continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
 
 // FuzzCompile drives the whole pipeline — load, lower, rules, every backend — on arbitrary
@@ -28,7 +29,10 @@ func FuzzCompile(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		_, fleet, ds := compiler.LoadBytes("fuzz.yaml", src)
+		// A spec with environments (examples/environments is a seed) is compiled in one of
+		// them, so selecting and merging is fuzzed too.
+		env := irtest.FirstEnvOfSource(src)
+		_, fleet, ds := compiler.LoadBytesEnv("fuzz.yaml", src, env)
 		for _, d := range ds {
 			if d.Subject == nil {
 				t.Fatalf("diagnostic without position: %v", d)
@@ -50,7 +54,7 @@ func FuzzCompile(f *testing.F) {
 			t.Fatal("a valid spec generated nothing")
 		}
 		err := checkDeterministic("fuzz.yaml", src, 2, true, func(src []byte) *artifact.Set {
-			_, fleet, ds := compiler.LoadBytes("fuzz.yaml", src)
+			_, fleet, ds := compiler.LoadBytesEnv("fuzz.yaml", src, env)
 			if fleet == nil || ds.HasErrors() {
 				return nil
 			}

@@ -78,7 +78,14 @@ func TestGeneratedNamesWithinLimits(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		fl, cl, wf, st := edge(24), edge(40), edge(40), edge(74)
 		src := namedFleet(fl, cl, wf, st)
-		_, fleet, ds := compiler.LoadBytes("names.yaml", []byte(src))
+		// Every other fleet is built in an environment, whose name lengthens every derived
+		// name: the limits are checked with it in.
+		env := ""
+		if i%2 == 1 {
+			env = "e" + strings.Repeat("n", edge(12)-1)
+			src += "environments:\n  " + env + ": {}\n"
+		}
+		_, fleet, ds := compiler.LoadBytesEnv("names.yaml", []byte(src), env)
 		var p007 []string
 		for _, d := range ds {
 			if d.Code == "P007" {

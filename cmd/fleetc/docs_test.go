@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 
 // docsWithCommands are the documents whose ```console blocks are run: every "$ command"
 // line, with the lines after it its expected output (stdout and stderr together).
-var docsWithCommands = []string{"README.md", "docs/quickstart.md"}
+var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
 // directory, with fleetc on PATH: the docs show what the commands print today.
@@ -88,4 +89,41 @@ func consoleScript(md string) (string, int) {
 		}
 	}
 	return script.String() + files.String(), n
+}
+
+// The user docs name only files that exist: an examples/... path written in README.md or
+// docs/*.md, and every relative markdown link, resolves to a file or directory of the
+// checkout (the README once cited examples/bad.yaml, which did not exist). Other paths in the
+// docs are often generated ones (out/runtime/<class>.json), so they are not checked here.
+func TestDocsCiteExistingFiles(t *testing.T) {
+	docs, _ := filepath.Glob("../../docs/*.md")
+	docs = append(docs, "../../README.md")
+	repoPath := regexp.MustCompile("(?:^|[\\s`(\\[])(examples/[A-Za-z0-9_.\\-/]*[A-Za-z0-9_])")
+	link := regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
+	checked := 0
+	for _, doc := range docs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range repoPath.FindAllStringSubmatch(string(b), -1) {
+			p := strings.TrimSuffix(m[1], ".")
+			if strings.ContainsAny(p, "<>*") || strings.Contains(p, "...") {
+				continue
+			}
+			checked++
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				t.Errorf("%s names %s, which does not exist", doc, p)
+			}
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			checked++
+			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), m[1])); err != nil {
+				t.Errorf("%s links %s, which does not exist", doc, m[1])
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d paths checked", checked)
+	}
 }

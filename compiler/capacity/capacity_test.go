@@ -14,6 +14,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -51,7 +52,7 @@ traffic:
 
 func lowerSrc(t *testing.T, src string) *ir.Fleet {
 	t.Helper()
-	_, f, ds := compiler.LoadBytes("fleet.yaml", []byte(src))
+	_, f, ds := compiler.LoadBytesEnv("fleet.yaml", []byte(src), irtest.FirstEnvOfSource([]byte(src)))
 	if f == nil || ds.HasErrors() {
 		t.Fatalf("spec does not load:\n%v", ds)
 	}

@@ -160,22 +160,20 @@ func Compare(base, head *Side) (*Report, error) {
 }
 
 // capacityChanges turns the capacity delta into findings: a warning per quota the head's
-// traffic breaks that the base's did not. Rates and cost that move are the report's capacity
-// section, not findings.
+// traffic breaks that the base's did not and no rule checks (a rule's quota is reported by
+// its own diagnostic, from the same arithmetic). Rates and cost that move are the report's
+// capacity section, not findings.
 func capacityChanges(d *capacity.Delta, head *Side) []Change {
 	if d.Empty() {
 		return nil
 	}
 	var out []Change
 	for _, q := range d.Quotas {
-		if q.After == nil || q.After.ShareOfLimit <= 1 || (q.Before != nil && q.Before.ShareOfLimit > 1) {
+		if q.Rule != "" || q.After == nil || q.After.ShareOfLimit <= 1 || (q.Before != nil && q.Before.ShareOfLimit > 1) {
 			continue
 		}
 		c := Change{Category: Capacity, Severity: Warning, Subject: "fleet", Side: compat.Head,
 			Summary: fmt.Sprintf("%s (%s) breaks at the head's traffic: %s of %s %s", q.Name, q.Scope, capacity.Num(q.After.Usage), capacity.Num(q.After.Limit), q.Unit)}
-		if q.Rule != "" {
-			c.Detail = "rule " + q.Rule + " checks it"
-		}
 		locate(&c, head, "/traffic")
 		out = append(out, c)
 	}

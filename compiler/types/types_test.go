@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/compiler/types"
 )
 
@@ -53,7 +54,7 @@ func TestExamplesCompile(t *testing.T) {
 	}
 	for _, p := range paths {
 		name := strings.ReplaceAll(filepath.Base(filepath.Dir(p)), "-", "_")
-		_, fleet, ds := compiler.Load(p)
+		_, fleet, ds := compiler.LoadEnv(p, irtest.FirstEnvOf(p))
 		if fleet == nil || ds.HasErrors() {
 			t.Fatalf("%s: %v", p, ds)
 		}

@@ -32,11 +32,40 @@ func lower(t testing.TB, name string, file *spec.File, ds diag.Diagnostics) *ir.
 	if file == nil || ds.HasErrors() {
 		t.Fatalf("load %s:\n%v", name, ds)
 	}
+	if env := FirstEnv(file); env != "" {
+		if file, ds = file.Select(env); file == nil || ds.HasErrors() {
+			t.Fatalf("load %s, environment %s:\n%v", name, env, ds)
+		}
+	}
 	f, ds := ir.Lower(file)
 	if ds.HasErrors() {
 		t.Fatalf("lower %s:\n%v", name, ds)
 	}
 	return f
+}
+
+// FirstEnv is the environment a test takes of a spec that declares some (the first in name
+// order: they all share the spec's events, classes and workflows), "" for one that has none.
+func FirstEnv(file *spec.File) string {
+	if file == nil {
+		return ""
+	}
+	if envs := file.Environments(); len(envs) > 0 {
+		return envs[0]
+	}
+	return ""
+}
+
+// FirstEnvOf is FirstEnv of the spec at path.
+func FirstEnvOf(path string) string {
+	file, _ := spec.LoadFile(path)
+	return FirstEnv(file)
+}
+
+// FirstEnvOfSource is FirstEnv of a spec held in memory.
+func FirstEnvOfSource(src []byte) string {
+	file, _ := spec.Load("fleet.yaml", src)
+	return FirstEnv(file)
 }
 
 // Examples returns the paths of every examples/*/fleet.yaml, found from the repository root.

@@ -1,0 +1,27 @@
+terraform {
+  required_version = ">= 1.5"
+  required_providers {
+    aws = {
+      source  = "hashicorp/aws"
+      version = ">= 5.100, < 7.0"
+    }
+  }
+}
+
+provider "aws" {
+  region = "eu-central-1"
+  default_tags {
+    tags = {
+      "cost-center" = "support-prod"
+      fleet         = "support-prod"
+      managed_by    = "fleetc"
+      team          = "customer-care"
+    }
+  }
+}
+
+data "aws_caller_identity" "current" {
+}
+
+data "aws_partition" "current" {
+}

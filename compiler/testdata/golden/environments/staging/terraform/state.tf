@@ -1,0 +1,86 @@
+# pk = work key, sk = class; conditional puts claim a step, expires_at (TTL) ends the window.
+resource "aws_dynamodb_table" "idempotency" {
+  name         = "support-staging-idempotency"
+  billing_mode = "PAY_PER_REQUEST"
+  hash_key     = "pk"
+  range_key    = "sk"
+  attribute {
+    name = "pk"
+    type = "S"
+  }
+  attribute {
+    name = "sk"
+    type = "S"
+  }
+  ttl {
+    attribute_name = "expires_at"
+    enabled        = true
+  }
+  point_in_time_recovery {
+    enabled = true
+  }
+  server_side_encryption {
+    enabled = true
+  }
+}
+
+# Claim-check payloads: anything over a class's threshold travels as an S3 reference.
+resource "aws_s3_bucket" "claimcheck" {
+  bucket = "support-staging-claimcheck-eu-west-1"
+}
+
+resource "aws_s3_bucket_public_access_block" "claimcheck" {
+  bucket                  = aws_s3_bucket.claimcheck.id
+  block_public_acls       = true
+  block_public_policy     = true
+  ignore_public_acls      = true
+  restrict_public_buckets = true
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "claimcheck" {
+  bucket = aws_s3_bucket.claimcheck.id
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm = "AES256"
+    }
+  }
+}
+
+data "aws_iam_policy_document" "claimcheck_tls_only" {
+  statement {
+    sid       = "DenyInsecureTransport"
+    effect    = "Deny"
+    actions   = ["s3:*"]
+    resources = [aws_s3_bucket.claimcheck.arn, "${aws_s3_bucket.claimcheck.arn}/*"]
+    principals {
+      type        = "*"
+      identifiers = ["*"]
+    }
+    condition {
+      test     = "Bool"
+      variable = "aws:SecureTransport"
+      values   = ["false"]
+    }
+  }
+}
+
+# TLS only: any request over plain HTTP is denied.
+resource "aws_s3_bucket_policy" "claimcheck" {
+  bucket     = aws_s3_bucket.claimcheck.id
+  policy     = data.aws_iam_policy_document.claimcheck_tls_only.json
+  depends_on = [aws_s3_bucket_public_access_block.claimcheck]
+}
+
+# Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).
+resource "aws_s3_bucket_lifecycle_configuration" "claimcheck" {
+  bucket = aws_s3_bucket.claimcheck.id
+  rule {
+    id     = "expire-claim-checks"
+    status = "Enabled"
+    filter {
+    }
+    expiration {
+      days = 14
+    }
+  }
+}
