@@ -41,7 +41,7 @@ func TestToolSpanUnderTheAgentSpan(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, kv := range s.Attributes {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		for k, v := range w.attrs {
 			if got[k] != v {
@@ -51,7 +51,7 @@ func TestToolSpanUnderTheAgentSpan(t *testing.T) {
 	}
 	for _, kv := range spans[1].Attributes {
 		if kv.Key == "gen_ai.tool.call.id" {
-			t.Errorf("a call without an id has gen_ai.tool.call.id %q", kv.Value.Emit())
+			t.Errorf("a call without an id has gen_ai.tool.call.id %q", kv.Value.String())
 		}
 	}
 	// Without a span in ctx nothing is recorded.
