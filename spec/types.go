@@ -70,7 +70,13 @@ type State struct {
 	JobsTable        string    `json:"jobs_table,omitempty"`
 	ClaimCheckBucket string    `json:"claim_check_bucket,omitempty"`
 	ClaimCheckExpiry *Duration `json:"claim_check_expiry,omitempty"`
+	// KMSKey is the customer-managed key of the bucket, tables, queues and log groups:
+	// KMSKeyCreate, or a key ARN. Empty: AWS-managed encryption.
+	KMSKey string `json:"kms_key,omitempty"`
 }
+
+// KMSKeyCreate as state.kms_key has fleetc create the key (and alias/<fleet>).
+const KMSKeyCreate = "create"
 
 // Defaults are inherited by every agent class unless it says otherwise.
 type Defaults struct {

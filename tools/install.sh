@@ -13,6 +13,8 @@
 #   bin/staticcheck                      (Go, honnef.co/go/tools at STATICCHECK_VERSION: the linter CI runs)
 #   bin/oasdiff                          (Go, tools/oasdiff module: the independent breaking-change
 #                                         checker compiler/compat's differential test runs)
+#   bin/tfsec                            (Go, tools/tfsec module: the static checker of the generated
+#                                         Terraform; compiler's TestTfsecEveryExample runs it)
 #   tools/gateway-clients/node_modules   (npm, tools/gateway-clients/package-lock.json: the openai SDK,
 #                                         the AI SDK and the AWS SDK's Bedrock Runtime client, run
 #                                         against fleet-worker's model gateway by cmd/fleet-worker's tests)
@@ -94,6 +96,20 @@ install_oasdiff() {
 	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/oasdiff/oasdiff)
 	log "oasdiff: building $ver"
 	(cd "$mod" && go build -o "$out.tmp" github.com/oasdiff/oasdiff)
+	mv -f "$out.tmp" "$out"
+	echo "$h" >"$st"
+}
+
+install_tfsec() {
+	local mod="$ROOT/tools/tfsec" out="$BIN/tfsec" st="$BIN/.tfsec.stamp" h ver
+	h=$(stamp "$mod/go.mod" "$mod/go.sum")
+	if up_to_date "$out" "$st" "$h"; then
+		log "tfsec: up to date"
+		return
+	fi
+	ver=$(cd "$mod" && go list -m -f '{{.Version}}' github.com/aquasecurity/tfsec)
+	log "tfsec: building $ver"
+	(cd "$mod" && go build -ldflags "-X github.com/aquasecurity/tfsec/version.Version=$ver" -o "$out.tmp" github.com/aquasecurity/tfsec/cmd/tfsec)
 	mv -f "$out.tmp" "$out"
 	echo "$h" >"$st"
 }
@@ -246,7 +262,7 @@ install_curl() {
 
 want=("$@")
 if [[ ${#want[@]} -eq 0 ]]; then
-	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck curl chromium rie)
+	want=(kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz schema-provider oasdiff staticcheck tfsec curl chromium rie)
 	if [[ "${FLEETC_SKIP_KUMO:-}" == 1 ]]; then
 		log "kumo: skipped (FLEETC_SKIP_KUMO=1)"
 	else
@@ -257,6 +273,7 @@ for t in "${want[@]}"; do
 	case "$t" in
 	kubeconform) timed kubeconform install_kubeconform ;;
 	oasdiff) timed oasdiff install_oasdiff ;;
+	tfsec) timed tfsec install_tfsec ;;
 	staticcheck) timed staticcheck install_staticcheck ;;
 	asl | asl-validator) timed asl-validator install_asl ;;
 	mermaid) timed mermaid install_mermaid ;;
@@ -271,7 +288,7 @@ for t in "${want[@]}"; do
 	curl) install_curl ;;
 	chromium) timed chromium install_chromium ;;
 	*)
-		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck curl chromium rie)"
+		log "unknown tool '$t' (want: kubeconform asl mermaid gateway-clients mcp-inspector typescript mypy graphviz kumo schema-provider oasdiff staticcheck tfsec curl chromium rie)"
 		exit 2
 		;;
 	esac

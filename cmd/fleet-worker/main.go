@@ -155,11 +155,11 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	case ModePoll:
 		runErr = rt.RunPoll(ctx, *drain)
 	case ModeLambda:
-		runErr = lambda.Run(ctx, rt, getenv)
+		runErr = lambda.Run(ctx, rt.Host(), getenv)
 	case ModeAgentCore:
-		runErr = agentcore.Run(ctx, rt, *listen, *drain)
+		runErr = agentcore.Run(ctx, rt.Host(), *listen, *drain)
 	case ModeDispatch:
-		runErr = dispatch.Run(ctx, rt, getenv, *drain)
+		runErr = dispatch.Run(ctx, rt.Host(), getenv, *drain)
 	}
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

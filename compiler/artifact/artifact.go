@@ -301,10 +301,22 @@ func removeEmptyParents(root, d string) {
 type Resource struct {
 	Address string `json:"address"` // aws_sqs_queue.coder, data.aws_iam_policy_document.coder
 	Type    string `json:"type"`
-	Part    string `json:"part"`           // the owner: "class coder", "workflow conversation", "event x", "bus", "state", "eks", "provider"
-	Path    string `json:"path,omitempty"` // the spec path the block is generated from
-	File    string `json:"file"`           // terraform/agent_coder.tf
+	Part    string `json:"part"` // the owner: "class coder", "workflow conversation", "event x", "bus", "state", "eks", "provider"
+	// Element is the part of its owner the block belongs to (a class's queue, DLQ or rule);
+	// "" for the owner itself.
+	Element Element `json:"element,omitempty"`
+	Path    string  `json:"path,omitempty"` // the spec path the block is generated from
+	File    string  `json:"file"`           // terraform/agent_coder.tf
 }
+
+// Element is a part of a class that the topology draws on its own.
+type Element string
+
+const (
+	ElementQueue Element = "queue" // the class queue (and a FIFO class's ingress queue)
+	ElementDLQ   Element = "dlq"   // its dead-letter queue
+	ElementRule  Element = "rule"  // the EventBridge rule that feeds it, and its target
+)
 
 // SetInventory records the generated Terraform's resources beside the files.
 func (s *Set) SetInventory(rs []Resource) { s.inventory = rs }

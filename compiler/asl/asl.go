@@ -35,7 +35,6 @@ package asl
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -43,6 +42,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/internal/genjson"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -274,29 +274,9 @@ func (ss states) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// marshal is json.Marshal without HTML escaping (descriptions may hold < > &).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-// encode renders a document (a definition, an input schema or example) with 2-space
-// indentation, sorted map keys, no HTML escaping and a trailing newline.
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+// marshal renders one piece of a definition (a state's name or body); encode a document (a
+// definition, an input schema or example). Both are the one generated-JSON encoder's.
+var marshal, encode = genjson.Compact, genjson.Encode
 
 // tmpl escapes spec-provided text for Terraform's templatefile().
 func tmpl(s string) string {

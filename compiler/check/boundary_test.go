@@ -175,6 +175,18 @@ var bounds = []bound{
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
 	{rule: "E005", what: "max event age ≤ 24 h", upper: true, limit: fixed(int64(maxEventAge)),
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
+	{rule: "E011", what: "PutEvents requests/s ≤ the region's quota", upper: false, errorsOnly: true,
+		// 24,000 conversations/min × 10 steps = 4,000 steps/s, one event each: at 10 entries a
+		// batch that is exactly af-south-1's quota; one entry fewer a batch goes over it.
+		prep: func(f *ir.Fleet, a *ir.Agent) {
+			f.Region = "af-south-1"
+			f.Traffic = &ir.Traffic{ConversationsPerMinute: 24000, StepsPerConversation: 10}
+			a.Emits = f.Events[:1]
+		},
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 {
+			return int64(capacity.Of(f).EmittedPerSec() / capacity.PutEventsRPS(f.Region))
+		},
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
 	{rule: "E010", what: "PutEvents entries ≤ classic limit", upper: true, limit: fixed(ir.ClassicBusMaxEntries),
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
 	{rule: "E010", what: "PutEvents entries ≥ 1", upper: false, limit: fixed(1),

@@ -409,16 +409,25 @@ func checkInvocations(f *ir.Fleet, r *Reporter) {
 	}
 }
 
+// ReplaySafe is rule E013's reasoning for one class: replaying events up to reach old (0:
+// unbounded, an archive kept forever) into class a cannot repeat its side effects. Only a
+// non_idempotent class is at risk, and only for events older than its idempotency window,
+// whose keys the table has forgotten. fleetc replay asks it at run time with the reach of
+// the replay into the archive as deployed.
+func ReplaySafe(a *ir.Agent, reach time.Duration) bool {
+	if a.SideEffects != "non_idempotent" {
+		return true
+	}
+	return reach > 0 && reach <= a.Idempotency.Window
+}
+
 func checkArchiveReplay(f *ir.Fleet, r *Reporter) {
 	ar := f.Bus.Archive
 	if ar == nil {
 		return
 	}
 	for _, a := range f.Agents {
-		if a.Rule == nil || a.SideEffects != "non_idempotent" {
-			continue
-		}
-		if ar.Retention > 0 && ar.Retention <= a.Idempotency.Window {
+		if a.Rule == nil || ReplaySafe(a, ar.Retention) {
 			continue
 		}
 		kept := "forever"

@@ -257,6 +257,15 @@ func Spec(k Kind) KindSpec {
 	return KindSpec{Kind: k, Effect: Breaks, Direction: Both, Purpose: "unknown kind"}
 }
 
+// Side is one of the two versions a comparison reads: where a finding's spec path lives.
+type Side string
+
+// The sides: a removed thing lives in the base, an added or changed one in the head.
+const (
+	Base Side = "base"
+	Head Side = "head"
+)
+
 // Finding is one contract change.
 type Finding struct {
 	Kind        Kind          `json:"kind"`
@@ -267,7 +276,7 @@ type Finding struct {
 	Event       string        `json:"event"`          // detail-type (the head's; the base's when removed)
 	Schema      string        `json:"schema"`         // registry schema name
 	Pointer     string        `json:"pointer"`
-	Side        string        `json:"side"`           // base or head: where Path lives
+	Side        Side          `json:"side"`           // where Path lives
 	Path        string        `json:"path,omitempty"` // spec path of the event on Side
 	Summary     string        `json:"summary"`
 	Consumers   []string      `json:"consumers"`
@@ -428,11 +437,11 @@ func Compare(base, head []Contract) Report {
 			r.pair(b, h)
 			continue
 		}
-		r.add(b, b, Finding{Kind: EventRemoved, Side: "base", Path: b.Path,
+		r.add(b, b, Finding{Kind: EventRemoved, Side: Base, Path: b.Path,
 			Summary: "event removed; consumers outside this spec and archived events still carry it"})
 	}
 	for _, h := range added {
-		r.add(h, h, Finding{Kind: EventAdded, Side: "head", Path: h.Path, Summary: "new event"})
+		r.add(h, h, Finding{Kind: EventAdded, Side: Head, Path: h.Path, Summary: "new event"})
 	}
 	slices.SortStableFunc(r.Findings, func(a, b Finding) int {
 		return strings.Compare(a.Event+"\x00"+a.Pointer+"\x00"+string(a.Kind), b.Event+"\x00"+b.Pointer+"\x00"+string(b.Kind))
@@ -467,9 +476,9 @@ func (r *Report) pair(b, h *Contract) {
 	w := &walker{base: b.Schema, head: h.Schema, seen: map[string]bool{}}
 	w.schema(b.Schema, h.Schema, "")
 	for _, f := range w.out {
-		f.Side = "head"
+		f.Side = Head
 		if f.Kind == PropertyRemoved || f.Kind == OptionalPropertyRemoved || f.Kind == PropertyRenamed {
-			f.Side = "base"
+			f.Side = Base
 		}
 		r.add(b, h, f)
 	}
@@ -479,11 +488,11 @@ func (r *Report) pair(b, h *Contract) {
 func (r *Report) add(b, h *Contract, f Finding) {
 	f.Event, f.Schema = h.DetailType, h.Name
 	if f.Side == "" {
-		f.Side = "head"
+		f.Side = Head
 	}
 	switch {
 	case f.Path != "":
-	case f.Side == "base":
+	case f.Side == Base:
 		f.Path = specPath(b.Path, f.Pointer)
 	default:
 		f.Path = specPath(h.Path, f.Pointer)

@@ -67,7 +67,7 @@ func TestRenamedEventPathsPerSide(t *testing.T) {
 	r := compat.Compare([]compat.Contract{b}, []compat.Contract{h})
 	got := map[compat.Kind]string{}
 	for _, f := range r.Findings {
-		got[f.Kind] = f.Side + " " + f.Path
+		got[f.Kind] = string(f.Side) + " " + f.Path
 	}
 	want := map[compat.Kind]string{
 		compat.DetailTypeChanged:       "head /events/t.new",

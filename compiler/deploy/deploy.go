@@ -98,11 +98,18 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 		return nil, ds, err
 	}
 	w := &Workspace{Dir: dir, TFDir: filepath.Join(dir, "terraform"), Set: set, opts: opts}
-	if w.groups, err = Groups(set); err != nil {
+	prev, err := ReadInventory(dir)
+	if err != nil {
+		return nil, ds, err
+	}
+	if w.groups, err = Groups(set, prev); err != nil {
 		return nil, ds, err
 	}
 	if err := artifact.WriteDir(opts.Dir, set); err != nil {
 		return nil, ds, fmt.Errorf("writing %s: %w", opts.Dir, err)
+	}
+	if err := WriteInventory(dir, set); err != nil {
+		return nil, ds, err
 	}
 	override := filepath.Join(w.TFDir, OverrideFile)
 	if opts.Endpoint != "" {

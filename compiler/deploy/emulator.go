@@ -1,9 +1,12 @@
 package deploy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -136,13 +139,13 @@ var KumoGaps = []Gap{
 	{
 		ID: "lambda-image", Resource: "aws_lambda_function",
 		Emulator:      "GetFunction returns no ImageUri and no ImageConfigResponse, so every plan wants to set the image and its command again",
-		Workaround:    "changes to image_uri and image_config ignored (no function runs on the emulator: fleetc dev polls the queue instead)",
+		Workaround:    "changes to image_uri and image_config ignored (no function runs on the emulator: fleetc dev runs it under the Lambda Runtime Interface Emulator)",
 		IgnoreChanges: []string{"image_uri", "image_config"},
 	},
 	{
 		ID: "lambda-event-source-mapping", Resource: "aws_lambda_event_source_mapping",
 		Emulator:      "the mapping reads back without FunctionResponseTypes, ScalingConfig and tags, so every plan wants to set them again; it moves no message",
-		Workaround:    "changes to function_response_types, scaling_config and tags ignored (fleetc dev polls the queue instead)",
+		Workaround:    "changes to function_response_types, scaling_config and tags ignored (fleetc dev runs its own mapping into the function under the Lambda Runtime Interface Emulator)",
 		IgnoreChanges: []string{"function_response_types", "scaling_config", "tags", "tags_all"},
 	},
 	{
@@ -319,6 +322,25 @@ type Override struct {
 
 // EmulatorFilePrefix starts the name of every file the override needs beside it.
 const EmulatorFilePrefix = "fleetc_emulator_"
+
+// EmulatorFiles returns the override and the files beside it that `--endpoint` left in a
+// Terraform directory, sorted. While they are there, a plain `terraform apply` in that
+// directory targets the emulator: `fleetc build` removes them, `build --check` reports them.
+func EmulatorFiles(tfDir string) []string {
+	ps, _ := filepath.Glob(filepath.Join(tfDir, EmulatorFilePrefix+"*"))
+	sort.Strings(ps)
+	return ps
+}
+
+// RemoveEmulatorFiles removes what EmulatorFiles finds.
+func RemoveEmulatorFiles(tfDir string) error {
+	for _, p := range EmulatorFiles(tfDir) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
 
 // EmulatorOverride returns the override file for the generated configuration in set (its
 // terraform/*.tf files): provider endpoints aimed at endpoint, credential and account checks

@@ -1,8 +1,12 @@
 package deploy
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -177,37 +181,65 @@ func pathString(p any) string {
 // Groups maps each resource address of the generated configuration to the spec part that
 // owns it, as the Terraform backend recorded it (artifact.Set.Inventory): "class <name>",
 // "workflow <name>", "event <detail-type>", or a plane (bus, state, events, eks, provider).
-func Groups(set *artifact.Set) (map[string]string, error) {
+//
+// A resource no longer generated (a deletion) keeps the owner the previous inventory of the
+// same output directory recorded (prev, from ReadInventory; nil when there is none).
+func Groups(set *artifact.Set, prev []artifact.Resource) (map[string]string, error) {
 	inv := set.Inventory()
 	if len(inv) == 0 {
 		return nil, fmt.Errorf("the generated configuration carries no resource inventory")
 	}
 	g := map[string]string{}
+	for _, r := range prev {
+		g[r.Address] = r.Part
+	}
 	for _, r := range inv {
 		g[r.Address] = r.Part
 	}
 	return g, nil
 }
 
+// InventoryFile is where plan and apply keep the inventory of the configuration they last
+// wrote, beside the manifest, so that the next plan knows the owner of what it deletes.
+const InventoryFile = ".fleetc-inventory.json"
+
+type inventoryDoc struct {
+	FormatVersion int                 `json:"format_version"`
+	Resources     []artifact.Resource `json:"resources"`
+}
+
+// ReadInventory reads the inventory an earlier plan or apply kept in dir; none is nil.
+func ReadInventory(dir string) ([]artifact.Resource, error) {
+	b, err := os.ReadFile(filepath.Join(dir, InventoryFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var doc inventoryDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, InventoryFile), err)
+	}
+	return doc.Resources, nil
+}
+
+// WriteInventory keeps the set's inventory in dir for the next plan.
+func WriteInventory(dir string, set *artifact.Set) error {
+	b, err := json.MarshalIndent(inventoryDoc{FormatVersion: jsonreport.FormatVersion, Resources: set.Inventory()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, InventoryFile), append(b, '\n'), 0o644)
+}
+
 var instanceKey = regexp.MustCompile(`\[[^\]]*\]$`)
 
-// groupOf is the class or plane of addr. A resource no longer in the configuration (a
-// deletion) belongs to the class its name starts with, if any.
+// groupOf is the class or plane of addr, as an inventory recorded it; "removed" for a
+// resource neither the configuration nor the previous inventory knows.
 func groupOf(groups map[string]string, addr string) string {
-	addr = instanceKey.ReplaceAllString(addr, "")
-	if g, ok := groups[addr]; ok {
+	if g, ok := groups[instanceKey.ReplaceAllString(addr, "")]; ok {
 		return g
-	}
-	name := addr[strings.LastIndex(addr, ".")+1:]
-	best := ""
-	for _, g := range groups {
-		class, ok := strings.CutPrefix(g, "class ")
-		if ok && (name == class || strings.HasPrefix(name, class+"_")) && len(g) > len(best) {
-			best = g
-		}
-	}
-	if best != "" {
-		return best
 	}
 	return "removed"
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	tfjson "github.com/hashicorp/terraform-json"
+
+	"github.com/fleetc/fleetc/compiler/artifact"
 )
 
 // planFixture is the part of `terraform show -json` Summarize reads: a FIFO change that
@@ -35,6 +37,8 @@ var fixtureGroups = map[string]string{
 	"aws_sqs_queue.solver": "class solver", "aws_sqs_queue.solver_dlq": "class solver", "aws_sqs_queue.solver_ingress": "class solver",
 	"aws_cloudwatch_event_target.solver": "class solver", "aws_dynamodb_table.idempotency": "state",
 	"aws_sfn_state_machine.flow": "workflow flow", "aws_cloudwatch_event_bus.fleet": "bus",
+	// No longer generated: its owner comes from the previous inventory (Groups).
+	"aws_sqs_queue_policy.solver": "class solver",
 }
 
 func TestSummarize(t *testing.T) {
@@ -42,7 +46,8 @@ func TestSummarize(t *testing.T) {
 	if s.Add != 4 || s.Change != 1 || s.Destroy != 5 {
 		t.Errorf("counts: +%d ~%d -%d, want +4 ~1 -5 (as Terraform counts a replacement)", s.Add, s.Change, s.Destroy)
 	}
-	// The queue policy no longer in the configuration still belongs to its class.
+	// The queue policy no longer in the configuration still belongs to its class, as the
+	// previous inventory recorded it.
 	want := []GroupCount{{Group: "class solver", Create: 1, Update: 1, Replace: 2, Delete: 1}, {Group: "state", Delete: 1}, {Group: "workflow flow", Replace: 1}}
 	if len(s.Groups) != len(want) {
 		t.Fatalf("groups %+v", s.Groups)
@@ -155,6 +160,42 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 		if b.String() != string(want) {
 			t.Errorf("%s differs (go test ./compiler/deploy -run TestWriteMarkdown -update, then read the diff):\n%s", tc.golden, b.String())
+		}
+	}
+}
+
+// TestGroupsFromInventories: an address the configuration generates belongs to the owner its
+// inventory records; one it no longer generates to the owner the inventory plan and apply
+// kept from the previous run (written and read back here), never to a guess from its name;
+// one neither knows is "removed".
+func TestGroupsFromInventories(t *testing.T) {
+	set := generate(t, "testdata/e2e.yaml")
+	dir := t.TempDir()
+	if prev, err := ReadInventory(dir); err != nil || prev != nil {
+		t.Fatalf("no inventory yet: %v %v", prev, err)
+	}
+	if err := WriteInventory(dir, set); err != nil {
+		t.Fatal(err)
+	}
+	prev, err := ReadInventory(dir)
+	if err != nil || len(prev) != len(set.Inventory()) {
+		t.Fatalf("inventory read back: %d of %d resources, %v", len(prev), len(set.Inventory()), err)
+	}
+	// The previous run generated a class that is gone now; its name starts like solver's.
+	prev = append(prev, artifact.Resource{Address: "aws_sqs_queue.solver_archive", Type: "aws_sqs_queue", Part: "class archivist"})
+	groups, err := Groups(set, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, want := range map[string]string{
+		"aws_sqs_queue.solver":           "class solver",
+		"aws_dynamodb_table.idempotency": "state",
+		"aws_sqs_queue.solver_archive":   "class archivist",
+		"aws_sqs_queue.solver_replay":    "removed",
+		`aws_sqs_queue.solver["x"]`:      "class solver",
+	} {
+		if got := groupOf(groups, addr); got != want {
+			t.Errorf("%s: group %q, want %q", addr, got, want)
 		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fleetc/fleetc/internal/genjson"
 	"github.com/fleetc/fleetc/runtime/events"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -271,17 +272,8 @@ func normalize(v any) (any, error) {
 	return out, err
 }
 
-// encode renders a document: sorted keys, 2-space indent, trailing newline, no HTML escaping.
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+// encode renders a document (a schema or an example) with the one generated-JSON encoder.
+var encode = genjson.Encode
 
 const docURL = "mem:///event.json"
 

@@ -1,13 +1,16 @@
 // Package graph draws a fleet's topology: events → rules → queues → classes → emitted
 // events, dead-letter queues, workflows and their steps, model policies and their fallbacks.
-// It reads only the IR, so the picture is exactly what the backends generate from.
+// It reads the IR, so the picture is exactly what the backends generate from, and the
+// Terraform backend's inventory, so each node knows the resources generated for it.
 package graph
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/terraform"
 )
 
 // Kind is what a node stands for; it decides the node's shape.
@@ -34,17 +37,21 @@ var idPrefix = map[Kind]string{
 // Node is one box of the picture. Key is stable across two versions of a spec (kind and
 // spec name), so a review can mark what changed; ID is the diagram identifier.
 type Node struct {
-	ID    string
-	Key   string
-	Kind  Kind
-	Label string
+	ID    string `json:"id"`
+	Key   string `json:"key"`
+	Kind  Kind   `json:"kind"`
+	Label string `json:"label"`
+	// Resources are the Terraform addresses generated for the node, from the backend's
+	// inventory (Attach); empty until attached.
+	Resources []string `json:"resources"`
 }
 
 // Edge is one arrow; Dashed arrows are failure or policy paths rather than the flow of work.
 type Edge struct {
-	From, To string // node IDs
-	Label    string
-	Dashed   bool
+	From   string `json:"from"` // node IDs
+	To     string `json:"to"`
+	Label  string `json:"label,omitempty"`
+	Dashed bool   `json:"dashed,omitempty"`
 }
 
 // Graph is a fleet's topology with nodes and edges in a fixed order.
@@ -171,6 +178,49 @@ func identifier(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// NodeOf is the key of the node a generated resource belongs to, as the Terraform backend
+// recorded its owner and element in the inventory: a class's queue, DLQ or rule, the class
+// itself, a workflow or an event. Resources of a plane (bus, state, eks, provider) draw as no
+// node: ok is false.
+func NodeOf(r artifact.Resource) (key string, ok bool) {
+	if class, found := strings.CutPrefix(r.Part, terraform.PartClass); found {
+		switch r.Element {
+		case artifact.ElementQueue:
+			return NodeKey(Queue, class), true
+		case artifact.ElementDLQ:
+			return NodeKey(DLQ, class), true
+		case artifact.ElementRule:
+			return NodeKey(Rule, class), true
+		}
+		return NodeKey(Class, class), true
+	}
+	if w, found := strings.CutPrefix(r.Part, terraform.PartWorkflow); found {
+		return NodeKey(Workflow, w), true
+	}
+	if e, found := strings.CutPrefix(r.Part, terraform.PartEvent); found {
+		return NodeKey(Event, e), true
+	}
+	return "", false
+}
+
+// Attach records on each node the addresses the inventory assigns to it (NodeOf), in the
+// inventory's order (sorted by address). Data sources are left out: they create nothing.
+func (g *Graph) Attach(inv []artifact.Resource) {
+	for i := range g.Nodes {
+		g.Nodes[i].Resources = []string{}
+	}
+	for _, r := range inv {
+		if strings.HasPrefix(r.Address, "data.") {
+			continue
+		}
+		if key, ok := NodeOf(r); ok {
+			if i, found := g.byKey[key]; found {
+				g.Nodes[i].Resources = append(g.Nodes[i].Resources, r.Address)
+			}
+		}
+	}
 }
 
 // Node returns the node with the key, if any.

@@ -218,3 +218,59 @@ func TestLabelsAreEscaped(t *testing.T) {
 		t.Errorf("dot label not escaped:\n%s", d)
 	}
 }
+
+// TestAttachInventory: every resource the Terraform backend generates for a class, workflow
+// or event lands on that part's node, read from the inventory: a class's queues on its queue
+// node, its DLQ and redrive-allow policy on its DLQ node, its rule and target on its rule
+// node; only the planes' resources (bus, state, eks, provider) and data sources draw as no node.
+func TestAttachInventory(t *testing.T) {
+	for _, ex := range []string{"research-fleet", "async-tools", "minimal", "express-triage"} {
+		t.Run(ex, func(t *testing.T) {
+			f := load(t, "../../examples/"+ex+"/fleet.yaml")
+			set, ds := compiler.Generate(f)
+			if ds.HasErrors() {
+				t.Fatal(ds)
+			}
+			g := graph.Build(f)
+			g.Attach(set.Inventory())
+			on := map[string]string{} // address → node key
+			for _, n := range g.Nodes {
+				for _, a := range n.Resources {
+					if prev, dup := on[a]; dup {
+						t.Errorf("%s on %s and %s", a, prev, n.Key)
+					}
+					on[a] = n.Key
+				}
+			}
+			for _, r := range set.Inventory() {
+				_, ok := on[r.Address]
+				plane := !strings.Contains(r.Part, " ")
+				switch {
+				case strings.HasPrefix(r.Address, "data.") || plane:
+					if ok {
+						t.Errorf("%s (%s) drawn on %s", r.Address, r.Part, on[r.Address])
+					}
+				case !ok:
+					t.Errorf("%s (%s) on no node", r.Address, r.Part)
+				}
+			}
+			for _, a := range f.Agents {
+				n := strings.ReplaceAll(a.Name, "-", "_")
+				want := map[string]string{
+					"aws_sqs_queue." + n:                               graph.NodeKey(graph.Queue, a.Name),
+					"aws_sqs_queue." + n + "_dlq":                      graph.NodeKey(graph.DLQ, a.Name),
+					"aws_sqs_queue_redrive_allow_policy." + n + "_dlq": graph.NodeKey(graph.DLQ, a.Name),
+				}
+				if a.Rule != nil {
+					want["aws_cloudwatch_event_rule."+n] = graph.NodeKey(graph.Rule, a.Name)
+					want["aws_cloudwatch_event_target."+n] = graph.NodeKey(graph.Rule, a.Name)
+				}
+				for addr, key := range want {
+					if on[addr] != key {
+						t.Errorf("%s on %q, want %s", addr, on[addr], key)
+					}
+				}
+			}
+		})
+	}
+}

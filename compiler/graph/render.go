@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
 
 // Marked names the nodes (by ID) a renderer draws as changed.
@@ -121,4 +124,29 @@ func (g *Graph) markedIDs(marked Marked) []string {
 		}
 	}
 	return ids
+}
+
+// jsonGraph is the graph as JSON: every node with the Terraform resources generated for it
+// (after Attach) and every edge.
+type jsonGraph struct {
+	FormatVersion int    `json:"format_version"`
+	Nodes         []Node `json:"nodes"`
+	Edges         []Edge `json:"edges"`
+}
+
+// JSON writes the graph as indented JSON, format_version first.
+func (g *Graph) JSON(w io.Writer) error {
+	jg := jsonGraph{FormatVersion: jsonreport.FormatVersion, Nodes: g.Nodes, Edges: g.Edges}
+	if jg.Nodes == nil {
+		jg.Nodes = []Node{}
+	}
+	if jg.Edges == nil {
+		jg.Edges = []Edge{}
+	}
+	b, err := json.MarshalIndent(jg, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

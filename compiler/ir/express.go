@@ -18,5 +18,8 @@ func (st *Step) Express(w *Workflow) bool {
 	if st.FanOut != nil {
 		return st.FanOut.ExecutionType == "EXPRESS"
 	}
-	return w.Type == "express"
+	return w.IsExpress()
 }
+
+// IsExpress says the workflow's state machine is an Express one (no redrive, no task tokens).
+func (w *Workflow) IsExpress() bool { return w.Type == "express" }

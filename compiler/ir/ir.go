@@ -141,7 +141,14 @@ type State struct {
 	JobsTable        string // "" when no class is an async tool
 	ClaimCheckBucket string
 	ClaimCheckExpiry time.Duration
+	// KMSKeyARN is a given customer-managed key; CreateKMSKey has fleetc create one. Neither:
+	// AWS-managed encryption.
+	KMSKeyARN    string
+	CreateKMSKey bool
 }
+
+// KMS reports whether the state plane, queues and logs use a customer-managed key.
+func (s State) KMS() bool { return s.CreateKMSKey || s.KMSKeyARN != "" }
 
 // Event is one event contract.
 type Event struct {

@@ -71,6 +71,11 @@ func (l *lowerer) lower() *Fleet {
 		f.State.IdempotencyTable = nonEmptyOr(Qualified(st.IdempotencyTable, l.env), f.State.IdempotencyTable)
 		f.State.ClaimCheckBucket = nonEmptyOr(Qualified(st.ClaimCheckBucket, l.env), f.State.ClaimCheckBucket)
 		f.State.ClaimCheckExpiry = durationOr(st.ClaimCheckExpiry, f.State.ClaimCheckExpiry)
+		if st.KMSKey == spec.KMSKeyCreate {
+			f.State.CreateKMSKey = true
+		} else {
+			f.State.KMSKeyARN = st.KMSKey
+		}
 	}
 	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
 	f.SchemaRegistry = f.Name + "-events"
@@ -709,6 +714,13 @@ func (l *lowerer) checkNames() {
 		l.ds.Errorf("P007", "/fleet", "claim-check bucket name %q is invalid: S3 allows 3-63 characters of [a-z0-9.-]", f.State.ClaimCheckBucket)
 	}
 	limit("/fleet", "target DLQ", f.TargetDLQ.Name, 80)
+	// SQS, DynamoDB, CloudWatch Logs and S3 use a key of their own region only.
+	if arn := f.State.KMSKeyARN; arn != "" {
+		if parts := strings.SplitN(arn, ":", 6); len(parts) == 6 && parts[3] != f.Region {
+			d := l.ds.Errorf("P008", "/state/kms_key", "KMS key %s is in %s; the fleet is in %s", arn, parts[3], f.Region)
+			d.Detail = "The queues, tables, log groups and bucket can use a key of their own region only: give a key in " + f.Region + ", or kms_key: create."
+		}
+	}
 }
 
 // nonEmptyOr is s, or def when s is empty (a string the spec left out).

@@ -46,7 +46,7 @@ func contractChanges(base, head *ir.Fleet) []Change {
 			c.Summary = fmt.Sprintf("%s (%s, safe)", f.Summary, f.Kind)
 		}
 		fl := head
-		if f.Side == "base" {
+		if f.Side == compat.Base {
 			fl = base
 		}
 		if fl.Index != nil && f.Path != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/terraform"
 )
@@ -17,24 +18,13 @@ func owner(r *resource, s *Side) (subject, specPath string, nodes []string) {
 		return "fleet", "", nil
 	}
 	subject, specPath = inv.Part, inv.Path
-	switch {
-	case strings.HasPrefix(inv.Part, terraform.PartClass):
-		class := strings.TrimPrefix(inv.Part, terraform.PartClass)
-		key := graph.NodeKey(graph.Class, class)
-		if r.Type == "aws_sqs_queue" {
-			key = graph.NodeKey(graph.Queue, class)
-			if strings.HasSuffix(r.Address, "_dlq") {
-				key = graph.NodeKey(graph.DLQ, class)
-			}
-		}
+	if class, ok := strings.CutPrefix(inv.Part, terraform.PartClass); ok {
 		if a := s.Fleet.Agent(class); a != nil {
 			specPath = a.Path // the class, where a reviewer looks first
 		}
+	}
+	if key, ok := graph.NodeOf(inv); ok {
 		nodes = []string{key}
-	case strings.HasPrefix(inv.Part, terraform.PartWorkflow):
-		nodes = []string{graph.NodeKey(graph.Workflow, strings.TrimPrefix(inv.Part, terraform.PartWorkflow))}
-	case strings.HasPrefix(inv.Part, terraform.PartEvent):
-		nodes = []string{graph.NodeKey(graph.Event, strings.TrimPrefix(inv.Part, terraform.PartEvent))}
 	}
 	return subject, specPath, nodes
 }
@@ -74,9 +64,9 @@ func replacementChanges(rcs []ResourceChange, base, head *Side, btf, htf map[str
 	return out
 }
 
-func sideName(isHead bool) string {
+func sideName(isHead bool) compat.Side {
 	if isHead {
-		return "head"
+		return compat.Head
 	}
-	return "base"
+	return compat.Base
 }

@@ -1,8 +1,8 @@
 // Package review says what a fleet.yaml change means before any plan runs: which resources
 // Terraform will replace and what they hold, which event-contract changes break consumers,
 // how reliability posture and IAM change, and which diagnostics appear or go. Both sides are
-// loaded, lowered and generated in memory; the IRs are compared with go-cmp and the
-// generated Terraform is compared resource by resource.
+// loaded, lowered and generated in memory; the IRs are compared setting by setting through
+// the posture tables (posture.go) and the generated Terraform resource by resource.
 package review
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/capacity"
+	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/graph"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -64,7 +65,7 @@ type Change struct {
 	Breaks   string      `json:"breaks,omitempty"`
 	Detail   string      `json:"detail,omitempty"`
 	Address  string      `json:"address,omitempty"` // Terraform address, for resource findings
-	Side     string      `json:"side"`              // base or head: where the spec position is
+	Side     compat.Side `json:"side"`              // where the spec position is
 	Position *diag.Range `json:"position,omitempty"`
 
 	nodes []string // graph keys the change touches
@@ -159,22 +160,20 @@ func Compare(base, head *Side) (*Report, error) {
 }
 
 // capacityChanges turns the capacity delta into findings: a warning per quota the head's
-// traffic breaks that the base's did not. Rates and cost that move are the report's capacity
-// section, not findings.
+// traffic breaks that the base's did not and no rule checks (a rule's quota is reported by
+// its own diagnostic, from the same arithmetic). Rates and cost that move are the report's
+// capacity section, not findings.
 func capacityChanges(d *capacity.Delta, head *Side) []Change {
 	if d.Empty() {
 		return nil
 	}
 	var out []Change
 	for _, q := range d.Quotas {
-		if q.After == nil || q.After.ShareOfLimit <= 1 || (q.Before != nil && q.Before.ShareOfLimit > 1) {
+		if q.Rule != "" || q.After == nil || q.After.ShareOfLimit <= 1 || (q.Before != nil && q.Before.ShareOfLimit > 1) {
 			continue
 		}
-		c := Change{Category: Capacity, Severity: Warning, Subject: "fleet", Side: "head",
+		c := Change{Category: Capacity, Severity: Warning, Subject: "fleet", Side: compat.Head,
 			Summary: fmt.Sprintf("%s (%s) breaks at the head's traffic: %s of %s %s", q.Name, q.Scope, capacity.Num(q.After.Usage), capacity.Num(q.After.Limit), q.Unit)}
-		if q.Rule != "" {
-			c.Detail = "rule " + q.Rule + " checks it"
-		}
 		locate(&c, head, "/traffic")
 		out = append(out, c)
 	}
@@ -316,14 +315,14 @@ func diagnosticChanges(base, head *Side) []Change {
 			sev = Error
 		}
 		out = append(out, Change{Category: Diagnostic, Severity: sev, Subject: subjectOfPath(d.Path),
-			Summary: fmt.Sprintf("new %s %s: %s", d.Severity, d.Code, d.Summary), Side: "head", Position: d.Subject})
+			Summary: fmt.Sprintf("new %s %s: %s", d.Severity, d.Code, d.Summary), Side: compat.Head, Position: d.Subject})
 	}
 	for _, d := range base.Diags {
 		if inHead[key(d)] {
 			continue
 		}
 		out = append(out, Change{Category: Diagnostic, Severity: Info, Subject: subjectOfPath(d.Path),
-			Summary: fmt.Sprintf("resolved %s %s: %s", d.Severity, d.Code, d.Summary), Side: "base", Position: d.Subject})
+			Summary: fmt.Sprintf("resolved %s %s: %s", d.Severity, d.Code, d.Summary), Side: compat.Base, Position: d.Subject})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/capacity"
@@ -595,5 +596,62 @@ func TestCapacityFindings(t *testing.T) {
 	noTraffic := edit(t, base, "traffic:\n  conversations_per_minute: 500\n  steps_per_conversation: 15\n  step_duration: 90s\n  concurrent_conversations: 800\n", "")
 	if r := review(t, noTraffic, edit(t, noTraffic, "max_receives: 3", "max_receives: 6")); !r.Capacity.Empty() {
 		t.Errorf("fleets without traffic: %q", r.Capacity.Lines())
+	}
+}
+
+// A workflow step is one posture change when it appears or goes (its own settings are not
+// listed): news when added, a warning when removed, since executions in flight that reach it
+// fail.
+func TestPostureStepAddedAndRemoved(t *testing.T) {
+	src, err := os.ReadFile("../../cmd/fleetc/cli/testdata/predict.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := strings.ReplaceAll(string(src), "FLEET", "steps")
+	head := edit(t, base, "    steps:\n", "    steps:\n      - name: Prepare\n        agent: solver\n        timeout: 5m\n")
+	for _, tc := range []struct {
+		base, head, summary string
+		sev                 Severity
+	}{
+		{base, head, "steps.Prepare: (none) → a step on solver", Info},
+		{head, base, "steps.Prepare: a step on solver → (none)", Warning},
+	} {
+		r := review(t, tc.base, tc.head)
+		got := find(r, Posture, "steps.Prepare")
+		if len(got) != 1 || got[0].Summary != tc.summary || got[0].Severity != tc.sev {
+			t.Errorf("want one %s %q, got %+v", tc.sev, tc.summary, got)
+		}
+	}
+}
+
+// Each posture rule judges its own direction: a rise of delivery.attempts warns, a fall
+// informs; a setting that appears (group_by from none) is a change of ordering, a warning.
+func TestPostureRules(t *testing.T) {
+	row := func(name string) rule {
+		for _, s := range classSettings {
+			if s.name == name {
+				return s.worse
+			}
+		}
+		t.Fatalf("no class setting %s", name)
+		return nil
+	}
+	for _, tc := range []struct {
+		field    string
+		old, new value
+		want     Severity
+	}{
+		{"delivery.attempts", intValue(24), intValue(185), Warning},
+		{"delivery.attempts", intValue(185), intValue(24), Info},
+		{"queue.visibility", durValue(time.Minute), durValue(time.Second), Warning},
+		{"queue.visibility", durValue(time.Second), durValue(time.Minute), Info},
+		{"step.heartbeat", durValue(time.Minute), durValue(0), Warning},
+		{"step.heartbeat", durValue(0), durValue(time.Minute), Info},
+		{"ordering.group_by", strValue(""), strValue("conversation_id"), Warning},
+		{"step.max", durValue(time.Minute), durValue(time.Hour), Info},
+	} {
+		if got, _ := judge("class x", fieldChange{Field: tc.field, Old: tc.old, New: tc.new, worse: row(tc.field)}); got != tc.want {
+			t.Errorf("%s %s → %s: %s, want %s", tc.field, tc.old.text, tc.new.text, got, tc.want)
+		}
 	}
 }

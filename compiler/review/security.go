@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/fleetc/fleetc/compiler/compat"
 )
 
 // statement is one IAM policy statement as generated, its lists split into items.
@@ -152,7 +154,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 			continue
 		}
 		subject, specPath, nodes := owner(htf[h.doc], head)
-		c := Change{Category: Security, Severity: Warning, Subject: subject, Address: h.doc, Side: "head", nodes: nodes,
+		c := Change{Category: Security, Severity: Warning, Subject: subject, Address: h.doc, Side: compat.Head, nodes: nodes,
 			Summary: fmt.Sprintf("IAM widened in %s (%s)", h.doc, h.sid), Detail: strings.Join(grants, "; ")}
 		locate(&c, head, specPath)
 		out = append(out, c)
@@ -169,7 +171,7 @@ func securityChanges(btf, htf map[string]*resource, base, head *Side) []Change {
 				continue
 			}
 			subject, specPath, nodes := owner(h, head)
-			c := Change{Category: Security, Severity: Warning, Subject: subject, Address: addr, Side: "head", nodes: nodes,
+			c := Change{Category: Security, Severity: Warning, Subject: subject, Address: addr, Side: compat.Head, nodes: nodes,
 				Summary: fmt.Sprintf("%s.%s: %s → %s", addr, attr, orNone(b.Attrs[attr]), orNone(h.Attrs[attr]))}
 			locate(&c, head, specPath)
 			out = append(out, c)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/artifact"
 	"maps"
 	"slices"
 	"strings"
@@ -87,6 +88,8 @@ func podIdentityTrust(e *ir.EKS, k *ir.K8s) []stmt {
 // queues emits the class queue, its DLQ and the DLQ's redrive allow policy.
 func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	q, d := a.Queue, a.DLQ
+	defer fl.element("")
+	fl.element(artifact.ElementDLQ)
 	g.claim("aws_sqs_queue", n+"_dlq", d.Path)
 	dl := fl.resource("aws_sqs_queue", n+"_dlq", "Dead letters of "+a.Name+"; retention outlives the source queue so triage never races expiry.")
 	dl.set("name", str(d.Name))
@@ -97,8 +100,9 @@ func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	}
 	dl.set("message_retention_seconds", seconds(d.Retention))
 	dl.set("visibility_timeout_seconds", seconds(d.Visibility))
-	dl.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(dl)
 
+	fl.element(artifact.ElementQueue)
 	g.claim("aws_sqs_queue", n, q.Path)
 	qr := fl.resource("aws_sqs_queue", n)
 	qr.set("name", str(q.Name))
@@ -114,7 +118,7 @@ func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	qr.set("visibility_timeout_seconds", seconds(q.Visibility))
 	qr.set("receive_wait_time_seconds", seconds(q.LongPoll))
 	qr.set("delay_seconds", seconds(q.Delay))
-	qr.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(qr)
 	qr.set("redrive_policy", call("jsonencode", object(
 		kv{"deadLetterTargetArn", ref("aws_sqs_queue", n+"_dlq", "arn")},
 		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
@@ -123,6 +127,7 @@ func (g *gen) queues(fl *file, a *ir.Agent, n string) {
 	// A separate resource, not the DLQ's own attribute: the queue references the DLQ, so the
 	// DLQ naming the queue inline would be a cycle. (kumo omits RedriveAllowPolicy from
 	// GetQueueAttributes, so applying this to the emulator waits forever; AWS is fine.)
+	fl.element(artifact.ElementDLQ)
 	g.claim("aws_sqs_queue_redrive_allow_policy", n+"_dlq", d.Path)
 	ra := fl.resource("aws_sqs_queue_redrive_allow_policy", n+"_dlq", "Only "+q.Name+" may dead-letter into "+d.Name+".")
 	ra.set("queue_url", ref("aws_sqs_queue", n+"_dlq", "url"))
@@ -145,8 +150,10 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 		g.ds.Errorf("TF004", a.Path+"/consumes", "event pattern of %s cannot be rendered: %v", a.Name, err)
 		return
 	}
+	fl.element(artifact.ElementRule)
 	g.claim("aws_cloudwatch_event_rule", n, a.Path)
 	r := fl.resource("aws_cloudwatch_event_rule", n)
+	fl.element("")
 	r.set("name", str(rule.Name))
 	r.set("description", str(fmt.Sprintf("Routes %s to the %s queue.", a.Consumes.Event.DetailType, a.Name)))
 	r.set("event_bus_name", ref("aws_cloudwatch_event_bus", "fleet", "name"))
@@ -158,9 +165,11 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 		g.ingress(fl, a, n)
 	}
 
+	fl.element(artifact.ElementRule)
 	g.claim("aws_cloudwatch_event_target", n, a.Delivery.Path)
 	t := fl.resource("aws_cloudwatch_event_target", n,
 		"Bounded retries, then the fleet's delivery DLQ: a loud drop beats a day of silent retries.")
+	fl.element("")
 	t.set("rule", ref("aws_cloudwatch_event_rule", n, "name"))
 	t.set("event_bus_name", ref("aws_cloudwatch_event_bus", "fleet", "name"))
 	t.set("target_id", str(rule.TargetID))
@@ -173,7 +182,7 @@ func (g *gen) routing(fl *file, a *ir.Agent, n string) {
 	doc := g.policyDoc(fl, target+"_queue", a.Path, []stmt{{
 		sid: "RuleDelivery", actions: []string{"sqs:SendMessage"},
 		resources:  []tokens{ref("aws_sqs_queue", target, "arn")},
-		principal:  &principal{"Service", []string{"events.amazonaws.com"}},
+		principal:  &principal{typ: "Service", ids: []string{"events.amazonaws.com"}},
 		conditions: []condition{{"ArnEquals", "aws:SourceArn", []tokens{ref("aws_cloudwatch_event_rule", n, "arn")}}},
 	}}, "Without this grant EventBridge delivery fails silently; aws:SourceArn limits it to this class's rule.")
 	g.claim("aws_sqs_queue_policy", target, a.Path)
@@ -202,14 +211,16 @@ func (g *gen) ingress(fl *file, a *ir.Agent, n string) {
 	q := a.Queue
 	name := a.IngressQueueName()
 	g.claim("aws_sqs_queue", n+"_ingress", q.Path)
+	fl.element(artifact.ElementQueue)
 	r := fl.resource("aws_sqs_queue", n+"_ingress",
 		"A rule target can stamp only one static MessageGroupId on a FIFO queue, which would serialise",
 		"the whole class: the rule delivers to this standard queue, and the pipe below sets the group per event.")
+	fl.element("")
 	r.set("name", str(name))
 	r.set("message_retention_seconds", seconds(q.Retention))
 	r.set("visibility_timeout_seconds", num(60))
 	r.set("receive_wait_time_seconds", seconds(ir.DefaultLongPoll))
-	r.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(r)
 	r.set("redrive_policy", call("jsonencode", object(
 		kv{"deadLetterTargetArn", ref("aws_sqs_queue", "delivery_dlq", "arn")},
 		kv{"maxReceiveCount", num(int64(q.MaxReceives))},
@@ -474,6 +485,7 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	lg := fl.resource("aws_cloudwatch_log_group", n)
 	lg.set("name", str("/aws/lambda/"+l.FunctionName))
 	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
 
 	g.claim("aws_lambda_function", n, l.Path)
 	fn := fl.resource("aws_lambda_function", n)
@@ -615,7 +627,7 @@ func (g *gen) kedaScaler() {
 			queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 		}
 	}
-	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole", "sts:TagSession"}, principal: &principal{"AWS", []string{e.KEDAOperatorRole}}}}
+	trust := []stmt{{sid: "KEDAOperator", actions: []string{"sts:AssumeRole", "sts:TagSession"}, principal: &principal{typ: "AWS", ids: []string{e.KEDAOperatorRole}}}}
 	depth := []stmt{{sid: "ReadQueueDepth", actions: []string{"sqs:GetQueueAttributes"}, resources: queues}}
 	r := g.role(fl, "keda_scaler", e.ScalerRole, e.Path, trust, depth,
 		"Assumed by the KEDA operator ("+e.KEDAOperatorRole+") for the aws-sqs-queue scalers of the eks classes;",

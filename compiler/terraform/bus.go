@@ -34,7 +34,7 @@ func (g *gen) bus() {
 	r.set("name", str(q.Name))
 	r.set("message_retention_seconds", seconds(q.Retention))
 	r.set("visibility_timeout_seconds", seconds(q.Visibility))
-	r.set("sqs_managed_sse_enabled", boolean(true))
+	g.encryptQueue(r)
 
 	var rules []tokens
 	var ingress []tokens
@@ -51,7 +51,7 @@ func (g *gen) bus() {
 		doc := g.policyDoc(fl, "delivery_dlq", q.Path, []stmt{{
 			sid: "RuleTargetDeadLetters", actions: []string{"sqs:SendMessage"},
 			resources:  []tokens{ref("aws_sqs_queue", "delivery_dlq", "arn")},
-			principal:  &principal{"Service", []string{"events.amazonaws.com"}},
+			principal:  &principal{typ: "Service", ids: []string{"events.amazonaws.com"}},
 			conditions: []condition{{"ArnEquals", "aws:SourceArn", rules}},
 		}}, "Only this fleet's rules may dead-letter here; without the grant delivery fails silently.")
 		g.claim("aws_sqs_queue_policy", "delivery_dlq", q.Path)

@@ -72,6 +72,7 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 	lg := fl.resource("aws_cloudwatch_log_group", dn)
 	lg.set("name", str("/aws/lambda/"+name))
 	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
 
 	g.claim("aws_lambda_function", dn, a.AgentCore.Path)
 	fn := fl.resource("aws_lambda_function", dn,

@@ -265,6 +265,7 @@ type file struct {
 	// part and path own the blocks written next (a file per class; a file of workflows sets
 	// them per workflow); blocks records each resource and data block for the inventory.
 	part, path string
+	elem       artifact.Element
 	blocks     []artifact.Resource
 }
 
@@ -294,12 +295,19 @@ func (f *file) data(typ, name string, comments ...string) block {
 }
 
 func (f *file) record(addr, typ string) {
-	f.blocks = append(f.blocks, artifact.Resource{Address: addr, Type: typ, Part: f.part, Path: f.path, File: Dir + "/" + f.name})
+	f.blocks = append(f.blocks, artifact.Resource{Address: addr, Type: typ, Part: f.part, Element: f.elem, Path: f.path, File: Dir + "/" + f.name})
 }
 
 // owner sets the spec part that owns the blocks written next.
 func (f *file) owner(part, path string) *file {
-	f.part, f.path = part, path
+	f.part, f.path, f.elem = part, path, ""
+	return f
+}
+
+// element sets the part of the owner the blocks written next belong to ("" for the owner
+// itself): the inventory's Element, which the topology draws from.
+func (f *file) element(e artifact.Element) *file {
+	f.elem = e
 	return f
 }
 

@@ -11,6 +11,7 @@ import (
 func (g *gen) state() {
 	st := g.f.State
 	fl := g.file("state.tf").owner(PartState, "/state")
+	g.kmsKey(fl)
 
 	g.claim("aws_dynamodb_table", "idempotency", "/state")
 	t := fl.resource("aws_dynamodb_table", "idempotency",
@@ -24,7 +25,7 @@ func (g *gen) state() {
 		at.set("name", str(k))
 		at.set("type", str("S"))
 	}
-	tableHardening(t, true)
+	g.tableHardening(t, true)
 
 	if st.JobsTable != "" {
 		g.claim("aws_dynamodb_table", "jobs", "/state/jobs_table")
@@ -48,7 +49,7 @@ func (g *gen) state() {
 		tt := j.nested("ttl")
 		tt.set("attribute_name", str(jobs.AttrExpiresAt))
 		tt.set("enabled", boolean(true))
-		tableHardening(j, false)
+		g.tableHardening(j, false)
 	}
 
 	g.claim("aws_s3_bucket", "claimcheck", "/state")
@@ -64,9 +65,21 @@ func (g *gen) state() {
 	}
 
 	g.claim("aws_s3_bucket_server_side_encryption_configuration", "claimcheck", "/state")
-	sse := fl.resource("aws_s3_bucket_server_side_encryption_configuration", "claimcheck")
-	sse.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
-	sse.nested("rule").nested("apply_server_side_encryption_by_default").set("sse_algorithm", str("AES256"))
+	if k := g.keyARN(); k != nil {
+		sse := fl.resource("aws_s3_bucket_server_side_encryption_configuration", "claimcheck")
+		sse.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+		rule := sse.nested("rule")
+		def := rule.nested("apply_server_side_encryption_by_default")
+		def.set("sse_algorithm", str("aws:kms"))
+		def.set("kms_master_key_id", k)
+		// One data key per bucket, not per object: fewer KMS calls for many small payloads.
+		rule.set("bucket_key_enabled", boolean(true))
+	} else {
+		sse := fl.resource("aws_s3_bucket_server_side_encryption_configuration", "claimcheck",
+			tfsecIgnore(TfsecCustomerKey, "SSE-S3 (AES256) unless state.kms_key names a customer-managed key: payloads expire, and no key policy is needed."))
+		sse.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+		sse.nested("rule").nested("apply_server_side_encryption_by_default").set("sse_algorithm", str("AES256"))
+	}
 
 	g.tlsOnly(fl)
 
@@ -92,7 +105,7 @@ func (g *gen) tlsOnly(fl *file) {
 	doc := g.policyDoc(fl, "claimcheck_tls_only", "/state", []stmt{{
 		sid: "DenyInsecureTransport", deny: true, actions: []string{"s3:*"},
 		resources:  []tokens{bucket, tmpl(interp(bucket), lit("/*"))},
-		principal:  &principal{"*", []string{"*"}},
+		principal:  &principal{typ: "*", ids: []string{"*"}},
 		conditions: []condition{{"Bool", "aws:SecureTransport", []tokens{str("false")}}},
 	}})
 	g.claim("aws_s3_bucket_policy", "claimcheck", "/state")
@@ -103,13 +116,21 @@ func (g *gen) tlsOnly(fl *file) {
 	p.set("depends_on", list(ref("aws_s3_bucket_public_access_block", "claimcheck")))
 }
 
-// tableHardening adds point-in-time recovery, encryption at rest and (optionally) the TTL.
-func tableHardening(t block, ttl bool) {
+// TfsecCustomerKey is tfsec's check for a bucket without a customer-managed key.
+const TfsecCustomerKey = "aws-s3-encryption-customer-key"
+
+// tableHardening adds point-in-time recovery, encryption at rest (with the fleet's key when
+// it has one) and (optionally) the TTL.
+func (g *gen) tableHardening(t block, ttl bool) {
 	if ttl {
 		tt := t.nested("ttl")
 		tt.set("attribute_name", str("expires_at"))
 		tt.set("enabled", boolean(true))
 	}
 	t.nested("point_in_time_recovery").set("enabled", boolean(true))
-	t.nested("server_side_encryption").set("enabled", boolean(true))
+	sse := t.nested("server_side_encryption")
+	sse.set("enabled", boolean(true))
+	if k := g.keyARN(); k != nil {
+		sse.set("kms_key_arn", k)
+	}
 }

@@ -77,6 +77,7 @@ func (g *gen) tools() {
 	lg := fl.resource("aws_cloudwatch_log_group", n)
 	lg.set("name", str("/aws/lambda/"+t.FunctionName))
 	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
 
 	g.claim("aws_lambda_function", n, t.Path)
 	fn := fl.resource("aws_lambda_function", n,
@@ -207,11 +208,11 @@ func (g *gen) notify(fl *file, a *ir.Agent) {
 		g.claim("aws_sqs_queue", n, nt.Path)
 		q := fl.resource("aws_sqs_queue", n, "Completion events of "+a.Name+" for a client that owns the session (tool.notify).")
 		q.set("name", str(nt.Queue))
-		q.set("sqs_managed_sse_enabled", boolean(true))
+		g.encryptQueue(q)
 		doc := g.policyDoc(fl, n+"_queue", nt.Path, []stmt{{
 			sid: "NotifyRuleDelivery", actions: []string{"sqs:SendMessage"},
 			resources:  []tokens{ref("aws_sqs_queue", n, "arn")},
-			principal:  &principal{"Service", []string{"events.amazonaws.com"}},
+			principal:  &principal{typ: "Service", ids: []string{"events.amazonaws.com"}},
 			conditions: []condition{{"ArnEquals", "aws:SourceArn", []tokens{ref("aws_cloudwatch_event_rule", n, "arn")}}},
 		}})
 		g.claim("aws_sqs_queue_policy", n, nt.Path)

@@ -23,6 +23,7 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	lg := fl.resource("aws_cloudwatch_log_group", n+"_sfn")
 	lg.set("name", str(w.LogGroup))
 	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
 
 	queued, invoked := splitDispatch(w)
 	var queues, functions []tokens

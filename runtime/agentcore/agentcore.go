@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
-	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 // SessionHeader carries the AgentCore runtime session id.
@@ -32,7 +32,7 @@ const SessionHeader = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 
 // Server is the AgentCore HTTP contract around a worker.
 type Server struct {
-	Worker *worker.Worker
+	Worker step.Worker
 	Log    *slog.Logger
 	// SyncLimit bounds how long an outcome invocation (the fleet dispatcher's) waits for its
 	// step before answering busy; 0 = dispatch.DefaultSyncLimit.
@@ -97,7 +97,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 		id = "invocation"
 	}
 	id = id + "#" + strconv.FormatInt(s.seq.Add(1), 10)
-	res := s.Worker.Process(r.Context(), worker.Delivery{MessageID: id, Body: body, Attempt: 1, TraceParent: r.Header.Get("traceparent")})
+	res := s.Worker.Process(r.Context(), step.Delivery{MessageID: id, Body: body, Attempt: 1, TraceParent: r.Header.Get("traceparent")})
 	switch res.Action {
 	case queue.Delete:
 		out := res.Output
@@ -177,22 +177,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration
 
 // Run listens on addr (":8080" in AgentCore) and serves until ctx ends.
 // Steps renew their own idempotency lease (no queue heartbeat here).
-func Run(ctx context.Context, rt *worker.Runtime, addr string, drain time.Duration) error {
+func Run(ctx context.Context, h step.Host, addr string, drain time.Duration) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	if rt.Worker.StepHeartbeat == 0 {
-		hb := rt.Cfg.Queue.Heartbeat()
-		if hb <= 0 {
-			hb = rt.Cfg.Queue.VisibilityTimeout() / 3
-		}
-		rt.Worker.StepHeartbeat = hb
-	}
-	s := &Server{Worker: rt.Worker, Log: rt.Log}
-	if ac := rt.Cfg.AgentCore; ac != nil {
+	h.Worker.RenewItself()
+	s := &Server{Worker: h.Worker, Log: h.Log}
+	if ac := h.Cfg.AgentCore; ac != nil {
 		s.SyncLimit = ac.SyncLimit()
 	}
-	rt.Log.Info("agentcore listening", "addr", ln.Addr().String())
+	h.Log.Info("agentcore listening", "addr", ln.Addr().String())
 	return s.Serve(ctx, ln, drain)
 }

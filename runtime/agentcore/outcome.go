@@ -13,8 +13,8 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
-	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 // keepFinished is how long a finished background step's verdict waits to be collected by a
@@ -25,7 +25,7 @@ const keepFinished = time.Hour
 // it has returned, so a step may outlive the synchronous limit.
 type job struct {
 	done chan struct{}
-	res  worker.Result
+	res  step.Result
 }
 
 // wantsOutcome reports whether the caller (the fleet dispatcher) asked for the envelope: by
@@ -61,7 +61,7 @@ func (s *Server) invokeOutcome(w http.ResponseWriter, r *http.Request, body []by
 		if err != nil || attempt < 1 {
 			attempt = 1
 		}
-		d := worker.Delivery{MessageID: id, Body: body, Attempt: attempt, TraceParent: r.Header.Get("traceparent")}
+		d := step.Delivery{MessageID: id, Body: body, Attempt: attempt, TraceParent: r.Header.Get("traceparent")}
 		s.busy.Add(1)
 		s.touch()
 		s.running.Add(1)
@@ -123,7 +123,7 @@ func writeOutcome(w http.ResponseWriter, e wire.OutcomeEnvelope) {
 }
 
 // envelope maps the worker's verdict to the dispatcher's envelope.
-func envelope(res worker.Result) wire.OutcomeEnvelope {
+func envelope(res step.Result) wire.OutcomeEnvelope {
 	e := wire.OutcomeEnvelope{}
 	if res.Reason != nil {
 		e.Code, e.Message = res.Reason.Code, res.Reason.Message

@@ -234,7 +234,7 @@ func (h *harness) send(body string) {
 func (h *harness) run(done func(*queue.Consumer) bool) *queue.Consumer {
 	h.t.Helper()
 	rt := &worker.Runtime{Cfg: h.cfg, Worker: &worker.Worker{Cfg: h.cfg}, SQS: h.sqs, Log: h.disp.Log}
-	c, err := dispatch.NewPoller(h.disp, rt, 5*time.Second)
+	c, err := dispatch.NewPoller(h.disp, rt.Host(), 5*time.Second)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/lambda"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
-	"github.com/fleetc/fleetc/runtime/worker"
+	"github.com/fleetc/fleetc/runtime/step"
 )
 
 // DefaultSyncLimit applies when the config has no agentcore section: under AgentCore's
@@ -58,13 +58,13 @@ func Client(ctx context.Context, region, endpoint string, syncLimit time.Duratio
 // Run feeds the runtime from rt's class queue until ctx ends: as a Lambda function behind
 // the queue's event source mapping when AWS_LAMBDA_RUNTIME_API is set, else as a long-running
 // poller whose heartbeat holds a message for as long as its step runs (up to SQS's 12 h).
-func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string, drain time.Duration) error {
-	cfg := rt.Cfg
+func Run(ctx context.Context, h step.Host, getenv func(string) string, drain time.Duration) error {
+	cfg := h.Cfg
 	sync := DefaultSyncLimit
 	if cfg.AgentCore != nil {
 		sync = cfg.AgentCore.SyncLimit()
 	}
-	client, err := Client(ctx, cfg.Region, getenv(config.EnvAgentCoreURL), sync, rt.Counter)
+	client, err := Client(ctx, cfg.Region, getenv(config.EnvAgentCoreURL), sync, h.Counter)
 	if err != nil {
 		return err
 	}
@@ -72,16 +72,16 @@ func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string, dr
 	if err != nil {
 		return err
 	}
-	d.Log = rt.Log
-	if rt.Worker.Callbacks != nil {
-		d.Tasks = rt.Worker.Callbacks
+	d.Log = h.Log
+	if h.Callbacks != nil {
+		d.Tasks = h.Callbacks
 	}
 	if getenv(lambda.EnvRuntimeAPI) != "" {
 		l := &lambda.Loop{API: getenv(lambda.EnvRuntimeAPI), Handler: &lambda.Handler{
-			Worker: rt.Worker, SQS: rt.SQS, QueueURL: cfg.QueueURL, DLQURL: cfg.DLQURL, FIFO: cfg.Queue.FIFO, Process: d.Dispatch}}
+			Worker: h.Worker, SQS: h.SQS, QueueURL: cfg.QueueURL, DLQURL: cfg.DLQURL, FIFO: cfg.Queue.FIFO, Process: d.Dispatch}}
 		return l.Run(ctx)
 	}
-	c, err := NewPoller(d, rt, drain)
+	c, err := NewPoller(d, h, drain)
 	if err != nil {
 		return err
 	}
@@ -91,18 +91,14 @@ func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string, dr
 // NewPoller is the poll-mode consumer: the class queue's settings, a visibility heartbeat
 // (a third of the visibility timeout when the config has none) so busy steps keep their
 // message, and d as the ProcessFunc.
-func NewPoller(d *Dispatcher, rt *worker.Runtime, drain time.Duration) (*queue.Consumer, error) {
-	q := rt.Cfg.Queue
-	if rt.Cfg.QueueURL == "" {
+func NewPoller(d *Dispatcher, h step.Host, drain time.Duration) (*queue.Consumer, error) {
+	q := h.Cfg.Queue
+	if h.Cfg.QueueURL == "" {
 		return nil, errors.New("dispatch: no queue URL")
 	}
-	hb := q.Heartbeat()
-	if hb <= 0 {
-		hb = q.VisibilityTimeout() / 3
-	}
-	return queue.New(rt.SQS, queue.Options{
-		QueueURL: rt.Cfg.QueueURL, DLQURL: rt.Cfg.DLQURL, FIFO: q.FIFO, MaxMessages: q.MaxMessages,
-		WaitTime: q.WaitTime(), VisibilityTimeout: q.VisibilityTimeout(), Heartbeat: hb,
-		Concurrency: rt.Cfg.Concurrency, DrainTimeout: drain, GroupOf: rt.Worker.GroupOf, Logger: rt.Log,
+	return queue.New(h.SQS, queue.Options{
+		QueueURL: h.Cfg.QueueURL, DLQURL: h.Cfg.DLQURL, FIFO: q.FIFO, MaxMessages: q.MaxMessages,
+		WaitTime: q.WaitTime(), VisibilityTimeout: q.VisibilityTimeout(), Heartbeat: q.RenewEvery(),
+		Concurrency: h.Cfg.Concurrency, DrainTimeout: drain, GroupOf: h.Worker.GroupOf, Logger: h.Log,
 	}, d.ProcessMessage)
 }

@@ -28,8 +28,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
-	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 // EnvRuntimeAPI is the host:port of the Lambda runtime API.
@@ -84,7 +84,7 @@ type SQSAPI interface {
 
 // Handler processes SQS events with a worker.
 type Handler struct {
-	Worker   *worker.Worker
+	Worker   step.Worker
 	SQS      SQSAPI
 	QueueURL string
 	DLQURL   string
@@ -104,7 +104,7 @@ type InvokeError struct{ Type, Message string }
 // Invoke runs one direct (synchronous) invocation: there is no message to release or
 // dead-letter, so a failure goes back to the caller, whose execution history keeps it.
 func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, deadline time.Time) (json.RawMessage, *InvokeError) {
-	res := h.Worker.Process(ctx, worker.Delivery{MessageID: requestID, Body: body, Attempt: 1, InvocationDeadline: deadline.Add(-SafetyMargin)})
+	res := h.Worker.Process(ctx, step.Delivery{MessageID: requestID, Body: body, Attempt: 1, InvocationDeadline: deadline.Add(-SafetyMargin)})
 	msg := "step failed"
 	if res.Reason != nil {
 		msg = string(res.Reason.Code) + ": " + res.Reason.Message
@@ -160,7 +160,7 @@ func (h *Handler) Handle(ctx context.Context, ev Event, deadline time.Time) Resp
 		}
 		groups[g] = append(groups[g], m)
 	}
-	limit := h.Worker.Cfg.Concurrency
+	limit := h.Worker.Concurrency()
 	if limit < 1 {
 		limit = 1
 	}
@@ -219,7 +219,7 @@ func (h *Handler) process(ctx context.Context, m *queue.Message, invDeadline tim
 	if h.Process != nil {
 		res = h.Process(ctx, m, invDeadline)
 	} else {
-		d := worker.DeliveryOf(m)
+		d := step.DeliveryOf(m)
 		d.InvocationDeadline = invDeadline
 		res = h.Worker.Process(ctx, d).Outcome
 	}
@@ -229,7 +229,7 @@ func (h *Handler) process(ctx context.Context, m *queue.Message, invDeadline tim
 	case queue.Release:
 		return verdict{delay: res.Delay}
 	case queue.DeadLetter:
-		if err := queue.SendToDLQ(context.WithoutCancel(ctx), h.SQS, h.DLQURL, h.FIFO, m, res.Reason, h.Worker.Log); err != nil {
+		if err := queue.SendToDLQ(context.WithoutCancel(ctx), h.SQS, h.DLQURL, h.FIFO, m, res.Reason, h.Worker.Logger()); err != nil {
 			// Not accepted by the DLQ: report failed so the message stays.
 			return verdict{delay: 5 * time.Second}
 		}
@@ -250,8 +250,8 @@ func (h *Handler) releaseAll(ctx context.Context, msgs []*queue.Message, delays 
 	}
 	for start := 0; start < len(entries); start += 10 {
 		end := min(start+10, len(entries))
-		if _, err := h.SQS.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.QueueURL), Entries: entries[start:end]}); err != nil && h.Worker.Log != nil {
-			h.Worker.Log.Warn("release after failure failed; messages return at the visibility timeout", "err", err)
+		if _, err := h.SQS.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.QueueURL), Entries: entries[start:end]}); err != nil && h.Worker.Logger() != nil {
+			h.Worker.Logger().Warn("release after failure failed; messages return at the visibility timeout", "err", err)
 		}
 	}
 }
@@ -381,18 +381,12 @@ func (l *Loop) post(ctx context.Context, c *http.Client, url string, body []byte
 
 // Run wires a Runtime into the Lambda loop. Steps renew their own lease and
 // SFN heartbeat (there is no poller heartbeat in Lambda).
-func Run(ctx context.Context, rt *worker.Runtime, getenv func(string) string) error {
+func Run(ctx context.Context, h step.Host, getenv func(string) string) error {
 	api := getenv(EnvRuntimeAPI)
 	if api == "" {
 		return errors.New("lambda mode: AWS_LAMBDA_RUNTIME_API is not set (not running in Lambda?)")
 	}
-	if rt.Worker.StepHeartbeat == 0 {
-		hb := rt.Cfg.Queue.Heartbeat()
-		if hb <= 0 {
-			hb = rt.Cfg.Queue.VisibilityTimeout() / 3
-		}
-		rt.Worker.StepHeartbeat = hb
-	}
-	l := &Loop{API: api, Handler: &Handler{Worker: rt.Worker, SQS: rt.SQS, QueueURL: rt.Cfg.QueueURL, DLQURL: rt.Cfg.DLQURL, FIFO: rt.Cfg.Queue.FIFO}}
+	h.Worker.RenewItself()
+	l := &Loop{API: api, Handler: &Handler{Worker: h.Worker, SQS: h.SQS, QueueURL: h.Cfg.QueueURL, DLQURL: h.Cfg.DLQURL, FIFO: h.Cfg.Queue.FIFO}}
 	return l.Run(ctx)
 }

@@ -97,100 +97,128 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 	}
 	e := &Envelope{}
 	var sent time.Time // when the work was sent, for ttl_seconds
-	str := func(m map[string]json.RawMessage, k string) string {
-		var s string
-		if raw, ok := m[k]; ok {
-			_ = json.Unmarshal(raw, &s)
-		}
-		return s
-	}
+	var err error
 	_, hasDetailType := top["detail-type"]
 	invoked := !hasDetailType && top["execution_id"] != nil && top["state"] != nil && top["detail"] != nil
 	switch {
 	case top["TaskToken"] != nil || invoked:
-		e.Kind = KindSFNInvoke
-		if top["TaskToken"] != nil {
-			e.Kind = KindSFN
-			e.TaskToken = str(top, "TaskToken")
-			if e.TaskToken == "" {
-				return nil, errors.New("TaskToken is not a non-empty string")
-			}
-		}
-		e.ExecutionID = str(top, "execution_id")
-		e.State = str(top, "state")
-		e.EnteredTime = str(top, "entered_time")
-		if e.EnteredTime != "" {
-			if t, err := time.Parse(time.RFC3339Nano, e.EnteredTime); err == nil {
-				sent = t
-			}
-		}
-		e.TraceID = str(top, "trace_id")
-		if d, ok := top["detail"]; ok {
-			e.Detail = d
-		} else {
-			// The seed's ASL puts fields at the top level beside TaskToken.
-			rest := map[string]json.RawMessage{}
-			for k, v := range top {
-				switch k {
-				case "TaskToken", "execution_id", "state", "deadline", "entered_time", "timeout_seconds":
-				default:
-					rest[k] = v
-				}
-			}
-			e.Detail, _ = json.Marshal(rest)
-		}
-		if s := str(top, "deadline"); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return nil, fmt.Errorf("deadline: %w", err)
-			}
-			e.Deadline = t
-		} else if s := str(top, "entered_time"); s != "" {
-			var secs int64
-			if raw, ok := top["timeout_seconds"]; ok {
-				if err := json.Unmarshal(raw, &secs); err != nil {
-					return nil, fmt.Errorf("timeout_seconds: %w", err)
-				}
-			}
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return nil, fmt.Errorf("entered_time: %w", err)
-			}
-			if secs > 0 {
-				e.Deadline = t.Add(time.Duration(secs) * time.Second)
-			}
-		}
+		sent, err = e.fromSFN(top)
 	case hasDetailType && top["detail"] != nil:
-		e.Kind = KindEventBridge
-		e.EventID = str(top, "id")
-		e.Detail = top["detail"]
-		if s := str(top, "time"); s != "" {
-			t, err := time.Parse(time.RFC3339Nano, s)
-			if err != nil {
-				return nil, fmt.Errorf("time: %w", err)
-			}
-			sent = t
-		}
+		sent, err = e.fromEventBridge(top)
 	default:
 		e.Kind = KindRaw
 		e.Detail = body
 	}
+	if err != nil {
+		return nil, err
+	}
+	if err := e.readDetail(sent); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// str is top[k] when it is a JSON string, else "".
+func str(m map[string]json.RawMessage, k string) string {
+	var s string
+	if raw, ok := m[k]; ok {
+		_ = json.Unmarshal(raw, &s)
+	}
+	return s
+}
+
+// fromSFN reads a Step Functions task (with a TaskToken) or direct invocation; it returns
+// when the state was entered, for ttl_seconds.
+func (e *Envelope) fromSFN(top map[string]json.RawMessage) (sent time.Time, err error) {
+	e.Kind = KindSFNInvoke
+	if top["TaskToken"] != nil {
+		e.Kind = KindSFN
+		e.TaskToken = str(top, "TaskToken")
+		if e.TaskToken == "" {
+			return sent, errors.New("TaskToken is not a non-empty string")
+		}
+	}
+	e.ExecutionID = str(top, "execution_id")
+	e.State = str(top, "state")
+	e.EnteredTime = str(top, "entered_time")
+	if e.EnteredTime != "" {
+		if t, err := time.Parse(time.RFC3339Nano, e.EnteredTime); err == nil {
+			sent = t
+		}
+	}
+	e.TraceID = str(top, "trace_id")
+	if d, ok := top["detail"]; ok {
+		e.Detail = d
+	} else {
+		// The seed's ASL puts fields at the top level beside TaskToken.
+		rest := map[string]json.RawMessage{}
+		for k, v := range top {
+			switch k {
+			case "TaskToken", "execution_id", "state", "deadline", "entered_time", "timeout_seconds":
+			default:
+				rest[k] = v
+			}
+		}
+		e.Detail, _ = json.Marshal(rest)
+	}
+	if s := str(top, "deadline"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return sent, fmt.Errorf("deadline: %w", err)
+		}
+		e.Deadline = t
+	} else if s := str(top, "entered_time"); s != "" {
+		var secs int64
+		if raw, ok := top["timeout_seconds"]; ok {
+			if err := json.Unmarshal(raw, &secs); err != nil {
+				return sent, fmt.Errorf("timeout_seconds: %w", err)
+			}
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return sent, fmt.Errorf("entered_time: %w", err)
+		}
+		if secs > 0 {
+			e.Deadline = t.Add(time.Duration(secs) * time.Second)
+		}
+	}
+	return sent, nil
+}
+
+// fromEventBridge reads an EventBridge event; it returns the event's time, for ttl_seconds.
+func (e *Envelope) fromEventBridge(top map[string]json.RawMessage) (sent time.Time, err error) {
+	e.Kind = KindEventBridge
+	e.EventID = str(top, "id")
+	e.Detail = top["detail"]
+	if s := str(top, "time"); s != "" {
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return sent, fmt.Errorf("time: %w", err)
+		}
+		sent = t
+	}
+	return sent, nil
+}
+
+// readDetail reads what every shape carries in its detail: the trace id (when the envelope
+// had none), model_policy, ttl_seconds (counted from sent) and a deadline.
+func (e *Envelope) readDetail(sent time.Time) error {
 	var detail map[string]json.RawMessage
 	if err := json.Unmarshal(e.Detail, &detail); err != nil || detail == nil {
-		return nil, errors.New("detail is not a JSON object")
+		return errors.New("detail is not a JSON object")
 	}
 	if e.TraceID == "" {
 		e.TraceID = str(detail, "trace_id")
 	}
 	if raw, ok := detail[FieldModelPolicy]; ok {
 		if err := json.Unmarshal(raw, &e.ModelPolicy); err != nil || e.ModelPolicy == "" {
-			return nil, errors.New("detail.model_policy is not a non-empty string")
+			return errors.New("detail.model_policy is not a non-empty string")
 		}
 	}
 	if raw, ok := detail[FieldTTLSeconds]; ok {
 		var ttl int64
 		if err := json.Unmarshal(raw, &ttl); err != nil || ttl < 0 {
-			return nil, errors.New("detail.ttl_seconds is not a non-negative whole number")
+			return errors.New("detail.ttl_seconds is not a non-negative whole number")
 		}
 		d := time.Duration(ttl) * time.Second
 		e.ttl = &d
@@ -200,12 +228,12 @@ func ParseEnvelope(body []byte) (*Envelope, error) {
 		if s := str(detail, "deadline"); s != "" {
 			t, err := time.Parse(time.RFC3339Nano, s)
 			if err != nil {
-				return nil, fmt.Errorf("detail.deadline: %w", err)
+				return fmt.Errorf("detail.deadline: %w", err)
 			}
 			e.Deadline = t
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // CountFrom starts the ttl_seconds clock at sent when the body gave none: a bare detail

@@ -21,6 +21,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/llm"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/tools"
 )
@@ -40,6 +41,11 @@ type Runtime struct {
 	Tel     *telemetry.Telemetry // nil: no spans or metrics
 	Models  *router.Router       // nil: the class has no model policy
 	Gateway *gateway.Gateway     // nil: no exec handler to serve
+}
+
+// Host is rt as the transports outside this package (Lambda, AgentCore, the dispatcher) see it.
+func (rt *Runtime) Host() step.Host {
+	return step.Host{Cfg: rt.Cfg, Worker: rt.Worker, Callbacks: rt.Worker.Callbacks, SQS: rt.SQS, Counter: rt.Counter, Log: rt.Log}
 }
 
 // BuildOptions tune Build.

@@ -5,10 +5,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-
 	"github.com/fleetc/fleetc/runtime/queue"
-	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/step"
 )
 
 // PollOptions tune the long-running SQS poller.
@@ -45,14 +43,5 @@ func (w *Worker) NewPoller(api queue.API, o PollOptions) (*queue.Consumer, error
 
 // ProcessMessage adapts Process to queue.ProcessFunc.
 func (w *Worker) ProcessMessage(ctx context.Context, m *queue.Message) queue.Outcome {
-	return w.Process(ctx, DeliveryOf(m)).Outcome
-}
-
-// DeliveryOf is the delivery of one SQS message (poller and Lambda batches alike).
-func DeliveryOf(m *queue.Message) Delivery {
-	d := Delivery{MessageID: m.ID, Body: []byte(m.Body), Attempt: m.ReceiveCount, SentAt: m.SentAt()}
-	if tp, ok := m.MessageAttributes[telemetry.AttrTraceparent]; ok {
-		d.TraceParent = aws.ToString(tp.StringValue)
-	}
-	return d
+	return w.Process(ctx, step.DeliveryOf(m)).Outcome
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
@@ -60,11 +61,7 @@ type Publisher interface {
 
 // Callbacks closes Step Functions task tokens (runtime/callback.Client).
 // Errors matching callback.ErrStaleToken mean the token is gone for good.
-type Callbacks interface {
-	Success(ctx context.Context, token string, output []byte) error
-	Failure(ctx context.Context, token, errorCode, cause string) error
-	Heartbeat(ctx context.Context, token string) error
-}
+type Callbacks = step.Callbacks
 
 // Observer sees every verdict (telemetry hooks in here).
 type Observer interface {
@@ -85,27 +82,11 @@ type Report struct {
 	Duration  time.Duration
 }
 
-// Delivery is one message handed to Process.
-type Delivery struct {
-	MessageID   string
-	Body        []byte
-	Attempt     int    // 1-based receive count
-	TraceParent string // W3C, from the traceparent message attribute
-	// SentAt is when the queue accepted the message (SQS SentTimestamp): a bare detail's
-	// ttl_seconds counts from it. Zero for direct invocations, which have no such clock.
-	SentAt time.Time
-	// InvocationDeadline bounds this delivery's processing (Lambda: the
-	// invocation's deadline); passing it is retryable, unlike the run's
-	// own deadline carried in the message.
-	InvocationDeadline time.Time
-}
+// Delivery is one message handed to Process (defined with the transports' contract).
+type Delivery = step.Delivery
 
 // Result is Process's verdict plus the output, for modes that answer.
-type Result struct {
-	queue.Outcome
-	Output    json.RawMessage
-	Duplicate bool
-}
+type Result = step.Result
 
 // Worker runs steps for one class.
 type Worker struct {
@@ -172,6 +153,20 @@ func (w *Worker) lease() time.Duration {
 		l = w.Cfg.Step.Max()
 	}
 	return l
+}
+
+// Concurrency is how many deliveries may run at once (the class's concurrency).
+func (w *Worker) Concurrency() int { return w.Cfg.Concurrency }
+
+// Logger is the worker's logger (nil: none).
+func (w *Worker) Logger() *slog.Logger { return w.Log }
+
+// RenewItself makes Process renew its own idempotency lease and SFN heartbeat every
+// Queue.RenewEvery, unless StepHeartbeat is already set.
+func (w *Worker) RenewItself() {
+	if w.StepHeartbeat == 0 {
+		w.StepHeartbeat = w.Cfg.Queue.RenewEvery()
+	}
 }
 
 // GroupOf returns a FIFO message's group from its body (kumo omits the

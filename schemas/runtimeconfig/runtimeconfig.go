@@ -23,6 +23,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/internal/genjson"
 	"github.com/fleetc/fleetc/schemas"
 )
 
@@ -89,6 +90,16 @@ func (q Queue) VisibilityTimeout() time.Duration { return seconds(q.VisibilityTi
 
 // Heartbeat as a duration (0 = off).
 func (q Queue) Heartbeat() time.Duration { return seconds(q.HeartbeatSeconds) }
+
+// RenewEvery is how often a step renews what it holds where the poller's heartbeat is not
+// there to do it (Lambda, AgentCore, the dispatcher's own poller): the heartbeat, else a
+// third of the visibility timeout, so two renewals can fail before the message reappears.
+func (q Queue) RenewEvery() time.Duration {
+	if hb := q.Heartbeat(); hb > 0 {
+		return hb
+	}
+	return q.VisibilityTimeout() / 3
+}
 
 // WaitTime (the long poll) as a duration.
 func (q Queue) WaitTime() time.Duration { return seconds(q.WaitTimeSeconds) }
@@ -332,32 +343,7 @@ func seconds(n int64) time.Duration { return time.Duration(n) * time.Second }
 
 // Marshal returns the canonical bytes of c: JSON with keys sorted at every level (struct field
 // order cannot leak into the file), two-space indent, no HTML escaping, trailing newline.
-func Marshal(c *Config) ([]byte, error) {
-	raw, err := json.Marshal(c)
-	if err != nil {
-		return nil, err
-	}
-	return canonical(raw)
-}
-
-// canonical re-encodes JSON with keys sorted at every level, two-space indent, no HTML
-// escaping and a trailing newline.
-func canonical(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(generic); err != nil { // Encode appends the trailing newline
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func Marshal(c *Config) ([]byte, error) { return genjson.Canonical(c) }
 
 var (
 	schemaOnce sync.Once

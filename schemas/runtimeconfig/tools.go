@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/fleetc/fleetc/internal/genjson"
 )
 
 // ToolsFile is where the compiler writes the tools config under the output root.
@@ -62,13 +64,7 @@ func (c ToolClass) StatusPollAfter() time.Duration { return seconds(c.StatusPoll
 func (c ToolClass) Expiry() time.Duration { return seconds(c.ExpirySeconds) }
 
 // MarshalTools returns the canonical bytes of t (sorted keys, two-space indent, newline).
-func MarshalTools(t *Tools) ([]byte, error) {
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return nil, err
-	}
-	return canonical(raw)
-}
+func MarshalTools(t *Tools) ([]byte, error) { return genjson.Canonical(t) }
 
 // ParseTools reads and checks a tools config. Unknown fields are refused: a config written
 // by a newer compiler must not be half understood.

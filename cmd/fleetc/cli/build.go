@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -136,8 +139,16 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 			r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", dir, err)
 			return exitUsage
 		}
-		if err != nil || len(have.Paths()) == 0 || len(artifact.Diff(have, o.Set)) > 0 {
+		// What `plan --endpoint` left beside the configuration redirects a plain terraform
+		// apply to the emulator: it is drift, which build removes.
+		left := deploy.EmulatorFiles(filepath.Join(dir, "terraform"))
+		if err != nil || len(have.Paths()) == 0 || len(artifact.Diff(have, o.Set)) > 0 || len(left) > 0 {
 			stale = append(stale, o)
+		}
+		for _, p := range left {
+			if b, err := os.ReadFile(p); err == nil {
+				_ = r.have.Add(artifact.File{Path: path.Join(o.Env, "terraform", filepath.Base(p)), Bytes: b})
+			}
 		}
 		for _, p := range o.Set.Paths() {
 			b, _ := o.Set.Get(p)
@@ -168,6 +179,10 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 		dir := compiler.OutDir(out, o.Env)
 		if err := artifact.WriteDir(dir, o.Set); err != nil {
 			r.err = fmt.Sprintf("fleetc build: writing %s: %v", dir, err)
+			return exitUsage
+		}
+		if err := deploy.RemoveEmulatorFiles(filepath.Join(dir, "terraform")); err != nil {
+			r.err = fmt.Sprintf("fleetc build: removing the emulator override: %v", err)
 			return exitUsage
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"os"
 	"path/filepath"
@@ -297,5 +298,37 @@ func TestBuildUpToDate(t *testing.T) {
 	code, stdout, _ = run(t, "build", spec, "-o", out)
 	if b, _ := os.ReadFile(cfg); code != 0 || !strings.HasPrefix(stdout, "wrote 11 files") || string(b) == "{}" {
 		t.Fatalf("build after an edit: exit %d\n%s", code, stdout)
+	}
+}
+
+// What `plan --endpoint` leaves beside the configuration (the override aiming every call at
+// the emulator, and its definitions) is drift: `build --check` reports it, `build` removes it,
+// so a plain `terraform apply` after an emulator run never targets the emulator unseen.
+// Before, build --check said up to date and build left the override in place.
+func TestBuildRemovesTheEmulatorOverride(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, stdout, errs := run(t, "build", research, "-o", out); code != 0 {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, errs)
+	}
+	left := []string{filepath.Join(out, "terraform", deploy.OverrideFile), filepath.Join(out, "terraform", deploy.EmulatorFilePrefix+"flow.asl.json")}
+	for _, p := range left {
+		if err := os.WriteFile(p, []byte("# left by plan --endpoint\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, stdout, _ := run(t, "build", "--check", research, "-o", out)
+	if code != 1 || !strings.Contains(stdout, deploy.OverrideFile) {
+		t.Fatalf("build --check with the override left: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, errs := run(t, "build", research, "-o", out); code != 0 {
+		t.Fatalf("build: exit %d\n%s%s", code, stdout, errs)
+	}
+	for _, p := range left {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s survived build: %v", filepath.Base(p), err)
+		}
+	}
+	if code, stdout, _ := run(t, "build", "--check", research, "-o", out); code != 0 {
+		t.Errorf("after build: exit %d\n%s", code, stdout)
 	}
 }

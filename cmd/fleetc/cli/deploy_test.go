@@ -137,11 +137,12 @@ func TestPlanFailingInit(t *testing.T) {
 // TestPlanRefusesScalerRoleInAnotherAccount: the TriggerAuthentications name the KEDA scaler
 // role in the account of worker.eks.keda_operator_role; planning in another account (kumo's
 // is 000000000000) stops at the role's precondition, before anything is created.
+//
+// The emulator override's kumo-account gap leaves that role out on kumo (Terraform cannot
+// override a precondition, and no KEDA operator runs there), so `fleetc plan --endpoint`
+// would never reach it. This test plans with every other gap applied and that one removed:
+// the precondition, as generated for AWS, runs against kumo's STS account.
 func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
-	// Known gap (open): the emulator override's kumo-account entry (fleetc dev) now drops the
-	// KEDA scaler role on kumo, so the precondition this test plans against never runs there.
-	// The precondition itself is still in the generated AWS Terraform (golden files).
-	t.Skip("kumo-account emulator override drops the scaler role the precondition guards; see the closing note")
 	if testing.Short() {
 		t.Skip("terraform plan against kumo")
 	}
@@ -152,6 +153,12 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 	spec, name := uniqueSpec(t, dir, func(s string) string {
 		return strings.Replace(s, "arn:aws:iam::000000000000:role/keda-operator", "arn:aws:iam::111122223333:role/keda-operator", 1)
 	})
+	gaps := deploy.KumoGaps
+	t.Cleanup(func() { deploy.KumoGaps = gaps })
+	deploy.KumoGaps = slices.DeleteFunc(slices.Clone(gaps), func(g deploy.Gap) bool { return g.ID == "kumo-account" })
+	if len(deploy.KumoGaps) != len(gaps)-1 {
+		t.Fatal("no kumo-account gap to remove")
+	}
 	code, stdout, stderr := runCLI(t, "", "plan", spec, "-o", filepath.Join(dir, "out"), "--endpoint", endpoint)
 	want := "The TriggerAuthentications name arn:aws:iam::111122223333:role/" + name + "-keda-scaler"
 	if code == exitOK || code == exitChanges || !strings.Contains(squashSpace(stdout+stderr), want) {

@@ -222,3 +222,55 @@ func TestDiffContractExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffCapacity: fleetc diff shows what a traffic change does to the quotas and the bill,
+// in text and JSON. The quota it breaks has a rule (S006), whose new error blocks (exit 1),
+// so it is not reported twice as a capacity warning.
+func TestDiffCapacity(t *testing.T) {
+	src, err := os.ReadFile(research)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	base, head := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "head.yaml")
+	// 500 → 1,000 conversations a minute: 800 → 1,600 concurrent conversations open a Map Run
+	// each, over the 1,000 open Map Runs an account allows.
+	changed := strings.Replace(string(src), "concurrent_conversations: 800", "concurrent_conversations: 1600", 1)
+	changed = strings.Replace(changed, "conversations_per_minute: 500", "conversations_per_minute: 1000", 1)
+	if changed == string(src) {
+		t.Fatal("research example changed; update the test")
+	}
+	if err := os.WriteFile(base, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(head, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "diff", base, head)
+	for _, want := range []string{
+		"diagnostic error: traffic: new error S006: 1,600 concurrent conversations each open a Map Run; an account allows 1,000 open Map Runs",
+		"Capacity, head against base:",
+		"first quota to break: Distributed Map open Map Runs (fleet) at 1.25× → Distributed Map open Map Runs (fleet) at 0.62×",
+		"estimated cost/month: $2,974 → $5,947.9",
+		"Distributed Map open Map Runs (fleet): 80.0 % → 160.0 % of quota (800 → 1,600 map runs, BROKEN)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("diff lacks %q:\n%s%s", want, out, errs)
+		}
+	}
+	if code != 1 || strings.Contains(out, "capacity warning") {
+		t.Errorf("diff: exit %d, want 1 from S006 alone:\n%s", code, out)
+	}
+	if code, _, _ := run(t, "diff", base, head, "--fail-on", "capacity"); code != 0 {
+		t.Errorf("--fail-on capacity: exit %d, want 0 (no capacity finding beside the rule's)", code)
+	}
+	_, out, _ = run(t, "diff", base, head, "--format", "json", "--exit-zero")
+	var doc struct {
+		Capacity struct {
+			Cost struct{ Before, After float64 } `json:"monthly_cost_usd"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Capacity.Cost.After != 2*doc.Capacity.Cost.Before || doc.Capacity.Cost.Before == 0 {
+		t.Errorf("json capacity: %v\n%s", err, out)
+	}
+}

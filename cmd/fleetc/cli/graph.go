@@ -11,17 +11,21 @@ import (
 )
 
 func newGraphCmd(s *streams) *cobra.Command {
-	format := newFormat("mermaid", "mermaid", "dot")
+	format := newFormat("mermaid", "mermaid", "dot", "json")
 	c := &cobra.Command{
-		Use:   "graph FILE [--format mermaid|dot]",
-		Short: "Draw the fleet's topology as mermaid or Graphviz dot",
+		Use:   "graph FILE [--format mermaid|dot|json]",
+		Short: "Draw the fleet's topology as mermaid or Graphviz dot, or list it as JSON",
 		Long: `Graph draws events, rules, queues, classes (with their runtime), emitted events, each
 queue's DLQ, workflows and their steps, and model policies with their fallbacks.
+
+--format json lists the nodes and edges, each node with the Terraform resources generated
+for it, as the Terraform backend's inventory records their owner (nothing is re-parsed).
 
 Arguments:
   FILE  the fleet.yaml to draw`,
 		Example: `  fleetc graph fleet.yaml > topology.mmd
-  fleetc graph --format dot fleet.yaml | dot -Tsvg > topology.svg`,
+  fleetc graph --format dot fleet.yaml | dot -Tsvg > topology.svg
+  fleetc graph --format json fleet.yaml`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			return exit(runGraph(args, s.env, format.value, s.stdout, s.stderr))
 		},
@@ -43,9 +47,18 @@ func runGraph(files []string, env, format string, stdout, stderr io.Writer) int 
 		return exitInvalid
 	}
 	g := graph.Build(fleet)
-	if format == "dot" {
+	switch format {
+	case "dot":
 		err = g.DOT(stdout, nil)
-	} else {
+	case "json":
+		set, gds := compiler.Generate(fleet)
+		if gds.HasErrors() {
+			render(stderr, "text", gds, judge(gds, false))
+			return exitInvalid
+		}
+		g.Attach(set.Inventory())
+		err = g.JSON(stdout)
+	default:
 		err = g.Mermaid(stdout, nil)
 	}
 	if err != nil {

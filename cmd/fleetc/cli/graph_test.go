@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
 
 func TestGraph(t *testing.T) {
@@ -21,6 +25,26 @@ func TestGraph(t *testing.T) {
 	code, out, _ = run(t, "graph", "--format", "dot", research)
 	if code != 0 || !strings.HasPrefix(out, "digraph fleet {") {
 		t.Errorf("graph --format dot: exit %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "graph", "--format", "json", research)
+	var doc struct {
+		FormatVersion int `json:"format_version"`
+		Nodes         []struct {
+			Key       string   `json:"key"`
+			Resources []string `json:"resources"`
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || doc.FormatVersion != jsonreport.FormatVersion {
+		t.Fatalf("graph --format json: exit %d, %v\n%s", code, err, out)
+	}
+	i := slices.IndexFunc(doc.Nodes, func(n struct {
+		Key       string   `json:"key"`
+		Resources []string `json:"resources"`
+	}) bool {
+		return n.Key == "dlq:researcher"
+	})
+	if i < 0 || !slices.Equal(doc.Nodes[i].Resources, []string{"aws_sqs_queue.researcher_dlq", "aws_sqs_queue_redrive_allow_policy.researcher_dlq"}) {
+		t.Errorf("graph --format json: the researcher DLQ's resources are not its inventory's:\n%s", out)
 	}
 	if code, _, _ := run(t, "graph"); code != 2 {
 		t.Errorf("graph without a file: exit %d, want 2", code)

@@ -199,7 +199,7 @@ func located(fs []compat.Finding, base, head *side) []locatedFinding {
 
 func position(f compat.Finding, base, head *side) *diag.Range {
 	s := head
-	if f.Side == "base" {
+	if f.Side == compat.Base {
 		s = base
 	}
 	if s == nil || s.fleet.Index == nil || f.Path == "" {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -439,6 +440,12 @@ func (d *Fleet) connect(ctx context.Context, w *deploy.Workspace) error {
 	return nil
 }
 
+// devVisibility and devHeartbeat are every dev worker's lease and its renewal period.
+const (
+	devVisibility = 30 * time.Second
+	devHeartbeat  = 10 * time.Second
+)
+
 // workerEnv is what every worker gets: the emulator, the fleet's region, dummy
 // credentials unless the environment has some, kumo's CRC-less DynamoDB answers, and dev's
 // Bedrock stand-in for the model routers.
@@ -448,6 +455,11 @@ func (d *Fleet) workerEnv() []string {
 		"AWS_REGION=" + d.ir.Region,
 		"FLEET_DYNAMODB_DISABLE_CRC32=1",
 		config.EnvWaitTimeSeconds + "=2", // short polls: Ctrl-C and pauses act within seconds
+		// A short lease renewed often: what a killed worker held (its messages, its
+		// idempotency claims) comes back within devVisibility, not the class's visibility
+		// timeout (15 min for a 10 min step), so a kill -9 rehearses in seconds.
+		config.EnvVisibilitySecs + "=" + strconv.Itoa(int(devVisibility/time.Second)),
+		config.EnvHeartbeatSecs + "=" + strconv.Itoa(int(devHeartbeat/time.Second)),
 	}
 	if d.model != nil {
 		env = append(env, config.EnvBedrockEndpoint+"="+d.model.endpoint())

@@ -20,6 +20,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
 )
 
 //go:embed page/index.html
@@ -248,48 +250,22 @@ func (d *Fleet) StartExecution(ctx context.Context, workflow string, input []byt
 	return aws.ToString(out.ExecutionArn), trace, nil
 }
 
-// Redrive moves every message of a class's DLQ back to its queue and returns how many.
-// The worker's DLQ attributes (ERROR_CODE…) stay behind: the redriven message starts over.
+// Redrive moves every message of a class's DLQ back to its queue and returns how many, as
+// `fleetc dlq redrive` moves them one by one (send first, then delete; the worker's
+// ERROR_CODE… stay behind: the redriven message starts over).
 func (d *Fleet) Redrive(ctx context.Context, class string) (int, error) {
-	a := d.agent(class)
-	if a == nil {
-		return 0, fmt.Errorf("no class %q", class)
+	ts, err := dlq.Targets(d.ir, class)
+	if err != nil {
+		return 0, err
 	}
-	q := d.queues[class]
-	moved := 0
-	for {
-		r, err := d.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q.dlq), MaxNumberOfMessages: 10,
-			WaitTimeSeconds: 0, MessageAttributeNames: []string{"traceparent"}})
-		if err != nil {
-			return moved, err
-		}
-		if len(r.Messages) == 0 {
-			return moved, nil
-		}
-		for _, m := range r.Messages {
-			in := &sqs.SendMessageInput{QueueUrl: aws.String(q.queue), MessageBody: m.Body, MessageAttributes: m.MessageAttributes}
-			if a.FIFO {
-				var body struct {
-					Detail map[string]any `json:"detail"`
-				}
-				_ = json.Unmarshal([]byte(aws.ToString(m.Body)), &body)
-				group := fmt.Sprint(body.Detail[a.GroupBy])
-				if group == "<nil>" {
-					group = "redrive"
-				}
-				in.MessageGroupId = aws.String(group)
-				in.MessageDeduplicationId = aws.String(aws.ToString(m.MessageId) + "-redrive")
-			}
-			if _, err := d.sqs.SendMessage(ctx, in); err != nil {
-				return moved, err
-			}
-			if _, err := d.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.dlq), ReceiptHandle: m.ReceiptHandle}); err != nil {
-				return moved, err
-			}
-			moved++
-		}
-	}
+	t, q := ts[0], d.queues[class]
+	t.QueueURL, t.DLQURL = q.queue, q.dlq
+	moved, err := dlq.Move(ctx, d.sqs, t, dlq.MoveOptions{Rate: devRedriveRate})
+	return len(moved), err
 }
+
+// devRedriveRate paces the live page's redrive: an emulator, and a person waiting.
+const devRedriveRate = 1000
 
 // serve starts the live page and its API on 127.0.0.1:port for the whole run; requests go to
 // the fleet of the current session (503 between sessions).

@@ -5,7 +5,7 @@ resource "aws_sqs_queue" "indexer_dlq" {
   content_based_deduplication = true
   message_retention_seconds   = 1209600
   visibility_timeout_seconds  = 300
-  sqs_managed_sse_enabled     = true
+  kms_master_key_id           = aws_kms_key.fleet.arn
 }
 
 resource "aws_sqs_queue" "indexer" {
@@ -16,7 +16,7 @@ resource "aws_sqs_queue" "indexer" {
   visibility_timeout_seconds  = 1080
   receive_wait_time_seconds   = 20
   delay_seconds               = 0
-  sqs_managed_sse_enabled     = true
+  kms_master_key_id           = aws_kms_key.fleet.arn
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.indexer_dlq.arn
     maxReceiveCount     = 3
@@ -52,7 +52,7 @@ resource "aws_sqs_queue" "indexer_ingress" {
   message_retention_seconds  = 345600
   visibility_timeout_seconds = 60
   receive_wait_time_seconds  = 20
-  sqs_managed_sse_enabled    = true
+  kms_master_key_id          = aws_kms_key.fleet.arn
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.delivery_dlq.arn
     maxReceiveCount     = 3
@@ -93,6 +93,17 @@ data "aws_iam_policy_document" "indexer_pipe" {
     effect    = "Allow"
     actions   = ["sqs:SendMessage"]
     resources = [aws_sqs_queue.indexer.arn]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
   }
 }
 
@@ -298,12 +309,14 @@ data "aws_iam_policy_document" "indexer_worker" {
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Payloads are objects named per message under the prefixes this class may read (inputs/, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).
   statement {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
     resources = ["${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/reviewer/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Outputs are objects named per message under this class's own outputs/<class>/ prefix.
   statement {
     sid       = "WriteOwnClaimCheckOutputs"
     effect    = "Allow"
@@ -337,11 +350,23 @@ data "aws_iam_policy_document" "indexer_worker" {
       values   = ["JOB#*"]
     }
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Log streams are created at run time inside this function's own log group (<group>:*).
   statement {
     sid       = "WriteFunctionLogs"
     effect    = "Allow"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.indexer.arn}:*"]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
   }
 }
 
@@ -360,6 +385,7 @@ resource "aws_iam_role_policy" "indexer_worker" {
 resource "aws_cloudwatch_log_group" "indexer" {
   name              = "/aws/lambda/sink-indexer"
   retention_in_days = 30
+  kms_key_id        = aws_kms_key.fleet.arn
 }
 
 resource "aws_lambda_function" "indexer" {

@@ -5,7 +5,7 @@ resource "aws_sqs_queue" "planner_dlq" {
   content_based_deduplication = true
   message_retention_seconds   = 1209600
   visibility_timeout_seconds  = 300
-  sqs_managed_sse_enabled     = true
+  kms_master_key_id           = aws_kms_key.fleet.arn
 }
 
 resource "aws_sqs_queue" "planner" {
@@ -18,7 +18,7 @@ resource "aws_sqs_queue" "planner" {
   visibility_timeout_seconds  = 900
   receive_wait_time_seconds   = 20
   delay_seconds               = 0
-  sqs_managed_sse_enabled     = true
+  kms_master_key_id           = aws_kms_key.fleet.arn
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.planner_dlq.arn
     maxReceiveCount     = 3
@@ -55,7 +55,7 @@ resource "aws_sqs_queue" "planner_ingress" {
   message_retention_seconds  = 345600
   visibility_timeout_seconds = 60
   receive_wait_time_seconds  = 20
-  sqs_managed_sse_enabled    = true
+  kms_master_key_id          = aws_kms_key.fleet.arn
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.delivery_dlq.arn
     maxReceiveCount     = 3
@@ -96,6 +96,17 @@ data "aws_iam_policy_document" "planner_pipe" {
     effect    = "Allow"
     actions   = ["sqs:SendMessage"]
     resources = [aws_sqs_queue.planner.arn]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
   }
 }
 
@@ -321,12 +332,14 @@ data "aws_iam_policy_document" "planner_worker" {
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Payloads are objects named per message under the prefixes this class may read (inputs/, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).
   statement {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
     resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/delivery/*", "${aws_s3_bucket.claimcheck.arn}/fanout/hotfix/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/concierge/*", "${aws_s3_bucket.claimcheck.arn}/outputs/triage/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Outputs are objects named per message under this class's own outputs/<class>/ prefix.
   statement {
     sid       = "WriteOwnClaimCheckOutputs"
     effect    = "Allow"
@@ -349,17 +362,30 @@ data "aws_iam_policy_document" "planner_worker" {
       values   = ["sink.errors", "sink.workers"]
     }
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.
   statement {
     sid       = "TaskTokenCallbacks"
     effect    = "Allow"
     actions   = ["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]
     resources = [aws_sfn_state_machine.delivery.arn, "${aws_sfn_state_machine.delivery.arn}/*", aws_sfn_state_machine.hotfix.arn, "${aws_sfn_state_machine.hotfix.arn}/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only.
   statement {
     sid       = "InvokeRoutedModels"
     effect    = "Allow"
     actions   = ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]
     resources = ["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/eu.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-sonnet-4-5-20250929-v1:0"]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
   }
 }
 

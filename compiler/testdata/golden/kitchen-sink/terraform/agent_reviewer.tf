@@ -3,7 +3,7 @@ resource "aws_sqs_queue" "reviewer_dlq" {
   name                       = "sink-reviewer-dlq"
   message_retention_seconds  = 1209600
   visibility_timeout_seconds = 300
-  sqs_managed_sse_enabled    = true
+  kms_master_key_id          = aws_kms_key.fleet.arn
 }
 
 resource "aws_sqs_queue" "reviewer" {
@@ -12,7 +12,7 @@ resource "aws_sqs_queue" "reviewer" {
   visibility_timeout_seconds = 1350
   receive_wait_time_seconds  = 20
   delay_seconds              = 0
-  sqs_managed_sse_enabled    = true
+  kms_master_key_id          = aws_kms_key.fleet.arn
   redrive_policy = jsonencode({
     deadLetterTargetArn = aws_sqs_queue.reviewer_dlq.arn
     maxReceiveCount     = 3
@@ -229,12 +229,14 @@ data "aws_iam_policy_document" "reviewer_worker" {
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Payloads are objects named per message under the prefixes this class may read (inputs/, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).
   statement {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
     resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/delivery/*", "${aws_s3_bucket.claimcheck.arn}/fanout/hotfix/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*", "${aws_s3_bucket.claimcheck.arn}/outputs/concierge/*", "${aws_s3_bucket.claimcheck.arn}/outputs/summarizer/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Outputs are objects named per message under this class's own outputs/<class>/ prefix.
   statement {
     sid       = "WriteOwnClaimCheckOutputs"
     effect    = "Allow"
@@ -257,17 +259,30 @@ data "aws_iam_policy_document" "reviewer_worker" {
       values   = ["sink.errors", "sink.indexer", "sink.workers"]
     }
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.
   statement {
     sid       = "TaskTokenCallbacks"
     effect    = "Allow"
     actions   = ["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]
     resources = [aws_sfn_state_machine.delivery.arn, "${aws_sfn_state_machine.delivery.arn}/*", aws_sfn_state_machine.hotfix.arn, "${aws_sfn_state_machine.hotfix.arn}/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only.
   statement {
     sid       = "InvokeRoutedModels"
     effect    = "Allow"
     actions   = ["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]
     resources = ["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", "arn:${data.aws_partition.current.partition}:bedrock:eu-west-1:${data.aws_caller_identity.current.account_id}:inference-profile/global.anthropic.claude-sonnet-4-5-20250929-v1:0"]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
   }
 }
 

@@ -14,7 +14,7 @@ resource "aws_sqs_queue" "delivery_dlq" {
   name                       = "sink-delivery-dlq"
   message_retention_seconds  = 1209600
   visibility_timeout_seconds = 30
-  sqs_managed_sse_enabled    = true
+  kms_master_key_id          = aws_kms_key.fleet.arn
 }
 
 # Only this fleet's rules may dead-letter here; without the grant delivery fails silently.

@@ -1,3 +1,62 @@
+data "aws_iam_policy_document" "fleet_key" {
+  # tfsec:ignore:aws-iam-no-policy-wildcards A key policy's resource is always "*", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKey grants).
+  statement {
+    sid       = "KeyAdministration"
+    effect    = "Allow"
+    actions   = ["kms:*"]
+    resources = ["*"]
+    principals {
+      type        = "AWS"
+      identifiers = ["arn:${data.aws_partition.current.partition}:iam::${data.aws_caller_identity.current.account_id}:root"]
+    }
+  }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A key policy's resource is always "*", the key itself; CloudWatch Logs may use it only for this account's log groups in the region (encryption context).
+  statement {
+    sid       = "CloudWatchLogs"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt*", "kms:Describe*", "kms:Encrypt*", "kms:GenerateDataKey*", "kms:ReEncrypt*"]
+    resources = ["*"]
+    principals {
+      type        = "Service"
+      identifiers = ["logs.eu-west-1.amazonaws.com"]
+    }
+    condition {
+      test     = "ArnLike"
+      variable = "kms:EncryptionContext:aws:logs:arn"
+      values   = ["arn:${data.aws_partition.current.partition}:logs:eu-west-1:${data.aws_caller_identity.current.account_id}:log-group:*"]
+    }
+  }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A key policy's resource is always "*", the key itself; EventBridge may use it only for this account's rules, to deliver into the encrypted queues.
+  statement {
+    sid       = "EventBridgeToQueues"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = ["*"]
+    principals {
+      type        = "Service"
+      identifiers = ["events.amazonaws.com"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "aws:SourceAccount"
+      values   = [data.aws_caller_identity.current.account_id]
+    }
+  }
+}
+
+# The fleet's customer-managed key (state.kms_key: create): bucket, tables, queues and log groups.
+resource "aws_kms_key" "fleet" {
+  description             = "fleetc fleet sink: claim-check bucket, tables, queues, log groups"
+  enable_key_rotation     = true
+  deletion_window_in_days = 30
+  policy                  = data.aws_iam_policy_document.fleet_key.json
+}
+
+resource "aws_kms_alias" "fleet" {
+  name          = "alias/sink"
+  target_key_id = aws_kms_key.fleet.key_id
+}
+
 # pk = work key, sk = class; conditional puts claim a step, expires_at (TTL) ends the window.
 resource "aws_dynamodb_table" "idempotency" {
   name         = "sink-idempotency"
@@ -20,7 +79,8 @@ resource "aws_dynamodb_table" "idempotency" {
     enabled = true
   }
   server_side_encryption {
-    enabled = true
+    enabled     = true
+    kms_key_arn = aws_kms_key.fleet.arn
   }
 }
 
@@ -56,7 +116,8 @@ resource "aws_dynamodb_table" "jobs" {
     enabled = true
   }
   server_side_encryption {
-    enabled = true
+    enabled     = true
+    kms_key_arn = aws_kms_key.fleet.arn
   }
 }
 
@@ -77,8 +138,10 @@ resource "aws_s3_bucket_server_side_encryption_configuration" "claimcheck" {
   bucket = aws_s3_bucket.claimcheck.id
   rule {
     apply_server_side_encryption_by_default {
-      sse_algorithm = "AES256"
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.fleet.arn
     }
+    bucket_key_enabled = true
   }
 }
 

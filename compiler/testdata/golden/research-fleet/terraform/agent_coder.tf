@@ -318,12 +318,14 @@ data "aws_iam_policy_document" "coder_worker" {
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Payloads are objects named per message under the prefixes this class may read (inputs/, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).
   statement {
     sid       = "ReadClaimCheckPayloads"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
     resources = ["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Outputs are objects named per message under this class's own outputs/<class>/ prefix.
   statement {
     sid       = "WriteOwnClaimCheckOutputs"
     effect    = "Allow"
@@ -346,12 +348,14 @@ data "aws_iam_policy_document" "coder_worker" {
       values   = ["fleet.workers"]
     }
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.
   statement {
     sid       = "TaskTokenCallbacks"
     effect    = "Allow"
     actions   = ["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]
     resources = [aws_sfn_state_machine.conversation.arn, "${aws_sfn_state_machine.conversation.arn}/*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only.
   statement {
     sid       = "InvokeRoutedModels"
     effect    = "Allow"

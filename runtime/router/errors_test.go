@@ -1,0 +1,81 @@
+package router
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A provider error without a status is a call that got no answer: the transport's own error
+// is the message, and it is a timeout only when the call's own deadline fired, else a
+// retryable failure (a refused connection is not a slow model).
+func TestNoAnswerErrors(t *testing.T) {
+	refused := &ProviderError{Err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}
+	if got := refused.Error(); got != "dial tcp 127.0.0.1:1: connect: connection refused" {
+		t.Errorf("no-answer message %q", got)
+	}
+	answered := &ProviderError{Status: 503, Code: "Unavailable", Message: "busy", Err: errors.New("transport detail")}
+	if got := answered.Error(); got != "status 503 Unavailable: busy" {
+		t.Errorf("answered message %q", got)
+	}
+
+	live := context.Background()
+	if c, _ := classify(refused, live); c != classRetryable {
+		t.Errorf("refused with time left: class %d, want retryable", c)
+	}
+	expired, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-expired.Done()
+	if c, _ := classify(refused, expired); c != classTimeout {
+		t.Errorf("no answer after the call's deadline: class %d, want timeout", c)
+	}
+	if c, ra := classify(&ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true}, live); c != classRetryable || ra != 2*time.Second {
+		t.Errorf("503 with retry-after: class %d after %s", c, ra)
+	}
+}
+
+// pick goes round-robin past a cooling deployment, and when every ready one only waits for a
+// retry-after it returns the soonest with the wait; all cooling is nil.
+func TestPickSkipsCoolingAndWaitsForTheSoonest(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	a := &deployment{Deployment: Deployment{Name: "a"}, coolUntil: now.Add(time.Minute)}
+	b := &deployment{Deployment: Deployment{Name: "b"}}
+	g := &group{deps: []*deployment{a, b}}
+	for i := range 3 { // every start position of the round robin
+		if d, wait := g.pick(now); d != b || wait != 0 {
+			t.Fatalf("pick %d: %v after %s, want b at once", i, d, wait)
+		}
+	}
+	b.notBefore = now.Add(3 * time.Second)
+	c := &deployment{Deployment: Deployment{Name: "c"}, notBefore: now.Add(time.Second)}
+	g = &group{deps: []*deployment{a, b, c}}
+	for i := range 3 {
+		if d, wait := g.pick(now); d != c || wait != time.Second {
+			t.Fatalf("pick %d: %v after %s, want c after 1s", i, d, wait)
+		}
+	}
+	b.coolUntil, c.coolUntil = now.Add(time.Minute), now.Add(time.Minute)
+	if d, _ := g.pick(now); d != nil {
+		t.Fatalf("all cooling: picked %s", d.Name)
+	}
+}
+
+// An overdrawn token bucket makes a call wait for the refill; only a deadline that ends
+// before the refill refuses it at once (without a deadline the call waits).
+func TestTokenBucketWaitsUnlessTheDeadlineIsSooner(t *testing.T) {
+	g := &group{p: Policy{TokensPerMinute: 60_000}, bucket: newTokenBucket(60_000, time.Now())}
+	g.bucket.charge(time.Now(), 60_000+50) // 50 tokens of debt: refilled in ~50 ms
+	release, err := g.acquire(context.Background())
+	if err != nil {
+		t.Fatalf("no deadline: %v, want a wait for the refill", err)
+	}
+	release()
+	g.bucket.charge(time.Now(), 60_000+50_000) // ~50 s of debt
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := g.acquire(ctx); err == nil || time.Since(start) > 500*time.Millisecond {
+		t.Fatalf("deadline before the refill: %v after %s, want a refusal at once", err, time.Since(start))
+	}
+}
