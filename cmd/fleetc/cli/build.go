@@ -194,6 +194,9 @@ func (r *buildResult) envNote(sep string) string {
 	if len(r.Environments) == 0 {
 		return ""
 	}
+	if len(r.Environments) == 1 {
+		return sep + "environment " + r.Environments[0]
+	}
 	return sep + "environments " + strings.Join(r.Environments, ", ")
 }
 

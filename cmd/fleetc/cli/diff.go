@@ -141,14 +141,22 @@ func runDiff(files []string, sides diffSides, format string, failOn []string, st
 	if len(failOn) == 0 {
 		failOn = []string{review.FailBlocking}
 	}
+	// A base that declares no environments yet (the change introduces them) is the fleet as
+	// it was: compared as it is, the report shows honestly that every name changes.
+	baseHasEnvs := false
+	if f, _ := spec.Load(baseName, baseSrc); f != nil && len(f.Environments()) > 0 {
+		baseHasEnvs = true
+	}
 	code := exitOK
 	for i, env := range envs {
-		bside, baseEnv := base, sides.baseEnv
-		if baseEnv == "" {
+		bside, baseEnv, namesAs := base, sides.baseEnv, env
+		if baseEnv == "" && baseHasEnvs {
 			baseEnv = env
+		} else if baseEnv == "" {
+			namesAs = ""
 		}
 		if bside == nil {
-			bside = review.LoadEnv(baseName, baseSrc, baseEnv, env)
+			bside = review.LoadEnv(baseName, baseSrc, baseEnv, namesAs)
 		}
 		rep, err := review.Compare(bside, review.LoadEnv(headName, headSrc, env, env))
 		if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/deploy"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 const (
@@ -177,5 +180,63 @@ func TestDiffEnvironments(t *testing.T) {
 	}
 	if code, out, _ := run(t, "diff", "--env", "prod", "--format", "json", envExample, envExample); code != exitOK || !strings.Contains(out, `"format_version"`) {
 		t.Errorf("diff --env prod json: exit %d\n%s", code, out)
+	}
+	// A change that introduces environments renames every resource, and diff says so.
+	src, err := os.ReadFile(envExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(before, src[:strings.Index(string(src), "\nenvironments:")+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, "diff", "--env", "prod", before, envExample)
+	if code != exitOK || !strings.Contains(out, "needs review") || !strings.Contains(out, "aws_sqs_queue.delivery_dlq will be destroyed and re-created") {
+		t.Errorf("diff introducing environments: exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// plan --env prod builds prod into out/prod/ and plans it with the real terraform CLI and
+// provider against kumo: prod's overrides and names are in what Terraform plans. Without
+// --env the same spec is refused before Terraform runs (P013).
+func TestPlanEnvironmentOnKumo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("terraform plan against kumo")
+	}
+	terraformEnv(t)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
+	dir := t.TempDir()
+	spec, name := uniqueSpec(t, dir, func(s string) string {
+		return s + "\nenvironments:\n  dev: {}\n  prod:\n    agents:\n      solver:\n        scaling: { min: 0, max: 3, per_replica: 1 }\n"
+	})
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := runCLI(t, "", "plan", spec, "-o", out, "--endpoint", endpoint); code != exitInvalid || !strings.Contains(stderr, "P013: this spec declares environments dev, prod: name one with --env") {
+		t.Fatalf("plan without --env: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("plan without --env wrote %s", out)
+	}
+	code, stdout, stderr := runCLI(t, "", "plan", "--env", "prod", spec, "-o", out, "--endpoint", endpoint, "--format", "json", "--detailed-exitcode")
+	if code != exitChanges {
+		t.Fatalf("plan --env prod: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var s deploy.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil || s.Add == 0 || s.Destroy != 0 {
+		t.Fatalf("plan summary %+v: %v\n%s", s, err, stdout)
+	}
+	tf, err := os.ReadFile(filepath.Join(out, "prod", "terraform", "agent_solver.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(tf), `"`+name+`-prod-solver"`) {
+		t.Errorf("prod's queue is not named %s-prod-solver:\n%s", name, tf)
+	}
+	scaled, err := os.ReadFile(filepath.Join(out, "prod", "k8s", "solver", "scaledobject.yaml"))
+	if err != nil || !strings.Contains(string(scaled), "maxReplicaCount: 3") {
+		t.Errorf("prod's scaling override is not in its ScaledObject (%v):\n%s", err, scaled)
+	}
+	if _, err := os.Stat(filepath.Join(out, "terraform")); !os.IsNotExist(err) {
+		t.Errorf("plan --env prod wrote outside %s/prod", out)
 	}
 }
