@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
-	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/idem"
@@ -27,7 +25,7 @@ type dlqFlags struct {
 }
 
 func (d *dlqFlags) register(c *cobra.Command) {
-	c.Flags().StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	endpointFlag(c, &d.endpoint)
 }
 
 // connect loads the fleet, resolves the classes' queues and makes the AWS config.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/recovery"
-	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -54,7 +52,7 @@ Exit 0 every listed execution redriven (or none to redrive), 1 refused or failed
 	c.Flags().StringVar(&o.since, "since", "", "only executions that stopped since then: RFC 3339, or a duration ago (6h, 2d)")
 	c.Flags().StringVar(&o.status, "status", string(sfntypes.ExecutionStatusFailed), "the executions' status: FAILED, TIMED_OUT or ABORTED")
 	c.Flags().BoolVar(&o.auto, "auto-approve", false, "redrive without asking for yes")
-	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	endpointFlag(c, &o.endpoint)
 	return c
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/recovery"
-	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -62,7 +60,7 @@ Exit 0 completed (or planned, with --dry-run), 1 refused, cancelled or failed, 2
 	c.Flags().StringArrayVar(&o.events, "event", nil, "replay only to the classes consuming this detail-type (repeatable)")
 	c.Flags().BoolVar(&o.dryRun, "dry-run", false, "check against the deployed archive and print the plan; start nothing")
 	c.Flags().BoolVar(&o.auto, "auto-approve", false, "replay without asking for yes")
-	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	endpointFlag(c, &o.endpoint)
 	return c
 }
 

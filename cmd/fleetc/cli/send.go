@@ -53,7 +53,7 @@ Exit 0 sent, 1 refused or failed, 2 usage error.`,
 	c.Flags().StringVar(&o.detail, "detail", "", "the event's detail, as JSON")
 	c.Flags().StringVar(&o.detailFile, "detail-file", "", "read the detail from this file (- for stdin)")
 	c.Flags().BoolVar(&o.example, "example", false, "send the generated example detail (with a fresh trace_id)")
-	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	endpointFlag(c, &o.endpoint)
 	return c
 }
 
@@ -142,4 +142,10 @@ func loadFleet(cmd, path, env string, stderr io.Writer) (*ir.Fleet, int) {
 		return nil, exitInvalid
 	}
 	return f, exitOK
+}
+
+// endpointFlag registers --endpoint for a command that calls AWS APIs directly (send, dlq,
+// replay, redrive-execution): one flag, one default, one help text.
+func endpointFlag(c *cobra.Command, p *string) {
+	c.Flags().StringVar(p, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
 }
