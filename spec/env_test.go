@@ -170,3 +170,25 @@ func TestEnvironmentNames(t *testing.T) {
 		t.Errorf("bad env name at %v", d.Subject)
 	}
 }
+
+// Alarm targets differ per environment: alarms.notify is an override the schema allows, and
+// the selected environment carries it while the other keeps the spec's own.
+func TestAlarmsNotifyPerEnvironment(t *testing.T) {
+	src := strings.Replace(envSpec, "tags: { team: a }\n", "tags: { team: a }\nalarms: { notify: create }\n", 1) +
+		"    alarms: { notify: arn:aws:sns:us-east-1:111122223333:oncall }\n"
+	f := mustLoad(t, src)
+	prod, ds := f.Select("prod")
+	if ds.HasErrors() || prod == nil || prod.Fleet == nil {
+		t.Fatalf("select prod: %v", ds)
+	}
+	if got := prod.Fleet.Alarms.Notify; got != "arn:aws:sns:us-east-1:111122223333:oncall" {
+		t.Errorf("prod alarms.notify %q", got)
+	}
+	dev, ds := f.Select("dev")
+	if ds.HasErrors() || dev == nil || dev.Fleet == nil {
+		t.Fatalf("select dev: %v", ds)
+	}
+	if got := dev.Fleet.Alarms.Notify; got != "create" {
+		t.Errorf("dev alarms.notify %q", got)
+	}
+}
