@@ -72,8 +72,10 @@ func TestPoliciesRejects(t *testing.T) {
 }
 
 // One pooled client per endpoint, sized to what may be in flight to it: 8 callers at once
-// for 200 calls reuse at most 8 connections (http.DefaultClient keeps 2 idle per host,
-// so it opened a new connection for most of them).
+// for 200 calls reuse the pool's connections (http.DefaultClient keeps 2 idle per host,
+// so it opened a new connection for most of them). The bound is the pool's size, not the
+// 8 callers: a request that finds no idle connection dials, and when another connection
+// frees up first the transport uses that one and parks the new dial in the pool (CI saw 9).
 func TestOneSizedPoolPerEndpoint(t *testing.T) {
 	srv := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok", Delay: time.Millisecond}))
 	m := config.Models{Policy: "a", Policies: map[string]config.ModelPolicy{
@@ -111,7 +113,7 @@ func TestOneSizedPoolPerEndpoint(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if srv.Calls() != 200 || srv.Conns() > 8 {
-		t.Fatalf("%d calls over %d connections, want at most 8", srv.Calls(), srv.Conns())
+	if pool := a.HTTP.Transport.(*http.Transport).MaxIdleConnsPerHost; srv.Calls() != 200 || srv.Conns() > pool {
+		t.Fatalf("%d calls over %d connections, want at most the pool's %d", srv.Calls(), srv.Conns(), pool)
 	}
 }
