@@ -61,7 +61,7 @@ func main() {
 	n := flag.Int("n", 0, "sample this many mutants (0: all)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	par := flag.Int("p", 1, "mutants tested at once")
-	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
+	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed and is listed apart")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
 	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
@@ -162,23 +162,34 @@ func main() {
 	}
 	wg.Wait()
 	count := map[string]int{}
-	var survivors []string
+	var survivors, timeouts []string
 	for i, r := range results {
 		count[r]++
-		if r == "survived" {
-			survivors = append(survivors, fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc))
+		where := fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc)
+		switch r {
+		case "survived":
+			survivors = append(survivors, where)
+		case "timeout":
+			timeouts = append(timeouts, where)
 		}
 	}
-	valid := count["killed"] + count["survived"]
+	killed := count["killed"] + count["timeout"]
+	valid := killed + count["survived"]
 	score := 0.0
 	if valid > 0 {
-		score = 100 * float64(count["killed"]) / float64(valid)
+		score = 100 * float64(killed) / float64(valid)
 	}
-	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d; score %.1f %% (%s)\n",
-		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
+	fmt.Printf("%s: %d of %d sites tested; killed %d (%d by timeout), survived %d, invalid %d; score %.1f %% (%s)\n",
+		*pkg, len(sites), total, killed, count["timeout"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
 	if len(survivors) > 0 {
 		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
 		fmt.Println(strings.Join(survivors, "\n"))
+	}
+	if len(timeouts) > 0 {
+		// A hang is a failing test, but on a loaded machine a slow run looks the same:
+		// re-test these with -at and a longer -timeout before counting them.
+		fmt.Println("killed by timeout only (a hang, or a slow machine: re-test with -at and a longer -timeout):")
+		fmt.Println(strings.Join(timeouts, "\n"))
 	}
 }
 
@@ -210,7 +221,7 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	case err == nil:
 		return "survived"
 	case ctx.Err() != nil:
-		return "killed" // hung: a test that never finishes is a failing test
+		return "timeout" // hung, or slow: counted as killed, listed apart
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
