@@ -11,7 +11,8 @@
 //	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
-// the same mutants; -at re-tests only the sites on the named lines (a sample's survivors).
+// the same mutants; -at re-tests only the sites on the named lines, or at the named
+// line:column (a sample's survivors, as the report prints them).
 // The machine is shared: -p defaults to 1. -lock takes an exclusive flock on FILE around each
 // mutant's test binary run (not its build, nor the whole run), so a package whose tests need
 // the shared AWS emulator waits its turn per mutant instead of holding it.
@@ -63,7 +64,7 @@ func main() {
 	par := flag.Int("p", 1, "mutants tested at once")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed and is listed apart")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
-	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
+	at := flag.String("at", "", "only the sites at these comma-separated file:line or file:line:column places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
 	if *pkg == "" {
@@ -97,7 +98,8 @@ func main() {
 	if *at != "" {
 		sites = slices.DeleteFunc(sites, func(s site) bool {
 			for _, p := range strings.Split(*at, ",") {
-				if strings.HasSuffix(fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line), p) {
+				line := fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line)
+				if strings.HasSuffix(line, p) || strings.HasSuffix(fmt.Sprintf("%s:%d", line, s.pos.Column), p) {
 					return false
 				}
 			}
