@@ -133,6 +133,22 @@ func TestStreamer(t *testing.T) {
 	}
 }
 
+// What Terraform writes last without a newline is not lost at the end of the apply, however
+// short: a warning (no address, no detail), then a one-character line that is not JSON.
+func TestStreamerFlushesTheLastLine(t *testing.T) {
+	var out, diags bytes.Buffer
+	s := &streamer{groups: fixtureGroups, out: &out, diags: &diags}
+	s.Write([]byte(`{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"deprecated"}}` + "\n"))
+	s.Write([]byte("x"))
+	if diags.String() != "Warning: deprecated\n" {
+		t.Errorf("before flush: %q", diags.String())
+	}
+	s.flush()
+	if diags.String() != "Warning: deprecated\nx\n" || out.Len() != 0 {
+		t.Errorf("after flush: diagnostics %q, progress %q", diags.String(), out.String())
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite testdata/plan-*.md; read the diff before committing")
 
 // The plan as a pull-request comment: the fixture's stateful replacements make the guard's

@@ -8,7 +8,7 @@
 // invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-skip REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
 // the same mutants; -at re-tests only the sites on the named lines, or at the named
@@ -64,6 +64,7 @@ func main() {
 	par := flag.Int("p", 1, "mutants tested at once")
 	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed and is listed apart")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
+	skip := flag.String("skip", "", "go test -skip filter: tests left out (a slow one whose mutants the rest kill)")
 	at := flag.String("at", "", "only the sites at these comma-separated file:line or file:line:column places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
@@ -158,7 +159,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = test(*pkg, overlay, *run, *lock, *timeout)
+			results[i] = test(*pkg, overlay, *run, *skip, *lock, *timeout)
 			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}()
 	}
@@ -197,7 +198,7 @@ func main() {
 
 // test builds the package's test binary over the overlay (invalid when it does not compile),
 // then runs it in the package directory under lock: killed or survived.
-func test(pkg, overlay, run, lock string, timeout time.Duration) string {
+func test(pkg, overlay, run, skip, lock string, timeout time.Duration) string {
 	bin := strings.TrimSuffix(overlay, ".json") + ".test"
 	defer os.Remove(bin)
 	var out bytes.Buffer
@@ -209,6 +210,9 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	args := []string{"-test.count=1", "-test.failfast"}
 	if run != "" {
 		args = append(args, "-test.run", run)
+	}
+	if skip != "" {
+		args = append(args, "-test.skip", skip)
 	}
 	unlock := acquire(lock)
 	defer unlock()
