@@ -52,6 +52,7 @@ func TestTraversalAddr(t *testing.T) {
 	for expr, want := range map[string]string{
 		"aws_sqs_queue.a.url":                 "aws_sqs_queue.a",
 		"aws_sqs_queue.a[0].arn":              "aws_sqs_queue.a",
+		"aws_s3_bucket.path.arn":              "aws_s3_bucket.path",
 		"aws_sqs_queue.a":                     "aws_sqs_queue.a",
 		"aws_sqs_queue":                       "",
 		"data.aws_iam_policy_document.x.json": "data.aws_iam_policy_document.x",
