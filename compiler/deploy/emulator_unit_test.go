@@ -1,6 +1,9 @@
 package deploy
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/hcl/v2"
@@ -75,5 +78,32 @@ func TestTraversalAddr(t *testing.T) {
 		if got := traversalAddr(vars[0]); got != want {
 			t.Errorf("traversalAddr(%s) = %q, want %q", expr, got, want)
 		}
+	}
+}
+
+// RemoveEmulatorFiles removes the override and the files beside it, nothing else, and says
+// when one cannot be removed (a later plain terraform apply would still target the emulator).
+func TestRemoveEmulatorFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{OverrideFile, EmulatorFilePrefix + "flow.asl.json", "main.tf"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := RemoveEmulatorFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	if left := EmulatorFiles(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "main.tf")); err != nil {
+		t.Errorf("main.tf: %v", err)
+	}
+	stuck := filepath.Join(dir, EmulatorFilePrefix+"stuck")
+	if err := os.MkdirAll(filepath.Join(stuck, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := RemoveEmulatorFiles(dir); err == nil || !strings.Contains(err.Error(), stuck) {
+		t.Errorf("err = %v, want one naming %s", err, stuck)
 	}
 }

@@ -113,6 +113,10 @@ func TestOverrideOnlyWithEndpoint(t *testing.T) {
 	if b, err := os.ReadFile(override); err != nil || !bytes.Equal(b, w.Override.Bytes) {
 		t.Fatalf("override not written: %v", err)
 	}
+	// Written as every output file is: data, not executable.
+	if fi, err := os.Stat(override); err != nil || fi.Mode().Perm()&0o111 != 0 {
+		t.Errorf("override mode: %v %v", fi.Mode(), err)
+	}
 	if _, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin}); err != nil {
 		t.Fatal(err)
 	}
