@@ -215,3 +215,42 @@ func TestGroupsFromInventories(t *testing.T) {
 		}
 	}
 }
+
+// One change is a change: the text and the markdown say so.
+func TestOneChange(t *testing.T) {
+	s := Summarize(&tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{{Address: "aws_sqs_queue.solver", Mode: tfjson.ManagedResourceMode,
+		Type: "aws_sqs_queue", Name: "solver", Change: &tfjson.Change{Actions: tfjson.Actions{tfjson.ActionCreate}}}}}, fixtureGroups)
+	var text, md bytes.Buffer
+	s.WriteText(&text)
+	if err := s.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !s.HasChanges() || !strings.Contains(text.String(), "Plan: 1 to add, 0 to change, 0 to destroy.") || !strings.Contains(md.String(), "changes to apply") {
+		t.Errorf("one create:\n%s\n%s", text.String(), md.String())
+	}
+}
+
+// The markdown lists the emulator's omissions only for an emulator plan that has some.
+func TestMarkdownEmulatorOmissions(t *testing.T) {
+	om := []Omission{{Gap: "cloudwatch-alarms", Address: "aws_cloudwatch_metric_alarm.x", What: "left out: no alarms on the emulator"}}
+	for _, tc := range []struct {
+		endpoint  string
+		omissions []Omission
+		want      string
+	}{
+		{"http://127.0.0.1:4566", om, "<details><summary>Emulator http://127.0.0.1:4566 leaves out or changes (1)</summary>\n\n" +
+			"- [cloudwatch-alarms] `aws_cloudwatch_metric_alarm.x`: left out: no alarms on the emulator\n"},
+		{"http://127.0.0.1:4566", nil, ""},
+		{"", om, ""},
+	} {
+		s := Summarize(planFixture(), fixtureGroups)
+		s.Endpoint, s.EmulatorOmissions = tc.endpoint, tc.omissions
+		var b bytes.Buffer
+		if err := s.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); tc.want != "" && !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "Emulator") {
+			t.Errorf("endpoint %q, %d omissions:\n%s", tc.endpoint, len(tc.omissions), got)
+		}
+	}
+}
