@@ -26,7 +26,6 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/jobstore"
-	"github.com/fleetc/fleetc/runtime/llm"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/schemas/jobs"
@@ -144,10 +143,6 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(toolsCfg.Bus)})
 	})
-	toolsJSON, err := rc.MarshalTools(toolsCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defs, err := toolsCfg.Definitions()
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +195,7 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 		"fast": {Targets: []string{"openai/gpt-test"}, BaseURL: model.URL + "/v1", Fallbacks: []string{}, Retries: 1, TimeoutSeconds: 5,
 			AllowedFails: 100, CooldownSeconds: 1, MaxInFlight: 4},
 	}}
-	e.extraEnv = map[string]string{config.EnvToolsJSON: string(toolsJSON)}
+	e.cfg.AsyncTools = toolsCfg
 
 	col := &otlpCollector{t: t}
 	otlp := httptest.NewServer(col)
@@ -253,7 +248,7 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	if err != nil || job == nil {
 		t.Fatalf("job %s: %v %v", ans.JobID, job, err)
 	}
-	if job.PrincipalID != llm.PrincipalPrefix+"researcher" || job.SessionID != "conv-7" || job.Status != jobs.Queued {
+	if job.PrincipalID != jobs.ClassPrincipal("researcher") || job.SessionID != "conv-7" || job.Status != jobs.Queued {
 		t.Errorf("job record %+v: want principal class:researcher, session conv-7, QUEUED", job)
 	}
 
