@@ -65,14 +65,14 @@ type Config struct {
 	Jobs          *Jobs       `json:"jobs,omitempty"`
 	// AsyncTools is the tools config of the async classes an llm handler names
 	// ("async:<class>"), only those: what the handler offers its model and runs in-process.
-	AsyncTools *Tools `json:"async_tools,omitempty"`
-	AgentCore     *AgentCore  `json:"agentcore,omitempty"`
-	ClaimCheck    ClaimCheck  `json:"claim_check"`
-	Events        Events      `json:"events"`
-	Output        *Output     `json:"output,omitempty"`
-	Handler       Handler     `json:"handler"`
-	Models        Models      `json:"models"`
-	Telemetry     Telemetry   `json:"telemetry"`
+	AsyncTools *Tools     `json:"async_tools,omitempty"`
+	AgentCore  *AgentCore `json:"agentcore,omitempty"`
+	ClaimCheck ClaimCheck `json:"claim_check"`
+	Events     Events     `json:"events"`
+	Output     *Output    `json:"output,omitempty"`
+	Handler    Handler    `json:"handler"`
+	Models     Models     `json:"models"`
+	Telemetry  Telemetry  `json:"telemetry"`
 }
 
 // Queue is the class's SQS side.
