@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,7 +30,6 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/schemas/jobs"
-	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 // otlpCollector is an OTLP/HTTP trace receiver: it decodes each protobuf export request as
@@ -108,8 +108,9 @@ type chatRequest struct {
 	} `json:"tools"`
 }
 
-// An llm class that declares the fleet's async tools (tools: [async:cdk-synth]) runs in the
-// real worker on kumo (queue, idempotency table, the jobs table as compiler/terraform declares
+// An llm class that declares the fleet's async tools (tools: [async:cdk-synth]), with the
+// handler tools and async_tools fleetc build wrote into examples/async-tools'
+// release-assistant runtime config, runs in the real worker on kumo (queue, idempotency table, the jobs table as compiler/terraform declares
 // it, a bus), with its spans exported over OTLP/HTTP to an httptest collector. The model is an
 // httptest OpenAI-compatible chat completions server (answering as OpenAI documents tool
 // calls) that asserts the exact tool definitions `fleetc tools` prints for the class.
@@ -125,14 +126,20 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	awsCfg := kumotest.Require(t)
 	ctx := context.Background()
 
-	// The fleet's async tools, as fleetc build writes them, on a jobs table and bus of our own.
-	raw, err := os.ReadFile("../../compiler/testdata/golden/async-tools/tools/tools.json")
+	// The llm class's handler tools and async tools, as fleetc build writes them into
+	// examples/async-tools' release-assistant runtime config, on a jobs table and bus of
+	// our own.
+	raw, err := os.ReadFile("../../compiler/testdata/golden/async-tools/runtime/release-assistant.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolsCfg, err := rc.ParseTools("tools.json", raw)
+	built, err := config.Parse("release-assistant.json", raw)
 	if err != nil {
 		t.Fatal(err)
+	}
+	toolsCfg := built.AsyncTools
+	if toolsCfg == nil || len(toolsCfg.Classes) != 1 || !slices.Equal(built.Handler.Tools, []string{"async:cdk-synth"}) {
+		t.Fatalf("release-assistant's runtime config: tools %v, async_tools %+v; want async:cdk-synth and its tools", built.Handler.Tools, toolsCfg)
 	}
 	toolsCfg.Table = kumotest.JobsTable(t, awsCfg)
 	toolsCfg.Bus = kumotest.Name(t, "bus")
@@ -190,7 +197,7 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 
 	prompt := filepath.Join(t.TempDir(), "researcher.md")
 	os.WriteFile(prompt, []byte("You are the researcher."), 0o644)
-	e.cfg.Handler = config.Handler{Type: config.HandlerLLM, System: prompt, Tools: []string{"async:cdk-synth"}, MaxTokens: 256, MaxIterations: 4}
+	e.cfg.Handler = config.Handler{Type: config.HandlerLLM, System: prompt, Tools: built.Handler.Tools, MaxTokens: 256, MaxIterations: 4}
 	e.cfg.Models = config.Models{Policy: "fast", Policies: map[string]config.ModelPolicy{
 		"fast": {Targets: []string{"openai/gpt-test"}, BaseURL: model.URL + "/v1", Fallbacks: []string{}, Retries: 1, TimeoutSeconds: 5,
 			AllowedFails: 100, CooldownSeconds: 1, MaxInFlight: 4},
