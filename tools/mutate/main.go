@@ -5,8 +5,14 @@
 // literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
 // from a test binary built by `go test -c -overlay`, so the source tree is never written and
 // runs can overlap. A mutant is killed when the tests fail, survives when they pass, and is
-// invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
+// invalid when it does not compile, timed out when its tests outlive -timeout. The score is
+// killed / (killed + survived): a timeout is reported on its own with its position, never
+// counted as a kill, because on a loaded machine a slow but passing run would otherwise inflate
+// the score (re-test it with -at and a longer -timeout). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
+// Before the mutants, the unchanged package's tests run once (the baseline): a failing
+// baseline (a missing emulator, a flaky test) would make every mutant "killed", so it stops
+// the run, and its duration tells what -timeout to give.
 //
 //	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
@@ -61,7 +67,7 @@ func main() {
 	n := flag.Int("n", 0, "sample this many mutants (0: all)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	par := flag.Int("p", 1, "mutants tested at once")
-	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
+	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant's test run; a timeout is reported apart, not as killed")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
 	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
@@ -125,6 +131,10 @@ func main() {
 	}
 	defer os.RemoveAll(tmp)
 
+	if err := baseline(*pkg, tmp, *run, *lock, *timeout); err != nil {
+		fail(err)
+	}
+
 	// Each mutant's source is rendered under one lock (the AST is shared), then tested alone.
 	var mu sync.Mutex
 	results := make([]string, len(sites))
@@ -162,11 +172,15 @@ func main() {
 	}
 	wg.Wait()
 	count := map[string]int{}
-	var survivors []string
+	var survivors, timeouts []string
 	for i, r := range results {
 		count[r]++
-		if r == "survived" {
-			survivors = append(survivors, fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc))
+		line := fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc)
+		switch r {
+		case "survived":
+			survivors = append(survivors, line)
+		case "timeout":
+			timeouts = append(timeouts, line)
 		}
 	}
 	valid := count["killed"] + count["survived"]
@@ -174,12 +188,32 @@ func main() {
 	if valid > 0 {
 		score = 100 * float64(count["killed"]) / float64(valid)
 	}
-	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d; score %.1f %% (%s)\n",
-		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
+	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d, timed out %d; score %.1f %% (%s)\n",
+		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], count["timeout"], score, time.Since(start).Round(time.Second))
 	if len(survivors) > 0 {
 		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
 		fmt.Println(strings.Join(survivors, "\n"))
 	}
+	if len(timeouts) > 0 {
+		fmt.Printf("timed out after %s (not in the score; a hang or a slow run: re-test with -at and a longer -timeout):\n", *timeout)
+		fmt.Println(strings.Join(timeouts, "\n"))
+	}
+}
+
+// baseline runs the unchanged package's tests once; they must pass, else every mutant would
+// count as killed.
+func baseline(pkg, tmp, run, lock string, timeout time.Duration) error {
+	overlay := filepath.Join(tmp, "baseline.json")
+	if err := os.WriteFile(overlay, []byte(`{"Replace":{}}`), 0o644); err != nil {
+		return err
+	}
+	start := time.Now()
+	r := test(pkg, overlay, run, lock, timeout)
+	fmt.Fprintf(os.Stderr, "baseline  %s in %s\n", r, time.Since(start).Round(time.Second))
+	if r != "survived" {
+		return fmt.Errorf("the unchanged tests of %s did not pass (%s): fix them (or start the emulator) before measuring mutants", pkg, r)
+	}
+	return nil
 }
 
 // test builds the package's test binary over the overlay (invalid when it does not compile),
@@ -193,7 +227,9 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	if err := build.Run(); err != nil {
 		return "invalid"
 	}
-	args := []string{"-test.count=1", "-test.failfast"}
+	// The binary's own deadline (10 min by default) would end a slow run as a failure, a false
+	// kill: leave it beyond ours, so only -timeout ends a run, as "timeout".
+	args := []string{"-test.count=1", "-test.failfast", "-test.timeout", (timeout + time.Minute).String()}
 	if run != "" {
 		args = append(args, "-test.run", run)
 	}
@@ -210,7 +246,7 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	case err == nil:
 		return "survived"
 	case ctx.Err() != nil:
-		return "killed" // hung: a test that never finishes is a failing test
+		return "timeout" // a hang or a slow run on a loaded machine: not a kill until re-tested
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
