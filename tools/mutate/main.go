@@ -14,7 +14,7 @@
 // baseline (a missing emulator, a flaky test) would make every mutant "killed", so it stops
 // the run, and its duration tells what -timeout to give.
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...] [-list]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
 // the same mutants; -at re-tests only the sites on the named lines (a sample's survivors).
@@ -71,6 +71,7 @@ func main() {
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
 	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
+	list := flag.Bool("list", false, "print the selected sites and stop (to choose -run or -timeout before a long run)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
@@ -120,6 +121,12 @@ func main() {
 			}
 			return sites[i].pos.Offset < sites[j].pos.Offset
 		})
+	}
+	if *list {
+		for _, s := range sites {
+			fmt.Printf("%s:%d:%d: %s\n", s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
+		}
+		return
 	}
 	byName := map[string]*ast.File{}
 	for _, p := range srcs {
