@@ -253,3 +253,22 @@ func TestJobStatusWriteRetriedWithoutRerun(t *testing.T) {
 		t.Errorf("after the redelivery: %v", rec)
 	}
 }
+
+// A job id the start tool wrote as a JSON number is the same job: its record (JOB#<digits>)
+// moves to SUCCEEDED.
+func TestNumericJobID(t *testing.T) {
+	e := newJobsEnv(t)
+	const id = "20261201"
+	e.queued(t, id)
+	e.handle = func(context.Context, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"artifactUri":"s3://a/n"}`), nil
+	}
+	body := []byte(`{"trace_id":"t-n","jobId":` + id + `,"stackName":"api","ref":"main","schemaVersion":1}`)
+	res := e.w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: body, Attempt: 1})
+	if res.Action != queue.Delete {
+		t.Fatalf("verdict %+v", res.Outcome)
+	}
+	if rec := e.record(t, id); rec["status"] != worker.JobSucceeded || rec["artifactUri"] != "s3://a/n" {
+		t.Errorf("record %v, want SUCCEEDED with the handler's artifactUri", rec)
+	}
+}
