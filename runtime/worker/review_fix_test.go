@@ -472,3 +472,44 @@ func TestCompletionEventCarriesTraceContext(t *testing.T) {
 		}
 	}
 }
+
+// An older worker's record holds a bare inline result that SendTaskSuccess refuses: the dead
+// letter's code says why, ResultTooLarge only above callback.MaxOutputBytes and InvalidOutput
+// at the cap itself (the boundary of answerTask's size check).
+func TestOlderRecordRefusedOutputCode(t *testing.T) {
+	cfg := kumotest.Require(t)
+	table := kumotest.Table(t, cfg, "rv")
+	clk := newFixClock()
+	api := kumotest.DynamoDB(cfg)
+	var calls atomic.Int64
+	w := fixWorker(t, api, table, clk, &calls, "", 204800)
+	store := fixStore(api, table, clk)
+	ctx := context.Background()
+	for i, tc := range []struct {
+		size int
+		code string
+	}{{callback.MaxOutputBytes, "InvalidOutput"}, {callback.MaxOutputBytes + 1, "ResultTooLarge"}} {
+		state := fmt.Sprintf("Old%d", i)
+		c, err := store.Acquire(ctx, "arn:old/"+state, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := `"` + strings.Repeat("a", tc.size-2) + `"` // a bare JSON string, not the {"result":...} wrapper
+		if err := store.Complete(ctx, "arn:old/"+state, c.Owner, json.RawMessage(bare), true, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		cb := newFakeCallbacks()
+		cb.successErr = fmt.Errorf("%w: refused", callback.ErrInvalidOutput)
+		w.Callbacks = cb
+		tok := fmt.Sprintf("tok-old-%d", i)
+		body := []byte(fmt.Sprintf(`{"TaskToken":%q,"execution_id":"arn:old","state":%q,"detail":{}}`, tok, state))
+		r := w.Process(ctx, worker.Delivery{MessageID: "m", Body: body, Attempt: 1})
+		_, fail := cb.snapshot()
+		if r.Action != queue.DeadLetter || code(r) != tc.code || fail[tok] != tc.code {
+			t.Errorf("%d-byte result: %v %v, task failures %v; want a dead letter %s", tc.size, r.Action, r.Reason, fail, tc.code)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Errorf("side effects %d, want 0 (answered from the records)", calls.Load())
+	}
+}
