@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -511,5 +513,50 @@ func TestOlderRecordRefusedOutputCode(t *testing.T) {
 	}
 	if calls.Load() != 0 {
 		t.Errorf("side effects %d, want 0 (answered from the records)", calls.Load())
+	}
+}
+
+// A stale token's verdict is its own outcome in the step metrics, apart from successes, so a
+// dashboard tells workflows that gave up from work done.
+func TestStaleTokenOutcomeLabel(t *testing.T) {
+	cfg := kumotest.Require(t)
+	table := kumotest.Table(t, cfg, "rv")
+	clk := newFixClock()
+	var calls atomic.Int64
+	w := fixWorker(t, kumotest.DynamoDB(cfg), table, clk, &calls, "", 204800)
+	w.Callbacks = newFakeCallbacks()
+	tel, err := telemetry.New(telemetry.Options{ServiceName: "rv", Class: w.Cfg.Class, LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Telemetry = tel
+	entered := clk.now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	late := []byte(`{"TaskToken":"tok-late","execution_id":"arn:e","state":"Late","entered_time":"` + entered + `","timeout_seconds":60,"detail":{}}`)
+	if r := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: late, Attempt: 1}); code(r) != "StaleToken" {
+		t.Fatalf("late task: %v %v", r.Action, r.Reason)
+	}
+	done := []byte(`{"TaskToken":"tok-ok","execution_id":"arn:e","state":"Ok","detail":{}}`)
+	if r := w.Process(context.Background(), worker.Delivery{MessageID: "m2", Body: done, Attempt: 1}); r.Action != queue.Delete || r.Reason != nil {
+		t.Fatalf("task: %v %v", r.Action, r.Reason)
+	}
+	fams, err := tel.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, f := range fams {
+		if f.GetName() != telemetry.MetricStepDuration {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					got[l.GetValue()] += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	if got[telemetry.OutcomeStaleToken] != 1 || got[telemetry.OutcomeSuccess] != 1 || len(got) != 2 {
+		t.Errorf("step outcomes %v, want one %s and one %s", got, telemetry.OutcomeStaleToken, telemetry.OutcomeSuccess)
 	}
 }
