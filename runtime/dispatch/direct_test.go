@@ -236,3 +236,23 @@ func TestClientMakesOneAttempt(t *testing.T) {
 		t.Errorf("%d HTTP attempts, want 1 (SDK retries off)", n)
 	}
 }
+
+// An answer whose connection drops mid-body before the hold ends is an interrupted response
+// (retried by the policy), not "busy": the call's own time was not up.
+func TestBodyCutByTheServerIsInterrupted(t *testing.T) {
+	d, fake, _ := direct(t)
+	fake.queue(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "100")
+		w.Write([]byte(`{"result":`))
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	out := d.Dispatch(context.Background(), &queue.Message{ID: "m-1", ReceiveCount: 1, Body: event("t-1", "c")}, time.Time{})
+	if out.Action != queue.Release || out.Reason == nil || out.Reason.Code != wire.ResponseInterrupted {
+		t.Errorf("outcome %+v reason %+v, want a release (%s)", out, out.Reason, wire.ResponseInterrupted)
+	}
+}
