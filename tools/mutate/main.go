@@ -4,8 +4,10 @@
 // flipped at its boundary or negated, && and || swapped, + and - swapped, an integer
 // literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
 // from a test binary built by `go test -c -overlay`, so the source tree is never written and
-// runs can overlap. A mutant is killed when the tests fail, survives when they pass, and is
-// invalid when it does not compile, timed out when its tests outlive -timeout. The score is
+// runs can overlap (the package's other files, tests included, are read from the tree at each
+// build: run a sample from a snapshot while editing its tests). A mutant is killed when the
+// tests fail, survives when they pass, is invalid when it does not compile and timed out when
+// its tests outlive -timeout. The score is
 // killed / (killed + survived): a timeout is reported on its own with its position, never
 // counted as a kill, because on a loaded machine a slow but passing run would otherwise inflate
 // the score (re-test it with -at and a longer -timeout). Survivors are printed with their
