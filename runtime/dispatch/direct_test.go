@@ -256,3 +256,24 @@ func TestBodyCutByTheServerIsInterrupted(t *testing.T) {
 		t.Errorf("outcome %+v reason %+v, want a release (%s)", out, out.Reason, wire.ResponseInterrupted)
 	}
 }
+
+// A call that fails before any HTTP exchange (here the credentials cannot be loaded, as when
+// the pod identity agent is not up yet) has no response to read a status from: it is retried
+// as RuntimeUnreachable.
+func TestNoResponseIsRetried(t *testing.T) {
+	d, fake, _ := direct(t)
+	fake.queue(outcome("", wire.OutcomeEnvelope{Outcome: wire.OutcomeDone}))
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	noCreds := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no credentials yet")
+	})
+	d.API = bedrockagentcore.New(bedrockagentcore.Options{Region: "us-east-1", Credentials: noCreds, BaseEndpoint: aws.String(srv.URL)})
+	out := d.Dispatch(context.Background(), &queue.Message{ID: "m-1", ReceiveCount: 1, Body: event("t-1", "c")}, time.Time{})
+	if out.Action != queue.Release || out.Reason == nil || out.Reason.Code != wire.RuntimeUnreachable || !strings.Contains(out.Reason.Message, "no credentials yet") {
+		t.Errorf("outcome %+v reason %+v, want a release (%s)", out, out.Reason, wire.RuntimeUnreachable)
+	}
+	if n := len(fake.seen()); n != 0 {
+		t.Errorf("%d calls reached AgentCore without credentials", n)
+	}
+}
