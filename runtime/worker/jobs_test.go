@@ -1,9 +1,11 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,5 +253,67 @@ func TestJobStatusWriteRetriedWithoutRerun(t *testing.T) {
 	}
 	if rec := e.record(t, id); rec["status"] != worker.JobSucceeded || rec["artifactUri"] != "s3://a/2" {
 		t.Errorf("after the redelivery: %v", rec)
+	}
+}
+
+// A job id the start tool wrote as a JSON number is the same job: its record (JOB#<digits>)
+// moves to SUCCEEDED.
+func TestNumericJobID(t *testing.T) {
+	e := newJobsEnv(t)
+	const id = "20261201"
+	e.queued(t, id)
+	e.handle = func(context.Context, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"artifactUri":"s3://a/n"}`), nil
+	}
+	body := []byte(`{"trace_id":"t-n","jobId":` + id + `,"stackName":"api","ref":"main","schemaVersion":1}`)
+	res := e.w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: body, Attempt: 1})
+	if res.Action != queue.Delete {
+		t.Fatalf("verdict %+v", res.Outcome)
+	}
+	if rec := e.record(t, id); rec["status"] != worker.JobSucceeded || rec["artifactUri"] != "s3://a/n" {
+		t.Errorf("record %v, want SUCCEEDED with the handler's artifactUri", rec)
+	}
+}
+
+// failingWrites fails every status write whose update expression starts with prefix.
+type failingWrites struct {
+	worker.JobsAPI
+	prefix string
+}
+
+func (f *failingWrites) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opt ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if strings.HasPrefix(aws.ToString(in.UpdateExpression), f.prefix) {
+		return nil, errors.New("injected: ProvisionedThroughputExceeded")
+	}
+	return f.JobsAPI.UpdateItem(ctx, in, opt...)
+}
+
+// The RUNNING write is advisory: when it fails through its retries the step still runs and
+// succeeds, and the failure is logged (once), while a RUNNING write that worked logs nothing.
+func TestJobRunningWriteFailureIsLogged(t *testing.T) {
+	e := newJobsEnv(t)
+	var log bytes.Buffer
+	e.w.Log = slog.New(slog.NewTextHandler(&log, nil))
+	e.handle = func(context.Context, map[string]string) (json.RawMessage, error) {
+		return json.RawMessage(`{"artifactUri":"s3://a/r"}`), nil
+	}
+	const ok, failing = "5d0f6c1e-0000-4000-8000-000000000011", "5d0f6c1e-0000-4000-8000-000000000012"
+	e.queued(t, ok)
+	e.queued(t, failing)
+	if res := e.w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: jobBody(ok), Attempt: 1}); res.Action != queue.Delete {
+		t.Fatalf("verdict %+v", res.Outcome)
+	}
+	if strings.Contains(log.String(), "could not mark job RUNNING") {
+		t.Errorf("a RUNNING write that worked is logged as failed: %s", log.String())
+	}
+	e.w.Jobs = &worker.DynamoJobs{API: &failingWrites{JobsAPI: e.ddb, prefix: "SET #s = :running"}, Table: e.jobsTable}
+	if res := e.w.Process(context.Background(), worker.Delivery{MessageID: "m2", Body: jobBody(failing), Attempt: 1}); res.Action != queue.Delete {
+		t.Fatalf("verdict %+v, want delete: the step runs without its RUNNING mark", res.Outcome)
+	}
+	if rec := e.record(t, failing); rec["status"] != worker.JobSucceeded {
+		t.Errorf("record %v, want SUCCEEDED", rec)
+	}
+	if n := strings.Count(log.String(), "could not mark job RUNNING"); n != 1 {
+		t.Errorf("%d \"could not mark job RUNNING\" lines, want 1:\n%s", n, log.String())
 	}
 }

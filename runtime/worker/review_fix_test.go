@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/queue"
+	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -470,5 +472,91 @@ func TestCompletionEventCarriesTraceContext(t *testing.T) {
 		if !strings.HasPrefix(e.TraceHeader, "Root=1-4bf92f35-77b34da6a3ce929d0e0e4736;") {
 			t.Fatalf("TraceHeader %q", e.TraceHeader)
 		}
+	}
+}
+
+// An older worker's record holds a bare inline result that SendTaskSuccess refuses: the dead
+// letter's code says why, ResultTooLarge only above callback.MaxOutputBytes and InvalidOutput
+// at the cap itself (the boundary of answerTask's size check).
+func TestOlderRecordRefusedOutputCode(t *testing.T) {
+	cfg := kumotest.Require(t)
+	table := kumotest.Table(t, cfg, "rv")
+	clk := newFixClock()
+	api := kumotest.DynamoDB(cfg)
+	var calls atomic.Int64
+	w := fixWorker(t, api, table, clk, &calls, "", 204800)
+	store := fixStore(api, table, clk)
+	ctx := context.Background()
+	for i, tc := range []struct {
+		size int
+		code string
+	}{{callback.MaxOutputBytes, "InvalidOutput"}, {callback.MaxOutputBytes + 1, "ResultTooLarge"}} {
+		state := fmt.Sprintf("Old%d", i)
+		c, err := store.Acquire(ctx, "arn:old/"+state, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := `"` + strings.Repeat("a", tc.size-2) + `"` // a bare JSON string, not the {"result":...} wrapper
+		if err := store.Complete(ctx, "arn:old/"+state, c.Owner, json.RawMessage(bare), true, 30*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		cb := newFakeCallbacks()
+		cb.successErr = fmt.Errorf("%w: refused", callback.ErrInvalidOutput)
+		w.Callbacks = cb
+		tok := fmt.Sprintf("tok-old-%d", i)
+		body := []byte(fmt.Sprintf(`{"TaskToken":%q,"execution_id":"arn:old","state":%q,"detail":{}}`, tok, state))
+		r := w.Process(ctx, worker.Delivery{MessageID: "m", Body: body, Attempt: 1})
+		_, fail := cb.snapshot()
+		if r.Action != queue.DeadLetter || code(r) != tc.code || fail[tok] != tc.code {
+			t.Errorf("%d-byte result: %v %v, task failures %v; want a dead letter %s", tc.size, r.Action, r.Reason, fail, tc.code)
+		}
+	}
+	if calls.Load() != 0 {
+		t.Errorf("side effects %d, want 0 (answered from the records)", calls.Load())
+	}
+}
+
+// A stale token's verdict is its own outcome in the step metrics, apart from successes, so a
+// dashboard tells workflows that gave up from work done.
+func TestStaleTokenOutcomeLabel(t *testing.T) {
+	cfg := kumotest.Require(t)
+	table := kumotest.Table(t, cfg, "rv")
+	clk := newFixClock()
+	var calls atomic.Int64
+	w := fixWorker(t, kumotest.DynamoDB(cfg), table, clk, &calls, "", 204800)
+	w.Callbacks = newFakeCallbacks()
+	tel, err := telemetry.New(telemetry.Options{ServiceName: "rv", Class: w.Cfg.Class, LogWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Telemetry = tel
+	entered := clk.now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	late := []byte(`{"TaskToken":"tok-late","execution_id":"arn:e","state":"Late","entered_time":"` + entered + `","timeout_seconds":60,"detail":{}}`)
+	if r := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: late, Attempt: 1}); code(r) != "StaleToken" {
+		t.Fatalf("late task: %v %v", r.Action, r.Reason)
+	}
+	done := []byte(`{"TaskToken":"tok-ok","execution_id":"arn:e","state":"Ok","detail":{}}`)
+	if r := w.Process(context.Background(), worker.Delivery{MessageID: "m2", Body: done, Attempt: 1}); r.Action != queue.Delete || r.Reason != nil {
+		t.Fatalf("task: %v %v", r.Action, r.Reason)
+	}
+	fams, err := tel.Metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, f := range fams {
+		if f.GetName() != telemetry.MetricStepDuration {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" {
+					got[l.GetValue()] += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	if got[telemetry.OutcomeStaleToken] != 1 || got[telemetry.OutcomeSuccess] != 1 || len(got) != 2 {
+		t.Errorf("step outcomes %v, want one %s and one %s", got, telemetry.OutcomeStaleToken, telemetry.OutcomeSuccess)
 	}
 }

@@ -4,11 +4,19 @@
 // flipped at its boundary or negated, && and || swapped, + and - swapped, an integer
 // literal moved by one, a ! dropped), and for each selected mutant runs the package's tests
 // from a test binary built by `go test -c -overlay`, so the source tree is never written and
-// runs can overlap. A mutant is killed when the tests fail, survives when they pass, and is
-// invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
+// runs can overlap (the package's other files, tests included, are read from the tree at each
+// build: run a sample from a snapshot while editing its tests). A mutant is killed when the
+// tests fail, survives when they pass, is invalid when it does not compile and timed out when
+// its tests outlive -timeout. The score is
+// killed / (killed + survived): a timeout is reported on its own with its position, never
+// counted as a kill, because on a loaded machine a slow but passing run would otherwise inflate
+// the score (re-test it with -at and a longer -timeout). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
+// Before the mutants, the unchanged package's tests run once (the baseline): a failing
+// baseline (a missing emulator, a flaky test) would make every mutant "killed", so it stops
+// the run, and its duration tells what -timeout to give.
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-skip REGEXP] [-lock FILE] [-at FILE:LINE,...]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-skip REGEXP] [-lock FILE] [-at FILE:LINE[:COL],...] [-list]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
 // the same mutants; -at re-tests only the sites on the named lines, or at the named
@@ -62,11 +70,12 @@ func main() {
 	n := flag.Int("n", 0, "sample this many mutants (0: all)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	par := flag.Int("p", 1, "mutants tested at once")
-	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed and is listed apart")
+	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant's test run; a timeout is reported apart, not as killed")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
 	skip := flag.String("skip", "", "go test -skip filter: tests left out (a slow one whose mutants the rest kill)")
 	at := flag.String("at", "", "only the sites at these comma-separated file:line or file:line:column places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
+	list := flag.Bool("list", false, "print the selected sites and stop (to choose -run or -timeout before a long run)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
@@ -118,6 +127,12 @@ func main() {
 			return sites[i].pos.Offset < sites[j].pos.Offset
 		})
 	}
+	if *list {
+		for _, s := range sites {
+			fmt.Printf("%s:%d:%d: %s\n", s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
+		}
+		return
+	}
 	byName := map[string]*ast.File{}
 	for _, p := range srcs {
 		byName[p.name] = p.file
@@ -127,6 +142,10 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(tmp)
+
+	if err := baseline(*pkg, tmp, *run, *skip, *lock, *timeout); err != nil {
+		fail(err)
+	}
 
 	// Each mutant's source is rendered under one lock (the AST is shared), then tested alone.
 	var mu sync.Mutex
@@ -168,32 +187,45 @@ func main() {
 	var survivors, timeouts []string
 	for i, r := range results {
 		count[r]++
-		where := fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc)
+		line := fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc)
 		switch r {
 		case "survived":
-			survivors = append(survivors, where)
+			survivors = append(survivors, line)
 		case "timeout":
-			timeouts = append(timeouts, where)
+			timeouts = append(timeouts, line)
 		}
 	}
-	killed := count["killed"] + count["timeout"]
-	valid := killed + count["survived"]
+	valid := count["killed"] + count["survived"]
 	score := 0.0
 	if valid > 0 {
-		score = 100 * float64(killed) / float64(valid)
+		score = 100 * float64(count["killed"]) / float64(valid)
 	}
-	fmt.Printf("%s: %d of %d sites tested; killed %d (%d by timeout), survived %d, invalid %d; score %.1f %% (%s)\n",
-		*pkg, len(sites), total, killed, count["timeout"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
+	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d, timed out %d; score %.1f %% (%s)\n",
+		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], count["timeout"], score, time.Since(start).Round(time.Second))
 	if len(survivors) > 0 {
 		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
 		fmt.Println(strings.Join(survivors, "\n"))
 	}
 	if len(timeouts) > 0 {
-		// A hang is a failing test, but on a loaded machine a slow run looks the same:
-		// re-test these with -at and a longer -timeout before counting them.
-		fmt.Println("killed by timeout only (a hang, or a slow machine: re-test with -at and a longer -timeout):")
+		fmt.Printf("timed out after %s (not in the score; a hang or a slow run: re-test with -at and a longer -timeout):\n", *timeout)
 		fmt.Println(strings.Join(timeouts, "\n"))
 	}
+}
+
+// baseline runs the unchanged package's tests once; they must pass, else every mutant would
+// count as killed.
+func baseline(pkg, tmp, run, skip, lock string, timeout time.Duration) error {
+	overlay := filepath.Join(tmp, "baseline.json")
+	if err := os.WriteFile(overlay, []byte(`{"Replace":{}}`), 0o644); err != nil {
+		return err
+	}
+	start := time.Now()
+	r := test(pkg, overlay, run, skip, lock, timeout)
+	fmt.Fprintf(os.Stderr, "baseline  %s in %s\n", r, time.Since(start).Round(time.Second))
+	if r != "survived" {
+		return fmt.Errorf("the unchanged tests of %s did not pass (%s): fix them (or start the emulator) before measuring mutants", pkg, r)
+	}
+	return nil
 }
 
 // test builds the package's test binary over the overlay (invalid when it does not compile),
@@ -207,7 +239,9 @@ func test(pkg, overlay, run, skip, lock string, timeout time.Duration) string {
 	if err := build.Run(); err != nil {
 		return "invalid"
 	}
-	args := []string{"-test.count=1", "-test.failfast"}
+	// The binary's own deadline (10 min by default) would end a slow run as a failure, a false
+	// kill: leave it beyond ours, so only -timeout ends a run, as "timeout".
+	args := []string{"-test.count=1", "-test.failfast", "-test.timeout", (timeout + time.Minute).String()}
 	if run != "" {
 		args = append(args, "-test.run", run)
 	}
@@ -227,7 +261,7 @@ func test(pkg, overlay, run, skip, lock string, timeout time.Duration) string {
 	case err == nil:
 		return "survived"
 	case ctx.Err() != nil:
-		return "timeout" // hung, or slow: counted as killed, listed apart
+		return "timeout" // a hang or a slow run on a loaded machine: not a kill until re-tested
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
