@@ -110,7 +110,6 @@ const (
 	DeadLetterGroup = "dead-letter"
 	maxAttributes   = 10 // SQS limit per message
 	maxErrorMessage = 4096
-	maxVisibility   = 12 * time.Hour
 	// visibilityMargin keeps every extension clear of the 12 h ceiling,
 	// which AWS counts from its own receive (earlier than ReceivedAt).
 	visibilityMargin = time.Minute
@@ -592,7 +591,7 @@ func capDelay(m *Message, d time.Duration, now time.Time) time.Duration {
 	if m.ReceivedAt.IsZero() {
 		return d
 	}
-	room := maxVisibility - now.Sub(m.ReceivedAt) - visibilityMargin
+	room := wire.SQSMaxVisibility - now.Sub(m.ReceivedAt) - visibilityMargin
 	if room < 0 {
 		room = 0
 	}
@@ -603,8 +602,8 @@ func clampVisibility(d time.Duration) int32 {
 	if d < 0 {
 		d = 0
 	}
-	if d > maxVisibility {
-		d = maxVisibility
+	if d > wire.SQSMaxVisibility {
+		d = wire.SQSMaxVisibility
 	}
 	// Round up: a 300 ms backoff must not become an immediate redelivery
 	// storm, and SQS counts whole seconds.
@@ -753,7 +752,7 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 			case m.capped:
 				// Its last extension ran to the ceiling: once past it, the
 				// receipt no longer owns the message.
-				if now.Sub(m.ReceivedAt) >= maxVisibility-visibilityMargin && !m.lost.Swap(true) {
+				if now.Sub(m.ReceivedAt) >= wire.SQSMaxVisibility-visibilityMargin && !m.lost.Swap(true) {
 					c.Stats.Lost.Add(1)
 				}
 			case !m.finished && now.Sub(m.lastExtended) >= c.o.Heartbeat-tick:
