@@ -49,8 +49,9 @@ const (
 	MaxSessionID = 256
 )
 
-// maxResponse bounds how much of an answer is read (an agent's own JSON or event stream).
-const maxResponse = 100 << 20
+// maxResponse bounds how much of an answer is read (an agent's own JSON or event stream):
+// AgentCore's payload limit, the bound a request has.
+const maxResponse = wire.AgentCoreMaxPayload
 
 // callMargin is added to the sync limit for one call: the runtime answers busy at the limit,
 // and the answer must still get back.
