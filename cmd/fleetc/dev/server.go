@@ -457,14 +457,14 @@ func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"moved": n})
 }
 
-// kill kills class {name}'s worker; it restarts after restartDelay.
+// kill kills class {name}'s worker; it restarts after RestartDelay.
 func (a *liveAPI) kill(w http.ResponseWriter, r *http.Request) {
 	pid, err := a.d.sup.kill(r.PathValue("name"))
 	if err != nil {
 		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
 		return
 	}
-	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, restartDelay))
+	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, RestartDelay))
 	writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
 }
 
