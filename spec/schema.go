@@ -126,123 +126,51 @@ func leaves(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	return out
 }
 
+// schemaFailure is one schema failure with what its diagnostics are written from: the
+// instance (root), the raw schema (doc) and the schema node that failed.
+type schemaFailure struct {
+	ve    *jsonschema.ValidationError
+	root  any
+	doc   map[string]any
+	idx   *Index
+	path  string         // instance location
+	node  map[string]any // the failing keyword's schema object
+	field string         // the instance location in fleet.yaml words
+	ds    diag.Diagnostics
+}
+
 // schemaDiag turns one schema failure into diagnostics that speak fleet.yaml, not JSON Schema.
 func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, idx *Index, fields fieldErrors) diag.Diagnostics {
-	var ds diag.Diagnostics
-	path := ve.InstanceLocation
-	kw := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]
-	node := schemaNode(doc, ve.AbsoluteKeywordLocation)
-	field := fieldName(path)
-	located := func(d *diag.Diagnostic, r *diag.Range) { d.Subject = r }
-
+	f := &schemaFailure{ve: ve, root: root, doc: doc, idx: idx, path: ve.InstanceLocation,
+		node: schemaNode(doc, ve.AbsoluteKeywordLocation), field: fieldName(ve.InstanceLocation)}
 	if strings.Contains(ve.KeywordLocation, "/propertyNames/") {
-		name := jsonptr.Last(path)
-		parent := where(path[:strings.LastIndexByte(path, '/')])
-		d := ds.Errorf("P007", path, "%q is not a valid name in %s: %s", name, parent, ve.Message)
-		d.Detail = "Names become part of AWS resource names: lower-case letters, digits and hyphens, starting with a letter."
-		located(d, idx.Key(path))
-		return ds
+		f.badName()
+		return f.ds
 	}
-	switch kw {
+	path, node := f.path, f.node
+	switch kw := ve.KeywordLocation[strings.LastIndexByte(ve.KeywordLocation, '/')+1:]; kw {
 	case "additionalProperties":
-		// The unknown fields and the known ones come from the schema node and the instance,
-		// never from the validator's English message.
-		known := propertyNames(node)
-		for _, name := range unknownFields(node, lookup(root, path)) {
-			p := path + "/" + jsonptr.Escape(name)
-			if env, target, ok := overrideOf(path); ok && specField(doc, target, name) {
-				d := ds.Errorf("P012", p, "environment %s: %s cannot be overridden per environment", env, fieldName(strings.TrimSuffix(target, "/")+"/"+name))
-				d.Detail = "Environments change where and how big the fleet runs, never what it does: contracts, handlers, steps and names are the same in every environment, so staging tests what prod runs. "
-				if len(known) > 0 {
-					d.Detail += "Overridable here: " + strings.Join(known, ", ") + "."
-				} else {
-					d.Detail += "Nothing here is overridable."
-				}
-				located(d, idx.Key(p))
-				continue
-			}
-			d := ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
-			if s := suggest(name, known); s != "" {
-				d.Summary += fmt.Sprintf("; did you mean %q?", s)
-				if slices.Contains(missingFields(node, lookup(root, path)), s) {
-					d.Summary += fmt.Sprintf(" (%s is required)", s)
-				}
-			}
-			d.Detail = "Known fields here: " + strings.Join(known, ", ") + "."
-			located(d, idx.Key(p))
-			fields.unknown[d] = name
-		}
+		f.unknown(fields)
 	case "required":
-		obj := lookup(root, path)
-		for _, name := range missingFields(node, obj) {
-			if misspelt(name, node, obj) {
-				continue // the unknown-field error names it: "did you mean …? (… is required)"
-			}
-			d := ds.Errorf("P008", path, "missing required field %q in %s", name, where(path))
-			if v, ok := constOf(node, name); ok {
-				d.Summary += fmt.Sprintf("; add %s: %s", name, v) // one value is allowed: say it
-			}
-			d.Detail = describeField(node, name)
-			located(d, idx.Key(path))
-			fields.missing[d] = name
-		}
+		f.missing(fields)
 	case "type":
 		want, _ := node["type"]
-		d := ds.Errorf("P003", path, "%s must be %s, not %s", field, typeWords(want), describe(lookup(root, path)))
+		d := f.ds.Errorf("P003", path, "%s must be %s, not %s", f.field, typeWords(want), describe(lookup(root, path)))
 		d.Detail = strings.TrimSpace(fmt.Sprint(node["description"]))
 		if node["description"] == nil {
 			d.Detail = ""
 		}
-		located(d, idx.Value(path))
+		d.Subject = idx.Value(path)
 	case "format", "pattern":
-		v := lookup(root, path)
-		s, _ := v.(string)
-		var d *diag.Diagnostic
-		switch node["format"] {
-		case "duration":
-			_, err := ParseDuration(s)
-			d = ds.Errorf("P004", path, "bad duration for %s: %v", field, err)
-		case "size":
-			_, err := ParseSize(s)
-			d = ds.Errorf("P004", path, "bad size for %s: %v", field, err)
-		default:
-			d = ds.Errorf("P007", path, "%q is not a valid %s: it must match %v", s, field, node["pattern"])
-			if desc, ok := node["description"].(string); ok {
-				d.Detail = desc
-			}
-		}
-		located(d, idx.Value(path))
+		f.badFormat()
 	case "enum", "const":
-		var allowed []string
-		if e, ok := node["enum"].([]any); ok {
-			for _, a := range e {
-				allowed = append(allowed, fmt.Sprint(a))
-			}
-		} else {
-			allowed = []string{fmt.Sprint(node["const"])}
-		}
-		v := lookup(root, path)
-		var d *diag.Diagnostic
-		if len(allowed) == 1 {
-			d = ds.Errorf("P008", path, "%s must be %s, not %v", field, allowed[0], v)
-		} else {
-			d = ds.Errorf("P008", path, "%s must be one of %s, not %q", field, strings.Join(allowed, ", "), fmt.Sprint(v))
-		}
-		if got, ok := v.(string); ok {
-			if s := suggest(got, allowed); s != "" {
-				d.Summary += fmt.Sprintf("; did you mean %q?", s)
-			}
-		}
-		if desc, ok := node["description"].(string); ok {
-			d.Detail = desc
-		}
-		located(d, idx.Value(path))
+		f.notAllowed()
 	case "not":
-		d := ds.Errorf("P007", path, "%q is not allowed for %s", fmt.Sprint(lookup(root, path)), field)
+		d := f.ds.Errorf("P007", path, "%q is not allowed for %s", fmt.Sprint(lookup(root, path)), f.field)
 		if desc, ok := schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))["description"].(string); ok {
 			d.Detail = desc
 		}
-		located(d, idx.Value(path))
+		d.Subject = idx.Value(path)
 	case "oneOf":
 		var names []string
 		branches, _ := node["oneOf"].([]any)
@@ -251,25 +179,137 @@ func schemaDiag(ve *jsonschema.ValidationError, root any, doc map[string]any, id
 				names = append(names, fmt.Sprint(req[0]))
 			}
 		}
-		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
+		d := f.ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
 		if len(names) == len(branches) {
 			d.Summary = fmt.Sprintf("%s needs exactly one of %s", where(path), strings.Join(names, ", "))
 		}
-		located(d, idx.Key(path))
+		d.Subject = idx.Key(path)
 	case "minProperties", "maxProperties":
-		d := ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
+		d := f.ds.Errorf("P008", path, "%s: %s", where(path), ve.Message)
 		if names := propertyNames(schemaNode(doc, parentLoc(ve.AbsoluteKeywordLocation))); len(names) > 0 && node["maxProperties"] != nil {
 			d.Summary = fmt.Sprintf("%s needs exactly one of %s", where(path), strings.Join(names, ", "))
 		}
-		located(d, idx.Key(path))
+		d.Subject = idx.Key(path)
 	default:
-		d := ds.Errorf("P008", path, "%s: %s", field, ve.Message)
+		d := f.ds.Errorf("P008", path, "%s: %s", f.field, ve.Message)
 		if desc, ok := node["description"].(string); ok {
 			d.Detail = desc
 		}
-		located(d, idx.Value(path))
+		d.Subject = idx.Value(path)
 	}
-	return ds
+	return f.ds
+}
+
+// badName is a map key that is not a valid name (propertyNames).
+func (f *schemaFailure) badName() {
+	name := jsonptr.Last(f.path)
+	parent := where(f.path[:strings.LastIndexByte(f.path, '/')])
+	d := f.ds.Errorf("P007", f.path, "%q is not a valid name in %s: %s", name, parent, f.ve.Message)
+	d.Detail = "Names become part of AWS resource names: lower-case letters, digits and hyphens, starting with a letter."
+	d.Subject = f.idx.Key(f.path)
+}
+
+// unknown reports each field the object does not declare (additionalProperties): P012
+// for a field an environment may not override, else P002 with a did-you-mean. The unknown
+// fields and the known ones come from the schema node and the instance, never from the
+// validator's English message.
+func (f *schemaFailure) unknown(fields fieldErrors) {
+	path, node := f.path, f.node
+	known := propertyNames(node)
+	for _, name := range unknownFields(node, lookup(f.root, path)) {
+		p := path + "/" + jsonptr.Escape(name)
+		if env, target, ok := overrideOf(path); ok && specField(f.doc, target, name) {
+			d := f.ds.Errorf("P012", p, "environment %s: %s cannot be overridden per environment", env, fieldName(strings.TrimSuffix(target, "/")+"/"+name))
+			d.Detail = "Environments change where and how big the fleet runs, never what it does: contracts, handlers, steps and names are the same in every environment, so staging tests what prod runs. "
+			if len(known) > 0 {
+				d.Detail += "Overridable here: " + strings.Join(known, ", ") + "."
+			} else {
+				d.Detail += "Nothing here is overridable."
+			}
+			d.Subject = f.idx.Key(p)
+			continue
+		}
+		d := f.ds.Errorf("P002", p, "unknown field %q in %s", name, where(path))
+		if s := suggest(name, known); s != "" {
+			d.Summary += fmt.Sprintf("; did you mean %q?", s)
+			if slices.Contains(missingFields(node, lookup(f.root, path)), s) {
+				d.Summary += fmt.Sprintf(" (%s is required)", s)
+			}
+		}
+		d.Detail = "Known fields here: " + strings.Join(known, ", ") + "."
+		d.Subject = f.idx.Key(p)
+		fields.unknown[d] = name
+	}
+}
+
+// missing reports each required field the object lacks, except one a misspelt field
+// stands for (its unknown-field error says "did you mean …? (… is required)").
+func (f *schemaFailure) missing(fields fieldErrors) {
+	path, node := f.path, f.node
+	obj := lookup(f.root, path)
+	for _, name := range missingFields(node, obj) {
+		if misspelt(name, node, obj) {
+			continue
+		}
+		d := f.ds.Errorf("P008", path, "missing required field %q in %s", name, where(path))
+		if v, ok := constOf(node, name); ok {
+			d.Summary += fmt.Sprintf("; add %s: %s", name, v) // one value is allowed: say it
+		}
+		d.Detail = describeField(node, name)
+		d.Subject = f.idx.Key(path)
+		fields.missing[d] = name
+	}
+}
+
+// badFormat is a string that is not a duration, a size or a match of its pattern.
+func (f *schemaFailure) badFormat() {
+	path := f.path
+	s, _ := lookup(f.root, path).(string)
+	var d *diag.Diagnostic
+	switch f.node["format"] {
+	case "duration":
+		_, err := ParseDuration(s)
+		d = f.ds.Errorf("P004", path, "bad duration for %s: %v", f.field, err)
+	case "size":
+		_, err := ParseSize(s)
+		d = f.ds.Errorf("P004", path, "bad size for %s: %v", f.field, err)
+	default:
+		d = f.ds.Errorf("P007", path, "%q is not a valid %s: it must match %v", s, f.field, f.node["pattern"])
+		if desc, ok := f.node["description"].(string); ok {
+			d.Detail = desc
+		}
+	}
+	d.Subject = f.idx.Value(path)
+}
+
+// notAllowed is a value outside its enum or const, with the allowed values and a
+// did-you-mean.
+func (f *schemaFailure) notAllowed() {
+	path, node := f.path, f.node
+	var allowed []string
+	if e, ok := node["enum"].([]any); ok {
+		for _, a := range e {
+			allowed = append(allowed, fmt.Sprint(a))
+		}
+	} else {
+		allowed = []string{fmt.Sprint(node["const"])}
+	}
+	v := lookup(f.root, path)
+	var d *diag.Diagnostic
+	if len(allowed) == 1 {
+		d = f.ds.Errorf("P008", path, "%s must be %s, not %v", f.field, allowed[0], v)
+	} else {
+		d = f.ds.Errorf("P008", path, "%s must be one of %s, not %q", f.field, strings.Join(allowed, ", "), fmt.Sprint(v))
+	}
+	if got, ok := v.(string); ok {
+		if s := suggest(got, allowed); s != "" {
+			d.Summary += fmt.Sprintf("; did you mean %q?", s)
+		}
+	}
+	if desc, ok := node["description"].(string); ok {
+		d.Detail = desc
+	}
+	d.Subject = f.idx.Value(path)
 }
 
 // unknownFields lists the fields of obj that the object schema node neither declares nor

@@ -78,51 +78,19 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
 		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)
 	}
-	var cfg *config.Config
-	var err error
-	switch {
-	case *cfgPath != "":
-		cfg, err = config.Load(*cfgPath)
-	case getenv(config.EnvConfigJSON) != "":
-		cfg, err = config.Parse(config.EnvConfigJSON, []byte(getenv(config.EnvConfigJSON)))
-	case getenv(config.EnvConfigPath) != "":
-		cfg, err = config.Load(getenv(config.EnvConfigPath))
-	default:
-		fmt.Fprintf(stderr, "fleet-worker: --config is required (or %s / %s in the environment)\n", config.EnvConfigJSON, config.EnvConfigPath)
-		return exitUsage
-	}
+	cfg, err := loadConfig(*cfgPath, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	if err := cfg.ApplyEnv(getenv); err != nil {
+	m, err := resolveMode(*mode, cfg, getenv)
+	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	m := *mode
-	if m == "" {
-		m = getenv(config.EnvMode)
-	}
-	if m == "" {
-		m = map[string]string{config.RuntimeEKS: ModePoll, config.RuntimeLambda: ModeLambda, config.RuntimeAgentCore: ModeAgentCore}[cfg.Runtime]
-	}
-	if m != ModePoll && m != ModeLambda && m != ModeAgentCore && m != ModeDispatch {
-		fmt.Fprintf(stderr, "fleet-worker: --mode %q: want poll, lambda, agentcore or dispatch\n", m)
-		return exitUsage
-	}
-	if m == ModeDispatch && (cfg.Runtime != config.RuntimeAgentCore || getenv(config.EnvAgentRuntimeARN) == "") {
-		fmt.Fprintf(stderr, "fleet-worker: --mode dispatch feeds an agentcore class's runtime: needs runtime agentcore (config says %q) and %s\n", cfg.Runtime, config.EnvAgentRuntimeARN)
-		return exitUsage
-	}
-	// Spans go to the collector the standard OTEL_EXPORTER_OTLP_* variables name. Lambda
-	// freezes the process between invocations, so there each span is exported as it ends.
-	exporter, err := telemetry.OTLPExporter(ctx, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
-		return exitUsage
-	}
-	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr,
-		SpanExporter: exporter, SyncExport: m == ModeLambda || (m == ModeDispatch && getenv("AWS_LAMBDA_RUNTIME_API") != "")})
+	// Lambda freezes the process between invocations, so there each span is exported as it ends.
+	tel, err := newTelemetry(ctx, getenv, telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr,
+		SyncExport: m == ModeLambda || (m == ModeDispatch && getenv("AWS_LAMBDA_RUNTIME_API") != "")})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
@@ -130,9 +98,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	log := tel.Logger
 	// Telemetry flushes last, after the queue drained and events flushed.
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := tel.Shutdown(sctx); err != nil {
+		if err := shutdownTelemetry(ctx, tel); err != nil {
 			log.Warn("telemetry shutdown", "err", err)
 		}
 	}()
@@ -150,17 +116,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitRuntime
 	}
 	log.Info("fleet-worker started", "mode", m, "queue", cfg.QueueURL, "concurrency", cfg.Concurrency)
-	var runErr error
-	switch m {
-	case ModePoll:
-		runErr = rt.RunPoll(ctx, *drain)
-	case ModeLambda:
-		runErr = lambda.Run(ctx, rt.Host(), getenv)
-	case ModeAgentCore:
-		runErr = agentcore.Run(ctx, rt.Host(), *listen, *drain)
-	case ModeDispatch:
-		runErr = dispatch.Run(ctx, rt.Host(), getenv, *drain)
-	}
+	runErr := serve(ctx, rt, m, *listen, *drain, getenv)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := rt.Close(fctx); err != nil {
@@ -172,6 +128,82 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	log.Info("fleet-worker stopped")
 	return exitOK
+}
+
+// loadConfig reads the runtime config from --config, else the environment
+// (inline JSON, then a path), and applies the environment's overrides.
+func loadConfig(path string, getenv func(string) string) (*config.Config, error) {
+	var cfg *config.Config
+	var err error
+	switch {
+	case path != "":
+		cfg, err = config.Load(path)
+	case getenv(config.EnvConfigJSON) != "":
+		cfg, err = config.Parse(config.EnvConfigJSON, []byte(getenv(config.EnvConfigJSON)))
+	case getenv(config.EnvConfigPath) != "":
+		cfg, err = config.Load(getenv(config.EnvConfigPath))
+	default:
+		return nil, fmt.Errorf("--config is required (or %s / %s in the environment)", config.EnvConfigJSON, config.EnvConfigPath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.ApplyEnv(getenv); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// resolveMode picks the mode: --mode, else the environment's, else the one the
+// config's runtime implies; dispatch needs an agentcore class and its runtime ARN.
+func resolveMode(flagMode string, cfg *config.Config, getenv func(string) string) (string, error) {
+	m := flagMode
+	if m == "" {
+		m = getenv(config.EnvMode)
+	}
+	if m == "" {
+		m = map[string]string{config.RuntimeEKS: ModePoll, config.RuntimeLambda: ModeLambda, config.RuntimeAgentCore: ModeAgentCore}[cfg.Runtime]
+	}
+	if m != ModePoll && m != ModeLambda && m != ModeAgentCore && m != ModeDispatch {
+		return "", fmt.Errorf("--mode %q: want poll, lambda, agentcore or dispatch", m)
+	}
+	if m == ModeDispatch && (cfg.Runtime != config.RuntimeAgentCore || getenv(config.EnvAgentRuntimeARN) == "") {
+		return "", fmt.Errorf("--mode dispatch feeds an agentcore class's runtime: needs runtime agentcore (config says %q) and %s", cfg.Runtime, config.EnvAgentRuntimeARN)
+	}
+	return m, nil
+}
+
+// serve runs the worker in mode m until ctx ends and its drain is over.
+func serve(ctx context.Context, rt *worker.Runtime, m, listen string, drain time.Duration, getenv func(string) string) error {
+	switch m {
+	case ModePoll:
+		return rt.RunPoll(ctx, drain)
+	case ModeLambda:
+		return lambda.Run(ctx, rt.Host(), getenv)
+	case ModeAgentCore:
+		return agentcore.Run(ctx, rt.Host(), listen, drain)
+	case ModeDispatch:
+		return dispatch.Run(ctx, rt.Host(), getenv, drain)
+	}
+	return nil
+}
+
+// newTelemetry starts telemetry with spans going to the collector the standard
+// OTEL_EXPORTER_OTLP_* variables name.
+func newTelemetry(ctx context.Context, getenv func(string) string, o telemetry.Options) (*telemetry.Telemetry, error) {
+	exporter, err := telemetry.OTLPExporter(ctx, getenv)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP exporter: %w", err)
+	}
+	o.SpanExporter = exporter
+	return telemetry.New(o)
+}
+
+// shutdownTelemetry flushes telemetry within 5 s, even after ctx ended.
+func shutdownTelemetry(ctx context.Context, tel *telemetry.Telemetry) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return tel.Shutdown(sctx)
 }
 
 // Gateway serves one class's model gateway alone (fleet-worker gateway --config FILE
@@ -196,21 +228,12 @@ func Gateway(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	exporter, err := telemetry.OTLPExporter(ctx, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
-		return exitUsage
-	}
-	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr, SpanExporter: exporter})
+	tel, err := newTelemetry(ctx, getenv, telemetry.Options{ServiceName: cfg.Telemetry.ServiceName, Class: cfg.Class, LogWriter: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		tel.Shutdown(sctx)
-	}()
+	defer func() { _ = shutdownTelemetry(ctx, tel) }()
 	gw, err := worker.ServeGateway(ctx, cfg, *listen, getenv, tel)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker: gateway:", err)
@@ -244,22 +267,13 @@ func runTools(ctx context.Context, path, listen string, getenv func(string) stri
 	}
 	// Every call is an execute_tool span, exported like the worker's (OTEL_EXPORTER_OTLP_*);
 	// on Lambda each span is exported as it ends.
-	exporter, err := telemetry.OTLPExporter(ctx, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "fleet-worker: OTLP exporter:", err)
-		return exitUsage
-	}
-	tel, err := telemetry.New(telemetry.Options{ServiceName: cfg.Fleet + "-async-tools", LogWriter: stderr, SpanExporter: exporter,
+	tel, err := newTelemetry(ctx, getenv, telemetry.Options{ServiceName: cfg.Fleet + "-async-tools", LogWriter: stderr,
 		SyncExport: getenv("AWS_LAMBDA_RUNTIME_API") != ""})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = tel.Shutdown(sctx)
-	}()
+	defer func() { _ = shutdownTelemetry(ctx, tel) }()
 	log := tel.Logger
 	svc, err := tools.NewAWS(ctx, cfg)
 	if err != nil {

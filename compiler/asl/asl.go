@@ -72,7 +72,7 @@ type Code = diag.Code
 // S006, S009, S010 and P008) are documented by compiler/check.Rules and spec.Codes.
 func Codes() []Code {
 	return []Code{{
-		ID: "S000", Severity: "error",
+		ID: "S000", Severity: diag.Error,
 		Summary: "state machine definition cannot be encoded",
 		Explain: "fleetc built the workflow's Amazon States Language definition but could not serialise it to JSON, so no statemachines/<workflow>.asl.json is written. " +
 			"This is a compiler bug (the definition is built from typed values); report it with the spec that caused it.",

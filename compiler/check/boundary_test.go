@@ -119,7 +119,7 @@ var bounds = []bound{
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Delay })},
 	{rule: "Q011", what: "delay ≥ 0", upper: false, limit: fixed(0),
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Queue.Delay })},
-	{rule: "Q012", what: "queue-fed step.max ≤ 12 h", upper: true, limit: fixed(int64(sqsVisibilityCeiling)),
+	{rule: "Q012", what: "queue-fed step.max ≤ 12 h", upper: true, limit: fixed(int64(ir.MaxVisibility)),
 		prep: eksClass,
 		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
 

@@ -2,7 +2,6 @@ package check
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -39,9 +38,6 @@ remainder as a new message before 12 h; then lower step.max (or the step's timeo
 	},
 }
 
-// sqsVisibilityCeiling is how long after a receive SQS keeps a message hidden at most.
-const sqsVisibilityCeiling = 12 * time.Hour
-
 // splitOrCheckpoint is what a step longer than the ceiling should do instead.
 const splitOrCheckpoint = "split the step into steps of at most 12h, or checkpoint its progress and re-enqueue the remainder as a new message before 12h"
 
@@ -57,7 +53,7 @@ func checkBusModel(f *ir.Fleet, r *Reporter) {
 func checkVisibilityCeiling(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
 		// A class reached only through workflows is bounded per step below.
-		if a.StepMax > sqsVisibilityCeiling && (a.Rule != nil || len(a.Workflows) == 0) {
+		if a.StepMax > ir.MaxVisibility && (a.Rule != nil || len(a.Workflows) == 0) {
 			r.Add(at(f, a.Path+"/step/max", a.Path),
 				fmt.Sprintf("class %s: step.max %s is above SQS's 12h visibility ceiling; the message reappears mid-step and a second worker starts it again", a.Name, dur(a.StepMax)),
 				"Either "+splitOrCheckpoint+"; then lower step.max to 12h or less.")
@@ -73,7 +69,7 @@ func checkVisibilityCeiling(f *ir.Fleet, r *Reporter) {
 			if st.Timeout > 0 && st.Timeout < run {
 				run = st.Timeout
 			}
-			if run > sqsVisibilityCeiling {
+			if run > ir.MaxVisibility {
 				r.Add(at(f, stepPath(st, "timeout"), st.Path),
 					fmt.Sprintf("workflow %s step %s: its timeout lets class %s's queue-fed step run %s (step.max %s), past SQS's 12h visibility ceiling", w.Name, st.Name, a.Name, dur(run), dur(a.StepMax)),
 					"Set the step's timeout to 12h or less, or "+splitOrCheckpoint+".")

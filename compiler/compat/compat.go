@@ -322,11 +322,11 @@ const (
 // Codes documents the codes Diagnostics emits.
 func Codes() []diag.Code {
 	return []diag.Code{
-		{ID: CodeUnversioned, Severity: "error", Summary: "breaking event contract change without a version bump",
+		{ID: CodeUnversioned, Severity: diag.Error, Summary: "breaking event contract change without a version bump",
 			Explain: "A change to an event's schema breaks a consumer. When the new schema admits events the old one refuses (a required property removed, a type, enum, bound, pattern or format widened or removed, an object reopened), classes still running the old contract reject what the producer now writes (forward). " +
 				"When it refuses events the old one admits (new required properties, narrowed enums and bounds, added patterns or formats, additionalProperties: false), new consumers reject the events queued, dead-lettered or archived under the old one (backward). A changed pattern or format counts as both. " +
 				"Make the change additive (a new optional property), or bump the event's version and deploy consumers that handle both versions first."},
-		{ID: CodeVersioned, Severity: "warning", Summary: "breaking event contract change (version bumped)",
+		{ID: CodeVersioned, Severity: diag.Warning, Summary: "breaking event contract change (version bumped)",
 			Explain: "The event's version was bumped, so the break is declared; consumers that do not handle both versions still break, and old events (queues, DLQs, the archive) still carry the old version."},
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fleetc/fleetc/internal/genjson"
 )
 
 // sqsTaskResource is the integration fleetc's workflows dispatch agent steps with.
@@ -35,11 +37,8 @@ func EmulatorDefinition(asl []byte) ([]byte, []string, error) {
 	}
 	changed := map[string]bool{}
 	rewriteStates(doc, changed)
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	out, err := genjson.Encode(doc) // the generated files' form (keys sorted: the copy went through a map)
+	if err != nil {
 		return nil, nil, err
 	}
 	var what []string
@@ -47,7 +46,7 @@ func EmulatorDefinition(asl []byte) ([]byte, []string, error) {
 		what = append(what, k)
 	}
 	sort.Strings(what)
-	return b.Bytes(), what, nil
+	return out, what, nil
 }
 
 // rewriteStates rewrites every state of a States map, nested Map processors included.

@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
+	"github.com/fleetc/fleetc/internal/genjson"
 )
 
 // Summary is a plan as fleetc reads it: changes per agent class and per plane, and every
@@ -226,11 +227,11 @@ func ReadInventory(dir string) ([]artifact.Resource, error) {
 
 // WriteInventory keeps the set's inventory in dir for the next plan.
 func WriteInventory(dir string, set *artifact.Set) error {
-	b, err := json.MarshalIndent(inventoryDoc{FormatVersion: jsonreport.FormatVersion, Resources: set.Inventory()}, "", "  ")
+	b, err := genjson.Encode(inventoryDoc{FormatVersion: jsonreport.FormatVersion, Resources: set.Inventory()})
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, InventoryFile), append(b, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, InventoryFile), b, 0o644)
 }
 
 var instanceKey = regexp.MustCompile(`\[[^\]]*\]$`)

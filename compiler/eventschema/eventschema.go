@@ -57,7 +57,7 @@ type CodeInfo = diag.Code
 // Codes lists every diagnostic code Generate can emit.
 func Codes() []CodeInfo {
 	return []CodeInfo{{
-		ID: Code, Severity: "error",
+		ID: Code, Severity: diag.Error,
 		Summary: "event detail schema cannot be expressed in JSON Schema draft-04",
 		Explain: "The EventBridge Schema Registry stores JSON Schema draft-04 only, so fleetc translates each event's detail schema (const, numeric exclusive bounds, $defs, prefixItems and dependentRequired have draft-04 forms). " +
 			"Keywords with no draft-04 equivalent (if/then/else, contains, propertyNames, unevaluatedProperties/Items, $anchor, $dynamicRef), a $ref that points outside the schema or at a definition that does not exist, " +

@@ -3,6 +3,7 @@ package ir
 import (
 	"time"
 
+	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -95,8 +96,8 @@ const (
 
 	// LambdaMaxTimeout is Lambda's hard stop.
 	LambdaMaxTimeout = 15 * time.Minute
-	// MaxVisibility is SQS's visibility ceiling.
-	MaxVisibility = 12 * time.Hour
+	// MaxVisibility is SQS's visibility ceiling (defined by the runtime's wire package).
+	MaxVisibility = wire.SQSMaxVisibility
 )
 
 // VisibilityFor is the visibility a step of at most stepMax needs when its worker does not

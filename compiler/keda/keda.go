@@ -141,7 +141,7 @@ type Code = diag.Code
 // Codes lists every diagnostic code Generate can emit.
 func Codes() []Code {
 	return []Code{{
-		ID: "G002", Severity: "error",
+		ID: "G002", Severity: diag.Error,
 		Summary: "the Kubernetes manifests of an eks class cannot be written",
 		Explain: "fleetc could not build k8s/<class>/*.yaml for an eks class: its runtime config could not be rendered, a manifest failed to marshal, or the class has no Kubernetes names " +
 			"(an IR built in code without the eks fields). Valid specs never reach this; it is a compiler bug, so report it with the spec that caused it.",

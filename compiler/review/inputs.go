@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/spec/jsonptr"
 )
 
 // InputChange is one generated file a resource reads (file(), templatefile(), or the
@@ -93,7 +94,7 @@ func flattenDoc(out map[string]string, ptr string, v any) {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			flattenDoc(out, ptr+"/"+escaper.Replace(k), e)
+			flattenDoc(out, ptr+"/"+jsonptr.Escape(k), e)
 		}
 		if len(x) == 0 {
 			out[ptr] = "{}"
@@ -124,8 +125,6 @@ func shown(s string) string {
 	}
 	return s
 }
-
-var escaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // predictManifests compares the Kubernetes manifests of the eks classes (k8s/<class>/*.yaml),
 // object by object: what `kubectl apply` of the head changes over the base. A Deployment

@@ -50,7 +50,7 @@ type Code = diag.Code
 // Codes lists every diagnostic code Generate can emit. (G002 belongs to compiler/keda.)
 func Codes() []Code {
 	return []Code{{
-		ID: "G001", Severity: "error",
+		ID: "G001", Severity: diag.Error,
 		Summary: "the runtime config of a class cannot be written",
 		Explain: "fleetc could not build runtime/<class>.json, the config fleet-worker reads at start: the class has no handler, an exec handler without a command, or an unknown handler kind " +
 			"(possible only for an IR built in code; the loader refuses such specs). No config is written for the class, and its Lambda function, AgentCore runtime or ConfigMap cannot start. " +

@@ -63,30 +63,30 @@ type Code = diag.Code
 // Codes lists every diagnostic code Generate can emit, sorted by ID.
 func Codes() []Code {
 	return []Code{
-		{ID: "TF000", Severity: "error", Summary: "no fleet to generate",
+		{ID: "TF000", Severity: diag.Error, Summary: "no fleet to generate",
 			Explain: "The Terraform backend was called without a fleet (a nil IR). fleetc never does this after a successful load; a caller embedding compiler/terraform must pass the lowered fleet."},
-		{ID: "TF002", Severity: "error", Summary: "two spec names map to one Terraform address",
+		{ID: "TF002", Severity: diag.Error, Summary: "two spec names map to one Terraform address",
 			Explain: "Terraform local names are the spec names with '-' and '.' turned into '_', plus suffixes such as _dlq, _worker or _ingress. Two different names can therefore land on the same address " +
 				"(class researcher-dlq's queue and class researcher's DLQ; events a.b and a-b), and Terraform would refuse the duplicate. Rename one of the two; the message names both spec paths."},
-		{ID: "TF003", Severity: "warning", Summary: "more than 10 FIFO ingress queues: the delivery DLQ gets no redrive allow policy",
+		{ID: "TF003", Severity: diag.Warning, Summary: "more than 10 FIFO ingress queues: the delivery DLQ gets no redrive allow policy",
 			Explain: "Each FIFO class receives its events through a standard ingress queue whose dead letters go to the fleet's delivery DLQ, and an SQS redrive allow policy names at most 10 source queues. " +
 				"With more FIFO classes the policy is left out, so any queue may dead-letter into the delivery DLQ. Reduce the FIFO classes or split the fleet."},
-		{ID: "TF004", Severity: "error", Summary: "a class's event pattern cannot be rendered",
+		{ID: "TF004", Severity: diag.Error, Summary: "a class's event pattern cannot be rendered",
 			Explain: "The EventBridge rule's event pattern (consumes.event plus consumes.match) holds a value with no JSON form, such as NaN or an infinite number, so no aws_cloudwatch_event_rule can be written. Use plain strings, numbers and booleans in match values."},
-		{ID: "TF005", Severity: "warning", Summary: "a lambda or agentcore image is not in Amazon ECR",
+		{ID: "TF005", Severity: diag.Warning, Summary: "a lambda or agentcore image is not in Amazon ECR",
 			Explain: "Lambda container functions and AgentCore runtimes pull images only from Amazon ECR (<account>.dkr.ecr.<region>.amazonaws.com/<repo>). An image elsewhere (ghcr.io, Docker Hub) is refused at apply time, " +
 				"and fleetc cannot scope the worker role's ECR pull permission. Push fleet-worker to ECR and set worker.image or the class image."},
-		{ID: "TF006", Severity: "error", Summary: "queue visibility is shorter than the Lambda function timeout",
+		{ID: "TF006", Severity: diag.Error, Summary: "queue visibility is shorter than the Lambda function timeout",
 			Explain: "Lambda refuses an SQS event source mapping whose queue visibility timeout is below the function timeout: a message could reappear while its invocation still runs. AWS advises a visibility of six times the function timeout, " +
 				"which fleetc uses by default. Raise queue.visibility or lower step.max (the function timeout)."},
-		{ID: "TF007", Severity: "warning", Summary: "AgentCore runtime instances have no Terraform resource yet",
+		{ID: "TF007", Severity: diag.Warning, Summary: "AgentCore runtime instances have no Terraform resource yet",
 			Explain: "agentcore.instances asks for a provisioned AgentCore runtime instance, which the AWS provider cannot create yet (hashicorp/terraform-provider-aws#49352). fleetc generates the microVM runtime (8 h sessions) instead; " +
 				"create the instance outside Terraform until the provider supports it."},
-		{ID: "TF008", Severity: "error", Summary: "a Lambda function's environment exceeds 4 KB",
+		{ID: "TF008", Severity: diag.Error, Summary: "a Lambda function's environment exceeds 4 KB",
 			Explain: "A lambda class receives its whole runtime config in the environment variable FLEET_CONFIG_JSON, next to its queue and DLQ URLs, and Lambda refuses a function whose variables together exceed 4 KB " +
 				"(measured as the JSON object of names and values, quotes escaped). The config grows with handler.system, tools, exec arguments, model policies and fallbacks, and emitted events. " +
 				"Shorten the system prompt, trim fallbacks or tools, or run the class on eks, whose ConfigMap has no such limit."},
-		{ID: "TF009", Severity: "warning", Summary: "step.max is over one day: the stall canary watches only 24 hours",
+		{ID: "TF009", Severity: diag.Warning, Summary: "step.max is over one day: the stall canary watches only 24 hours",
 			Explain: "The stall canary alarms when a class's queue holds messages but no message was deleted for max(10 minutes, step.max) in one-minute periods. CloudWatch evaluates at most one day " +
 				"(period x evaluation_periods <= 86400 s), so for longer steps the window is clamped to 24 hours and a single legitimate step can raise a false stall alarm. Split such steps into shorter ones."},
 	}

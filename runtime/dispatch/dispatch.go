@@ -49,8 +49,9 @@ const (
 	MaxSessionID = 256
 )
 
-// maxResponse bounds how much of an answer is read (an agent's own JSON or event stream).
-const maxResponse = 100 << 20
+// maxResponse bounds how much of an answer is read (an agent's own JSON or event stream):
+// AgentCore's payload limit, the bound a request has.
+const maxResponse = wire.AgentCoreMaxPayload
 
 // callMargin is added to the sync limit for one call: the runtime answers busy at the limit,
 // and the answer must still get back.
@@ -143,6 +144,39 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 	if err != nil {
 		return deadLetter(wire.MalformedMessage, err.Error())
 	}
+	session := SessionID(d.Class, d.conversation(env, m))
+	hold, callEnd := d.window(env.Deadline, until)
+	in := d.input(m, session)
+	for call := 1; ; call++ {
+		out, err := d.invoke(ctx, in, callEnd, m.ReceiveCount)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Shutdown: hand the message back now; the runtime keeps the step, and the
+				// next delivery is answered from it.
+				return queue.Outcome{Action: queue.Release, Reason: retry.Classify(err)}
+			}
+			return d.failTask(ctx, env.TaskToken, d.decide(err, m.ReceiveCount))
+		}
+		if out.Outcome != wire.OutcomeBusy {
+			return d.verdict(ctx, env.TaskToken, out, m.ReceiveCount)
+		}
+		delay := max(seconds(out.RetryAfterSeconds), time.Second)
+		reason := &retry.Error{Code: wire.Busy, Message: out.Message, Retryable: true, RetryAfter: delay}
+		if !d.now().Add(delay).Before(hold) {
+			// Out of holding time: release for the advised delay; the next delivery is
+			// answered busy or from the result.
+			return queue.Outcome{Action: queue.Release, Delay: delay, Reason: reason}
+		}
+		d.log().Debug("agent step still running; asking again", "class", d.Class, "message_id", m.ID, "session", session, "call", call, "after", delay)
+		if err := d.wait(ctx, delay); err != nil {
+			return queue.Outcome{Action: queue.Release, Reason: reason}
+		}
+	}
+}
+
+// conversation names the conversation m belongs to: the SessionField of its detail, else its
+// trace id, else the message itself.
+func (d *Dispatcher) conversation(env *wire.Envelope, m *queue.Message) string {
 	conv := ""
 	if d.SessionField != "" {
 		conv = wire.DetailField(env.Detail, d.SessionField)
@@ -153,28 +187,34 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 	if conv == "" {
 		conv = "message:" + m.ID
 	}
-	session := SessionID(d.Class, conv)
-	task := env.TaskToken
+	return conv
+}
 
-	start := d.now()
-	hold := start.Add(d.Hold)
-	if !env.Deadline.IsZero() && env.Deadline.Before(hold) {
-		hold = env.Deadline
+// window returns how long busy work is held (the message's deadline or d.Hold, whichever is
+// first) and when a call must end: the hold plus a margin (the runtime ends the step itself),
+// never past until, a Lambda invocation's end (zero = none).
+func (d *Dispatcher) window(deadline, until time.Time) (hold, callEnd time.Time) {
+	hold = d.now().Add(d.Hold)
+	if !deadline.IsZero() && deadline.Before(hold) {
+		hold = deadline
 	}
-	// A call may outlast the hold by a margin (the runtime ends the step itself), never a
-	// Lambda invocation's end.
-	callEnd := hold.Add(callMargin)
+	callEnd = hold.Add(callMargin)
 	if !until.IsZero() && until.Before(hold) {
 		hold = until
 	}
 	if !until.IsZero() && until.Before(callEnd) {
 		callEnd = until
 	}
+	return hold, callEnd
+}
+
+// input is the InvokeAgentRuntime request for m, the same for every call of one receive.
+func (d *Dispatcher) input(m *queue.Message, session string) *bedrockagentcore.InvokeAgentRuntimeInput {
 	var traceParent *string
 	if tp, ok := m.MessageAttributes["traceparent"]; ok && aws.ToString(tp.StringValue) != "" {
 		traceParent = tp.StringValue
 	}
-	in := &bedrockagentcore.InvokeAgentRuntimeInput{
+	return &bedrockagentcore.InvokeAgentRuntimeInput{
 		AgentRuntimeArn:  aws.String(d.RuntimeARN),
 		Qualifier:        aws.String(d.qualifier()),
 		RuntimeSessionId: aws.String(session),
@@ -183,46 +223,27 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 		TraceParent:      traceParent,
 		Payload:          []byte(m.Body),
 	}
-	for call := 1; ; call++ {
-		env, err := d.invoke(ctx, in, callEnd, m.ReceiveCount)
-		if err != nil {
-			if ctx.Err() != nil {
-				// Shutdown: hand the message back now; the runtime keeps the step, and the
-				// next delivery is answered from it.
-				return queue.Outcome{Action: queue.Release, Reason: retry.Classify(err)}
-			}
-			return d.failTask(ctx, task, d.decide(err, m.ReceiveCount))
+}
+
+// verdict turns the runtime's final (not busy) answer into the queue's outcome.
+func (d *Dispatcher) verdict(ctx context.Context, task string, out *wire.OutcomeEnvelope, receiveCount int) queue.Outcome {
+	switch out.Outcome {
+	case wire.OutcomeDone:
+		return queue.Outcome{Action: queue.Delete}
+	case wire.OutcomeDeadLetter:
+		code := out.Code
+		if code == "" {
+			code = wire.AgentFailed
 		}
-		switch env.Outcome {
-		case wire.OutcomeDone:
-			return queue.Outcome{Action: queue.Delete}
-		case wire.OutcomeDeadLetter:
-			code := env.Code
-			if code == "" {
-				code = wire.AgentFailed
-			}
-			return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: env.Message}}
-		case wire.OutcomeRetry:
-			e := &retry.Error{Code: env.Code, Message: env.Message, Retryable: true, RetryAfter: seconds(env.RetryAfterSeconds)}
-			if e.Code == "" {
-				e.Code = wire.AgentRetry
-			}
-			return d.failTask(ctx, task, d.decide(e, m.ReceiveCount))
-		case wire.OutcomeBusy:
-			delay := max(seconds(env.RetryAfterSeconds), time.Second)
-			reason := &retry.Error{Code: wire.Busy, Message: env.Message, Retryable: true, RetryAfter: delay}
-			if !d.now().Add(delay).Before(hold) {
-				// Out of holding time: release for the advised delay; the next delivery is
-				// answered busy or from the result.
-				return queue.Outcome{Action: queue.Release, Delay: delay, Reason: reason}
-			}
-			d.log().Debug("agent step still running; asking again", "class", d.Class, "message_id", m.ID, "session", session, "call", call, "after", delay)
-			if err := d.wait(ctx, delay); err != nil {
-				return queue.Outcome{Action: queue.Release, Reason: reason}
-			}
-		default:
-			return d.failTask(ctx, task, deadLetter(wire.BadOutcome, fmt.Sprintf("runtime answered outcome %q", env.Outcome)))
+		return queue.Outcome{Action: queue.DeadLetter, Reason: &retry.Error{Code: code, Message: out.Message}}
+	case wire.OutcomeRetry:
+		e := &retry.Error{Code: out.Code, Message: out.Message, Retryable: true, RetryAfter: seconds(out.RetryAfterSeconds)}
+		if e.Code == "" {
+			e.Code = wire.AgentRetry
 		}
+		return d.failTask(ctx, task, d.decide(e, receiveCount))
+	default:
+		return d.failTask(ctx, task, deadLetter(wire.BadOutcome, fmt.Sprintf("runtime answered outcome %q", out.Outcome)))
 	}
 }
 

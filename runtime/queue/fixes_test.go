@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 func rejected(code string, sender bool) *types.BatchResultErrorEntry {
@@ -90,7 +91,7 @@ func TestTwelveHourCeiling(t *testing.T) {
 	f := &fakeSQS{}
 	c, _ := New(f, Options{QueueURL: "q", VisibilityTimeout: 30 * time.Second, Logger: quiet}, nil)
 	now := time.Now()
-	near := FromSQS(sqsMsg(1, "", 0), now.Add(-(maxVisibility - visibilityMargin - 5*time.Second)))
+	near := FromSQS(sqsMsg(1, "", 0), now.Add(-(wire.SQSMaxVisibility - visibilityMargin - 5*time.Second)))
 	far := FromSQS(sqsMsg(2, "", 0), now)
 	ok := c.Extend(context.Background(), []*Message{near, far}, 30*time.Second, now)
 	if len(ok) != 2 || f.vis["rh1"] != 5 || f.vis["rh2"] != 30 {

@@ -110,7 +110,6 @@ const (
 	DeadLetterGroup = "dead-letter"
 	maxAttributes   = 10 // SQS limit per message
 	maxErrorMessage = 4096
-	maxVisibility   = 12 * time.Hour
 	// visibilityMargin keeps every extension clear of the 12 h ceiling,
 	// which AWS counts from its own receive (earlier than ReceivedAt).
 	visibilityMargin = time.Minute
@@ -213,8 +212,28 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 func (c *Consumer) Run(ctx context.Context) error {
 	// Steps and the last receive outlive ctx until the drain budget, which
 	// starts at ctx's end, runs out.
+	drainCtx, stopDrain := c.drainBudget(ctx)
+	defer stopDrain()
+	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelSteps()
+	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); c.heartbeatLoop(hbCtx) }()
+
+	c.receiveLoop(ctx, drainCtx, stepCtx)
+	c.stopping.Store(true)
+	c.drain(drainCtx, cancelSteps)
+	stopHB()
+	<-hbDone
+	c.deleter.close()
+	c.vis.close()
+	return nil
+}
+
+// drainBudget returns a context that outlives ctx by DrainTimeout, counted from
+// ctx's end, and the function that releases it.
+func (c *Consumer) drainBudget(ctx context.Context) (context.Context, func()) {
 	drainCtx, drainSpent := context.WithCancel(context.WithoutCancel(ctx))
-	defer drainSpent()
 	var drainTimer *time.Timer
 	var timerMu sync.Mutex
 	stopWatch := context.AfterFunc(ctx, func() {
@@ -222,31 +241,31 @@ func (c *Consumer) Run(ctx context.Context) error {
 		drainTimer = time.AfterFunc(c.o.DrainTimeout, drainSpent)
 		timerMu.Unlock()
 	})
-	defer func() {
+	return drainCtx, func() {
 		stopWatch()
 		timerMu.Lock()
 		if drainTimer != nil {
 			drainTimer.Stop()
 		}
 		timerMu.Unlock()
-	}()
-	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancelSteps()
-	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
-	hbDone := make(chan struct{})
-	go func() { defer close(hbDone); c.heartbeatLoop(hbCtx) }()
+		drainSpent()
+	}
+}
 
+// receiveLoop receives and starts messages as slots free up until ctx ends;
+// what a receive returns after that is released at once.
+func (c *Consumer) receiveLoop(ctx, drainCtx, stepCtx context.Context) {
 	backoff := retry.Policy{Base: 200 * time.Millisecond, Cap: 10 * time.Second}
 	fails := 0
 	for ctx.Err() == nil {
 		n := c.acquire(ctx)
 		if n == 0 {
-			break
+			return
 		}
 		if ctx.Err() != nil {
 			// Cancelled while gathering slots: no new long poll at shutdown.
 			c.giveBack(n)
-			break
+			return
 		}
 		// The receive is not cancelled by ctx: a receive cut off mid-read
 		// can leave its messages invisible for a whole visibility timeout.
@@ -264,12 +283,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 			if len(msgs) > 0 {
 				c.releaseUnstarted(msgs)
 			}
-			break
+			return
 		}
 		if err != nil {
 			c.giveBack(n)
 			if ctx.Err() != nil {
-				break
+				return
 			}
 			c.Stats.ReceiveErrors.Add(1)
 			fails++
@@ -285,8 +304,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.giveBack(n - len(msgs))
 		c.dispatch(stepCtx, msgs)
 	}
-	c.stopping.Store(true)
+}
 
+// drain waits for the in-flight steps; once the drain budget is spent it
+// cancels them and waits at most 5 s more.
+func (c *Consumer) drain(drainCtx context.Context, cancelSteps func()) {
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {
@@ -300,11 +322,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 			c.log.Error("steps did not stop after cancellation; exiting anyway")
 		}
 	}
-	stopHB()
-	<-hbDone
-	c.deleter.close()
-	c.vis.close()
-	return nil
 }
 
 // acquire blocks for one free slot, then takes as many more as are free, up
@@ -574,7 +591,7 @@ func capDelay(m *Message, d time.Duration, now time.Time) time.Duration {
 	if m.ReceivedAt.IsZero() {
 		return d
 	}
-	room := maxVisibility - now.Sub(m.ReceivedAt) - visibilityMargin
+	room := wire.SQSMaxVisibility - now.Sub(m.ReceivedAt) - visibilityMargin
 	if room < 0 {
 		room = 0
 	}
@@ -585,8 +602,8 @@ func clampVisibility(d time.Duration) int32 {
 	if d < 0 {
 		d = 0
 	}
-	if d > maxVisibility {
-		d = maxVisibility
+	if d > wire.SQSMaxVisibility {
+		d = wire.SQSMaxVisibility
 	}
 	// Round up: a 300 ms backoff must not become an immediate redelivery
 	// storm, and SQS counts whole seconds.
@@ -735,7 +752,7 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 			case m.capped:
 				// Its last extension ran to the ceiling: once past it, the
 				// receipt no longer owns the message.
-				if now.Sub(m.ReceivedAt) >= maxVisibility-visibilityMargin && !m.lost.Swap(true) {
+				if now.Sub(m.ReceivedAt) >= wire.SQSMaxVisibility-visibilityMargin && !m.lost.Swap(true) {
 					c.Stats.Lost.Add(1)
 				}
 			case !m.finished && now.Sub(m.lastExtended) >= c.o.Heartbeat-tick:
@@ -774,11 +791,39 @@ func (c *Consumer) heartbeatLoop(ctx context.Context) {
 // finished during it gets its release re-applied, since the extension may
 // have overwritten it.
 func (c *Consumer) Extend(ctx context.Context, msgs []*Message, vis time.Duration, now time.Time) []*Message {
-	type ext struct {
-		m   *Message
-		vis int32
+	todo := c.extensions(msgs, vis, now)
+	var (
+		mu sync.Mutex
+		ok []*Message
+		wg sync.WaitGroup
+	)
+	for start := 0; start < len(todo); start += 10 {
+		batch := todo[start:min(start+10, len(todo))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := c.extendBatch(ctx, batch, now)
+			mu.Lock()
+			ok = append(ok, done...)
+			mu.Unlock()
+		}()
 	}
-	var todo []ext
+	wg.Wait()
+	sort.Slice(ok, func(i, j int) bool { return ok[i].ReceivedAt.Before(ok[j].ReceivedAt) })
+	return ok
+}
+
+// extension is one message's new visibility timeout, in seconds.
+type extension struct {
+	m   *Message
+	vis int32
+}
+
+// extensions is what Extend asks for: vis for each message not finished, or
+// what is left to the 12 h ceiling once vis would cross it (then the message
+// is capped: that is its last extension).
+func (c *Consumer) extensions(msgs []*Message, vis time.Duration, now time.Time) []extension {
+	var todo []extension
 	for _, m := range msgs {
 		d := capDelay(m, vis, now)
 		m.mu.Lock()
@@ -798,79 +843,71 @@ func (c *Consumer) Extend(ctx context.Context, msgs []*Message, vis time.Duratio
 				continue
 			}
 		}
-		todo = append(todo, ext{m: m, vis: int32(d / time.Second)})
+		todo = append(todo, extension{m: m, vis: int32(d / time.Second)})
 	}
-	var (
-		mu sync.Mutex
-		ok []*Message
-		wg sync.WaitGroup
-	)
-	for start := 0; start < len(todo); start += 10 {
-		batch := todo[start:min(start+10, len(todo))]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var live []ext
-			for _, e := range batch {
-				// Checked right before the call: never extend after a release.
-				e.m.mu.Lock()
-				if !e.m.finished {
-					live = append(live, e)
-				}
-				e.m.mu.Unlock()
-			}
-			if len(live) == 0 {
-				return
-			}
-			failed, err := c.batchRetry(ctx, len(live), func(cctx context.Context, idx []int) ([]types.BatchResultErrorEntry, error) {
-				entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
-				for k, i := range idx {
-					entries[k] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(live[i].m.Receipt), VisibilityTimeout: live[i].vis}
-				}
-				out, err := c.api.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
-				if err != nil {
-					return nil, err
-				}
-				return out.Failed, nil
-			})
-			if err != nil {
-				// Whole call failed (network): try again next tick; the
-				// margin between heartbeat and visibility covers a few misses.
-				c.log.Warn("visibility heartbeat failed", "err", err, "messages", len(live))
-			}
-			for i, e := range live {
-				m := e.m
-				m.mu.Lock()
-				crossed, released, release := m.finished, m.released, m.releaseVis
-				m.mu.Unlock()
-				if f, bad := failed[i]; bad {
-					if crossed || !f.SenderFault {
-						continue // finished meanwhile, or transient: next tick
-					}
-					c.Stats.ExtendFailed.Add(1)
-					c.Stats.Lost.Add(1)
-					m.lost.Store(true)
-					c.log.Warn("visibility heartbeat rejected; message lost to this worker", "message_id", m.ID, "code", aws.ToString(f.Code))
-					continue
-				}
-				if crossed {
-					if released {
-						c.vis.add(ctx, entry{m: m, visibility: release})
-					}
-					continue
-				}
-				m.mu.Lock()
-				m.lastExtended = now
-				m.mu.Unlock()
-				c.Stats.Extended.Add(1)
-				mu.Lock()
-				ok = append(ok, m)
-				mu.Unlock()
-			}
-		}()
+	return todo
+}
+
+// extendBatch makes one ChangeMessageVisibilityBatch call (with batchRetry's
+// retries) for the messages of batch still unfinished, and returns the ones
+// extended.
+func (c *Consumer) extendBatch(ctx context.Context, batch []extension, now time.Time) []*Message {
+	var live []extension
+	for _, e := range batch {
+		// Checked right before the call: never extend after a release.
+		e.m.mu.Lock()
+		if !e.m.finished {
+			live = append(live, e)
+		}
+		e.m.mu.Unlock()
 	}
-	wg.Wait()
-	sort.Slice(ok, func(i, j int) bool { return ok[i].ReceivedAt.Before(ok[j].ReceivedAt) })
+	if len(live) == 0 {
+		return nil
+	}
+	failed, err := c.batchRetry(ctx, len(live), func(cctx context.Context, idx []int) ([]types.BatchResultErrorEntry, error) {
+		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
+		for k, i := range idx {
+			entries[k] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(live[i].m.Receipt), VisibilityTimeout: live[i].vis}
+		}
+		out, err := c.api.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(c.o.QueueURL), Entries: entries})
+		if err != nil {
+			return nil, err
+		}
+		return out.Failed, nil
+	})
+	if err != nil {
+		// Whole call failed (network): try again next tick; the
+		// margin between heartbeat and visibility covers a few misses.
+		c.log.Warn("visibility heartbeat failed", "err", err, "messages", len(live))
+	}
+	var ok []*Message
+	for i, e := range live {
+		m := e.m
+		m.mu.Lock()
+		crossed, released, release := m.finished, m.released, m.releaseVis
+		m.mu.Unlock()
+		if f, bad := failed[i]; bad {
+			if crossed || !f.SenderFault {
+				continue // finished meanwhile, or transient: next tick
+			}
+			c.Stats.ExtendFailed.Add(1)
+			c.Stats.Lost.Add(1)
+			m.lost.Store(true)
+			c.log.Warn("visibility heartbeat rejected; message lost to this worker", "message_id", m.ID, "code", aws.ToString(f.Code))
+			continue
+		}
+		if crossed {
+			if released {
+				c.vis.add(ctx, entry{m: m, visibility: release})
+			}
+			continue
+		}
+		m.mu.Lock()
+		m.lastExtended = now
+		m.mu.Unlock()
+		c.Stats.Extended.Add(1)
+		ok = append(ok, m)
+	}
 	return ok
 }
 

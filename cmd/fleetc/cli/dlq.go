@@ -170,31 +170,33 @@ Exit 0 moved, 1 refused, cancelled, canary failed or AWS error, 2 usage error.`,
 	return c
 }
 
+// redriveCmd names dlq redrive in its messages.
+const redriveCmd = "dlq redrive"
+
 func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr io.Writer) int {
-	const cmd = "dlq redrive"
 	if o.max < 0 || o.canary < 0 || o.rate < 0 {
-		fmt.Fprintf(stderr, "fleetc %s: --max, --canary and --rate must not be negative\n", cmd)
+		fmt.Fprintf(stderr, "fleetc %s: --max, --canary and --rate must not be negative\n", redriveCmd)
 		return exitUsage
 	}
 	if !o.auto && !isTerminal(stdin) {
-		fmt.Fprintf(stderr, "fleetc %s: no terminal to confirm on: review with fleetc dlq, then pass --auto-approve\n", cmd)
+		fmt.Fprintf(stderr, "fleetc %s: no terminal to confirm on: review with fleetc dlq, then pass --auto-approve\n", redriveCmd)
 		return exitInvalid
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	_, ts, cfg, code := o.connect(ctx, cmd, pos[0], pos[1], stderr)
+	_, ts, cfg, code := o.connect(ctx, redriveCmd, pos[0], pos[1], stderr)
 	if ts == nil {
 		return code
 	}
 	t, api := ts[0], awsconfig.SQS(cfg)
 	p, err := dlq.Peek(ctx, api, t.DLQURL, dlq.DefaultLimit)
 	if err != nil {
-		fmt.Fprintf(stderr, "fleetc %s: peek %s: %v\n", cmd, t.DLQ, err)
+		fmt.Fprintf(stderr, "fleetc %s: peek %s: %v\n", redriveCmd, t.DLQ, err)
 		return exitInvalid
 	}
 	groups := dlq.GroupByCode(p.Letters)
 	if len(p.Letters) == 0 {
-		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", cmd, t.Class, t.DLQ, p.Elsewhere)
+		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", redriveCmd, t.Class, t.DLQ, p.Elsewhere)
 		return exitInvalid
 	}
 	n := len(p.Letters)
@@ -206,7 +208,7 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 			}
 		}
 		if n == 0 {
-			fmt.Fprintf(stderr, "fleetc %s: no dead letter of class %s has ERROR_CODE %s; its codes: %s\nNothing was moved.\n", cmd, t.Class, o.code, dlq.Codes(groups))
+			fmt.Fprintf(stderr, "fleetc %s: no dead letter of class %s has ERROR_CODE %s; its codes: %s\nNothing was moved.\n", redriveCmd, t.Class, o.code, dlq.Codes(groups))
 			return exitInvalid
 		}
 	}
@@ -214,6 +216,33 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 		n = min(n, o.max)
 	}
 	oneByOne := o.code != "" || o.max > 0 || o.canary > 0
+	printRedrivePlan(stdout, o, t, p, groups, n, oneByOne)
+	if !o.auto {
+		ok, err := ask("Do you want to move them?", "review with fleetc dlq, then pass --auto-approve", stdin, stdout)
+		if err != nil || !ok {
+			fmt.Fprintf(stderr, "fleetc %s: cancelled; nothing was moved\n", redriveCmd)
+			return exitInvalid
+		}
+		fmt.Fprintln(stdout)
+	}
+	if !oneByOne {
+		if code, done := managedRedrive(ctx, api, t, o, stdout, stderr); done {
+			return code
+		}
+	}
+	m := &mover{ctx: ctx, api: api, t: t, o: dlq.MoveOptions{Code: wire.Code(o.code), Max: o.max, Rate: o.rate}, n: n, stdout: stdout, stderr: stderr}
+	if o.canary > 0 {
+		return m.canaryFirst(o, cfg, stdin)
+	}
+	if _, ok := m.move(o.max); !ok {
+		return exitInvalid
+	}
+	fmt.Fprintf(stdout, "done: %d moved\n", m.total)
+	return exitOK
+}
+
+// printRedrivePlan says what dlq redrive is about to move, and how.
+func printRedrivePlan(stdout io.Writer, o redriveOptions, t *dlq.Target, p *dlq.Peeked, groups []dlq.Group, n int, oneByOne bool) {
 	fmt.Fprintf(stdout, "class %s: %s in %s: %s\n", t.Class, dlq.Count(len(p.Letters), "dead letter"), t.DLQ, dlq.Codes(groups))
 	if !p.Complete {
 		fmt.Fprintf(stdout, "  (peek incomplete: saw %d of about %d; %d in flight)\n", len(p.Letters), p.Depth, p.Elsewhere)
@@ -234,100 +263,110 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stdout, ", %d canary first", o.canary)
 	}
 	fmt.Fprintln(stdout, ".")
+}
+
+// managedRedrive moves every dead letter with SQS's managed redrive; done is false where
+// the endpoint has none (kumo), and the caller moves them one at a time.
+func managedRedrive(ctx context.Context, api dlq.API, t *dlq.Target, o redriveOptions, stdout, stderr io.Writer) (code int, done bool) {
+	task, err := dlq.Redrive(ctx, api, t, dlq.ManagedOptions{Rate: int(o.rate), Progress: func(k dlq.Task) {
+		fmt.Fprintf(stdout, "  %s: %d of %d moved\n", k.Status, k.Moved, k.ToMove)
+	}})
+	switch {
+	case err == nil:
+		fmt.Fprintf(stdout, "managed redrive %s: %d moved\n", task.Status, task.Moved)
+		return exitOK, true
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(stderr, "fleetc %s: interrupted; the move task is %s after %d moved; the rest stays in %s\n", redriveCmd, task.Status, task.Moved, t.DLQ)
+		return exitInvalid, true
+	case !errors.Is(err, dlq.ErrNoManagedRedrive):
+		fmt.Fprintf(stderr, "fleetc %s: %v\n", redriveCmd, err)
+		return exitInvalid, true
+	}
+	fmt.Fprintf(stdout, "%v; moving one at a time at %g/s\n", dlq.ErrNoManagedRedrive, rateOr(o.rate))
+	return 0, false
+}
+
+// mover moves a class's dead letters one at a time, counting what it moved.
+type mover struct {
+	ctx            context.Context
+	api            dlq.API
+	t              *dlq.Target
+	o              dlq.MoveOptions
+	n              int // letters still to move, for the progress lines
+	total          int // moved so far
+	stdout, stderr io.Writer
+}
+
+// move moves up to limit letters (0: all that match), reporting progress every tenth; ok is
+// false when it stopped on an error (said on stderr).
+func (m *mover) move(limit int) ([]dlq.Moved, bool) {
+	o := m.o
+	o.Max = limit
+	step := limit
+	if step == 0 {
+		step = m.n
+	}
+	o.Progress = func(k int) {
+		if k == step || k%max(1, step/10) == 0 {
+			fmt.Fprintf(m.stdout, "  moved %d/%d\n", k, step)
+		}
+	}
+	moved, err := dlq.Move(m.ctx, m.api, m.t, o)
+	m.total += len(moved)
+	if err != nil {
+		fmt.Fprintf(m.stderr, "fleetc %s: %v\n%d moved before it stopped; the rest stays in %s\n", redriveCmd, err, m.total, m.t.DLQ)
+		return moved, false
+	}
+	return moved, true
+}
+
+// canaryFirst moves o.canary letters, waits for their outcome and moves the rest only when
+// every canary completed (and, without --auto-approve, the user says yes).
+func (m *mover) canaryFirst(o redriveOptions, cfg aws.Config, stdin io.Reader) int {
+	stdout, stderr, t := m.stdout, m.stderr, m.t
+	moved, ok := m.move(min(o.canary, m.n))
+	if !ok {
+		return exitInvalid
+	}
+	fmt.Fprintf(stdout, "canary: %d moved; waiting for their outcome (up to %s)\n", len(moved), o.canaryTimeout)
+	recs := &idem.Dynamo{API: dynamo(cfg, o.endpoint), Table: t.Table, Class: t.Class}
+	v, err := dlq.Watch(m.ctx, m.api, recs, t, moved, time.Second, o.canaryTimeout)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc %s: canary: %v\n", redriveCmd, err)
+		return exitInvalid
+	}
+	fmt.Fprintf(stdout, "canary: %d completed, %d back in the DLQ, %d pending\n", v.Completed, v.Failed, v.Pending)
+	for _, w := range v.Watched {
+		if w.Again != nil {
+			fmt.Fprintf(stdout, "  %s died again: %s: %s\n", w.Moved.Letter.ID, w.Again.Code, w.Again.Message)
+		}
+	}
+	if !v.OK() {
+		fmt.Fprintf(stderr, "fleetc %s: the canary did not pass; the other %d stay in %s\n", redriveCmd, m.n-len(moved), t.DLQ)
+		return exitInvalid
+	}
+	rest := m.n - len(moved)
+	if rest <= 0 {
+		fmt.Fprintf(stdout, "done: %d moved\n", m.total)
+		return exitOK
+	}
 	if !o.auto {
-		ok, err := ask("Do you want to move them?", "review with fleetc dlq, then pass --auto-approve", stdin, stdout)
+		ok, err := ask(fmt.Sprintf("The canary passed. Move the other %d?", rest), "pass --auto-approve", stdin, stdout)
 		if err != nil || !ok {
-			fmt.Fprintf(stderr, "fleetc %s: cancelled; nothing was moved\n", cmd)
+			fmt.Fprintf(stderr, "fleetc %s: stopped after the canary; the other %d stay in %s\n", redriveCmd, rest, t.DLQ)
 			return exitInvalid
 		}
 		fmt.Fprintln(stdout)
 	}
-	mo := dlq.MoveOptions{Code: wire.Code(o.code), Max: o.max, Rate: o.rate}
-	if !oneByOne {
-		task, err := dlq.Redrive(ctx, api, t, dlq.ManagedOptions{Rate: int(o.rate), Progress: func(k dlq.Task) {
-			fmt.Fprintf(stdout, "  %s: %d of %d moved\n", k.Status, k.Moved, k.ToMove)
-		}})
-		switch {
-		case err == nil:
-			fmt.Fprintf(stdout, "managed redrive %s: %d moved\n", task.Status, task.Moved)
-			return exitOK
-		case errors.Is(err, context.Canceled):
-			fmt.Fprintf(stderr, "fleetc %s: interrupted; the move task is %s after %d moved; the rest stays in %s\n", cmd, task.Status, task.Moved, t.DLQ)
-			return exitInvalid
-		case !errors.Is(err, dlq.ErrNoManagedRedrive):
-			fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
-			return exitInvalid
-		}
-		fmt.Fprintf(stdout, "%v; moving one at a time at %g/s\n", dlq.ErrNoManagedRedrive, rateOr(o.rate))
+	restMax := 0
+	if o.max > 0 {
+		restMax = rest
 	}
-	total := 0
-	move := func(limit int) ([]dlq.Moved, bool) {
-		o := mo
-		o.Max = limit
-		step := limit
-		if step == 0 {
-			step = n
-		}
-		o.Progress = func(k int) {
-			if k == step || k%max(1, step/10) == 0 {
-				fmt.Fprintf(stdout, "  moved %d/%d\n", k, step)
-			}
-		}
-		moved, err := dlq.Move(ctx, api, t, o)
-		total += len(moved)
-		if err != nil {
-			fmt.Fprintf(stderr, "fleetc %s: %v\n%d moved before it stopped; the rest stays in %s\n", cmd, err, total, t.DLQ)
-			return moved, false
-		}
-		return moved, true
-	}
-	if o.canary > 0 {
-		moved, ok := move(min(o.canary, n))
-		if !ok {
-			return exitInvalid
-		}
-		fmt.Fprintf(stdout, "canary: %d moved; waiting for their outcome (up to %s)\n", len(moved), o.canaryTimeout)
-		recs := &idem.Dynamo{API: dynamo(cfg, o.endpoint), Table: t.Table, Class: t.Class}
-		v, err := dlq.Watch(ctx, api, recs, t, moved, time.Second, o.canaryTimeout)
-		if err != nil {
-			fmt.Fprintf(stderr, "fleetc %s: canary: %v\n", cmd, err)
-			return exitInvalid
-		}
-		fmt.Fprintf(stdout, "canary: %d completed, %d back in the DLQ, %d pending\n", v.Completed, v.Failed, v.Pending)
-		for _, w := range v.Watched {
-			if w.Again != nil {
-				fmt.Fprintf(stdout, "  %s died again: %s: %s\n", w.Moved.Letter.ID, w.Again.Code, w.Again.Message)
-			}
-		}
-		if !v.OK() {
-			fmt.Fprintf(stderr, "fleetc %s: the canary did not pass; the other %d stay in %s\n", cmd, n-len(moved), t.DLQ)
-			return exitInvalid
-		}
-		rest := n - len(moved)
-		if rest <= 0 {
-			fmt.Fprintf(stdout, "done: %d moved\n", total)
-			return exitOK
-		}
-		if !o.auto {
-			ok, err := ask(fmt.Sprintf("The canary passed. Move the other %d?", rest), "pass --auto-approve", stdin, stdout)
-			if err != nil || !ok {
-				fmt.Fprintf(stderr, "fleetc %s: stopped after the canary; the other %d stay in %s\n", cmd, rest, t.DLQ)
-				return exitInvalid
-			}
-			fmt.Fprintln(stdout)
-		}
-		restMax := 0
-		if o.max > 0 {
-			restMax = rest
-		}
-		n = rest
-		if _, ok := move(restMax); !ok {
-			return exitInvalid
-		}
-	} else if _, ok := move(o.max); !ok {
+	m.n = rest
+	if _, ok := m.move(restMax); !ok {
 		return exitInvalid
 	}
-	fmt.Fprintf(stdout, "done: %d moved\n", total)
+	fmt.Fprintf(stdout, "done: %d moved\n", m.total)
 	return exitOK
 }
 

@@ -102,12 +102,12 @@ type jsonRange struct {
 }
 
 type jsonDiag struct {
-	Severity string     `json:"severity"`
-	Code     string     `json:"code"`
-	Summary  string     `json:"summary"`
-	Detail   string     `json:"detail,omitempty"`
-	Path     string     `json:"path,omitempty"`
-	Range    *jsonRange `json:"range,omitempty"`
+	Severity diag.Severity `json:"severity"`
+	Code     string        `json:"code"`
+	Summary  string        `json:"summary"`
+	Detail   string        `json:"detail,omitempty"`
+	Path     string        `json:"path,omitempty"`
+	Range    *jsonRange    `json:"range,omitempty"`
 	// Environment names the environments the problem is found in; absent when the spec has
 	// none or it is found in all of them.
 	Environment string `json:"environment,omitempty"`
@@ -134,7 +134,7 @@ func renderJSON(w io.Writer, ds diag.Diagnostics, v verdict) {
 func jsonDiags(ds diag.Diagnostics) []jsonDiag {
 	out := []jsonDiag{}
 	for _, d := range ds {
-		jd := jsonDiag{Severity: d.Severity.String(), Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path, Environment: d.Env}
+		jd := jsonDiag{Severity: d.Severity, Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path, Environment: d.Env}
 		if r := d.Subject; r != nil {
 			jd.Range = &jsonRange{Filename: r.Filename,
 				Start: jsonPos{r.Start.Line, r.Start.Column, r.Start.Byte},

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
+	"github.com/fleetc/fleetc/internal/genjson"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
@@ -95,13 +96,12 @@ func runTools(files []string, env, format string, stdout, stderr io.Writer) int 
 	default:
 		out = map[string]any{"format_version": jsonreport.FormatVersion, "fleet": fleet.Name, "tools": defs}
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(out); err != nil {
+	b, err := genjson.Encode(out)
+	if err != nil {
 		fmt.Fprintf(stderr, "fleetc tools: %v\n", err)
 		return exitUsage
 	}
+	stdout.Write(b)
 	return exitOK
 }
 

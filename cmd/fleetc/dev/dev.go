@@ -370,26 +370,36 @@ func destroy(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) erro
 
 // findWorker returns the fleet-worker binary to run.
 func findWorker(bin string) (string, error) {
+	p, err := findBinary("--worker-bin", bin, "fleet-worker")
+	if err == nil && p == "" {
+		err = errors.New("fleet-worker not found next to fleetc, on PATH or in ./bin: build it with `go build -o bin/fleet-worker ./cmd/fleet-worker` or pass --worker-bin")
+	}
+	return p, err
+}
+
+// findBinary returns the executable to run: the one flag names (an error when it is not
+// executable), else name next to fleetc, on PATH or in ./bin, in that order; "" for none.
+func findBinary(flag, bin, name string) (string, error) {
 	if bin != "" {
 		if !isExec(bin) {
-			return "", fmt.Errorf("--worker-bin %s is not an executable", bin)
+			return "", fmt.Errorf("%s %s is not an executable", flag, bin)
 		}
 		return bin, nil
 	}
 	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), "fleet-worker"); isExec(p) {
+		if p := filepath.Join(filepath.Dir(exe), name); isExec(p) {
 			return p, nil
 		}
 	}
-	if p, err := exec.LookPath("fleet-worker"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
 	if dir, err := os.Getwd(); err == nil {
-		if p := filepath.Join(dir, "bin", "fleet-worker"); isExec(p) {
+		if p := filepath.Join(dir, "bin", name); isExec(p) {
 			return p, nil
 		}
 	}
-	return "", errors.New("fleet-worker not found next to fleetc, on PATH or in ./bin: build it with `go build -o bin/fleet-worker ./cmd/fleet-worker` or pass --worker-bin")
+	return "", nil
 }
 
 // connect reads the applied fleet's outputs and makes the clients.

@@ -9,9 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -35,28 +32,7 @@ const rieInvokePath = "/2015-03-31/functions/function/invocations"
 
 // findRIE returns the Runtime Interface Emulator to run lambda classes under, "" when there
 // is none (dev then polls, and says so).
-func findRIE(bin string) (string, error) {
-	if bin != "" {
-		if !isExec(bin) {
-			return "", fmt.Errorf("--rie-bin %s is not an executable", bin)
-		}
-		return bin, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), RIEName); isExec(p) {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(RIEName); err == nil {
-		return p, nil
-	}
-	if dir, err := os.Getwd(); err == nil {
-		if p := filepath.Join(dir, "bin", RIEName); isExec(p) {
-			return p, nil
-		}
-	}
-	return "", nil
-}
+func findRIE(bin string) (string, error) { return findBinary("--rie-bin", bin, RIEName) }
 
 // freeAddr is a loopback address nothing listens on right now.
 func freeAddr() (string, error) {

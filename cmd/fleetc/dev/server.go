@@ -303,176 +303,230 @@ const maxBody = 1 << 20
 
 // Handler is the live page and its JSON API.
 func (d *Fleet) Handler(ctx context.Context) http.Handler {
+	a := &liveAPI{d: d, ctx: ctx}
 	mux := http.NewServeMux()
-	var cacheMu sync.Mutex
-	var cached *Snapshot
-	snapshot := func(r *http.Request) *Snapshot {
-		cacheMu.Lock()
-		defer cacheMu.Unlock()
-		if cached == nil || time.Since(cached.Time) > 900*time.Millisecond {
-			cached = d.Snapshot(r.Context())
-		}
-		return cached
+	for _, rt := range []struct {
+		pattern string
+		handle  http.HandlerFunc
+	}{
+		{"GET /{$}", a.page},
+		{"GET /api/fleet", a.fleet},
+		{"GET /api/stream", a.stream},
+		{"POST /api/events", a.sendEvent},
+		{"GET /api/examples", a.examples},
+		{"POST /api/workflows/{name}/executions", a.startExecution},
+		{"POST /api/classes/{name}/redrive", a.redrive},
+		{"POST /api/classes/{name}/kill", a.kill},
+		{"POST /api/classes/{name}/pause", a.pause},
+		{"POST /api/faults/model-429", a.model429},
+		{"POST /api/classes/{name}/fault", a.fault},
+	} {
+		mux.HandleFunc(rt.pattern, rt.handle)
 	}
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		b, _ := pageFS.ReadFile("page/index.html")
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write(b)
-	})
-	mux.HandleFunc("GET /api/fleet", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, snapshot(r)) })
-	mux.HandleFunc("GET /api/stream", func(w http.ResponseWriter, r *http.Request) {
-		fl, ok := w.(http.Flusher)
-		if !ok {
-			http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			b, _ := json.Marshal(snapshot(r))
-			if _, err := fmt.Fprintf(w, "event: fleet\ndata: %s\n\n", b); err != nil {
-				return
-			}
-			fl.Flush()
-			select {
-			case <-r.Context().Done():
-				return
-			case <-ctx.Done():
-				return
-			case <-d.done:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	mux.HandleFunc("POST /api/events", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			DetailType string          `json:"detail_type"`
-			Detail     json.RawMessage `json:"detail"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		var detail []byte
-		if len(req.Detail) > 0 && string(req.Detail) != "null" {
-			detail = req.Detail
-		}
-		ev, id, err := d.Send(r.Context(), req.DetailType, detail)
-		if err != nil {
-			status := http.StatusBadGateway
-			var se *SchemaError
-			if errors.As(err, &se) || strings.HasPrefix(err.Error(), "no event") || strings.Contains(err.Error(), "not one JSON object") {
-				status = http.StatusUnprocessableEntity
-			}
-			writeJSON(w, status, map[string]any{"error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"event_id": id, "trace_id": ev.TraceID, "detail": ev.Detail})
-	})
-	mux.HandleFunc("GET /api/examples", func(w http.ResponseWriter, r *http.Request) {
-		ex := map[string]any{}
-		for name, c := range d.contracts {
-			ex[name] = c.Example
-		}
-		wf := map[string]any{}
-		for name, b := range d.examples {
-			wf[name] = json.RawMessage(b)
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"events": ex, "workflows": wf})
-	})
-	mux.HandleFunc("POST /api/workflows/{name}/executions", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input json.RawMessage `json:"input"`
-		}
-		if r.ContentLength != 0 && !readJSON(w, r, &req) {
-			return
-		}
-		var input []byte
-		if len(req.Input) > 0 && string(req.Input) != "null" {
-			input = req.Input
-		}
-		arn, trace, err := d.StartExecution(r.Context(), r.PathValue("name"), input)
-		if err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
-	})
-	mux.HandleFunc("POST /api/classes/{name}/redrive", func(w http.ResponseWriter, r *http.Request) {
-		n, err := d.Redrive(r.Context(), r.PathValue("name"))
-		if err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "moved": n})
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"moved": n})
-	})
-	mux.HandleFunc("POST /api/classes/{name}/kill", func(w http.ResponseWriter, r *http.Request) {
-		pid, err := d.sup.kill(r.PathValue("name"))
-		if err != nil {
-			writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
-			return
-		}
-		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, RestartDelay))
-		writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
-	})
-	mux.HandleFunc("POST /api/classes/{name}/pause", func(w http.ResponseWriter, r *http.Request) {
-		req := struct {
-			Paused *bool `json:"paused"`
-		}{}
-		if r.ContentLength != 0 && !readJSON(w, r, &req) {
-			return
-		}
-		paused := req.Paused == nil || *req.Paused
-		if err := d.sup.pause(r.PathValue("name"), paused); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
-			return
-		}
-		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: paused=%v", paused))
-		writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
-	})
-	mux.HandleFunc("POST /api/faults/model-429", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Seconds float64 `json:"seconds"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		if req.Seconds <= 0 || req.Seconds > 3600 {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
-			return
-		}
-		dur := time.Duration(req.Seconds * float64(time.Second))
-		d.model.wave(dur)
-		d.sup.out.line(modelClass, fmt.Sprintf("fleetc dev: fault: the model answers 429 ThrottlingException for %s", dur))
-		writeJSON(w, http.StatusOK, map[string]any{"kind": "model-429", "seconds": req.Seconds})
-	})
-	mux.HandleFunc("POST /api/classes/{name}/fault", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Kind         FaultKind `json:"kind"`
-			Seconds      float64   `json:"seconds"`
-			DelaySeconds float64   `json:"delay_seconds"`
-		}
-		if !readJSON(w, r, &req) {
-			return
-		}
-		if req.Seconds <= 0 || req.Seconds > 3600 {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
-			return
-		}
-		if req.Kind == FaultSlow && req.DelaySeconds <= 0 {
-			req.DelaySeconds = 5
-		}
-		dur, delay := time.Duration(req.Seconds*float64(time.Second)), time.Duration(req.DelaySeconds*float64(time.Second))
-		if err := d.SetFault(r.PathValue("name"), req.Kind, dur, delay); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
-			return
-		}
-		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: handler %s for %s", req.Kind, dur))
-		writeJSON(w, http.StatusOK, map[string]any{"kind": req.Kind, "seconds": req.Seconds})
-	})
 	return mux
+}
+
+// liveAPI serves the routes of Handler for one session.
+type liveAPI struct {
+	d   *Fleet
+	ctx context.Context // the session's: streams end with it
+
+	cacheMu sync.Mutex
+	cached  *Snapshot
+}
+
+// snapshot is the fleet's snapshot, taken at most about once a second however many pages
+// ask.
+func (a *liveAPI) snapshot(r *http.Request) *Snapshot {
+	a.cacheMu.Lock()
+	defer a.cacheMu.Unlock()
+	if a.cached == nil || time.Since(a.cached.Time) > 900*time.Millisecond {
+		a.cached = a.d.Snapshot(r.Context())
+	}
+	return a.cached
+}
+
+// page serves the live page.
+func (a *liveAPI) page(w http.ResponseWriter, r *http.Request) {
+	b, _ := pageFS.ReadFile("page/index.html")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write(b)
+}
+
+// fleet answers the current snapshot.
+func (a *liveAPI) fleet(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.snapshot(r))
+}
+
+// stream sends a snapshot a second as server-sent events until the client, the session or the
+// fleet ends.
+func (a *liveAPI) stream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		b, _ := json.Marshal(a.snapshot(r))
+		if _, err := fmt.Fprintf(w, "event: fleet\ndata: %s\n\n", b); err != nil {
+			return
+		}
+		fl.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-a.ctx.Done():
+			return
+		case <-a.d.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// sendEvent puts one event on the bus; 422 when it breaks its contract.
+func (a *liveAPI) sendEvent(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		DetailType string          `json:"detail_type"`
+		Detail     json.RawMessage `json:"detail"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	var detail []byte
+	if len(req.Detail) > 0 && string(req.Detail) != "null" {
+		detail = req.Detail
+	}
+	ev, id, err := a.d.Send(r.Context(), req.DetailType, detail)
+	if err != nil {
+		status := http.StatusBadGateway
+		var se *SchemaError
+		if errors.As(err, &se) || strings.HasPrefix(err.Error(), "no event") || strings.Contains(err.Error(), "not one JSON object") {
+			status = http.StatusUnprocessableEntity
+		}
+		writeJSON(w, status, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"event_id": id, "trace_id": ev.TraceID, "detail": ev.Detail})
+}
+
+// examples answers each event's and each workflow's example input.
+func (a *liveAPI) examples(w http.ResponseWriter, r *http.Request) {
+	ex := map[string]any{}
+	for name, c := range a.d.contracts {
+		ex[name] = c.Example
+	}
+	wf := map[string]any{}
+	for name, b := range a.d.examples {
+		wf[name] = json.RawMessage(b)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": ex, "workflows": wf})
+}
+
+// startExecution starts an execution of the workflow {name}.
+func (a *liveAPI) startExecution(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if r.ContentLength != 0 && !readJSON(w, r, &req) {
+		return
+	}
+	var input []byte
+	if len(req.Input) > 0 && string(req.Input) != "null" {
+		input = req.Input
+	}
+	arn, trace, err := a.d.StartExecution(r.Context(), r.PathValue("name"), input)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
+}
+
+// redrive moves class {name}'s dead letters back to its queue.
+func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
+	n, err := a.d.Redrive(r.Context(), r.PathValue("name"))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "moved": n})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"moved": n})
+}
+
+// kill kills class {name}'s worker; it restarts after RestartDelay.
+func (a *liveAPI) kill(w http.ResponseWriter, r *http.Request) {
+	pid, err := a.d.sup.kill(r.PathValue("name"))
+	if err != nil {
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
+		return
+	}
+	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, RestartDelay))
+	writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
+}
+
+// pause pauses class {name}'s worker, or resumes it with {"paused": false}.
+func (a *liveAPI) pause(w http.ResponseWriter, r *http.Request) {
+	req := struct {
+		Paused *bool `json:"paused"`
+	}{}
+	if r.ContentLength != 0 && !readJSON(w, r, &req) {
+		return
+	}
+	paused := req.Paused == nil || *req.Paused
+	if err := a.d.sup.pause(r.PathValue("name"), paused); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: paused=%v", paused))
+	writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
+}
+
+// model429 makes the model answer 429 ThrottlingException for a while.
+func (a *liveAPI) model429(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Seconds float64 `json:"seconds"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Seconds <= 0 || req.Seconds > 3600 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+		return
+	}
+	dur := time.Duration(req.Seconds * float64(time.Second))
+	a.d.model.wave(dur)
+	a.d.sup.out.line(modelClass, fmt.Sprintf("fleetc dev: fault: the model answers 429 ThrottlingException for %s", dur))
+	writeJSON(w, http.StatusOK, map[string]any{"kind": "model-429", "seconds": req.Seconds})
+}
+
+// fault makes class {name}'s handler fail or slow down for a while.
+func (a *liveAPI) fault(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Kind         FaultKind `json:"kind"`
+		Seconds      float64   `json:"seconds"`
+		DelaySeconds float64   `json:"delay_seconds"`
+	}
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Seconds <= 0 || req.Seconds > 3600 {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+		return
+	}
+	if req.Kind == FaultSlow && req.DelaySeconds <= 0 {
+		req.DelaySeconds = 5
+	}
+	dur, delay := time.Duration(req.Seconds*float64(time.Second)), time.Duration(req.DelaySeconds*float64(time.Second))
+	if err := a.d.SetFault(r.PathValue("name"), req.Kind, dur, delay); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return
+	}
+	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: handler %s for %s", req.Kind, dur))
+	writeJSON(w, http.StatusOK, map[string]any{"kind": req.Kind, "seconds": req.Seconds})
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
