@@ -94,3 +94,33 @@ func TestLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestAliasBudget: aliases may add maxAliasValues values in all, counted from each anchored
+// block's expanded size; one alias past it is refused at that alias, without converting it.
+func TestAliasBudget(t *testing.T) {
+	const block = 100 // values one alias adds: the sequence and its 99 scalars
+	doc := func(aliases int) string {
+		items := make([]string, block-1)
+		for i := range items {
+			items[i] = fmt.Sprint(i)
+		}
+		return "shared: &s [" + strings.Join(items, ", ") + "]\nuses: [" + strings.TrimSuffix(strings.Repeat("*s, ", aliases), ", ") + "]\n"
+	}
+	refusal := func(src string) string {
+		_, ds := Load("a.yaml", []byte(src))
+		for _, d := range ds {
+			if d.Code == "P001" {
+				return d.String()
+			}
+		}
+		return ""
+	}
+	if got := refusal(doc(maxAliasValues / block)); got != "" {
+		t.Errorf("aliases adding exactly %d values refused: %s", maxAliasValues, got)
+	}
+	over := maxAliasValues/block + 1
+	col := len("uses: [") + (over-1)*len("*s, ") + 1
+	if got, want := refusal(doc(over)), fmt.Sprintf("a.yaml:2:%d: P001: aliases expand to over %d values", col, maxAliasValues); got != want {
+		t.Errorf("one alias past the budget:\n got %q\nwant %q", got, want)
+	}
+}

@@ -31,6 +31,10 @@ const MaxFileBytes = 4 << 20
 const (
 	maxNodes = 200_000 // after alias expansion (billion laughs)
 	maxDepth = 64
+	// maxAliasValues bounds what aliases may add, in all: sharing a block of a few dozen
+	// values across a hundred events fits; an exponential expansion is refused at its alias
+	// before it is converted (converting 200,000 values took 2 s and starved the fuzzer).
+	maxAliasValues = 20_000
 )
 
 // File is a loaded fleet.yaml: the typed spec plus where each value came from.
@@ -306,6 +310,38 @@ type converter struct {
 	diags     diag.Diagnostics
 	nodes     int
 	truncated bool // a size or depth limit was hit
+	// aliasValues counts the values aliases expanded to so far; expanded memoizes each
+	// anchored node's size, so the count is linear in the document, however deep the aliasing.
+	aliasValues int
+	expanding   int // aliases being converted, nested
+	expanded    map[*yaml.Node]int
+}
+
+// expandedSize is the number of values n converts to, aliases expanded, saturating just past
+// maxAliasValues.
+func (c *converter) expandedSize(n *yaml.Node) int {
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return 1
+		}
+		return min(maxAliasValues+1, 1+c.expandedSize(n.Alias))
+	}
+	if v, ok := c.expanded[n]; ok {
+		return v
+	}
+	if c.expanded == nil {
+		c.expanded = map[*yaml.Node]int{}
+	}
+	c.expanded[n] = maxAliasValues + 1 // a node that contains itself expands without end
+	size := 1
+	for _, child := range n.Content {
+		if size += c.expandedSize(child); size > maxAliasValues {
+			size = maxAliasValues + 1
+			break
+		}
+	}
+	c.expanded[n] = size
+	return size
 }
 
 func (c *converter) errorAt(n *yaml.Node, path, code, format string, args ...any) *diag.Diagnostic {
@@ -327,9 +363,19 @@ func (c *converter) convert(n *yaml.Node, path string, depth int) any {
 	c.idx.setValue(path, n)
 	switch n.Kind {
 	case yaml.AliasNode:
-		if n.Alias == nil {
+		if n.Alias == nil || c.truncated {
 			return nil
 		}
+		if c.expanding == 0 { // the aliases inside an expansion are in its size already
+			if c.aliasValues += c.expandedSize(n.Alias); c.aliasValues > maxAliasValues {
+				c.truncated = true
+				d := c.errorAt(n, path, "P001", "aliases expand to over %d values", maxAliasValues)
+				d.Detail = "Anchors and aliases that expand exponentially (a \"billion laughs\") are refused; write the values out."
+				return nil
+			}
+		}
+		c.expanding++
+		defer func() { c.expanding-- }()
 		return c.convert(n.Alias, path, depth+1)
 	case yaml.DocumentNode:
 		if len(n.Content) == 0 {

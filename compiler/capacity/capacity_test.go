@@ -15,6 +15,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -102,7 +103,7 @@ func TestSeedWorkedExample(t *testing.T) {
 			t.Errorf("worker_model.%s = %#v, want a number", k, got.Worker[k])
 		}
 	}
-	if got.FormatVersion != capacity.FormatVersion {
+	if got.FormatVersion != jsonreport.FormatVersion {
 		t.Errorf("format_version %d", got.FormatVersion)
 	}
 	// Quadruple the fleet and the callback API is the first to go (the seed's warning):

@@ -6,10 +6,8 @@ import (
 	"sort"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
-
-// FormatVersion is the version of the JSON report; bumped when a field changes meaning.
-const FormatVersion = 1
 
 // Input bounds past which no figure is computed: beyond them the arithmetic stops meaning
 // anything (no AWS account runs a billion conversations a minute) and products of such
@@ -151,7 +149,7 @@ func (q Quota) Breaks() bool { return q.Usage > q.Limit }
 // Build computes the report of f under t.
 func Build(f *ir.Fleet, t Traffic) *Report {
 	r := &Report{
-		FormatVersion: FormatVersion, Fleet: f.Name, Region: f.Region,
+		FormatVersion: jsonreport.FormatVersion, Fleet: f.Name, Region: f.Region,
 		Traffic: TrafficInput{
 			ConversationsPerMinute: finite(t.ConversationsPerMinute), StepsPerConversation: finite(t.StepsPerConversation),
 			StepDurationSeconds: t.StepDuration.Seconds(), ConcurrentConversations: t.ConcurrentConversations,

@@ -2,7 +2,7 @@
 package jsonreport
 
 // FormatVersion is the one version of every JSON document fleetc prints (validate, build,
-// rules, plan, diff, schemas check and publish). It is an integer, and changes only when a
+// rules, plan, diff, capacity, graph, dlq, tools, schemas check and publish). It is an integer, and changes only when a
 // field is removed or changes meaning; added fields keep it.
 //
 // 2: diff's category "breaking" became "contract" (every contract change, breaks set on those

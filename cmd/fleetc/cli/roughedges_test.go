@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
 
@@ -59,7 +58,7 @@ func TestEveryJSONOutputHasAnIntegerFormatVersion(t *testing.T) {
 		{[]string{"diff", "--format", "json", research, research}, jsonreport.FormatVersion},
 		{[]string{"rules", "--format", "json"}, jsonreport.FormatVersion},
 		{[]string{"schemas", "check", research, "--base-file", research, "--format", "json"}, jsonreport.FormatVersion},
-		{[]string{"capacity", "--format", "json", research}, capacity.FormatVersion},
+		{[]string{"capacity", "--format", "json", research}, jsonreport.FormatVersion},
 		{[]string{"validate", "--format", "json", envExample}, jsonreport.FormatVersion},
 	} {
 		_, stdout, errs := run(t, tc.args...)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -92,7 +93,7 @@ func runTools(files []string, env, format string, stdout, stderr io.Writer) int 
 		}
 		out = map[string]any{"tools": tools}
 	default:
-		out = map[string]any{"format_version": rc.FormatVersion, "fleet": fleet.Name, "tools": defs}
+		out = map[string]any{"format_version": jsonreport.FormatVersion, "fleet": fleet.Name, "tools": defs}
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
