@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -48,6 +49,20 @@ get_*_status (a narrow read of the jobs table).
 Check: tool.async is false and step.p95 > 10 s.
 Fix: set tool: { async: true } (fleetc creates the jobs table and status contract).`,
 		Check: checkSyncTools,
+	},
+	{
+		ID: "T002", Category: "idempotency", Severity: diag.Error,
+		Summary: "an llm handler's async:<class> tool names an async tool class of the fleet",
+		Explain: `An llm handler offers its model start_<class>, get_<class>_status and list_my_jobs with
+handler.llm.tools: ["async:<class>"], and runs them in-process on the jobs table and the bus.
+fleetc gives the class exactly what those tools need: the tools config of the named
+classes (runtime config async_tools), PutEvents of their request events only, and job
+items read and written as principal class:<its class>. A name that is not a class, or a
+class without tool.async (no jobs, no start tool: the seed's split of start_* from the
+worker applies only to async tools), leaves the worker nothing to run: it would refuse
+to start. async:<class> takes no name=: the tools keep their class's names.
+Fix: name a class of this fleet that has tool: { async: true }, or set it on that class.`,
+		Check: checkAsyncToolRefs,
 	},
 }
 
@@ -124,5 +139,34 @@ func checkSyncTools(f *ir.Fleet, r *Reporter) {
 		r.Warn(at(f, a.Path+"/tool/async", a.Path+"/tool"),
 			fmt.Sprintf("tool class %s is synchronous with step.p95 %s: the agent session blocks while it runs", a.Name, dur(a.StepP95)),
 			"Set tool.async: true: start_* returns a job id, get_*_status reads the jobs table.")
+	}
+}
+
+// checkAsyncToolRefs reports every async:<class> tool of an llm handler that names no async
+// tool class of the fleet, at the list element.
+func checkAsyncToolRefs(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if a.Handler.Kind != "llm" {
+			continue
+		}
+		for i, t := range a.Handler.Tools {
+			class, ok, err := rc.ParseAsyncTool(t)
+			if !ok {
+				continue
+			}
+			path := a.Path + "/handler/llm/tools/" + strconv.Itoa(i)
+			c := f.Agent(class)
+			switch {
+			case err != nil:
+				r.Add(path, fmt.Sprintf("class %s: %v", a.Name, err),
+					fmt.Sprintf("Write %s%s: the model sees the class's own start, status and list tools.", rc.AsyncToolPrefix, class))
+			case c == nil:
+				r.Add(path, fmt.Sprintf("class %s: tool %q names no class of fleet %s", a.Name, t, f.Name),
+					"Name a class of this fleet that has tool: { async: true }.")
+			case c.Tool == nil || !c.Tool.Async:
+				r.Add(path, fmt.Sprintf("class %s: tool %q names class %s, which is not an async tool (tool.async is not true)", a.Name, t, class),
+					fmt.Sprintf("Set tool: { async: true } on class %s (fleetc then creates its start and status tools and the jobs table), or use an event: tool.", class))
+			}
+		}
 	}
 }

@@ -130,6 +130,35 @@ func TestEventKinds(t *testing.T) {
 	}
 }
 
+// An event removed and another added is a rename only when the two share their source and
+// detail schema, or the same non-empty set of consumers: two events nobody in the spec
+// consumes, or consumed by different classes, are a removal and an addition.
+func TestRemovedAndAddedIsNotARename(t *testing.T) {
+	with := func(c compat.Contract, consumers ...string) compat.Contract {
+		c.Consumers = consumers
+		return c
+	}
+	a, b := contract(t, "t.a", "s", objA), contract(t, "t.b", "s", objAB)
+	for _, tc := range []struct {
+		name       string
+		base, head compat.Contract
+		want       []compat.Kind
+	}{
+		{"no consumers", a, b, []compat.Kind{compat.EventRemoved, compat.EventAdded}},
+		{"other consumers", with(a, "x"), with(b, "y"), []compat.Kind{compat.EventRemoved, compat.EventAdded}},
+		{"the same consumer", with(a, "x"), with(b, "x"), []compat.Kind{compat.DetailTypeChanged, compat.PropertyAdded}},
+	} {
+		r := compat.Compare([]compat.Contract{tc.base}, []compat.Contract{tc.head})
+		var got []compat.Kind
+		for _, f := range r.Findings {
+			got = append(got, f.Kind)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 // Every bound keyword raised, lowered, added and removed: a lower bound raised or an upper
 // bound lowered narrows (breaks backward); the reverse widens (breaks forward).
 func TestBoundDirections(t *testing.T) {
@@ -204,6 +233,18 @@ func TestBoundDirections(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s %s: %v, want %v", b.kw, s.name, got, want)
+			}
+			// Each is breaking, in its kind's direction, at the keyword: a maxItems lowered
+			// breaks backward (queued events with more items are refused).
+			r := compat.Compare([]compat.Contract{contract(t, "t.x", "s", s.base)}, []compat.Contract{contract(t, "t.x", "s", s.head)})
+			for _, f := range r.Findings {
+				dir := compat.Forward
+				if f.Kind == compat.BoundTightened {
+					dir = compat.Backward
+				}
+				if !f.Breaking || f.Direction != dir || !strings.HasSuffix(f.Pointer, "/"+b.kw) {
+					t.Errorf("%s %s: %s breaking %v direction %s at %s, want breaking %s at …/%s", b.kw, s.name, f.Kind, f.Breaking, f.Direction, f.Pointer, dir, b.kw)
+				}
 			}
 		}
 	}

@@ -30,6 +30,15 @@ func TestWalkerEdges(t *testing.T) {
 			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
 		{"a schema, then explicit open", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
 			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+		{"open by default, then a schema", objA,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		{"a schema, then open by default", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			objA, []compat.Kind{compat.Opened}},
+		// Disjoint types: the type change only, not the keywords of types no value has in common.
+		{"disjoint types, other keywords", prop(`{"type":"string","maxLength":5}`), prop(`{"type":"integer","maximum":3}`),
+			[]compat.Kind{compat.TypeChanged}},
+		{"type added, bound tightened", prop(`{"maxLength":5}`), prop(`{"type":"string","maxLength":3}`),
+			[]compat.Kind{compat.BoundTightened, compat.TypeNarrowed}},
 	} {
 		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)

@@ -55,7 +55,7 @@ type Options struct {
 	BackendConfig []string // init -backend-config, passed through
 	Strict        bool     // warnings fail the build, as `fleetc build --strict`
 	// GracePeriod is how long an interrupted Terraform gets to finish in-flight calls and
-	// write its state before it is killed (default 2 minutes).
+	// write its state before it is killed (DefaultGracePeriod when zero).
 	GracePeriod time.Duration
 }
 
@@ -140,13 +140,9 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if w.tf, err = tfexec.NewTerraform(w.TFDir, bin); err != nil {
 		return nil, ds, err
 	}
-	grace := opts.GracePeriod
-	if grace == 0 {
-		grace = 2 * time.Minute
-	}
 	// On cancellation terraform-exec sends SIGINT (Terraform's graceful stop: in-flight calls
 	// finish, state is written) and kills only after the grace period.
-	if err := w.tf.SetWaitDelay(grace); err != nil {
+	if err := w.tf.SetWaitDelay(w.grace()); err != nil {
 		return nil, ds, err
 	}
 	if err := w.tf.SetEnv(terraformEnv(os.Environ(), opts.Endpoint)); err != nil {
@@ -250,9 +246,13 @@ func (w *Workspace) tfErr(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s in %s: %w", what, w.TFDir, err)
 }
 
+// DefaultGracePeriod is Options.GracePeriod when none is set.
+const DefaultGracePeriod = 2 * time.Minute
+
+// grace is the grace period Terraform gets after SIGINT, the one the error then names.
 func (w *Workspace) grace() time.Duration {
 	if w.opts.GracePeriod == 0 {
-		return 2 * time.Minute
+		return DefaultGracePeriod
 	}
 	return w.opts.GracePeriod
 }

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"os"
 	"slices"
 	"strings"
@@ -127,5 +128,35 @@ func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
 	gaps := append(slices.Clone(KumoGaps), Gap{ID: "no-dns", Resource: "aws_route53_zone", Drop: true})
 	if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", gaps); err != nil {
 		t.Fatalf("a dropped unknown type: %v", err)
+	}
+}
+
+// A data source is read through the provider too: its type needs an emulator endpoint as a
+// resource's does. Only terraform/*.tf is the configuration: a .tf file elsewhere and another
+// file under terraform/ are not read.
+func TestOverrideReadsTheConfigurationOnly(t *testing.T) {
+	set := generate(t, "testdata/e2e.yaml")
+	if err := set.Add(artifact.File{Path: "terraform/zone.tf", Bytes: []byte("data \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps); err == nil || !strings.Contains(err.Error(), "data.aws_route53_zone.x") {
+		t.Fatalf("err = %v, want one naming data.aws_route53_zone.x", err)
+	}
+	set = generate(t, "testdata/e2e.yaml")
+	want, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []artifact.File{
+		{Path: "examples/zone.tf", Bytes: []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")},
+		{Path: "terraform/policy.json", Bytes: []byte(`{"Version": "2012-10-17"}`)},
+	} {
+		if err := set.Add(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
+	if err != nil || !bytes.Equal(got.Bytes, want.Bytes) {
+		t.Errorf("files outside terraform/*.tf changed the override: %v\n%s", err, got.Bytes)
 	}
 }

@@ -58,7 +58,8 @@ func TestInterruptStopsTerraformGracefully(t *testing.T) {
 	}()
 	var diags bytes.Buffer
 	err = w.Apply(ctx, "plan", progress, &diags)
-	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), filepath.Join(w.TFDir, "terraform.tfstate")) {
+	if !errors.Is(err, ErrInterrupted) || !strings.Contains(err.Error(), filepath.Join(w.TFDir, "terraform.tfstate")) ||
+		!strings.Contains(err.Error(), "up to 10s to finish") {
 		t.Fatalf("error %v", err)
 	}
 	got, _ := os.ReadFile(mark)
@@ -112,6 +113,10 @@ func TestOverrideOnlyWithEndpoint(t *testing.T) {
 	if b, err := os.ReadFile(override); err != nil || !bytes.Equal(b, w.Override.Bytes) {
 		t.Fatalf("override not written: %v", err)
 	}
+	// Written as every output file is: data, not executable.
+	if fi, err := os.Stat(override); err != nil || fi.Mode().Perm()&0o111 != 0 {
+		t.Errorf("override mode: %v %v", fi.Mode(), err)
+	}
 	if _, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,5 +126,32 @@ func TestOverrideOnlyWithEndpoint(t *testing.T) {
 	without, _ := os.ReadFile(filepath.Join(out, "terraform", "agent_solver.tf"))
 	if !bytes.Equal(withEndpoint, without) || !bytes.Contains(without, []byte("sqs_managed_sse_enabled    = true")) {
 		t.Error("generated configuration differs with --endpoint")
+	}
+}
+
+// An interrupted command's error names the grace period Terraform got (the default when none
+// is set) and where the state is: the local file, or the configured backend. A failure
+// without an interruption wraps Terraform's error and names the directory.
+func TestTerraformErrors(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name string
+		opts Options
+		ctx  context.Context
+		want string
+	}{
+		{"interrupted", Options{}, cancelled, "interrupted: terraform apply stopped (SIGINT, then up to " + DefaultGracePeriod.String() + " to finish in-flight calls); the state Terraform wrote is " +
+			filepath.Join("/fleet/terraform", "terraform.tfstate")},
+		{"interrupted, backend", Options{GracePeriod: 5 * time.Second, BackendConfig: []string{"bucket=b"}}, cancelled,
+			"interrupted: terraform apply stopped (SIGINT, then up to 5s to finish in-flight calls); the state is in the configured backend"},
+		{"failed", Options{}, context.Background(), "terraform apply in /fleet/terraform: boom"},
+	} {
+		w := &Workspace{TFDir: "/fleet/terraform", opts: tc.opts}
+		err := w.tfErr(tc.ctx, "terraform apply", boom)
+		if !strings.HasPrefix(err.Error(), tc.want) || errors.Is(err, ErrInterrupted) != (tc.ctx == cancelled) || errors.Is(err, boom) == (tc.ctx == cancelled) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }

@@ -133,6 +133,22 @@ func TestStreamer(t *testing.T) {
 	}
 }
 
+// What Terraform writes last without a newline is not lost at the end of the apply, however
+// short: a warning (no address, no detail), then a one-character line that is not JSON.
+func TestStreamerFlushesTheLastLine(t *testing.T) {
+	var out, diags bytes.Buffer
+	s := &streamer{groups: fixtureGroups, out: &out, diags: &diags}
+	s.Write([]byte(`{"type":"diagnostic","diagnostic":{"severity":"warning","summary":"deprecated"}}` + "\n"))
+	s.Write([]byte("x"))
+	if diags.String() != "Warning: deprecated\n" {
+		t.Errorf("before flush: %q", diags.String())
+	}
+	s.flush()
+	if diags.String() != "Warning: deprecated\nx\n" || out.Len() != 0 {
+		t.Errorf("after flush: diagnostics %q, progress %q", diags.String(), out.String())
+	}
+}
+
 var update = flag.Bool("update", false, "rewrite testdata/plan-*.md; read the diff before committing")
 
 // The plan as a pull-request comment: the fixture's stateful replacements make the guard's
@@ -196,6 +212,45 @@ func TestGroupsFromInventories(t *testing.T) {
 	} {
 		if got := groupOf(groups, addr); got != want {
 			t.Errorf("%s: group %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// One change is a change: the text and the markdown say so.
+func TestOneChange(t *testing.T) {
+	s := Summarize(&tfjson.Plan{ResourceChanges: []*tfjson.ResourceChange{{Address: "aws_sqs_queue.solver", Mode: tfjson.ManagedResourceMode,
+		Type: "aws_sqs_queue", Name: "solver", Change: &tfjson.Change{Actions: tfjson.Actions{tfjson.ActionCreate}}}}}, fixtureGroups)
+	var text, md bytes.Buffer
+	s.WriteText(&text)
+	if err := s.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if !s.HasChanges() || !strings.Contains(text.String(), "Plan: 1 to add, 0 to change, 0 to destroy.") || !strings.Contains(md.String(), "changes to apply") {
+		t.Errorf("one create:\n%s\n%s", text.String(), md.String())
+	}
+}
+
+// The markdown lists the emulator's omissions only for an emulator plan that has some.
+func TestMarkdownEmulatorOmissions(t *testing.T) {
+	om := []Omission{{Gap: "cloudwatch-alarms", Address: "aws_cloudwatch_metric_alarm.x", What: "left out: no alarms on the emulator"}}
+	for _, tc := range []struct {
+		endpoint  string
+		omissions []Omission
+		want      string
+	}{
+		{"http://127.0.0.1:4566", om, "<details><summary>Emulator http://127.0.0.1:4566 leaves out or changes (1)</summary>\n\n" +
+			"- [cloudwatch-alarms] `aws_cloudwatch_metric_alarm.x`: left out: no alarms on the emulator\n"},
+		{"http://127.0.0.1:4566", nil, ""},
+		{"", om, ""},
+	} {
+		s := Summarize(planFixture(), fixtureGroups)
+		s.Endpoint, s.EmulatorOmissions = tc.endpoint, tc.omissions
+		var b bytes.Buffer
+		if err := s.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); tc.want != "" && !strings.Contains(got, tc.want) || tc.want == "" && strings.Contains(got, "Emulator") {
+			t.Errorf("endpoint %q, %d omissions:\n%s", tc.endpoint, len(tc.omissions), got)
 		}
 	}
 }

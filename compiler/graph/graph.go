@@ -81,7 +81,7 @@ func Build(f *ir.Fleet) *Graph {
 		}
 	}
 	for _, a := range f.Agents {
-		g.agent(a)
+		g.agent(f, a)
 	}
 	for _, w := range f.Workflows {
 		g.workflow(w)
@@ -89,7 +89,7 @@ func Build(f *ir.Fleet) *Graph {
 	return g
 }
 
-func (g *Graph) agent(a *ir.Agent) {
+func (g *Graph) agent(f *ir.Fleet, a *ir.Agent) {
 	class := g.node(Class, a.Name, a.Name+" ("+a.Runtime+")")
 	queueLabel := a.Queue.Name
 	if a.FIFO {
@@ -106,6 +106,12 @@ func (g *Graph) agent(a *ir.Agent) {
 	g.edge(queue, dlq, fmt.Sprintf("after %d receives", a.Queue.MaxReceives), true)
 	for _, e := range a.Emits {
 		g.edge(class, NodeKey(Event, e.DetailType), "emits", false)
+	}
+	// An llm class publishes the request events of the async tools it names (start_<class>).
+	for _, c := range f.AsyncToolClasses(a) {
+		if c.Consumes != nil {
+			g.edge(class, NodeKey(Event, c.Consumes.Event.DetailType), c.Tool.StartName, false)
+		}
 	}
 	if a.Model != nil {
 		g.edge(class, NodeKey(Model, a.Model.Name), "", true)

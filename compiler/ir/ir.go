@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -310,6 +311,28 @@ type Tools struct {
 	ConfigPath   string // tools/tools.json
 	Classes      []*Agent
 	Path         string // the first async class's tool
+}
+
+// AsyncToolClasses are the async classes a's llm handler names ("async:<class>"), in the
+// fleet's class order, each once. A name that is not an async class of the fleet is left out:
+// rule T002 reports it.
+func (f *Fleet) AsyncToolClasses(a *Agent) []*Agent {
+	if a.Handler.Kind != "llm" || f.Tools == nil {
+		return nil
+	}
+	named := map[string]bool{}
+	for _, t := range a.Handler.Tools {
+		if class, ok, err := rc.ParseAsyncTool(t); ok && err == nil {
+			named[class] = true
+		}
+	}
+	var out []*Agent
+	for _, c := range f.Tools.Classes {
+		if named[c.Name] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // ListJobsTool is the name of the session-scoped job list tool.

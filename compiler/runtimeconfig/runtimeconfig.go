@@ -177,6 +177,19 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 	if a.Tool != nil && a.Tool.Async && f.State.JobsTable != "" {
 		c.Jobs = &rc.Jobs{Table: f.State.JobsTable, IDField: JobIDField, StatusPollAfterSeconds: ir.Seconds(a.Tool.StatusPollAfter)}
 	}
+	if named := f.AsyncToolClasses(a); len(named) > 0 {
+		// Only the classes the handler names: the worker offers and runs these, and its role
+		// may publish only their request events (compiler/terraform).
+		all, err := BuildTools(f)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(named))
+		for i, n := range named {
+			names[i] = n.Name
+		}
+		c.AsyncTools = all.Only(names)
+	}
 	if a.FIFO {
 		c.Queue.GroupBy = a.GroupBy
 	}

@@ -429,6 +429,11 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 			resources:  []tokens{ref("aws_dynamodb_table", "jobs", "arn")},
 			conditions: []condition{leadingKeys(jobs.KeyPrefix)}})
 	}
+	if named := g.f.AsyncToolClasses(a); len(named) > 0 && g.f.State.JobsTable != "" {
+		// The llm handler runs the async tools it names in-process, as class:<this class>:
+		// the agent side of those classes only, its job list held to its own owner keys.
+		st = append(st, agentSide(named, jobs.OwnerKeyPrefix(jobs.ClassPrincipal(a.Name)))...)
+	}
 
 	var trust []stmt
 	switch {

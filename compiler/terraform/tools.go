@@ -28,6 +28,35 @@ func leadingKeys(prefix string) condition {
 	return condition{"ForAllValues:StringLike", "dynamodb:LeadingKeys", []tokens{str(prefix + "*")}}
 }
 
+// agentSide is what a caller of the async tools of classes may do, with its job list held to
+// index keys starting with owner: publish the classes' request events (events:detail-type
+// and events:source conditions), create and read job items, and query its jobs on the owner
+// index. The tools role (every async class, any principal: jobs.OwnerPrefix) and an llm
+// class's worker role (the classes it names, as jobs.ClassPrincipal) get exactly these;
+// neither gets the worker's UpdateItem, so no agent side can do a worker's work.
+func agentSide(classes []*ir.Agent, owner string) []stmt {
+	table := ref("aws_dynamodb_table", "jobs", "arn")
+	st := []stmt{
+		{sid: "CreateAndReadJobs", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"},
+			resources: []tokens{table}, conditions: []condition{leadingKeys(jobs.KeyPrefix)}},
+		{sid: "ListOwnersJobs", actions: []string{"dynamodb:Query"},
+			resources:  []tokens{tmpl(interp(table), lit("/index/"+jobs.OwnerIndex))},
+			conditions: []condition{leadingKeys(owner)}},
+	}
+	var requests []*ir.Event
+	for _, a := range classes {
+		if a.Consumes != nil {
+			requests = append(requests, a.Consumes.Event)
+		}
+	}
+	if len(requests) > 0 {
+		st = append(st, stmt{sid: "RequestJobs", actions: []string{"events:PutEvents"},
+			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
+			conditions: emitConditions(requests)})
+	}
+	return st
+}
+
 // tools emits the agent side of the async tools (fleet-worker --mode tools): one Lambda
 // function serving start_*, get_*_status and list_my_jobs, its function URL (AWS_IAM), the
 // invoke grants for Bedrock Agents and an AgentCore Gateway, and its own role. The role may
@@ -42,27 +71,9 @@ func (g *gen) tools() {
 	}
 	fl := g.file("tools.tf").owner(PartState, "/state")
 	n := "async_tools"
-	var requests []*ir.Event
-	for _, a := range t.Classes {
-		if a.Consumes != nil {
-			requests = append(requests, a.Consumes.Event)
-		}
-	}
-	table := ref("aws_dynamodb_table", "jobs", "arn")
-	st := []stmt{
-		{sid: "CreateAndReadJobs", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"},
-			resources: []tokens{table}, conditions: []condition{leadingKeys(jobs.KeyPrefix)}},
-		{sid: "ListOwnersJobs", actions: []string{"dynamodb:Query"},
-			resources:  []tokens{tmpl(interp(table), lit("/index/"+jobs.OwnerIndex))},
-			conditions: []condition{leadingKeys(jobs.OwnerPrefix)}},
-		{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
-			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}},
-	}
-	if len(requests) > 0 {
-		st = append(st, stmt{sid: "RequestJobs", actions: []string{"events:PutEvents"},
-			resources:  []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
-			conditions: emitConditions(requests)})
-	}
+	st := append(agentSide(t.Classes, jobs.OwnerPrefix),
+		stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
+			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
 	g.role(fl, n, t.RoleName, t.Path, serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole"), st,
 		"Agent side of the async tools: request events and job items only; never a worker's permissions.")
 

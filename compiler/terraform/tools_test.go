@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -46,45 +47,36 @@ func conditionValues(conds, variable string) []string {
 	return nil
 }
 
-// TestToolsRoleSharesNothingWithWorkers: the agent-side role of the async tools can do nothing
-// any worker role of the fleet can: no (action, resource) pair in common, and where both may
-// PutEvents on the bus, the detail-types they may publish are disjoint. It also pins what the
-// tools role is allowed, and that the jobs table expires records and has the owner index.
+// agentSids are the statements of the agent side of the async tools (agentSide): the tools
+// role's, and those an llm class gets for the async classes it names.
+var agentSids = []string{"CreateAndReadJobs", "ListOwnersJobs", "RequestJobs"}
+
+// TestToolsRoleSharesNothingWithWorkers: no agent side of the async tools (the tools role;
+// the agent-side statements of an llm class's role) can do anything a worker role's own
+// statements allow: no (action, resource) pair in common, and where both may PutEvents on
+// the bus, the detail-types they may publish are disjoint. It also pins what the tools role
+// and the llm class's agent side are allowed (exactly the request events of the classes
+// named, and its own jobs), and that the jobs table expires records and has the owner index.
 func TestToolsRoleSharesNothingWithWorkers(t *testing.T) {
 	f := example(t, "async-tools")
 	h := allFiles(t, generate(t, f))
 	tools := h.statements(t, "async_tools")
-	var workers []map[string]statement
+	agents := map[string]map[string]statement{"async_tools": tools}
+	workers := map[string]map[string]statement{}
 	for _, a := range f.Agents {
-		workers = append(workers, h.statements(t, local(a.Name)+"_worker"))
-	}
-	for tsid, ts := range tools {
-		for _, w := range workers {
-			for wsid, ws := range w {
-				for _, act := range items(ts.actions) {
-					if !slices.Contains(items(ws.actions), act) {
-						continue
-					}
-					for _, res := range items(ts.resources) {
-						if !slices.Contains(items(ws.resources), res) {
-							continue
-						}
-						if act == `"events:PutEvents"` {
-							tt, wt := conditionValues(ts.conditions, "events:detail-type"), conditionValues(ws.conditions, "events:detail-type")
-							if len(tt) == 0 || len(wt) == 0 {
-								t.Errorf("%s/%s: PutEvents without a detail-type condition", tsid, wsid)
-							}
-							for _, d := range tt {
-								if slices.Contains(wt, d) {
-									t.Errorf("tools %s and worker %s may both publish %s", tsid, wsid, d)
-								}
-							}
-							continue
-						}
-						t.Errorf("tools %s and worker %s both allow %s on %s", tsid, wsid, act, res)
-					}
-				}
+		n := local(a.Name) + "_worker"
+		agents[n], workers[n] = map[string]statement{}, map[string]statement{}
+		for sid, s := range h.statements(t, n) {
+			if slices.Contains(agentSids, sid) {
+				agents[n][sid] = s
+			} else {
+				workers[n][sid] = s
 			}
+		}
+	}
+	for an, as := range agents {
+		for wn, ws := range workers {
+			sharesNothing(t, an, as, wn, ws)
 		}
 	}
 	want := map[string]string{
@@ -101,6 +93,37 @@ func TestToolsRoleSharesNothingWithWorkers(t *testing.T) {
 		if got := s.actions + " " + s.resources + " " + s.conditions; got != w {
 			t.Errorf("%s:\n got  %s\n want %s", sid, got, w)
 		}
+	}
+
+	// release-assistant names async:cdk-synth: the agent side of cdk-synth only, as
+	// class:release-assistant; the async worker classes and synth-alerts get none.
+	wantLLM := map[string]string{
+		"CreateAndReadJobs": want["CreateAndReadJobs"],
+		"ListOwnersJobs":    `["dynamodb:Query"] ["${aws_dynamodb_table.jobs.arn}/index/by_owner"] ForAllValues:StringLike dynamodb:LeadingKeys ["OWNER#23:class:release-assistant#*"]`,
+		"RequestJobs":       want["RequestJobs"],
+	}
+	for n, as := range agents {
+		switch {
+		case n == "async_tools":
+		case n == "release_assistant_worker":
+			if len(as) != len(wantLLM) {
+				t.Errorf("%s has %d agent-side statements, want %d", n, len(as), len(wantLLM))
+			}
+			for sid, w := range wantLLM {
+				s := as[sid]
+				if got := s.actions + " " + s.resources + " " + s.conditions; got != w {
+					t.Errorf("%s %s:\n got  %s\n want %s", n, sid, got, w)
+				}
+			}
+		case len(as) > 0:
+			t.Errorf("%s names no async tool, but has agent-side statements %v", n, slices.Sorted(maps.Keys(as)))
+		}
+	}
+	if got := workers["cdk_synth_worker"]["JobStatus"].actions; got != `["dynamodb:UpdateItem"]` {
+		t.Errorf("cdk-synth's JobStatus = %s", got)
+	}
+	if _, ok := workers["release_assistant_worker"]["JobStatus"]; ok {
+		t.Error("release-assistant may move jobs (JobStatus): a worker's permission")
 	}
 
 	table := h.block(t, "resource", "aws_dynamodb_table", "jobs")
@@ -123,6 +146,40 @@ func TestToolsRoleSharesNothingWithWorkers(t *testing.T) {
 	mf := h.block(t, "resource", "aws_cloudwatch_log_metric_filter", "cdk_synth_failed_jobs")
 	if got := h.str(t, mf, "pattern"); got != `{ $.msg = "job FAILED" }` {
 		t.Errorf("metric filter pattern = %s", got)
+	}
+}
+
+// sharesNothing fails when agent-side statements as (of role an) and worker statements ws
+// (of role wn) allow one action on one resource, unless both publish events on the bus with
+// disjoint detail-type conditions.
+func sharesNothing(t *testing.T, an string, as map[string]statement, wn string, ws map[string]statement) {
+	t.Helper()
+	for asid, a := range as {
+		for wsid, w := range ws {
+			for _, act := range items(a.actions) {
+				if !slices.Contains(items(w.actions), act) {
+					continue
+				}
+				for _, res := range items(a.resources) {
+					if !slices.Contains(items(w.resources), res) {
+						continue
+					}
+					if act == `"events:PutEvents"` {
+						at, wt := conditionValues(a.conditions, "events:detail-type"), conditionValues(w.conditions, "events:detail-type")
+						if len(at) == 0 || len(wt) == 0 {
+							t.Errorf("%s %s / %s %s: PutEvents without a detail-type condition", an, asid, wn, wsid)
+						}
+						for _, d := range at {
+							if slices.Contains(wt, d) {
+								t.Errorf("agent side %s %s and worker %s %s may both publish %s", an, asid, wn, wsid, d)
+							}
+						}
+						continue
+					}
+					t.Errorf("agent side %s %s and worker %s %s both allow %s on %s", an, asid, wn, wsid, act, res)
+				}
+			}
+		}
 	}
 }
 

@@ -98,6 +98,31 @@ func TestParseRejects(t *testing.T) {
 		{"jobs table is the idempotency table", func(m map[string]any) {
 			m["jobs"] = map[string]any{"table": sub(m, "idempotency")["table"], "id_field": "jobId", "status_poll_after_seconds": 15}
 		}, []string{"/jobs/table"}},
+		{"llm async tool without async_tools", func(m map[string]any) {
+			m["handler"] = llmHandler("search=https://x/search", "async:reindex")
+		}, []string{`/handler/tools/1: async class "reindex" is not in async_tools`}},
+		{"llm async tool of another class", func(m map[string]any) {
+			m["handler"] = llmHandler("async:reindex", "async:other")
+			m["async_tools"] = asyncTools(t, "reindex")
+		}, []string{`/handler/tools/1: async class "other" is not in async_tools`}},
+		{"llm async tool renamed", func(m map[string]any) {
+			m["handler"] = llmHandler("n=async:reindex")
+			m["async_tools"] = asyncTools(t, "reindex")
+		}, []string{"/handler/tools/0", "named by the class"}},
+		{"async_tools on an exec handler", func(m map[string]any) { m["async_tools"] = asyncTools(t, "reindex") },
+			[]string{"/async_tools: only an llm handler"}},
+		{"async_tools without classes", func(m map[string]any) {
+			m["handler"] = llmHandler()
+			a := asyncTools(t, "reindex")
+			a["classes"] = []any{}
+			m["async_tools"] = a
+		}, []string{"/async_tools/classes"}},
+		{"async_tools unusable", func(m map[string]any) {
+			m["handler"] = llmHandler("async:reindex")
+			a := asyncTools(t, "reindex")
+			a["classes"].([]any)[0].(map[string]any)["start_tool"] = "list_my_jobs"
+			m["async_tools"] = a
+		}, []string{"/async_tools/classes/0", "used twice"}},
 		{"lambda step over 900", func(m map[string]any) { m["runtime"] = "lambda"; sub(m, "step")["max_seconds"] = 901 }, []string{"900 s"}},
 	}
 	for _, tc := range cases {
@@ -113,6 +138,28 @@ func TestParseRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+func llmHandler(tools ...string) map[string]any {
+	ts := []any{}
+	for _, t := range tools {
+		ts = append(ts, t)
+	}
+	return map[string]any{"type": "llm", "system": "", "tools": ts, "max_tokens": 256}
+}
+
+// asyncTools is a tools config with the one async class named, as a generic tree.
+func asyncTools(t *testing.T, class string) map[string]any {
+	t.Helper()
+	raw := fmt.Sprintf(`{"format_version":1,"fleet":"research","region":"us-east-1","table":"research-jobs","bus":"research","list_tool":"list_my_jobs",
+	"classes":[{"class":%q,"description":"","start_tool":"start_x","status_tool":"get_x_status","id_field":"jobId","trace_field":"trace_id",
+	"idempotency_key":[],"status_poll_after_seconds":15,"expiry_seconds":60,
+	"request":{"detail_type":"XRequested","source":"app","version":1,"schema":{"type":"object"}}}]}`, class)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestParseReportsAllProblems(t *testing.T) {
@@ -250,5 +297,20 @@ func TestParseJobs(t *testing.T) {
 	}
 	if c.Jobs == nil || *c.Jobs != (Jobs{Table: "tools-jobs", IDField: "jobId", StatusPollAfterSeconds: 15}) || c.Jobs.StatusPollAfter() != 15*time.Second {
 		t.Errorf("jobs = %+v", c.Jobs)
+	}
+}
+
+// TestParseAsyncTools: an llm config whose async:<class> tools are in async_tools decodes
+// with the tools config the handler runs.
+func TestParseAsyncTools(t *testing.T) {
+	c, err := Parse("x.json", mutate(t, func(m map[string]any) {
+		m["handler"] = llmHandler("search=https://x/search", "async:reindex")
+		m["async_tools"] = asyncTools(t, "reindex")
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AsyncTools == nil || len(c.AsyncTools.Classes) != 1 || c.AsyncTools.Classes[0].Class != "reindex" || c.AsyncTools.Table != "research-jobs" {
+		t.Errorf("async_tools = %+v", c.AsyncTools)
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/events"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/retry"
@@ -34,6 +33,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
@@ -76,12 +76,7 @@ const (
 	kindAsync = "async"
 
 	prefixEvent = kindEvent + ":"
-	prefixAsync = kindAsync + ":"
 )
-
-// PrincipalPrefix makes the principal an llm step's async tool calls run as: the class, so
-// the jobs one class starts are its own to read and list (runtime/tools scopes them).
-const PrincipalPrefix = "class:"
 
 // ToolKinds says which kinds of tool a tool list names (event, async), for the worker to
 // wire a publisher or the async tools service only when needed. Malformed entries are
@@ -170,7 +165,7 @@ func New(cfg Config, chat Chatter) (*Handler, error) {
 // the definitions the tools config gives (the same `fleetc tools` prints).
 func asyncTools(svc *tools.Service, class string) ([]tool, error) {
 	if svc == nil {
-		return nil, fmt.Errorf("the worker has no async tools config (%s or %s)", config.EnvToolsConfig, config.EnvToolsJSON)
+		return nil, fmt.Errorf("the runtime config has no async_tools (fleetc build writes them for the classes the handler names)")
 	}
 	defs, err := svc.Cfg.Definitions()
 	if err != nil {
@@ -204,19 +199,20 @@ var nonName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // parseTool reads "[name=]https://host/path" (an HTTP tool: the arguments are POSTed)
 // or "[name=]event:<detail-type>" (an event to other classes, the arguments its detail).
 func parseTool(s string) (tool, error) {
+	var t tool
+	// The class's tools keep their own names; a name= would rename nothing.
+	if class, ok, err := rc.ParseAsyncTool(s); ok {
+		t.kind, t.target = kindAsync, class
+		if err != nil {
+			return t, fmt.Errorf("llm handler: %w", err)
+		}
+		return t, nil
+	}
 	name, target, named := strings.Cut(s, "=")
 	if !named || strings.Contains(name, ":") {
 		name, target = "", s
 	}
-	var t tool
 	switch {
-	case strings.HasPrefix(target, prefixAsync):
-		// The class's tools keep their own names; a name= would rename nothing.
-		t.kind, t.target = kindAsync, strings.TrimPrefix(target, prefixAsync)
-		if named || t.target == "" {
-			return t, fmt.Errorf("llm handler: tool %q: want async:<class> (the tools are named by the class)", s)
-		}
-		return t, nil
 	case strings.HasPrefix(target, prefixEvent):
 		t.kind, t.target = kindEvent, strings.TrimPrefix(target, prefixEvent)
 		if name == "" {
@@ -234,7 +230,7 @@ func parseTool(s string) (tool, error) {
 		}
 		t.spec.Description = "Call " + target + " with the arguments as a JSON body."
 	default:
-		return t, fmt.Errorf("llm handler: tool %q: want [name=]https://…, [name=]event:<detail-type> or async:<class>", s)
+		return t, fmt.Errorf("llm handler: tool %q: want [name=]https://…, [name=]event:<detail-type> or %s<class>", s, rc.AsyncToolPrefix)
 	}
 	name = strings.Trim(nonName.ReplaceAllString(name, "_"), "_")
 	if name == "" || len(name) > 64 {
@@ -392,7 +388,7 @@ func (h *Handler) callAsync(ctx context.Context, req handler.Request, name strin
 			}
 		}
 	}
-	a := h.cfg.Async.Call(ctx, tools.Caller{Principal: PrincipalPrefix + req.Class, Session: req.Conversation}, name, args)
+	a := h.cfg.Async.Call(ctx, tools.Caller{Principal: jobs.ClassPrincipal(req.Class), Session: req.Conversation}, name, args)
 	out, _ := json.Marshal(a)
 	if a.Error != nil {
 		return string(out), string(a.Error.Code)

@@ -112,7 +112,7 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		}
 		var async *tools.Service
 		if asyncToolsUsed {
-			if async, err = asyncTools(getenv, ddb, awsconfig.EventBridge(awsCfg)); err != nil {
+			if async, err = asyncTools(cfg, ddb, awsconfig.EventBridge(awsCfg)); err != nil {
 				return nil, err
 			}
 		}

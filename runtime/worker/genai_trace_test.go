@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,11 +27,9 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/jobstore"
-	"github.com/fleetc/fleetc/runtime/llm"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/schemas/jobs"
-	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 // otlpCollector is an OTLP/HTTP trace receiver: it decodes each protobuf export request as
@@ -109,8 +108,9 @@ type chatRequest struct {
 	} `json:"tools"`
 }
 
-// An llm class that declares the fleet's async tools (tools: [async:cdk-synth]) runs in the
-// real worker on kumo (queue, idempotency table, the jobs table as compiler/terraform declares
+// An llm class that declares the fleet's async tools (tools: [async:cdk-synth]), with the
+// handler tools and async_tools fleetc build wrote into examples/async-tools'
+// release-assistant runtime config, runs in the real worker on kumo (queue, idempotency table, the jobs table as compiler/terraform declares
 // it, a bus), with its spans exported over OTLP/HTTP to an httptest collector. The model is an
 // httptest OpenAI-compatible chat completions server (answering as OpenAI documents tool
 // calls) that asserts the exact tool definitions `fleetc tools` prints for the class.
@@ -126,14 +126,20 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	awsCfg := kumotest.Require(t)
 	ctx := context.Background()
 
-	// The fleet's async tools, as fleetc build writes them, on a jobs table and bus of our own.
-	raw, err := os.ReadFile("../../compiler/testdata/golden/async-tools/tools/tools.json")
+	// The llm class's handler tools and async tools, as fleetc build writes them into
+	// examples/async-tools' release-assistant runtime config, on a jobs table and bus of
+	// our own.
+	raw, err := os.ReadFile("../../compiler/testdata/golden/async-tools/runtime/release-assistant.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolsCfg, err := rc.ParseTools("tools.json", raw)
+	built, err := config.Parse("release-assistant.json", raw)
 	if err != nil {
 		t.Fatal(err)
+	}
+	toolsCfg := built.AsyncTools
+	if toolsCfg == nil || len(toolsCfg.Classes) != 1 || !slices.Equal(built.Handler.Tools, []string{"async:cdk-synth"}) {
+		t.Fatalf("release-assistant's runtime config: tools %v, async_tools %+v; want async:cdk-synth and its tools", built.Handler.Tools, toolsCfg)
 	}
 	toolsCfg.Table = kumotest.JobsTable(t, awsCfg)
 	toolsCfg.Bus = kumotest.Name(t, "bus")
@@ -144,10 +150,6 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = eb.DeleteEventBus(context.Background(), &eventbridge.DeleteEventBusInput{Name: aws.String(toolsCfg.Bus)})
 	})
-	toolsJSON, err := rc.MarshalTools(toolsCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defs, err := toolsCfg.Definitions()
 	if err != nil {
 		t.Fatal(err)
@@ -195,12 +197,12 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 
 	prompt := filepath.Join(t.TempDir(), "researcher.md")
 	os.WriteFile(prompt, []byte("You are the researcher."), 0o644)
-	e.cfg.Handler = config.Handler{Type: config.HandlerLLM, System: prompt, Tools: []string{"async:cdk-synth"}, MaxTokens: 256, MaxIterations: 4}
+	e.cfg.Handler = config.Handler{Type: config.HandlerLLM, System: prompt, Tools: built.Handler.Tools, MaxTokens: 256, MaxIterations: 4}
 	e.cfg.Models = config.Models{Policy: "fast", Policies: map[string]config.ModelPolicy{
 		"fast": {Targets: []string{"openai/gpt-test"}, BaseURL: model.URL + "/v1", Fallbacks: []string{}, Retries: 1, TimeoutSeconds: 5,
 			AllowedFails: 100, CooldownSeconds: 1, MaxInFlight: 4},
 	}}
-	e.extraEnv = map[string]string{config.EnvToolsJSON: string(toolsJSON)}
+	e.cfg.AsyncTools = toolsCfg
 
 	col := &otlpCollector{t: t}
 	otlp := httptest.NewServer(col)
@@ -253,7 +255,7 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	if err != nil || job == nil {
 		t.Fatalf("job %s: %v %v", ans.JobID, job, err)
 	}
-	if job.PrincipalID != llm.PrincipalPrefix+"researcher" || job.SessionID != "conv-7" || job.Status != jobs.Queued {
+	if job.PrincipalID != jobs.ClassPrincipal("researcher") || job.SessionID != "conv-7" || job.Status != jobs.Queued {
 		t.Errorf("job record %+v: want principal class:researcher, session conv-7, QUEUED", job)
 	}
 

@@ -72,13 +72,13 @@ func llmToolKinds(h config.Handler) (events, async bool) {
 	return llm.ToolKinds(h.Tools)
 }
 
-// asyncTools is the fleet's async tools service for an llm class that offers them: the
-// tools config fleetc build wrote (FLEET_TOOLS_CONFIG or FLEET_TOOLS_JSON, as in tools
-// mode), on the worker's DynamoDB and EventBridge clients.
-func asyncTools(getenv func(string) string, ddb jobstore.API, eb tools.PutEventsAPI) (*tools.Service, error) {
-	tc, err := tools.LoadConfig("", getenv)
-	if err != nil {
-		return nil, fmt.Errorf("llm handler: async tools: %w", err)
+// asyncTools is the async tools service of an llm class that offers them: the tools config
+// fleetc build wrote into the class's runtime config (async_tools: only the classes the
+// handler names), on the worker's DynamoDB and EventBridge clients.
+func asyncTools(cfg *config.Config, ddb jobstore.API, eb tools.PutEventsAPI) (*tools.Service, error) {
+	tc := cfg.AsyncTools
+	if tc == nil {
+		return nil, fmt.Errorf("llm handler: async tools: the runtime config has no async_tools")
 	}
 	return tools.New(tc, &jobstore.Store{API: ddb, Table: tc.Table}, &tools.EventBridge{API: eb, Bus: tc.Bus})
 }

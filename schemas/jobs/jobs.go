@@ -76,6 +76,15 @@ const (
 // Key is the table key value of a job.
 func Key(jobID string) string { return KeyPrefix + jobID }
 
+// ClassPrincipal is the principal an llm class's async tool calls run as ("class:<class>"),
+// so the jobs one class starts are its own to read and list; its worker role's Query on the
+// owner index is held to OwnerKeyPrefix(ClassPrincipal(class)).
+func ClassPrincipal(class string) string { return "class:" + class }
+
+// OwnerKeyPrefix starts every OwnerKey of principal, whatever the session: the leading key
+// an IAM condition can hold a principal's index queries to.
+func OwnerKeyPrefix(principal string) string { return OwnerKey(principal, "") }
+
 // OwnerKey is the index key of a principal's jobs in one session. The principal is
 // length-prefixed so that no (principal, session) pair can spell another's key.
 func OwnerKey(principal, session string) string {

@@ -45,3 +45,20 @@ func TestFinished(t *testing.T) {
 		t.Error("DONE is valid")
 	}
 }
+
+// TestOwnerKeyPrefix: a principal's keys, in any session, start with its prefix; no other
+// principal's do, even one that extends it ("class:a" vs "class:ab").
+func TestOwnerKeyPrefix(t *testing.T) {
+	p := OwnerKeyPrefix(ClassPrincipal("a"))
+	if p != "OWNER#7:class:a#" {
+		t.Errorf("OwnerKeyPrefix(class:a) = %q", p)
+	}
+	for _, s := range []string{"", "conv-1", "a#b"} {
+		if k := OwnerKey(ClassPrincipal("a"), s); k[:len(p)] != p {
+			t.Errorf("OwnerKey(class:a, %q) = %q does not start with %q", s, k, p)
+		}
+		if k := OwnerKey(ClassPrincipal("ab"), s); len(k) >= len(p) && k[:len(p)] == p {
+			t.Errorf("OwnerKey(class:ab, %q) = %q starts with class:a's prefix", s, k)
+		}
+	}
+}

@@ -63,13 +63,16 @@ type Config struct {
 	Retry         Retry       `json:"retry"`
 	Idempotency   Idempotency `json:"idempotency"`
 	Jobs          *Jobs       `json:"jobs,omitempty"`
-	AgentCore     *AgentCore  `json:"agentcore,omitempty"`
-	ClaimCheck    ClaimCheck  `json:"claim_check"`
-	Events        Events      `json:"events"`
-	Output        *Output     `json:"output,omitempty"`
-	Handler       Handler     `json:"handler"`
-	Models        Models      `json:"models"`
-	Telemetry     Telemetry   `json:"telemetry"`
+	// AsyncTools is the tools config of the async classes an llm handler names
+	// ("async:<class>"), only those: what the handler offers its model and runs in-process.
+	AsyncTools *Tools     `json:"async_tools,omitempty"`
+	AgentCore  *AgentCore `json:"agentcore,omitempty"`
+	ClaimCheck ClaimCheck `json:"claim_check"`
+	Events     Events     `json:"events"`
+	Output     *Output    `json:"output,omitempty"`
+	Handler    Handler    `json:"handler"`
+	Models     Models     `json:"models"`
+	Telemetry  Telemetry  `json:"telemetry"`
 }
 
 // Queue is the class's SQS side.
@@ -443,6 +446,35 @@ func leafProblems(ve *jsonschema.ValidationError) []string {
 	return out
 }
 
+// checkAsyncTools: every "async:<class>" tool of an llm handler has its class in
+// async_tools, and async_tools is usable; a config that names async tools the worker cannot
+// run is refused before the first step.
+func (c *Config) checkAsyncTools() []string {
+	var p []string
+	if c.AsyncTools != nil {
+		for _, q := range c.AsyncTools.Check() {
+			p = append(p, "/async_tools"+q)
+		}
+	}
+	if c.Handler.Type != HandlerLLM {
+		if c.AsyncTools != nil {
+			p = append(p, "/async_tools: only an llm handler runs async tools")
+		}
+		return p
+	}
+	for i, t := range c.Handler.Tools {
+		class, ok, err := ParseAsyncTool(t)
+		switch {
+		case !ok:
+		case err != nil:
+			p = append(p, fmt.Sprintf("/handler/tools/%d: %v", i, err))
+		case c.AsyncTools == nil || c.AsyncTools.Only([]string{class}) == nil:
+			p = append(p, fmt.Sprintf("/handler/tools/%d: async class %q is not in async_tools", i, class))
+		}
+	}
+	return p
+}
+
 // Check returns the problems a JSON Schema cannot express (cross-field rules), sorted; the
 // worker refuses to start on any of them.
 func (c *Config) Check() []string {
@@ -527,6 +559,7 @@ func (c *Config) Check() []string {
 	if c.Handler.Type == HandlerLLM && c.Models.Policy == "" {
 		p = append(p, "/handler: an llm handler needs models.policy")
 	}
+	p = append(p, c.checkAsyncTools()...)
 	sort.Strings(p)
 	return p
 }

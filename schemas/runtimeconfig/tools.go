@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/internal/genjson"
@@ -11,6 +12,48 @@ import (
 
 // ToolsFile is where the compiler writes the tools config under the output root.
 const ToolsFile = "tools/tools.json"
+
+// AsyncToolPrefix marks an llm handler tool that offers an async class's tools to the model:
+// "async:<class>" (the compiler's rule T002 and the llm handler read it with ParseAsyncTool).
+const AsyncToolPrefix = "async:"
+
+// ParseAsyncTool reads one llm handler tool. ok says the tool is "async:<class>" (a
+// "name=async:<class>" too, which err refuses: the class's tools keep their own names); err
+// also refuses an empty class. Other tools ("[name=]https://…", "[name=]event:<type>") are
+// not ok and not an error.
+func ParseAsyncTool(tool string) (class string, ok bool, err error) {
+	name, target, named := strings.Cut(tool, "=")
+	if !named || strings.Contains(name, ":") {
+		target, named = tool, false
+	}
+	class, ok = strings.CutPrefix(target, AsyncToolPrefix)
+	if !ok {
+		return "", false, nil
+	}
+	if named || class == "" {
+		return class, true, fmt.Errorf("tool %q: want %s<class> (the tools are named by the class)", tool, AsyncToolPrefix)
+	}
+	return class, true, nil
+}
+
+// Only returns the tools config restricted to the named classes (in t's order), for an llm
+// class that offers only those: nil when none of them is in t.
+func (t *Tools) Only(classes []string) *Tools {
+	out := *t
+	out.Classes = nil
+	for _, c := range t.Classes {
+		for _, n := range classes {
+			if c.Class == n {
+				out.Classes = append(out.Classes, c)
+				break
+			}
+		}
+	}
+	if len(out.Classes) == 0 {
+		return nil
+	}
+	return &out
+}
 
 // Tools is tools/tools.json: what fleet-worker --mode tools serves, for every async tool
 // class of the fleet (start_<class>, get_<class>_status, and one list_my_jobs).

@@ -8,10 +8,11 @@
 // invalid when it does not compile. The score is killed / (killed + survived). Survivors are printed with their
 // position so a reader can judge which are equivalent (no test could tell them apart).
 //
-//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-lock FILE] [-at FILE:LINE,...]
+//	go run ./tools/mutate -pkg ./compiler/check [-n 60] [-seed 1] [-p 1] [-timeout 3m] [-run REGEXP] [-skip REGEXP] [-lock FILE] [-at FILE:LINE,...]
 //
 // -n samples that many sites (0: all) with a fixed seed, so two runs on the same tree measure
-// the same mutants; -at re-tests only the sites on the named lines (a sample's survivors).
+// the same mutants; -at re-tests only the sites on the named lines, or at the named
+// line:column (a sample's survivors, as the report prints them).
 // The machine is shared: -p defaults to 1. -lock takes an exclusive flock on FILE around each
 // mutant's test binary run (not its build, nor the whole run), so a package whose tests need
 // the shared AWS emulator waits its turn per mutant instead of holding it.
@@ -61,9 +62,10 @@ func main() {
 	n := flag.Int("n", 0, "sample this many mutants (0: all)")
 	seed := flag.Uint64("seed", 1, "sampling seed")
 	par := flag.Int("p", 1, "mutants tested at once")
-	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed")
+	timeout := flag.Duration("timeout", 3*time.Minute, "per mutant; a timeout counts as killed and is listed apart")
 	run := flag.String("run", "", "go test -run filter (default: all tests)")
-	at := flag.String("at", "", "only the sites at these comma-separated file:line places (e.g. compat.go:962), to re-test survivors")
+	skip := flag.String("skip", "", "go test -skip filter: tests left out (a slow one whose mutants the rest kill)")
+	at := flag.String("at", "", "only the sites at these comma-separated file:line or file:line:column places (e.g. compat.go:962), to re-test survivors")
 	lock := flag.String("lock", "", "flock this file around each mutant's test run (e.g. /tmp/kumo.lock)")
 	flag.Parse()
 	if *pkg == "" {
@@ -97,7 +99,8 @@ func main() {
 	if *at != "" {
 		sites = slices.DeleteFunc(sites, func(s site) bool {
 			for _, p := range strings.Split(*at, ",") {
-				if strings.HasSuffix(fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line), p) {
+				line := fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line)
+				if strings.HasSuffix(line, p) || strings.HasSuffix(fmt.Sprintf("%s:%d", line, s.pos.Column), p) {
 					return false
 				}
 			}
@@ -156,35 +159,46 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = test(*pkg, overlay, *run, *lock, *timeout)
+			results[i] = test(*pkg, overlay, *run, *skip, *lock, *timeout)
 			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}()
 	}
 	wg.Wait()
 	count := map[string]int{}
-	var survivors []string
+	var survivors, timeouts []string
 	for i, r := range results {
 		count[r]++
-		if r == "survived" {
-			survivors = append(survivors, fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc))
+		where := fmt.Sprintf("  %s:%d:%d: %s", sites[i].pos.Filename, sites[i].pos.Line, sites[i].pos.Column, sites[i].desc)
+		switch r {
+		case "survived":
+			survivors = append(survivors, where)
+		case "timeout":
+			timeouts = append(timeouts, where)
 		}
 	}
-	valid := count["killed"] + count["survived"]
+	killed := count["killed"] + count["timeout"]
+	valid := killed + count["survived"]
 	score := 0.0
 	if valid > 0 {
-		score = 100 * float64(count["killed"]) / float64(valid)
+		score = 100 * float64(killed) / float64(valid)
 	}
-	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d; score %.1f %% (%s)\n",
-		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
+	fmt.Printf("%s: %d of %d sites tested; killed %d (%d by timeout), survived %d, invalid %d; score %.1f %% (%s)\n",
+		*pkg, len(sites), total, killed, count["timeout"], count["survived"], count["invalid"], score, time.Since(start).Round(time.Second))
 	if len(survivors) > 0 {
 		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
 		fmt.Println(strings.Join(survivors, "\n"))
+	}
+	if len(timeouts) > 0 {
+		// A hang is a failing test, but on a loaded machine a slow run looks the same:
+		// re-test these with -at and a longer -timeout before counting them.
+		fmt.Println("killed by timeout only (a hang, or a slow machine: re-test with -at and a longer -timeout):")
+		fmt.Println(strings.Join(timeouts, "\n"))
 	}
 }
 
 // test builds the package's test binary over the overlay (invalid when it does not compile),
 // then runs it in the package directory under lock: killed or survived.
-func test(pkg, overlay, run, lock string, timeout time.Duration) string {
+func test(pkg, overlay, run, skip, lock string, timeout time.Duration) string {
 	bin := strings.TrimSuffix(overlay, ".json") + ".test"
 	defer os.Remove(bin)
 	var out bytes.Buffer
@@ -196,6 +210,9 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	args := []string{"-test.count=1", "-test.failfast"}
 	if run != "" {
 		args = append(args, "-test.run", run)
+	}
+	if skip != "" {
+		args = append(args, "-test.skip", skip)
 	}
 	unlock := acquire(lock)
 	defer unlock()
@@ -210,7 +227,7 @@ func test(pkg, overlay, run, lock string, timeout time.Duration) string {
 	case err == nil:
 		return "survived"
 	case ctx.Err() != nil:
-		return "killed" // hung: a test that never finishes is a failing test
+		return "timeout" // hung, or slow: counted as killed, listed apart
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -44,10 +44,11 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	}
 	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory: fleetc builds into it, runs Terraform in its terraform/ and keeps dev's files in its dev/")
 	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "a running AWS emulator (also "+deploy.EnvEndpoint+"); default: kumo on "+dev.KumoAddr+", started when installed")
-	c.Flags().IntVar(&o.port, "port", 8765, "live page port on 127.0.0.1 (0: any free port)")
+	c.Flags().IntVar(&o.port, "port", devPagePort, "live page port on 127.0.0.1 (0: any free port)")
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
 	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
+	c.AddCommand(newDevActionCmds(s)...)
 	c.Flags().StringVar(&o.rieBin, "rie-bin", "", "aws-lambda-rie, the Lambda Runtime Interface Emulator lambda classes run under (default: next to fleetc, then PATH, then ./bin; none: poll mode)")
 	return c
 }

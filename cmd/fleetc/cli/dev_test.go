@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/chromedp/chromedp"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
@@ -215,6 +216,18 @@ func (s *devSession) post(t *testing.T, path string, body any) (int, map[string]
 	return resp.StatusCode, m
 }
 
+// action runs `fleetc dev ACTION ...` against this session's page, as a user would from a
+// second terminal.
+func (s *devSession) action(t *testing.T, args ...string) string {
+	t.Helper()
+	port := s.page[strings.LastIndex(s.page, ":")+1:]
+	out, err := exec.Command(s.fleetc, append(append([]string{"dev"}, args...), "--port", port)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("fleetc dev %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
 // send runs `fleetc send` as a user would, against the same emulator.
 func (s *devSession) send(t *testing.T, event, detail string) string {
 	t.Helper()
@@ -310,19 +323,11 @@ func TestDevResearchFleet(t *testing.T) {
 	livePage(t, s, func() { send("coder", 1) })
 
 	// The generated workflow, through the emulator override's definition: an execution
-	// started from the page completes its agent steps (Research, an empty fan-out, Code).
+	// started with `fleetc dev start` (the page's button) completes its agent steps (Research, an empty fan-out, Code).
 	// Its input is the generated example, which carries the coder's idempotency key fields
 	// ([trace_id, step]): a workflow task's detail is the execution's input.
-	example, err := os.ReadFile(filepath.Join(out, "statemachines", "conversation.input.example.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var input map[string]any
-	if err := json.Unmarshal(example, &input); err != nil {
-		t.Fatal(err)
-	}
-	if code, m := s.post(t, "/api/workflows/conversation/executions", map[string]any{"input": input}); code != 200 {
-		t.Fatalf("start execution: %d %v", code, m)
+	if out := s.action(t, "start", "conversation"); !strings.Contains(out, "started conversation: arn:") {
+		t.Fatalf("fleetc dev start: %s", out)
 	}
 	s.waitFor(t, "the conversation execution succeeded", 3*time.Minute, func() bool {
 		var f struct {
@@ -351,18 +356,23 @@ func TestDevResearchFleet(t *testing.T) {
 	// Fault: kill -9 the researcher worker while work is queued; every unit ends completed
 	// once or dead-lettered, and the worker comes back.
 	send("researcher", 3)
-	if code, m := s.post(t, "/api/classes/researcher/kill", nil); code != 200 {
-		t.Fatalf("kill: %d %v", code, m)
+	if out := s.action(t, "kill", "researcher"); !strings.Contains(out, "killed researcher's worker (pid ") {
+		t.Fatalf("fleetc dev kill: %s", out)
 	}
 	s.waitFor(t, "ledger balanced after kill -9", 4*time.Minute, func() bool {
 		f := s.fleet(t)
 		return f.Ledger.Submitted == 8 && f.Ledger.Balanced && f.Ledger.Completed+f.Ledger.DeadLettered == 8
 	})
-	for _, c := range s.fleet(t).Classes {
-		if c.Name == "researcher" && c.Worker.Starts < 2 {
-			t.Errorf("researcher worker not restarted after kill: %+v", c.Worker)
+	// The worker comes back RestartDelay after the kill, which may be after the ledger
+	// balanced (the steps can finish before the kill lands).
+	s.waitFor(t, "the researcher worker restarted after kill -9", time.Minute, func() bool {
+		for _, c := range s.fleet(t).Classes {
+			if c.Name == "researcher" {
+				return c.Worker.Starts >= 2 && c.Worker.State == dev.StateRunning
+			}
 		}
-	}
+		return false
+	})
 
 	// Fault: a 429 wave from the model. For 20 s dev's Bedrock stand-in answers every call
 	// 429 ThrottlingException; the workers' gateways retry, fall back and cool down as their
@@ -372,9 +382,7 @@ func TestDevResearchFleet(t *testing.T) {
 	if calls == 0 {
 		t.Errorf("the stand-in handlers called no model before the wave")
 	}
-	if code, m := s.post(t, "/api/faults/model-429", map[string]any{"seconds": 20}); code != 200 {
-		t.Fatalf("model-429: %d %v", code, m)
-	}
+	s.action(t, "throttle", "--for", "20s")
 	if code, m := s.post(t, "/api/faults/model-429", map[string]any{"seconds": 0}); code != 400 {
 		t.Errorf("model-429 for 0 s: %d %v, want 400", code, m)
 	}
@@ -453,9 +461,7 @@ func TestDevMinimal(t *testing.T) {
 	// reports the message in batchItemFailures; dev's mapping leaves it in the queue, so it is
 	// received again (attempt 2) and, its retries spent (retry.max_attempts 2), dead-lettered
 	// RetriesExhausted: completed once or dead-lettered, the ledger balances.
-	if code, m := s.post(t, "/api/classes/greeter/fault", map[string]any{"kind": "fail", "seconds": 60}); code != 200 {
-		t.Fatalf("fault: %d %v", code, m)
-	}
+	s.action(t, "fail", "greeter", "--for", "60s")
 	res = s.send(t, "greeting.requested", "")
 	trace := regexp.MustCompile(`trace id: ([0-9a-f]{32})`).FindStringSubmatch(res)
 	if trace == nil {

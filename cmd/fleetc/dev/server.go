@@ -414,7 +414,7 @@ func (d *Fleet) Handler(ctx context.Context) http.Handler {
 			writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
 			return
 		}
-		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, restartDelay))
+		d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, RestartDelay))
 		writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
 	})
 	mux.HandleFunc("POST /api/classes/{name}/pause", func(w http.ResponseWriter, r *http.Request) {

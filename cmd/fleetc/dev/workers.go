@@ -22,13 +22,13 @@ const (
 	StateStarting = "starting"
 	StateRunning  = "running"
 	StatePaused   = "paused"
-	StateKilled   = "killed" // kill -9 by a fault; restarted after restartDelay
+	StateKilled   = "killed" // kill -9 by a fault; restarted after RestartDelay
 	StateExited   = "exited"
 	StateStopped  = "stopped"
 )
 
-// restartDelay is how long a killed worker stays down, as a pod's restart would.
-const restartDelay = 2 * time.Second
+// RestartDelay is how long a killed worker stays down, as a pod's restart would.
+const RestartDelay = 2 * time.Second
 
 // drainTimeout is each worker's --drain-timeout when dev stops it.
 const drainTimeout = 10 * time.Second
@@ -149,12 +149,12 @@ func (s *supervisor) launch(p *proc) error {
 			restart = true
 		default:
 			p.state = StateExited
-			s.out.line(p.class, fmt.Sprintf("fleet-worker exited: %v; restarting in %s", err, restartDelay))
+			s.out.line(p.class, fmt.Sprintf("fleet-worker exited: %v; restarting in %s", err, RestartDelay))
 			restart = true
 		}
 		p.mu.Unlock()
 		if restart {
-			time.AfterFunc(restartDelay, func() {
+			time.AfterFunc(RestartDelay, func() {
 				if err := s.launch(p); err != nil {
 					s.out.line(p.class, err.Error())
 				}
@@ -165,7 +165,7 @@ func (s *supervisor) launch(p *proc) error {
 }
 
 // kill sends SIGKILL to the class's worker (a crash mid-step); it comes back after
-// restartDelay, as a pod would, and SQS redelivers what it held once visibility expires.
+// RestartDelay, as a pod would, and SQS redelivers what it held once visibility expires.
 func (s *supervisor) kill(class string) (int, error) {
 	p, ok := s.procs[class]
 	if !ok {

@@ -24,7 +24,7 @@ data "aws_iam_policy_document" "delivery_dlq" {
     condition {
       test     = "ArnEquals"
       variable = "aws:SourceArn"
-      values   = [aws_cloudwatch_event_rule.cdk_synth.arn, aws_cloudwatch_event_rule.synth_alerts.arn]
+      values   = [aws_cloudwatch_event_rule.cdk_synth.arn, aws_cloudwatch_event_rule.release_assistant.arn, aws_cloudwatch_event_rule.synth_alerts.arn]
     }
   }
 }

@@ -93,12 +93,130 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       height = 1
       properties = {
         background = "transparent"
-        markdown   = "## class synth-alerts (lambda)"
+        markdown   = "## class release-assistant (lambda)"
       }
       type  = "text"
       width = 24
       x     = 0
       y     = 7
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "tools-release-assistant", {
+          label = "waiting"
+          }], ["AWS/SQS", "ApproximateNumberOfMessagesNotVisible", "QueueName", "tools-release-assistant", {
+          label = "in flight"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Maximum"
+        title   = "release-assistant: queue"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 0
+      y     = 8
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "tools-release-assistant", {
+          label = "oldest"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Maximum"
+        title   = "release-assistant: age of oldest message (s)"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 6
+      y     = 8
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "tools-release-assistant-dlq", {
+          label = "dead letters"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Maximum"
+        title   = "release-assistant: DLQ depth"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 12
+      y     = 8
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/Lambda", "Invocations", "FunctionName", "tools-release-assistant", {
+          label = "invocations"
+          }], ["AWS/Lambda", "Errors", "FunctionName", "tools-release-assistant", {
+          label = "errors"
+          }], ["AWS/Lambda", "Throttles", "FunctionName", "tools-release-assistant", {
+          label = "throttles"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Sum"
+        title   = "release-assistant: invocations"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 18
+      y     = 8
+      }, {
+      height = 6
+      properties = {
+        metrics = [["fleetc/worker", "fleet_model_tokens_total", "policy", "assistant", {
+          label = "assistant"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Sum"
+        title   = "release-assistant: model tokens by policy"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 0
+      y     = 14
+      }, {
+      height = 6
+      properties = {
+        metrics = [["fleetc/worker", "fleet_model_fallbacks_total", "policy", "assistant", {
+          label = "assistant"
+        }]]
+        period  = 60
+        region  = "us-west-2"
+        stacked = false
+        stat    = "Sum"
+        title   = "release-assistant: model fallbacks by policy"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 6
+      y     = 14
+      }, {
+      height = 1
+      properties = {
+        background = "transparent"
+        markdown   = "## class synth-alerts (lambda)"
+      }
+      type  = "text"
+      width = 24
+      x     = 0
+      y     = 20
       }, {
       height = 6
       properties = {
@@ -117,7 +235,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 8
+      y     = 21
       }, {
       height = 6
       properties = {
@@ -134,7 +252,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 6
-      y     = 8
+      y     = 21
       }, {
       height = 6
       properties = {
@@ -151,7 +269,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 12
-      y     = 8
+      y     = 21
       }, {
       height = 6
       properties = {
@@ -172,7 +290,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 18
-      y     = 8
+      y     = 21
       }, {
       height = 1
       properties = {
@@ -182,12 +300,14 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "text"
       width = 24
       x     = 0
-      y     = 14
+      y     = 27
       }, {
       height = 6
       properties = {
         metrics = [["AWS/Events", "FailedInvocations", "EventBusName", "agent-tools", "RuleName", "tools-cdk-synth", {
           label = "cdk-synth"
+          }], ["AWS/Events", "FailedInvocations", "EventBusName", "agent-tools", "RuleName", "tools-release-assistant", {
+          label = "release-assistant"
           }], ["AWS/Events", "FailedInvocations", "EventBusName", "agent-tools", "RuleName", "tools-synth-alerts", {
           label = "synth-alerts"
         }]]
@@ -201,12 +321,14 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 15
+      y     = 28
       }, {
       height = 6
       properties = {
         metrics = [["AWS/Events", "ThrottledRules", "EventBusName", "agent-tools", "RuleName", "tools-cdk-synth", {
           label = "cdk-synth"
+          }], ["AWS/Events", "ThrottledRules", "EventBusName", "agent-tools", "RuleName", "tools-release-assistant", {
+          label = "release-assistant"
           }], ["AWS/Events", "ThrottledRules", "EventBusName", "agent-tools", "RuleName", "tools-synth-alerts", {
           label = "synth-alerts"
         }]]
@@ -220,7 +342,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 6
-      y     = 15
+      y     = 28
     }]
   })
 }

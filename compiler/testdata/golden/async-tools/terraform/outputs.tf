@@ -16,32 +16,36 @@ output "delivery_dlq_url" {
 output "queue_urls" {
   description = "Work queue URL per agent class."
   value = {
-    "cdk-synth"    = aws_sqs_queue.cdk_synth.url
-    "synth-alerts" = aws_sqs_queue.synth_alerts.url
+    "cdk-synth"         = aws_sqs_queue.cdk_synth.url
+    "release-assistant" = aws_sqs_queue.release_assistant.url
+    "synth-alerts"      = aws_sqs_queue.synth_alerts.url
   }
 }
 
 output "dlq_urls" {
   description = "Dead-letter queue URL per agent class."
   value = {
-    "cdk-synth"    = aws_sqs_queue.cdk_synth_dlq.url
-    "synth-alerts" = aws_sqs_queue.synth_alerts_dlq.url
+    "cdk-synth"         = aws_sqs_queue.cdk_synth_dlq.url
+    "release-assistant" = aws_sqs_queue.release_assistant_dlq.url
+    "synth-alerts"      = aws_sqs_queue.synth_alerts_dlq.url
   }
 }
 
 output "worker_role_arns" {
   description = "IAM role ARN per agent class (EKS Pod Identity, Lambda execution or AgentCore runtime role)."
   value = {
-    "cdk-synth"    = aws_iam_role.cdk_synth_worker.arn
-    "synth-alerts" = aws_iam_role.synth_alerts_worker.arn
+    "cdk-synth"         = aws_iam_role.cdk_synth_worker.arn
+    "release-assistant" = aws_iam_role.release_assistant_worker.arn
+    "synth-alerts"      = aws_iam_role.synth_alerts_worker.arn
   }
 }
 
 output "lambda_function_names" {
   description = "Function name per lambda class."
   value = {
-    "cdk-synth"    = aws_lambda_function.cdk_synth.function_name
-    "synth-alerts" = aws_lambda_function.synth_alerts.function_name
+    "cdk-synth"         = aws_lambda_function.cdk_synth.function_name
+    "release-assistant" = aws_lambda_function.release_assistant.function_name
+    "synth-alerts"      = aws_lambda_function.synth_alerts.function_name
   }
 }
 

@@ -33,13 +33,6 @@ data "aws_iam_policy_document" "async_tools" {
       values   = ["OWNER#*"]
     }
   }
-  # tfsec:ignore:aws-iam-no-policy-wildcards Log streams are created at run time inside this function's own log group (<group>:*).
-  statement {
-    sid       = "WriteFunctionLogs"
-    effect    = "Allow"
-    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
-    resources = ["${aws_cloudwatch_log_group.async_tools.arn}:*"]
-  }
   statement {
     sid       = "RequestJobs"
     effect    = "Allow"
@@ -55,6 +48,13 @@ data "aws_iam_policy_document" "async_tools" {
       variable = "events:source"
       values   = ["sink.indexer"]
     }
+  }
+  # tfsec:ignore:aws-iam-no-policy-wildcards Log streams are created at run time inside this function's own log group (<group>:*).
+  statement {
+    sid       = "WriteFunctionLogs"
+    effect    = "Allow"
+    actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    resources = ["${aws_cloudwatch_log_group.async_tools.arn}:*"]
   }
 }
 
