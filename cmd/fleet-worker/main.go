@@ -20,7 +20,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
-	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/worker"
@@ -242,7 +242,7 @@ func Gateway(ctx context.Context, args []string, getenv func(string) string, std
 	// What a handler exports: the fleet's own names, and the ones the SDKs read.
 	url, token := gw.URL(), gw.Token()
 	for _, kv := range [][2]string{
-		{gateway.EnvURL, url + "/v1"}, {gateway.EnvBedrockURL, url}, {gateway.EnvToken, token},
+		{gatewayenv.URL, url + "/v1"}, {gatewayenv.BedrockURL, url}, {gatewayenv.Token, token},
 		{"OPENAI_BASE_URL", url + "/v1"}, {"OPENAI_API_KEY", token},
 		{"AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url}, {"AWS_BEARER_TOKEN_BEDROCK", token},
 	} {

@@ -646,10 +646,16 @@ func stateName(agent string, fanOut bool) string {
 	return b.String()
 }
 
+// The character sets of SQS queue and S3 bucket names; the lengths are checked beside them
+// (a counted repetition such as {1,61} compiles to that many copies, a millisecond of
+// start-up for every fleetc command).
 var (
-	queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,80}$`)
-	bucketRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+	queueNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	bucketRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`)
 )
+
+// Bucket name lengths S3 allows.
+const minBucketName, maxBucketName = 3, 63
 
 // checkNames reports derived names that AWS would refuse, at the spec value they come from.
 func (l *lowerer) checkNames() {
@@ -710,8 +716,8 @@ func (l *lowerer) checkNames() {
 	if f.Bus.Archive != nil {
 		limit("/bus/archive", "archive", f.Bus.Archive.Name, 48)
 	}
-	if !bucketRE.MatchString(f.State.ClaimCheckBucket) {
-		l.ds.Errorf("P007", "/fleet", "claim-check bucket name %q is invalid: S3 allows 3-63 characters of [a-z0-9.-]", f.State.ClaimCheckBucket)
+	if b := f.State.ClaimCheckBucket; len(b) < minBucketName || len(b) > maxBucketName || !bucketRE.MatchString(b) {
+		l.ds.Errorf("P007", "/fleet", "claim-check bucket name %q is invalid: S3 allows %d-%d characters of [a-z0-9.-]", f.State.ClaimCheckBucket, minBucketName, maxBucketName)
 	}
 	limit("/fleet", "target DLQ", f.TargetDLQ.Name, 80)
 	// SQS, DynamoDB, CloudWatch Logs and S3 use a key of their own region only.

@@ -6,8 +6,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/cwdashboard"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/router"
-	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
 // Dashboard layout: a row per class of 6x6 widgets (four to a row), then the workflows and
@@ -43,7 +42,7 @@ type section struct {
 // flight, age of the oldest message), DLQ depth, steps, retries and dead letters, and per
 // model policy its tokens and fallbacks; per workflow its executions by status; per rule on
 // the bus its failed invocations and throttles. Worker series are read from
-// telemetry.CloudWatchNamespace; lambda classes, which serve no /metrics, show their
+// metric.CloudWatchNamespace; lambda classes, which serve no /metrics, show their
 // function's invocations, errors and throttles instead. A fleet too large for CloudWatch's
 // 500 widgets a dashboard gets further pages, a section never split across two.
 func DashboardBodies(f *ir.Fleet) []cwdashboard.Body {
@@ -73,7 +72,7 @@ func DashboardBodies(f *ir.Fleet) []cwdashboard.Body {
 }
 
 func dashboardSections(f *ir.Fleet) []section {
-	metric := func(title, stat string, lines ...cwdashboard.Metric) *cwdashboard.MetricProperties {
+	graph := func(title, stat string, lines ...cwdashboard.Metric) *cwdashboard.MetricProperties {
 		return &cwdashboard.MetricProperties{Title: title, View: cwdashboard.ViewTimeSeries, Region: f.Region,
 			Stat: stat, Period: dashboardPeriod, Metrics: lines}
 	}
@@ -81,42 +80,42 @@ func dashboardSections(f *ir.Fleet) []section {
 		return cwdashboard.Metric{Namespace: ns, Name: name, Dims: dims, Render: &cwdashboard.Render{Label: label}}
 	}
 	queue := func(name string) cwdashboard.Dim { return cwdashboard.Dim{Name: "QueueName", Value: name} }
-	class := func(a *ir.Agent) cwdashboard.Dim { return cwdashboard.Dim{Name: telemetry.LabelClass, Value: a.Name} }
+	class := func(a *ir.Agent) cwdashboard.Dim { return cwdashboard.Dim{Name: metric.LabelClass, Value: a.Name} }
 
 	var out []section
 	for _, a := range f.Agents {
 		s := section{heading: fmt.Sprintf("## class %s (%s)", a.Name, a.Runtime)}
 		add := func(p *cwdashboard.MetricProperties) { s.widgets = append(s.widgets, p) }
 		q := queue(a.Queue.Name)
-		add(metric(a.Name+": queue", "Maximum",
+		add(graph(a.Name+": queue", "Maximum",
 			line("AWS/SQS", "ApproximateNumberOfMessagesVisible", "waiting", q),
 			line("AWS/SQS", "ApproximateNumberOfMessagesNotVisible", "in flight", q)))
-		add(metric(a.Name+": age of oldest message (s)", "Maximum",
+		add(graph(a.Name+": age of oldest message (s)", "Maximum",
 			line("AWS/SQS", "ApproximateAgeOfOldestMessage", "oldest", q)))
-		add(metric(a.Name+": DLQ depth", "Maximum",
+		add(graph(a.Name+": DLQ depth", "Maximum",
 			line("AWS/SQS", "ApproximateNumberOfMessagesVisible", "dead letters", queue(a.DLQ.Name))))
 		if a.Lambda != nil {
 			fn := cwdashboard.Dim{Name: "FunctionName", Value: a.Lambda.FunctionName}
-			add(metric(a.Name+": invocations", "Sum",
+			add(graph(a.Name+": invocations", "Sum",
 				line("AWS/Lambda", "Invocations", "invocations", fn),
 				line("AWS/Lambda", "Errors", "errors", fn),
 				line("AWS/Lambda", "Throttles", "throttles", fn)))
 		} else {
-			steps := line(telemetry.CloudWatchNamespace, telemetry.MetricStepDuration, "steps", class(a))
+			steps := line(metric.CloudWatchNamespace, metric.StepDuration, "steps", class(a))
 			steps.Render.Stat = "SampleCount"
-			add(metric(a.Name+": steps, retries, dead letters", "Sum", steps,
-				line(telemetry.CloudWatchNamespace, telemetry.MetricStepRetries, "retries", class(a)),
-				line(telemetry.CloudWatchNamespace, telemetry.MetricStepsDeadLettered, "dead-lettered", class(a))))
+			add(graph(a.Name+": steps, retries, dead letters", "Sum", steps,
+				line(metric.CloudWatchNamespace, metric.StepRetries, "retries", class(a)),
+				line(metric.CloudWatchNamespace, metric.StepsDeadLettered, "dead-lettered", class(a))))
 		}
 		if len(a.Models) > 0 {
 			var tokens, fallbacks []cwdashboard.Metric
 			for _, m := range a.Models {
-				p := cwdashboard.Dim{Name: router.LabelPolicy, Value: m.Name}
-				tokens = append(tokens, line(telemetry.CloudWatchNamespace, router.MetricTokens, m.Name, p))
-				fallbacks = append(fallbacks, line(telemetry.CloudWatchNamespace, router.MetricFallbacks, m.Name, p))
+				p := cwdashboard.Dim{Name: metric.LabelPolicy, Value: m.Name}
+				tokens = append(tokens, line(metric.CloudWatchNamespace, metric.ModelTokens, m.Name, p))
+				fallbacks = append(fallbacks, line(metric.CloudWatchNamespace, metric.ModelFallbacks, m.Name, p))
 			}
-			add(metric(a.Name+": model tokens by policy", "Sum", tokens...))
-			add(metric(a.Name+": model fallbacks by policy", "Sum", fallbacks...))
+			add(graph(a.Name+": model tokens by policy", "Sum", tokens...))
+			add(graph(a.Name+": model fallbacks by policy", "Sum", fallbacks...))
 		}
 		out = append(out, s)
 	}
@@ -129,7 +128,7 @@ func dashboardSections(f *ir.Fleet) []section {
 			for _, m := range executionMetrics {
 				lines = append(lines, line("AWS/States", m.metric, m.label, arn))
 			}
-			s.widgets = append(s.widgets, metric(w.Name+": executions by status", "Sum", lines...))
+			s.widgets = append(s.widgets, graph(w.Name+": executions by status", "Sum", lines...))
 		}
 		out = append(out, s)
 	}
@@ -145,8 +144,8 @@ func dashboardSections(f *ir.Fleet) []section {
 	}
 	if len(failed) > 0 {
 		out = append(out, section{heading: "## bus " + f.Bus.Name, widgets: []*cwdashboard.MetricProperties{
-			metric("bus: failed invocations by rule", "Sum", failed...),
-			metric("bus: throttled rules", "Sum", throttled...),
+			graph("bus: failed invocations by rule", "Sum", failed...),
+			graph("bus: throttled rules", "Sum", throttled...),
 		}})
 	}
 	return out
@@ -198,7 +197,7 @@ func (g *gen) dashboard(fl *file, i int, body cwdashboard.Body) {
 	g.claim("aws_cloudwatch_dashboard", addr, "")
 	d := fl.resource("aws_cloudwatch_dashboard", addr,
 		"Per class queue, DLQ and worker series, per workflow executions, the bus's failures.",
-		"Worker series (namespace "+telemetry.CloudWatchNamespace+") appear once a collector exports /metrics as EMF (docs/operating.md).")
+		"Worker series (namespace "+metric.CloudWatchNamespace+") appear once a collector exports /metrics as EMF (docs/operating.md).")
 	d.set("dashboard_name", str(name))
 	d.set("dashboard_body", call("jsonencode", t))
 }

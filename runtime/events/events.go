@@ -39,6 +39,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+
+	"github.com/fleetc/fleetc/runtime/events/putevents"
 )
 
 // Entry is one event to publish.
@@ -155,12 +157,12 @@ type Batcher struct {
 
 // New validates cfg, applies defaults and starts the batcher.
 func New(api API, cfg Config) (*Batcher, error) {
-	limit := MaxEntriesClassic
+	limit := putevents.MaxEntriesClassic
 	switch cfg.BusModel {
 	case "", BusClassic:
 		cfg.BusModel = BusClassic
 	case BusV2:
-		limit = MaxEntriesV2
+		limit = putevents.MaxEntriesV2
 	default:
 		return nil, fmt.Errorf("events: bus model %q: want %q or %q", cfg.BusModel, BusClassic, BusV2)
 	}
@@ -171,10 +173,10 @@ func New(api API, cfg Config) (*Batcher, error) {
 		return nil, fmt.Errorf("events: max entries %d: a %s bus takes 1..%d per PutEvents", cfg.MaxEntries, cfg.BusModel, limit)
 	}
 	if cfg.MaxRequestBytes == 0 {
-		cfg.MaxRequestBytes = MaxRequestBytes
+		cfg.MaxRequestBytes = putevents.MaxRequestBytes
 	}
-	if cfg.MaxRequestBytes < 1 || cfg.MaxRequestBytes > MaxRequestBytes {
-		return nil, fmt.Errorf("events: max request bytes %d: want 1..%d", cfg.MaxRequestBytes, MaxRequestBytes)
+	if cfg.MaxRequestBytes < 1 || cfg.MaxRequestBytes > putevents.MaxRequestBytes {
+		return nil, fmt.Errorf("events: max request bytes %d: want 1..%d", cfg.MaxRequestBytes, putevents.MaxRequestBytes)
 	}
 	if cfg.Linger <= 0 {
 		cfg.Linger = 100 * time.Millisecond

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fleetc/fleetc/runtime/events/putevents"
 )
 
 func TestSize(t *testing.T) {
@@ -40,7 +42,7 @@ func TestNewValidates(t *testing.T) {
 		{MaxEntries: 11},
 		{BusModel: BusV2, MaxEntries: 101},
 		{MaxEntries: -1},
-		{MaxRequestBytes: MaxRequestBytes + 1},
+		{MaxRequestBytes: putevents.MaxRequestBytes + 1},
 	} {
 		if _, err := New(nil, c); err == nil {
 			t.Errorf("New(%+v) accepted", c)
@@ -51,7 +53,7 @@ func TestNewValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close(context.Background())
-	if got := b.Config(); got.MaxEntries != 100 || got.MaxRequestBytes != MaxRequestBytes || got.Linger != 100*time.Millisecond || got.MaxAttempts != 4 {
+	if got := b.Config(); got.MaxEntries != 100 || got.MaxRequestBytes != putevents.MaxRequestBytes || got.Linger != 100*time.Millisecond || got.MaxAttempts != 4 {
 		t.Fatalf("defaults %+v", got)
 	}
 }
@@ -236,9 +238,9 @@ func TestEntryTooLarge(t *testing.T) {
 	b, _ := New(client, Config{Linger: time.Millisecond})
 	defer b.Close(context.Background())
 	// Exactly at the limit: accepted (a lone entry may use the full 1 MB).
-	pad := MaxRequestBytes - len("s") - len("d") - len(`{"p":""}`)
+	pad := putevents.MaxRequestBytes - len("s") - len("d") - len(`{"p":""}`)
 	atLimit := Entry{Source: "s", DetailType: "d", Detail: []byte(`{"p":"` + strings.Repeat("x", pad) + `"}`)}
-	if Size(atLimit) != MaxRequestBytes {
+	if Size(atLimit) != putevents.MaxRequestBytes {
 		t.Fatalf("size %d", Size(atLimit))
 	}
 	if err := b.Publish(context.Background(), atLimit); err != nil {

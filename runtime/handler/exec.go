@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
-	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
 
@@ -49,7 +49,7 @@ type Exec struct {
 // worker's environment reaches agent code unless the spec names it: the worker holds role
 // credentials, the container-credential URI and token, and model API keys. The model
 // gateway's URLs and token pass too: the command is what calls the gateway.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gateway.EnvURL, gateway.EnvBedrockURL, gateway.EnvToken}
+var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gatewayenv.URL, gatewayenv.BedrockURL, gatewayenv.Token}
 
 // environ is the command's environment: the allow-listed and inherit_env variables of the
 // worker (from getenv), then the worker's extras, then the step's.

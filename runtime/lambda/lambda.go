@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
@@ -40,40 +41,6 @@ const apiVersion = "2018-06-01"
 // SafetyMargin is kept free at the end of an invocation to report the
 // batch (and release what did not finish) before Lambda kills us.
 const SafetyMargin = 2 * time.Second
-
-// Event is the SQS event an event source mapping delivers.
-type Event struct {
-	Records []Record `json:"Records"`
-}
-
-// Record is one SQS message in an Event.
-type Record struct {
-	MessageID         string                      `json:"messageId"`
-	ReceiptHandle     string                      `json:"receiptHandle"`
-	Body              string                      `json:"body"`
-	Attributes        map[string]string           `json:"attributes"`
-	MessageAttributes map[string]MessageAttribute `json:"messageAttributes"`
-	EventSource       string                      `json:"eventSource"`
-	EventSourceARN    string                      `json:"eventSourceARN"`
-	AWSRegion         string                      `json:"awsRegion"`
-}
-
-// MessageAttribute is the ESM's rendering of an SQS message attribute.
-type MessageAttribute struct {
-	StringValue *string `json:"stringValue,omitempty"`
-	BinaryValue []byte  `json:"binaryValue,omitempty"`
-	DataType    string  `json:"dataType"`
-}
-
-// Response is the partial batch response.
-type Response struct {
-	BatchItemFailures []ItemFailure `json:"batchItemFailures"`
-}
-
-// ItemFailure names one message to retry.
-type ItemFailure struct {
-	ItemIdentifier string `json:"itemIdentifier"`
-}
 
 // SQSAPI is what the handler needs from SQS: the DLQ send and releasing
 // failed messages with a jittered delay (the ESM leaves them to the
@@ -139,7 +106,7 @@ func direct(body []byte) bool {
 // Handle runs one batch and returns its partial batch response. FIFO
 // groups run in order; after a failure the rest of its group is reported
 // failed unprocessed, as the ESM requires for FIFO queues.
-func (h *Handler) Handle(ctx context.Context, ev Event, deadline time.Time) Response {
+func (h *Handler) Handle(ctx context.Context, ev sqsevent.Event, deadline time.Time) sqsevent.Response {
 	msgs := make([]*queue.Message, len(ev.Records))
 	now := time.Now()
 	for i, r := range ev.Records {
@@ -200,10 +167,10 @@ func (h *Handler) Handle(ctx context.Context, ev Event, deadline time.Time) Resp
 	}
 	wg.Wait()
 	h.releaseAll(ctx, msgs, release)
-	resp := Response{BatchItemFailures: []ItemFailure{}}
+	resp := sqsevent.Response{BatchItemFailures: []sqsevent.ItemFailure{}}
 	for _, m := range msgs { // in batch order: deterministic
 		if failed[m.ID] {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, ItemFailure{ItemIdentifier: m.ID})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, sqsevent.ItemFailure{ItemIdentifier: m.ID})
 		}
 	}
 	return resp
@@ -256,7 +223,7 @@ func (h *Handler) releaseAll(ctx context.Context, msgs []*queue.Message, delays 
 	}
 }
 
-func toMessage(r Record, now time.Time) *queue.Message {
+func toMessage(r sqsevent.Record, now time.Time) *queue.Message {
 	attrs := map[string]types.MessageAttributeValue{}
 	for k, v := range r.MessageAttributes {
 		attrs[k] = types.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
@@ -265,20 +232,6 @@ func toMessage(r Record, now time.Time) *queue.Message {
 		MessageId: aws.String(r.MessageID), ReceiptHandle: aws.String(r.ReceiptHandle), Body: aws.String(r.Body),
 		Attributes: r.Attributes, MessageAttributes: attrs,
 	}, now)
-}
-
-// FromSQS renders SDK messages as the ESM would (tests and tools).
-func FromSQS(msgs []types.Message, arn, region string) Event {
-	ev := Event{Records: make([]Record, len(msgs))}
-	for i, m := range msgs {
-		ma := map[string]MessageAttribute{}
-		for k, v := range m.MessageAttributes {
-			ma[k] = MessageAttribute{StringValue: v.StringValue, BinaryValue: v.BinaryValue, DataType: aws.ToString(v.DataType)}
-		}
-		ev.Records[i] = Record{MessageID: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
-			Attributes: m.Attributes, MessageAttributes: ma, EventSource: "aws:sqs", EventSourceARN: arn, AWSRegion: region}
-	}
-	return ev
 }
 
 // Loop is the runtime API client loop.
@@ -336,7 +289,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		var ev Event
+		var ev sqsevent.Event
 		if err := json.Unmarshal(body, &ev); err != nil {
 			if err := l.post(ctx, c, base+"/invocation/"+id+"/error", errorBody("InvalidEvent", err.Error()), true); err != nil {
 				return err

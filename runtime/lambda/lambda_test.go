@@ -23,6 +23,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
+	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
@@ -131,7 +132,7 @@ func TestLambdaPartialBatchAgainstKumo(t *testing.T) {
 			okCopies[aws.ToString(m.MessageId)] = true
 		}
 	}
-	event, _ := json.Marshal(FromSQS(out.Messages, kumotest.QueueARN(qName), kumotest.Region))
+	event, _ := json.Marshal(sqsevent.FromSQS(out.Messages, kumotest.QueueARN(qName), kumotest.Region))
 	api := &fakeRuntimeAPI{event: event, deadline: time.Now().Add(30 * time.Second), resp: make(chan []byte, 1)}
 	srv := httptest.NewServer(api)
 	defer srv.Close()
@@ -140,7 +141,7 @@ func TestLambdaPartialBatchAgainstKumo(t *testing.T) {
 	lctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- loop.Run(lctx) }()
-	var resp Response
+	var resp sqsevent.Response
 	select {
 	case b := <-api.resp:
 		if err := json.Unmarshal(b, &resp); err != nil {
@@ -224,11 +225,11 @@ func TestHandleFIFOStopsGroupAfterFailure(t *testing.T) {
 	})
 	w := &worker.Worker{Cfg: cfg, Handler: h, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour}}
-	rec := func(id, key, group string) Record {
-		return Record{MessageID: id, ReceiptHandle: "rh-" + id, Body: fmt.Sprintf(`{"trace_id":%q,"conversation_id":%q}`, key, group),
+	rec := func(id, key, group string) sqsevent.Record {
+		return sqsevent.Record{MessageID: id, ReceiptHandle: "rh-" + id, Body: fmt.Sprintf(`{"trace_id":%q,"conversation_id":%q}`, key, group),
 			Attributes: map[string]string{"ApproximateReceiveCount": "1", "MessageGroupId": group}}
 	}
-	ev := Event{Records: []Record{rec("1", "a1", "A"), rec("2", "a2", "A"), rec("3", "a3", "A"), rec("4", "b1", "B")}}
+	ev := sqsevent.Event{Records: []sqsevent.Record{rec("1", "a1", "A"), rec("2", "a2", "A"), rec("3", "a3", "A"), rec("4", "b1", "B")}}
 	h2 := &Handler{Worker: w, SQS: nopSQS{}, FIFO: true}
 	resp := h2.Handle(context.Background(), ev, time.Now().Add(time.Minute))
 	var ids []string

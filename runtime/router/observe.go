@@ -12,22 +12,10 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/fleetc/fleetc/runtime/telemetry/genai"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
-// Metric names (Prometheus), per policy and deployment.
-const (
-	MetricCalls     = "fleet_model_calls_total"           // {policy,deployment,outcome}
-	MetricFailures  = "fleet_model_failures_total"        // {policy,deployment,class}
-	MetricCooldowns = "fleet_model_cooldowns_total"       // {policy,deployment}
-	MetricFallbacks = "fleet_model_fallbacks_total"       // {policy,to,reason}
-	MetricInFlight  = "fleet_model_in_flight"             // {policy}
-	MetricTokens    = "fleet_model_tokens_total"          // {policy,deployment,type}
-	MetricDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
-
-	// LabelPolicy is the policy label of every series above (the generated dashboard's
-	// dimension for them).
-	LabelPolicy = "policy"
-)
+// The metric and label names are in runtime/telemetry/metric.
 
 // Metrics are the router's Prometheus collectors. A nil *Metrics records nothing.
 type Metrics struct {
@@ -39,21 +27,21 @@ type Metrics struct {
 // NewMetrics creates the collectors and registers them on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCalls,
-			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{LabelPolicy, "deployment", "outcome"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFailures,
-			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{LabelPolicy, "deployment", "class"}),
-		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricCooldowns,
-			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{LabelPolicy, "deployment"}),
-		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricFallbacks,
-			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{LabelPolicy, "to", "reason"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: MetricTokens,
-			Help: "Tokens reported by providers, by type (input, output)."}, []string{LabelPolicy, "deployment", "type"}),
-		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: MetricInFlight,
-			Help: "Model calls in flight in this process, per policy group."}, []string{LabelPolicy}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: MetricDuration,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric.ModelCalls,
+			Help: "Model calls by policy, deployment and outcome (success or failure)."}, []string{metric.LabelPolicy, "deployment", "outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric.ModelFailures,
+			Help: "Failed model calls by class: retryable, timeout, spend_limit, context_window, permanent."}, []string{metric.LabelPolicy, "deployment", "class"}),
+		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric.ModelCooldowns,
+			Help: "Times a deployment went into cooldown after more than allowed_fails failures."}, []string{metric.LabelPolicy, "deployment"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric.ModelFallbacks,
+			Help: "Cross-group fallbacks taken, from the requested policy to the fallback."}, []string{metric.LabelPolicy, "to", "reason"}),
+		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: metric.ModelTokens,
+			Help: "Tokens reported by providers, by type (input, output)."}, []string{metric.LabelPolicy, "deployment", "type"}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metric.ModelInFlight,
+			Help: "Model calls in flight in this process, per policy group."}, []string{metric.LabelPolicy}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: metric.ModelDuration,
 			Help:    "Model call duration, one attempt.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{LabelPolicy, "deployment"}),
+			Buckets: []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}}, []string{metric.LabelPolicy, "deployment"}),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.failures, m.cooldowns, m.fallbacks, m.tokens, m.inflight, m.duration} {
 		if err := reg.Register(c); err != nil {

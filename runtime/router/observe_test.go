@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/router"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
 func TestGenAISpansAndMetrics(t *testing.T) {
@@ -73,13 +74,13 @@ func TestGenAISpansAndMetrics(t *testing.T) {
 		labels prometheus.Labels
 		want   float64
 	}{
-		{router.MetricCalls, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "outcome": "failure"}, 1},
-		{router.MetricCalls, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "outcome": "success"}, 1},
-		{router.MetricFailures, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "class": "retryable"}, 1},
-		{router.MetricCooldowns, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5"}, 1},
-		{router.MetricFallbacks, prometheus.Labels{"policy": "fast", "to": "overflow", "reason": "failure"}, 1},
-		{router.MetricTokens, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "type": "input"}, 30},
-		{router.MetricInFlight, prometheus.Labels{"policy": "overflow"}, 0},
+		{metric.ModelCalls, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "outcome": "failure"}, 1},
+		{metric.ModelCalls, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "outcome": "success"}, 1},
+		{metric.ModelFailures, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5", "class": "retryable"}, 1},
+		{metric.ModelCooldowns, prometheus.Labels{"policy": "fast", "deployment": "fast/us.anthropic.claude-haiku-4-5"}, 1},
+		{metric.ModelFallbacks, prometheus.Labels{"policy": "fast", "to": "overflow", "reason": "failure"}, 1},
+		{metric.ModelTokens, prometheus.Labels{"policy": "overflow", "deployment": "overflow/gpt-4o-mini", "type": "input"}, 30},
+		{metric.ModelInFlight, prometheus.Labels{"policy": "overflow"}, 0},
 	}
 	families, _ := reg.Gather()
 	for _, c := range checks {
@@ -112,8 +113,8 @@ func TestGenAISpansAndMetrics(t *testing.T) {
 			t.Errorf("%s%v missing", c.name, c.labels)
 		}
 	}
-	if n := testutil.CollectAndCount(reg, router.MetricDuration); n != 2 {
-		t.Errorf("%s series = %d, want 2", router.MetricDuration, n)
+	if n := testutil.CollectAndCount(reg, metric.ModelDuration); n != 2 {
+		t.Errorf("%s series = %d, want 2", metric.ModelDuration, n)
 	}
 }
 
@@ -144,7 +145,7 @@ func TestStreamedCallsAreAccounted(t *testing.T) {
 fleet_model_tokens_total{deployment="p/m",policy="p",type="input"} 41
 fleet_model_tokens_total{deployment="p/m",policy="p",type="output"} 9
 `
-		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), router.MetricTokens); err != nil {
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(want), metric.ModelTokens); err != nil {
 			t.Errorf("%s: %v", kind, err)
 		}
 		spans := rec.Ended()

@@ -7,6 +7,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
 // Metrics holds the worker's Prometheus collectors on a private registry
@@ -27,26 +29,26 @@ func NewMetrics() *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		StepDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    MetricStepDuration,
+			Name:    metric.StepDuration,
 			Help:    "Wall time of one agent step, from receive to outcome.",
 			Buckets: StepDurationBuckets,
-		}, []string{LabelClass, LabelOutcome}),
+		}, []string{metric.LabelClass, metric.LabelOutcome}),
 		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: MetricStepsInFlight,
+			Name: metric.StepsInFlight,
 			Help: "Agent steps currently running in this worker.",
-		}, []string{LabelClass}),
+		}, []string{metric.LabelClass}),
 		Retries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricStepRetries,
+			Name: metric.StepRetries,
 			Help: "Agent steps that failed transiently and were left for queue redelivery.",
-		}, []string{LabelClass}),
+		}, []string{metric.LabelClass}),
 		DeadLettered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricStepsDeadLettered,
+			Name: metric.StepsDeadLettered,
 			Help: "Agent steps the worker moved to the dead-letter queue.",
-		}, []string{LabelClass}),
+		}, []string{metric.LabelClass}),
 		AWSRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: MetricAWSRequests,
+			Name: metric.AWSRequests,
 			Help: "AWS API HTTP requests (every attempt, each billed), by service and operation.",
-		}, []string{LabelService, LabelOperation}),
+		}, []string{metric.LabelService, metric.LabelOperation}),
 	}
 	m.Registry.MustRegister(m.StepDuration, m.InFlight, m.Retries, m.DeadLettered, m.AWSRequests,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

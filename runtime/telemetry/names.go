@@ -1,31 +1,7 @@
 package telemetry
 
-// Prometheus metric and label names: every name the worker exports, in
-// one place, so dashboards, alerts and the compiler's generated
-// monitoring can rely on them.
-const (
-	// MetricStepDuration is a histogram of step wall time in seconds,
-	// labelled by class and outcome.
-	MetricStepDuration = "agent_step_duration_seconds"
-	// MetricStepsInFlight is a gauge of steps currently running, by class.
-	MetricStepsInFlight = "agent_steps_in_flight"
-	// MetricStepRetries counts steps left for queue redelivery, by class.
-	MetricStepRetries = "agent_step_retries_total"
-	// MetricStepsDeadLettered counts steps the worker dead-lettered, by class.
-	MetricStepsDeadLettered = "agent_steps_dead_lettered_total"
-	// MetricAWSRequests counts AWS API HTTP attempts, by service and operation.
-	MetricAWSRequests = "aws_api_requests_total"
-
-	// CloudWatchNamespace is where these series land in CloudWatch when a collector scrapes
-	// /metrics and exports them as EMF (docs/operating.md, "Dashboard"): names unchanged,
-	// dimension class (router series: policy). fleetc's generated dashboard reads it.
-	CloudWatchNamespace = "fleetc/worker"
-
-	LabelClass     = "class"
-	LabelOutcome   = "outcome"
-	LabelService   = "service"
-	LabelOperation = "operation" // the AWS API action, e.g. ReceiveMessage
-)
+// The Prometheus metric and label names are in runtime/telemetry/metric (a leaf package the
+// compiler's generated dashboard imports).
 
 // Step outcomes (values of the outcome label).
 const (

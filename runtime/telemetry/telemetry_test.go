@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/fleetc/fleetc/runtime/internal/jsonkeystest"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
 func newTel(t *testing.T, exp sdktrace.SpanExporter, sync bool) (*Telemetry, *bytes.Buffer) {
@@ -249,7 +250,7 @@ func TestShutdownFlushesBatchedSpans(t *testing.T) {
 
 func TestMetricNamesAreValid(t *testing.T) {
 	re := regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-	for _, n := range []string{MetricStepDuration, MetricStepsInFlight, MetricStepRetries, MetricStepsDeadLettered, MetricAWSRequests} {
+	for _, n := range []string{metric.StepDuration, metric.StepsInFlight, metric.StepRetries, metric.StepsDeadLettered, metric.AWSRequests} {
 		if !re.MatchString(n) {
 			t.Errorf("bad metric name %q", n)
 		}

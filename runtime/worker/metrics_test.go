@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
 // Verdicts reach the Prometheus metrics: successes and dead letters by
@@ -62,31 +63,31 @@ func TestMetricsCountVerdicts(t *testing.T) {
 		}
 		return sum
 	}
-	if got := val(telemetry.MetricStepsDeadLettered, "class", e.cfg.Class); got != 2 {
+	if got := val(metric.StepsDeadLettered, "class", e.cfg.Class); got != 2 {
 		t.Errorf("agent_steps_dead_lettered_total = %v, want 2", got)
 	}
-	if got := val(telemetry.MetricStepsInFlight, "class", e.cfg.Class); got != 0 {
+	if got := val(metric.StepsInFlight, "class", e.cfg.Class); got != 0 {
 		t.Errorf("agent_steps_in_flight = %v after drain", got)
 	}
-	if got := val(telemetry.MetricStepDuration, "outcome", telemetry.OutcomeSuccess); got != 6 {
+	if got := val(metric.StepDuration, "outcome", telemetry.OutcomeSuccess); got != 6 {
 		t.Errorf("successful steps observed: %v, want 6", got)
 	}
-	if got := val(telemetry.MetricAWSRequests, "service", "sqs"); got < 3 {
+	if got := val(metric.AWSRequests, "service", "sqs"); got < 3 {
 		t.Errorf("aws_api_requests_total{service=sqs} = %v", got)
 	}
-	if got := val(telemetry.MetricAWSRequests, "service", "dynamodb"); got < 10 {
+	if got := val(metric.AWSRequests, "service", "dynamodb"); got < 10 {
 		t.Errorf("aws_api_requests_total{service=dynamodb} = %v, want ≥ 2 per completed step", got)
 	}
 	for _, op := range []string{"ReceiveMessage", "DeleteMessageBatch", "ChangeMessageVisibilityBatch", "SendMessage"} {
-		got := val(telemetry.MetricAWSRequests, "service", "sqs", "operation", op)
+		got := val(metric.AWSRequests, "service", "sqs", "operation", op)
 		if got < 1 || got != float64(e.counter.CountOperation("sqs", op)) {
 			t.Errorf("aws_api_requests_total{service=sqs,operation=%s} = %v, the request counter saw %d", op, got, e.counter.CountOperation("sqs", op))
 		}
 	}
-	if got := val(telemetry.MetricAWSRequests, "service", "dynamodb", "operation", "unknown"); got != 0 {
+	if got := val(metric.AWSRequests, "service", "dynamodb", "operation", "unknown"); got != 0 {
 		t.Errorf("%v DynamoDB requests without an operation", got)
 	}
-	if got, want := val(telemetry.MetricAWSRequests), float64(e.counter.Total()); got != want {
+	if got, want := val(metric.AWSRequests), float64(e.counter.Total()); got != want {
 		t.Errorf("aws_api_requests_total sums to %v, the request counter saw %v", got, want)
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
-	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
 
@@ -126,7 +126,7 @@ func TestEntrypointUnderRIE(t *testing.T) {
 	for _, m := range msgs {
 		ids[aws.ToString(m.Body)[:3]] = aws.ToString(m.MessageId)
 	}
-	ev, _ := json.Marshal(lambda.FromSQS(msgs, "arn:aws:sqs:us-east-1:000000000000:image-rie-"+suffix, "us-east-1"))
+	ev, _ := json.Marshal(sqsevent.FromSQS(msgs, "arn:aws:sqs:us-east-1:000000000000:image-rie-"+suffix, "us-east-1"))
 
 	var status int
 	var resp []byte
@@ -143,7 +143,7 @@ func TestEntrypointUnderRIE(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	var out lambda.Response
+	var out sqsevent.Response
 	if status != 200 || json.Unmarshal(resp, &out) != nil {
 		t.Fatalf("invoke: %d %s", status, resp)
 	}

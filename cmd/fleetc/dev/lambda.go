@@ -17,7 +17,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 )
 
 // RIEName is AWS's Lambda Runtime Interface Emulator binary; RIEInstall says how to get it.
@@ -134,7 +134,7 @@ func (e *esm) once(ctx context.Context) error {
 	if err != nil || len(r.Messages) == 0 {
 		return err
 	}
-	ev := lambda.FromSQS(r.Messages, e.arn, e.region)
+	ev := sqsevent.FromSQS(r.Messages, e.arn, e.region)
 	body, _ := json.Marshal(ev)
 	status, resp, err := e.call(ctx, body)
 	if err != nil {
@@ -186,7 +186,7 @@ func (e *esm) call(ctx context.Context, body []byte) (int, []byte, error) {
 // the body), a body that is not a batch response, or an itemIdentifier that is empty or
 // not in the batch fail the whole batch (whole != nil, nothing deleted); otherwise every
 // message not listed is deleted. failed counts the listed ones.
-func Settle(ev lambda.Event, status int, body []byte) (del map[string]bool, failed int, whole error) {
+func Settle(ev sqsevent.Event, status int, body []byte) (del map[string]bool, failed int, whole error) {
 	if status != http.StatusOK {
 		return nil, 0, fmt.Errorf("function error: status %d %s", status, bytes.TrimSpace(body))
 	}
@@ -196,7 +196,7 @@ func Settle(ev lambda.Event, status int, body []byte) (del map[string]bool, fail
 	if json.Unmarshal(body, &fe) == nil && fe.ErrorType != "" {
 		return nil, 0, fmt.Errorf("function error %s", fe.ErrorType)
 	}
-	var resp *lambda.Response
+	var resp *sqsevent.Response
 	if t := bytes.TrimSpace(body); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := json.Unmarshal(t, &resp); err != nil {
 			return nil, 0, fmt.Errorf("the response is not a batch response: %w", err)

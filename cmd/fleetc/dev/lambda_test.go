@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 )
 
 // Settle reads a function's answer as the Lambda event source mapping documents for
@@ -15,7 +15,7 @@ import (
 // the listed items stay, the rest are deleted; a function error, an unparsable response or
 // an identifier not in the batch fails the whole batch.
 func TestSettle(t *testing.T) {
-	ev := lambda.Event{Records: []lambda.Record{{MessageID: "a"}, {MessageID: "b"}, {MessageID: "c"}}}
+	ev := sqsevent.Event{Records: []sqsevent.Record{{MessageID: "a"}, {MessageID: "b"}, {MessageID: "c"}}}
 	for _, c := range []struct {
 		name   string
 		status int

@@ -14,9 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fleetc/fleetc/runtime/router"
-	"github.com/fleetc/fleetc/runtime/router/bedrock"
-	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 )
 
 // modelClass is the name the model stand-in's lines carry in the interleaved log.
@@ -116,19 +115,21 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	var in *bedrock.ConverseRequest
+	var in *converse.Request
 	if err == nil {
-		in, err = bedrock.DecodeRequest(body)
+		in, err = converse.DecodeRequest(body)
 	}
 	if err != nil {
 		bedrockError(w, http.StatusBadRequest, "ValidationException", "request body: "+err.Error())
 		return
 	}
 	text := fmt.Sprintf("stand-in answer from %s (fleetc dev has no Bedrock) to %d message(s)", model, len(in.Messages))
-	resp := &router.Response{Model: model, StopReason: "end_turn", Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: text}}},
-		Usage: router.Usage{InputTokens: len(body) / 4, OutputTokens: len(text) / 4}}
+	resp := converse.Response{StopReason: "end_turn",
+		Usage: converse.Usage{InputTokens: len(body) / 4, OutputTokens: len(text) / 4, TotalTokens: len(body)/4 + len(text)/4}}
+	resp.Output.Message = converse.Message{Role: converse.RoleAssistant, Content: []converse.Block{{Text: &text}}}
+	resp.Metrics.LatencyMs = 1
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(bedrock.FromRouter(resp, 1))
+	_ = json.NewEncoder(w).Encode(&resp)
 }
 
 // askModel is the stand-in handler's one model call per step, through the worker's model
@@ -139,7 +140,7 @@ func askModel(ctx context.Context, base, token, input string) (string, error) {
 	if len(text) > 2000 {
 		text = text[:2000]
 	}
-	req, _ := json.Marshal(bedrock.ConverseRequest{Messages: []bedrock.WireMessage{{Role: router.RoleUser, Content: []bedrock.WireBlock{{Text: &text}}}}})
+	req, _ := json.Marshal(converse.Request{Messages: []converse.Message{{Role: converse.RoleUser, Content: []converse.Block{{Text: &text}}}}})
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(base, "/")+"/model/class-policy/converse", bytes.NewReader(req))
 	if err != nil {
 		return "", err
@@ -155,7 +156,7 @@ func askModel(ctx context.Context, base, token, input string) (string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return "", fmt.Errorf("the model gateway answered %d %s: %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), bytes.TrimSpace(b))
 	}
-	var out bedrock.ConverseResponse
+	var out converse.Response
 	if err := json.Unmarshal(b, &out); err != nil {
 		return "", fmt.Errorf("the model gateway's answer: %w", err)
 	}
@@ -171,5 +172,5 @@ func askModel(ctx context.Context, base, token, input string) (string, error) {
 // gatewayEnv is the model gateway a worker gave its exec handler ("" when the class has no
 // model policy).
 func gatewayEnv() (base, token string) {
-	return os.Getenv(gateway.EnvBedrockURL), os.Getenv(gateway.EnvToken)
+	return os.Getenv(gatewayenv.BedrockURL), os.Getenv(gatewayenv.Token)
 }

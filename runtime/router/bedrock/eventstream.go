@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
 )
 
 // ContentTypeEventStream is ConverseStream's response media type.
@@ -169,8 +170,8 @@ type streamEvent struct {
 			Input string `json:"input"`
 		} `json:"toolUse"`
 	} `json:"delta"`
-	StopReason string     `json:"stopReason"`
-	Usage      *WireUsage `json:"usage"`
+	StopReason string          `json:"stopReason"`
+	Usage      *converse.Usage `json:"usage"`
 }
 
 func (r *EventReader) event(typ string, payload []byte) (router.StreamEvent, bool, error) {

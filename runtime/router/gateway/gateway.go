@@ -26,19 +26,14 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 )
 
-// Environment variables fleet-worker sets for its exec handlers.
+// The environment variables fleet-worker sets for its exec handlers are in
+// runtime/router/gateway/gatewayenv.
 const (
-	// EnvURL is the OpenAI-compatible base URL (ends in /v1): OPENAI_BASE_URL for most clients.
-	EnvURL = "FLEET_MODEL_GATEWAY_URL"
-	// EnvBedrockURL is the root URL for Bedrock Converse clients
-	// (AWS_ENDPOINT_URL_BEDROCK_RUNTIME for the AWS SDKs).
-	EnvBedrockURL = "FLEET_MODEL_GATEWAY_BEDROCK_URL"
-	// EnvToken is the bearer token every request must carry (OPENAI_API_KEY for the
-	// openai SDKs, AWS_BEARER_TOKEN_BEDROCK for the AWS SDKs).
-	EnvToken = "FLEET_MODEL_GATEWAY_TOKEN"
 	// HeaderDeadline bounds a call (RFC 3339); exec handlers get it as FLEET_DEADLINE.
 	HeaderDeadline = "X-Fleet-Deadline"
 )
@@ -106,7 +101,7 @@ func (g *Gateway) Token() string { return g.token }
 
 // Env is what an exec handler's environment gets.
 func (g *Gateway) Env() []string {
-	return []string{EnvURL + "=" + g.URL() + "/v1", EnvBedrockURL + "=" + g.URL(), EnvToken + "=" + g.token}
+	return []string{gatewayenv.URL + "=" + g.URL() + "/v1", gatewayenv.BedrockURL + "=" + g.URL(), gatewayenv.Token + "=" + g.token}
 }
 
 // Close stops the listener and waits for calls in progress (bounded by ctx).
@@ -156,7 +151,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.authorized(r) {
-		g.fail(w, a, unauthorized[a], "missing or wrong gateway token: send Authorization: Bearer $"+EnvToken, 0)
+		g.fail(w, a, unauthorized[a], "missing or wrong gateway token: send Authorization: Bearer $"+gatewayenv.Token, 0)
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -287,12 +282,12 @@ func (g *Gateway) converse(w http.ResponseWriter, r *http.Request, modelID strin
 		g.fail(w, apiConverse, badRequest, "request body: "+err.Error(), 0)
 		return
 	}
-	in, err := bedrock.DecodeRequest(body)
+	in, err := converse.DecodeRequest(body)
 	if err != nil {
 		g.fail(w, apiConverse, badRequest, "request body: "+err.Error(), 0)
 		return
 	}
-	req, err := in.ToRouter()
+	req, err := bedrock.ToRouter(in)
 	if err != nil {
 		g.fail(w, apiConverse, badRequest, err.Error(), 0)
 		return

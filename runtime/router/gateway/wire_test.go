@@ -22,6 +22,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
 )
@@ -104,7 +105,7 @@ func TestGatewayRequiresTokenLoopbackHostAndJSON(t *testing.T) {
 		t.Fatalf("upstream got %d calls, want only the 2 accepted ones", srv.Calls())
 	}
 	for _, kv := range gw.Env() {
-		if kv == gateway.EnvToken+"="+gw.Token() {
+		if kv == gatewayenv.Token+"="+gw.Token() {
 			return
 		}
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
+	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 )
 
@@ -157,10 +158,10 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 		s.t.Errorf("bedrock: Authorization %q is not a SigV4 signature for service bedrock", auth)
 	}
 	body, _ := io.ReadAll(r.Body)
-	in, err := bedrock.DecodeRequest(body)
+	in, err := converse.DecodeRequest(body)
 	var req *router.Request
 	if err == nil {
-		req, err = in.ToRouter()
+		req, err = bedrock.ToRouter(in)
 	}
 	if err != nil || len(req.Messages) == 0 {
 		s.t.Errorf("bedrock: request body: %v", err)
