@@ -22,6 +22,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
@@ -545,7 +546,7 @@ func TestStaleTokenOutcomeLabel(t *testing.T) {
 	}
 	got := map[string]uint64{}
 	for _, f := range fams {
-		if f.GetName() != telemetry.MetricStepDuration {
+		if f.GetName() != metric.StepDuration {
 			continue
 		}
 		for _, m := range f.GetMetric() {
