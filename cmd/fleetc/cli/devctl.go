@@ -42,8 +42,6 @@ func classPath(suffix string) func(string) string {
 	return func(class string) string { return "/api/classes/" + url.PathEscape(class) + "/" + suffix }
 }
 
-func seconds(d time.Duration) float64 { return d.Seconds() }
-
 var devActions = []devAction{
 	{name: "kill", arg: "CLASS", short: "Kill -9 a class's worker (it restarts as a pod would)",
 		path: classPath("kill"),
@@ -63,7 +61,7 @@ var devActions = []devAction{
 	{name: "fail", arg: "CLASS", durations: true, short: "Make a class's handler fail retryably (exit 75) for a while",
 		path: classPath("fault"),
 		body: func(o devActionOptions, _ string) any {
-			return map[string]any{"kind": dev.FaultFail, "seconds": seconds(o.dur)}
+			return map[string]any{"kind": dev.FaultFail, "seconds": o.dur.Seconds()}
 		},
 		done: func(_ map[string]any, o devActionOptions, c string) string {
 			return fmt.Sprintf("%s's handler fails (exit 75, retryable) for %s", c, o.dur)
@@ -71,14 +69,14 @@ var devActions = []devAction{
 	{name: "slow", arg: "CLASS", durations: true, delay: true, short: "Make a class's handler sleep before each step for a while",
 		path: classPath("fault"),
 		body: func(o devActionOptions, _ string) any {
-			return map[string]any{"kind": dev.FaultSlow, "seconds": seconds(o.dur), "delay_seconds": seconds(o.delay)}
+			return map[string]any{"kind": dev.FaultSlow, "seconds": o.dur.Seconds(), "delay_seconds": o.delay.Seconds()}
 		},
 		done: func(_ map[string]any, o devActionOptions, c string) string {
 			return fmt.Sprintf("%s's handler sleeps %s before each step for %s", c, o.delay, o.dur)
 		}},
 	{name: "throttle", durations: true, short: "A 429 wave: the model answers every call 429 ThrottlingException for a while",
 		path: func(string) string { return "/api/faults/model-429" },
-		body: func(o devActionOptions, _ string) any { return map[string]any{"seconds": seconds(o.dur)} },
+		body: func(o devActionOptions, _ string) any { return map[string]any{"seconds": o.dur.Seconds()} },
 		done: func(_ map[string]any, o devActionOptions, _ string) string {
 			return fmt.Sprintf("the model answers every call 429 ThrottlingException for %s", o.dur)
 		}},
@@ -133,10 +131,10 @@ Exit 0 done, 1 refused or no session answering, 2 usage error.`, a.short),
 		}
 		c.Flags().IntVar(&o.port, "port", devPagePort, "the port of the fleetc dev session's page on 127.0.0.1")
 		if a.durations {
-			c.Flags().DurationVar(&o.dur, "for", 0, "how long the fault lasts (e.g. 30s; at most 1h)")
+			c.Flags().DurationVar(&o.dur, "for", 0, fmt.Sprintf("how long the fault lasts (e.g. 30s; at most %s)", dev.MaxFault))
 		}
 		if a.delay {
-			c.Flags().DurationVar(&o.delay, "delay", 5*time.Second, "how long the handler sleeps before each step")
+			c.Flags().DurationVar(&o.delay, "delay", dev.DefaultSlowDelay, "how long the handler sleeps before each step")
 		}
 		if a.name == "start" {
 			c.Flags().StringVar(&o.input, "input", "", "the execution input, as JSON (default: the generated example with a fresh trace_id)")

@@ -485,6 +485,22 @@ func (a *liveAPI) pause(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
 }
 
+// Faults last at most MaxFault; a slow handler sleeps DefaultSlowDelay unless told otherwise.
+const (
+	MaxFault         = time.Hour
+	DefaultSlowDelay = 5 * time.Second
+)
+
+// faultDuration reads a fault's length in seconds, answering 400 when it is not in
+// (0, MaxFault].
+func faultDuration(w http.ResponseWriter, seconds float64) (time.Duration, bool) {
+	if seconds <= 0 || seconds > MaxFault.Seconds() {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("seconds: want 0 < seconds <= %g", MaxFault.Seconds())})
+		return 0, false
+	}
+	return time.Duration(seconds * float64(time.Second)), true
+}
+
 // model429 makes the model answer 429 ThrottlingException for a while.
 func (a *liveAPI) model429(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -493,11 +509,10 @@ func (a *liveAPI) model429(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if req.Seconds <= 0 || req.Seconds > 3600 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+	dur, ok := faultDuration(w, req.Seconds)
+	if !ok {
 		return
 	}
-	dur := time.Duration(req.Seconds * float64(time.Second))
 	a.d.model.wave(dur)
 	a.d.sup.out.line(modelClass, fmt.Sprintf("fleetc dev: fault: the model answers 429 ThrottlingException for %s", dur))
 	writeJSON(w, http.StatusOK, map[string]any{"kind": "model-429", "seconds": req.Seconds})
@@ -513,14 +528,14 @@ func (a *liveAPI) fault(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	if req.Seconds <= 0 || req.Seconds > 3600 {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "seconds: want 0 < seconds <= 3600"})
+	dur, ok := faultDuration(w, req.Seconds)
+	if !ok {
 		return
 	}
-	if req.Kind == FaultSlow && req.DelaySeconds <= 0 {
-		req.DelaySeconds = 5
+	delay := time.Duration(req.DelaySeconds * float64(time.Second))
+	if req.Kind == FaultSlow && delay <= 0 {
+		delay = DefaultSlowDelay
 	}
-	dur, delay := time.Duration(req.Seconds*float64(time.Second)), time.Duration(req.DelaySeconds*float64(time.Second))
 	if err := a.d.SetFault(r.PathValue("name"), req.Kind, dur, delay); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
 		return
