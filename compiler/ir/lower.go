@@ -654,8 +654,18 @@ var (
 	bucketRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`)
 )
 
-// Bucket name lengths S3 allows.
-const minBucketName, maxBucketName = 3, 63
+// Name lengths AWS and Kubernetes allow, one per kind of name fleetc derives.
+const (
+	minBucketName, maxBucketName = 3, 63 // S3
+	maxQueueName                 = 80    // SQS, .fifo included
+	maxRuleName                  = 64    // EventBridge
+	maxRoleName                  = 64    // IAM
+	maxFunctionName              = 64    // Lambda
+	maxAgentCoreRuntimeName      = 48
+	maxObjectName                = 63 // a Kubernetes label value (the Deployment's name is one)
+	maxStateMachineName          = 80
+	maxArchiveName               = 48 // EventBridge
+)
 
 // checkNames reports derived names that AWS would refuse, at the spec value they come from.
 func (l *lowerer) checkNames() {
@@ -672,31 +682,31 @@ func (l *lowerer) checkNames() {
 	for _, a := range f.Agents {
 		for _, q := range []Queue{a.Queue, a.DLQ} {
 			base := strings.TrimSuffix(q.Name, ".fifo")
-			if len(q.Name) > 80 || !queueNameRE.MatchString(base) {
-				d := l.ds.Errorf("P007", a.Path, "queue name %q is invalid: SQS allows 80 characters of [A-Za-z0-9_-], .fifo included", q.Name)
+			if len(q.Name) > maxQueueName || !queueNameRE.MatchString(base) {
+				d := l.ds.Errorf("P007", a.Path, "queue name %q is invalid: SQS allows %d characters of [A-Za-z0-9_-], .fifo included", q.Name, maxQueueName)
 				d.Detail = "Shorten the fleet or agent name."
 			}
 		}
 		if a.Rule != nil {
-			limit(a.Path, "rule", a.Rule.Name, 64)
+			limit(a.Path, "rule", a.Rule.Name, maxRuleName)
 		}
-		limit(a.Path, "IAM role", a.RoleName, 64)
+		limit(a.Path, "IAM role", a.RoleName, maxRoleName)
 		if a.Lambda != nil {
-			limit(a.Path, "Lambda function", a.Lambda.FunctionName, 64)
+			limit(a.Path, "Lambda function", a.Lambda.FunctionName, maxFunctionName)
 		}
 		if a.AgentCore != nil {
-			limit(a.Path, "AgentCore runtime", a.AgentCore.RuntimeName, 48)
+			limit(a.Path, "AgentCore runtime", a.AgentCore.RuntimeName, maxAgentCoreRuntimeName)
 		}
 		if a.K8s != nil {
-			limit(a.Path, "Kubernetes object", a.K8s.Deployment, 63)
+			limit(a.Path, "Kubernetes object", a.K8s.Deployment, maxObjectName)
 		}
 	}
 	if e := f.KEDAScaler(); e != nil {
-		limit(e.Path, "IAM role", e.ScalerRole, 64)
+		limit(e.Path, "IAM role", e.ScalerRole, maxRoleName)
 	}
 	if t := f.Tools; t != nil {
-		limit(t.Path, "IAM role", t.RoleName, 64)
-		limit(t.Path, "Lambda function", t.FunctionName, 64)
+		limit(t.Path, "IAM role", t.RoleName, maxRoleName)
+		limit(t.Path, "Lambda function", t.FunctionName, maxFunctionName)
 		for _, a := range f.Agents {
 			if a.Lambda != nil && a.Lambda.FunctionName == t.FunctionName {
 				d := l.ds.Errorf("P007", a.Path, "Lambda function name %q is also the async tools function's", t.FunctionName)
@@ -705,21 +715,21 @@ func (l *lowerer) checkNames() {
 		}
 		for _, a := range t.Classes {
 			if n := a.Tool.Notify; n != nil && n.Queue != "" {
-				limit(n.Path, "queue", n.Queue, 80)
+				limit(n.Path, "queue", n.Queue, maxQueueName)
 			}
 		}
 	}
 	for _, w := range f.Workflows {
-		limit(w.Path, "state machine", w.StateMachineName, 80)
-		limit(w.Path, "IAM role", w.RoleName, 64)
+		limit(w.Path, "state machine", w.StateMachineName, maxStateMachineName)
+		limit(w.Path, "IAM role", w.RoleName, maxRoleName)
 	}
 	if f.Bus.Archive != nil {
-		limit("/bus/archive", "archive", f.Bus.Archive.Name, 48)
+		limit("/bus/archive", "archive", f.Bus.Archive.Name, maxArchiveName)
 	}
 	if b := f.State.ClaimCheckBucket; len(b) < minBucketName || len(b) > maxBucketName || !bucketRE.MatchString(b) {
 		l.ds.Errorf("P007", "/fleet", "claim-check bucket name %q is invalid: S3 allows %d-%d characters of [a-z0-9.-]", f.State.ClaimCheckBucket, minBucketName, maxBucketName)
 	}
-	limit("/fleet", "target DLQ", f.TargetDLQ.Name, 80)
+	limit("/fleet", "target DLQ", f.TargetDLQ.Name, maxQueueName)
 	// SQS, DynamoDB, CloudWatch Logs and S3 use a key of their own region only.
 	if arn := f.State.KMSKeyARN; arn != "" {
 		if parts := strings.SplitN(arn, ":", 6); len(parts) == 6 && parts[3] != f.Region {
