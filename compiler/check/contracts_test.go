@@ -56,3 +56,131 @@ workflows:
 		t.Errorf("E020 findings %q, want one for the fan-out path only", got)
 	}
 }
+
+// Which input source a carried field is judged by. Only the consumed event can declare a
+// field without requiring it; a fan-out item carries its fields (here the FIFO group field)
+// for sure. Each row fails when one conjunct of the consumed-event test (in
+// checkRequiredField and carriedEverywhere) is dropped or negated.
+func TestE020CarriedFieldSources(t *testing.T) {
+	const head = `version: 1
+fleet: fx
+region: us-east-1
+bus: { name: fx }
+defaults: { queue: { max_receives: 3 } }
+worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
+events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id%s]
+      properties: { trace_id: { type: string }, tenant: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, tenant]
+      properties: { trace_id: { type: string }, tenant: { type: string } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    ordering: { fifo: true, group_by: tenant }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+`
+	const output = `    output:
+      type: object
+      properties: { tenant: { type: string } }
+`
+	const fanOut = `workflows:
+  flow:
+    steps:
+      - name: Many
+        fan_out: { items: $.jobs, agent: worker, max_concurrency: 10, timeout: 5m }
+`
+	for _, c := range []struct {
+		name             string
+		required         string // what job.requested requires after trace_id
+		withOutput       bool   // the class's output declares tenant without requiring it
+		withFanOut       bool
+		want             []string // E020 summaries' distinguishing parts, in order
+		wantAtOutputProp bool
+	}{
+		{name: "consumed event requires it, fan-out carries it", required: ", tenant", withFanOut: true},
+		{name: "consumed event declares it only", required: "", want: []string{"which event job.requested declares but does not require"}},
+		{name: "declared only, fan-out carries it too", required: "", withFanOut: true, want: []string{"which event job.requested declares but does not require"}},
+		{name: "output declares it, consumed event requires it", required: ", tenant", withOutput: true},
+		{name: "output declares it, consumed event requires it, fan-out carries it", required: ", tenant", withOutput: true, withFanOut: true},
+		{name: "output and consumed event declare it only", required: "", withOutput: true, want: []string{"which the class's output declares but does not require"}, wantAtOutputProp: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(head, "%s", c.required, 1)
+			if c.withOutput {
+				src += output
+			}
+			if c.withFanOut {
+				src += fanOut
+			}
+			var got []string
+			for _, d := range Run(irtest.LoadSource(t, src)) {
+				if d.Code != "E020" {
+					continue
+				}
+				got = append(got, d.Summary)
+				if onOutput := strings.HasPrefix(d.Path, "/agents/worker/output/"); onOutput != c.wantAtOutputProp {
+					t.Errorf("finding at %s: %s", d.Path, d.Summary)
+				}
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("E020 findings %q, want %d: %q", got, len(c.want), c.want)
+			}
+			for i, w := range c.want {
+				if !strings.Contains(got[i], `"tenant"`) || !strings.Contains(got[i], w) {
+					t.Errorf("finding %q, want one about \"tenant\" %s", got[i], w)
+				}
+			}
+		})
+	}
+}
+
+// A class that only a fan-out step reaches consumes no event: the consumed-event test must not
+// look at one. The item's index is carried for sure, with or without the output declaring it.
+func TestE020FanOutOnlyClass(t *testing.T) {
+	const src = `version: 1
+fleet: fx
+region: us-east-1
+bus: { name: fx }
+defaults: { queue: { max_receives: 3 } }
+worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
+events:
+  part.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, index]
+      properties: { trace_id: { type: string }, index: { type: integer } }
+agents:
+  part:
+    runtime: eks
+    emits: [part.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/part"] }
+%sworkflows:
+  flow:
+    steps:
+      - name: Many
+        fan_out: { items: $.parts, agent: part, max_concurrency: 10, timeout: 5m }
+`
+	for _, output := range []string{"", "    output: { type: object, properties: { index: { type: integer } } }\n"} {
+		for _, d := range Run(irtest.LoadSource(t, strings.Replace(src, "%s", output, 1))) {
+			if d.Code == "E020" {
+				t.Errorf("output %q: %s: %s", output, d.Path, d.Summary)
+			}
+		}
+	}
+}

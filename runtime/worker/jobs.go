@@ -108,11 +108,11 @@ const jobWriteAttempts = 4
 
 // writeJob runs op with jittered retries; shutdown does not cut a status write short.
 func (w *Worker) writeJob(ctx context.Context, what, id string, op func(context.Context) error) error {
-	pol := retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second}
+	pol := w.backoff(100*time.Millisecond, time.Second)
 	var err error
 	for i := 0; i < jobWriteAttempts; i++ {
 		if i > 0 {
-			time.Sleep(pol.Backoff(i - 1))
+			_ = w.wait(context.WithoutCancel(ctx), pol.Backoff(i-1))
 		}
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		err = op(wctx)

@@ -101,6 +101,11 @@ type Worker struct {
 	Telemetry *telemetry.Telemetry // nil: no spans or step metrics
 	Log       *slog.Logger
 	Now       func() time.Time
+	// Rand draws the jitter of every retry delay, uniform in [0, 1) (nil: math/rand/v2), and
+	// Wait sleeps between retries, returning ctx's error if ctx ends first (nil: a timer):
+	// tests fix both to see each delay's ceiling.
+	Rand func() float64
+	Wait func(ctx context.Context, d time.Duration) error
 	// StepHeartbeat, when > 0, makes Process renew the idempotency lease
 	// and SFN heartbeat itself (Lambda, AgentCore); the poller instead calls
 	// Heartbeat from its batched visibility heartbeat.
@@ -134,6 +139,32 @@ func (w *Worker) now() time.Time {
 	return time.Now()
 }
 
+func (w *Worker) jitter() float64 {
+	if w.Rand != nil {
+		return w.Rand()
+	}
+	return rand.Float64()
+}
+
+func (w *Worker) wait(ctx context.Context, d time.Duration) error {
+	if w.Wait != nil {
+		return w.Wait(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// backoff is a full-jitter policy drawing from the worker's random source.
+func (w *Worker) backoff(base, ceiling time.Duration) retry.Policy {
+	return retry.Policy{Base: base, Cap: ceiling, Rand: w.jitter}
+}
+
 func (w *Worker) log() *slog.Logger {
 	if w.Log != nil {
 		return w.Log
@@ -142,7 +173,9 @@ func (w *Worker) log() *slog.Logger {
 }
 
 func (w *Worker) policy() retry.Policy {
-	return retry.Policy{MaxAttempts: w.Cfg.RetryLimit(), Base: w.Cfg.Retry.Base(), Cap: w.Cfg.Retry.Cap()}
+	p := w.backoff(w.Cfg.Retry.Base(), w.Cfg.Retry.Cap())
+	p.MaxAttempts = w.Cfg.RetryLimit()
+	return p
 }
 
 // lease is one visibility cycle (at least the step's max when there is no
@@ -348,7 +381,7 @@ func (w *Worker) claim(ctx context.Context, env *wire.Envelope, d Delivery, key 
 	case idem.Busy:
 		// Another live lease holds the work: not a failure, come back when
 		// it ends (plus jitter, so duplicates do not return in lockstep).
-		wait := claim.LeaseUntil.Sub(w.now()) + time.Duration(rand.Int64N(int64(time.Second)))
+		wait := claim.LeaseUntil.Sub(w.now()) + time.Duration(w.jitter()*float64(time.Second))
 		if wait < time.Second {
 			wait = time.Second
 		}
@@ -545,7 +578,7 @@ func (w *Worker) storeOutput(ctx context.Context, env *wire.Envelope, st *active
 // never be delivered are dead-lettered. A shutdown that lands just after the side effect
 // still gets its attempts; ctx only stops the retrying.
 func (w *Worker) underLease(ctx context.Context, env *wire.Envelope, st *activeStep, size int, op func(context.Context) error) *Result {
-	pol := retry.Policy{Base: 100 * time.Millisecond, Cap: 2 * time.Second}
+	pol := w.backoff(100*time.Millisecond, 2*time.Second)
 	for i := 0; ; i++ {
 		opCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		err := op(opCtx)
@@ -566,14 +599,10 @@ func (w *Worker) underLease(ctx context.Context, env *wire.Envelope, st *activeS
 		}
 		w.log().Warn("storing the result failed; retrying under the lease", "key", st.key, "attempt", i+1, "err", err)
 		telemetry.Event(ctx, telemetry.EventStoreRetry, attribute.Int(telemetry.AttrStoreAttempt, i+1), attribute.String(telemetry.AttrErrorMessage, err.Error()))
-		t := time.NewTimer(pol.Backoff(i))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if w.wait(ctx, pol.Backoff(i)) != nil {
 			// Shutdown: keep the claim (the record says running) and leave
 			// the message; only the lease's end lets another run happen.
 			return &Result{Outcome: queue.Outcome{Action: queue.Leave, Reason: &retry.Error{Code: wire.ResultStoreInterrupted, Message: err.Error(), Retryable: true}}}
-		case <-t.C:
 		}
 	}
 }
