@@ -277,3 +277,62 @@ func TestNoResponseIsRetried(t *testing.T) {
 		t.Errorf("%d calls reached AgentCore without credentials", n)
 	}
 }
+
+// The dispatcher fails a workflow's task only for a message that carries a task token and
+// only when it has a Step Functions client: an event's dead letter sends no SendTaskFailure
+// (an empty token is a ValidationException at best), and a dispatcher without a client
+// dead-letters a task message all the same.
+func TestDeadLetterFailsTaskOnlyWithTokenAndClient(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		body   string
+		client bool
+		want   []string
+	}{
+		{"token and client", `{"TaskToken":"tok-1","detail":{"trace_id":"t-1"}}`, true, []string{"tok-1 AccessDeniedException not authorized"}},
+		{"no token", event("t-1", "c"), true, nil},
+		{"no client", `{"TaskToken":"tok-1","detail":{"trace_id":"t-1"}}`, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, fake, _ := direct(t)
+			tasks := &failedTasks{}
+			if tc.client {
+				d.Tasks = tasks
+			}
+			fake.queue(awsError(403, "AccessDeniedException", "not authorized", ""))
+			out := d.Dispatch(context.Background(), &queue.Message{ID: "m-1", ReceiveCount: 1, Body: tc.body}, time.Time{})
+			if out.Action != queue.DeadLetter || out.Reason == nil || out.Reason.Code != "AccessDeniedException" {
+				t.Fatalf("outcome %+v reason %+v, want a dead letter (AccessDeniedException)", out, out.Reason)
+			}
+			if strings.Join(tasks.calls, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("SendTaskFailure calls %q, want %q", tasks.calls, tc.want)
+			}
+		})
+	}
+}
+
+// AgentCore's payload limit is inclusive: a body of exactly wire.AgentCoreMaxPayload bytes
+// is forwarded whole, one byte more is dead-lettered as PayloadTooLarge without a call.
+func TestPayloadLimitIsInclusive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends a 100 MB body")
+	}
+	d, fake, _ := direct(t)
+	fake.queue(outcome("", wire.OutcomeEnvelope{Outcome: wire.OutcomeDone}))
+	head := event("t-1", "c")
+	body := head + strings.Repeat(" ", wire.AgentCoreMaxPayload-len(head))
+	out := d.Dispatch(context.Background(), &queue.Message{ID: "m-1", ReceiveCount: 1, Body: body}, time.Time{})
+	if out.Action != queue.Delete {
+		t.Errorf("a body of exactly %d bytes: outcome %+v reason %+v, want delete", len(body), out, out.Reason)
+	}
+	if calls := fake.seen(); len(calls) != 1 || len(calls[0].Body) != len(body) {
+		t.Fatalf("%d calls, want 1 carrying all %d bytes", len(calls), len(body))
+	}
+	out = d.Dispatch(context.Background(), &queue.Message{ID: "m-2", ReceiveCount: 1, Body: body + " "}, time.Time{})
+	if out.Action != queue.DeadLetter || out.Reason == nil || out.Reason.Code != wire.PayloadTooLarge {
+		t.Errorf("one byte over: outcome %+v reason %+v, want a dead letter (%s)", out, out.Reason, wire.PayloadTooLarge)
+	}
+	if n := len(fake.seen()); n != 1 {
+		t.Errorf("%d calls, want none for the body over the limit", n)
+	}
+}
