@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -334,5 +335,46 @@ func TestPayloadLimitIsInclusive(t *testing.T) {
 	}
 	if n := len(fake.seen()); n != 1 {
 		t.Errorf("%d calls, want none for the body over the limit", n)
+	}
+}
+
+// The hold decides between asking again and releasing: a busy answer whose advised delay
+// still ends inside the hold is waited out in the same receive (no SQS release), one that
+// ends past it is released for that delay at once, without waiting.
+func TestBusyWaitsOnlyInsideTheHold(t *testing.T) {
+	busy := outcome("", wire.OutcomeEnvelope{Outcome: wire.OutcomeBusy, RetryAfterSeconds: 2})
+	for _, tc := range []struct {
+		name   string
+		hold   time.Duration
+		action queue.Action
+		waits  []time.Duration
+		calls  int
+	}{
+		{"inside", 10 * time.Second, queue.Delete, []time.Duration{2 * time.Second}, 2},
+		{"past", time.Second, queue.Release, nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, fake, _ := direct(t)
+			d.Hold = tc.hold
+			var waits []time.Duration
+			d.Wait = func(ctx context.Context, w time.Duration) error {
+				waits = append(waits, w)
+				if len(waits) > 3 {
+					return context.Canceled // a loop past the hold: stop it
+				}
+				return nil
+			}
+			fake.queue(busy, outcome("", wire.OutcomeEnvelope{Outcome: wire.OutcomeDone}))
+			out := d.Dispatch(context.Background(), &queue.Message{ID: "m-1", ReceiveCount: 1, Body: event("t-1", "c")}, time.Time{})
+			if out.Action != tc.action {
+				t.Errorf("outcome %+v reason %+v, want action %v", out, out.Reason, tc.action)
+			}
+			if tc.action == queue.Release && (out.Reason == nil || out.Reason.Code != wire.Busy || out.Delay != 2*time.Second) {
+				t.Errorf("outcome %+v reason %+v, want a 2 s release (Busy)", out, out.Reason)
+			}
+			if fmt.Sprint(waits) != fmt.Sprint(tc.waits) || len(fake.seen()) != tc.calls {
+				t.Errorf("waits %v and %d calls, want %v and %d", waits, len(fake.seen()), tc.waits, tc.calls)
+			}
+		})
 	}
 }
