@@ -1,6 +1,7 @@
 package compat_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -66,8 +67,8 @@ func TestSummaryNamesThePlace(t *testing.T) {
 }
 
 // A renamed event (same single consumer, detail changed) is paired, not removed and added;
-// each finding's spec path is on its own side: what was removed points into the base spec,
-// what was added into the head.
+// each finding names the event and schema as the head calls them, and its spec path is on
+// its own side: what was removed points into the base spec, what was added into the head.
 func TestRenamedEventPathsPerSide(t *testing.T) {
 	b := contract(t, "t.old", "s", objAB)
 	b.Path, b.Consumers = "/events/t.old", []string{"c"}
@@ -77,6 +78,9 @@ func TestRenamedEventPathsPerSide(t *testing.T) {
 	got := map[compat.Kind]string{}
 	for _, f := range r.Findings {
 		got[f.Kind] = string(f.Side) + " " + f.Path
+		if f.Event != "t.new" || f.Schema != "s@t.new" {
+			t.Errorf("%s names event %q schema %q, want the head's t.new, s@t.new", f.Kind, f.Event, f.Schema)
+		}
 	}
 	want := map[compat.Kind]string{
 		compat.DetailTypeChanged:       "head /events/t.new",
@@ -89,6 +93,38 @@ func TestRenamedEventPathsPerSide(t *testing.T) {
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+}
+
+// $ref chains are followed to their end, however long: a type changed at the end of 40
+// aliases is a type change of the property that refers to the first. A cycle of refs ends
+// the walk without a finding of its own.
+func TestRefChains(t *testing.T) {
+	chain := func(n int, end string) string {
+		var defs []string
+		for i := 0; i < n; i++ {
+			defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/properties/detail/definitions/d%d"}`, i, i+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"d%d":%s`, n, end))
+		return `{"type":"object","definitions":{` + strings.Join(defs, ",") +
+			`},"properties":{"a":{"$ref":"#/properties/detail/definitions/d0"}}}`
+	}
+	cycle := func(extra string) string {
+		return `{"type":"object","definitions":{"d0":{"$ref":"#/properties/detail/definitions/d1"},"d1":{"$ref":"#/properties/detail/definitions/d0"}},` +
+			`"properties":{"a":{"$ref":"#/properties/detail/definitions/d0"}` + extra + `}}`
+	}
+	for _, tc := range []struct {
+		name, base, head string
+		want             []compat.Kind
+	}{
+		{"2 aliases", chain(2, `{"type":"string"}`), chain(2, `{"type":"integer"}`), []compat.Kind{compat.TypeChanged}},
+		{"40 aliases", chain(40, `{"type":"string"}`), chain(40, `{"type":"integer"}`), []compat.Kind{compat.TypeChanged}},
+		{"40 aliases, unchanged end", chain(40, `{"type":"string"}`), chain(40, `{"type":"string"}`), nil},
+		{"a cycle beside an added property", cycle(""), cycle(`,"b":{"type":"string"}`), []compat.Kind{compat.PropertyAdded}},
+	} {
+		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
