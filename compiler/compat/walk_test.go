@@ -40,6 +40,17 @@ func TestWalkerEdges(t *testing.T) {
 			[]compat.Kind{compat.TypeChanged}},
 		{"type added, bound tightened", prop(`{"maxLength":5}`), prop(`{"type":"string","maxLength":3}`),
 			[]compat.Kind{compat.BoundTightened, compat.TypeNarrowed}},
+		// Closing an object counts whatever kept it open: an explicit true or a schema.
+		{"explicit open, then closed", `{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		{"a schema, then closed", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		// A required property renamed and still required is a rename, not a new requirement;
+		// an optional one renamed and now required is both.
+		{"required property renamed", objReq, `{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}`,
+			[]compat.Kind{compat.PropertyRenamed}},
+		{"optional property renamed, now required", objA, `{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}`,
+			[]compat.Kind{compat.PropertyRenamed, compat.RequiredAdded}},
 	} {
 		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
