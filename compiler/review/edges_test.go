@@ -24,7 +24,7 @@ func TestClassModelChange(t *testing.T) {
 
 // The text report's Terraform line: there whenever both sides built (even with nothing to
 // change), absent when a side did not and nothing was predicted. The Kubernetes section only
-// when a manifest changes.
+// when a manifest changes, one is enough.
 func TestTextReportSections(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -48,23 +48,35 @@ func TestTextReportSections(t *testing.T) {
 			t.Errorf("%s: a Kubernetes section without manifests:\n%s", tc.name, b.String())
 		}
 	}
+	r := Report{Base: "b", Head: "h", Kubernetes: []ResourceChange{{Action: Create, Address: "ConfigMap/fleet/coder", Type: "k8s"}}}
+	var b strings.Builder
+	if err := r.Render(&b, "text"); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\nKubernetes, predicted: 1 to create.\n  create ConfigMap/fleet/coder\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("one manifest: no Kubernetes section %q:\n%s", want, b.String())
+	}
 }
 
-// The markdown's topology shows the changed parts of the head; changes whose parts are not
-// in the head (a removed class) draw no empty diagram.
+// The markdown's topology shows the changed parts of the head, a lone one too (a policy no
+// class uses); changes whose parts are not in the head (a removed class) draw no empty
+// diagram.
 func TestMarkdownTopologyOnlyOfHeadParts(t *testing.T) {
 	s := Load("research.yaml", []byte(research(t)))
 	if s.Fleet == nil {
 		t.Fatalf("the research example does not build: %v", s.Diags)
 	}
+	lone := &ir.Fleet{Models: []*ir.Model{{Name: "spare"}}}
 	for _, tc := range []struct {
+		fleet   *ir.Fleet
 		node    string
 		diagram bool
 	}{
-		{graph.NodeKey(graph.Class, "coder"), true},
-		{graph.NodeKey(graph.Class, "gone"), false},
+		{s.Fleet, graph.NodeKey(graph.Class, "coder"), true},
+		{lone, graph.NodeKey(graph.Model, "spare"), true},
+		{s.Fleet, graph.NodeKey(graph.Class, "gone"), false},
 	} {
-		r := &Report{Base: "b", Head: "h", headGraph: graph.Build(s.Fleet),
+		r := &Report{Base: "b", Head: "h", headGraph: graph.Build(tc.fleet),
 			Changes: []Change{{Category: Posture, Severity: Info, Subject: "class x", Summary: "s", nodes: []string{tc.node}}}}
 		var b strings.Builder
 		if err := r.Render(&b, "markdown"); err != nil {
@@ -197,6 +209,8 @@ func TestFileInputs(t *testing.T) {
 		{`file("runtime/coder.json")`, nil},
 		{`file(var.path)`, nil},
 		{`upper("${path.module}/../runtime/coder.json")`, nil},
+		{`file("${abspath("x")}/../runtime/coder.json")`, nil},
+		{`file("${path.module}${var.f}")`, nil},
 	} {
 		set, err := artifact.NewSet(artifact.File{Path: "terraform/x.tf", Bytes: []byte("resource \"aws_x\" \"y\" {\n  a = " + tc.expr + "\n}\n")})
 		if err != nil {
