@@ -45,6 +45,17 @@ func TestWalkerEdges(t *testing.T) {
 			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
 		{"a schema, then closed", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
 			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		// Reopening counts whatever opens it: an explicit true or a schema.
+		{"closed, then explicit open", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+		{"closed, then a schema", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+		// A property added where old consumers accepted it anyway is safe: the object was
+		// explicitly open, or the new property fits the base's additionalProperties schema.
+		{"property added, explicitly open", `{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, []compat.Kind{compat.PropertyAdded}},
+		{"property added, fits the base's schema", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, []compat.Kind{compat.PropertyAdded}},
 		// A required property renamed and still required is a rename, not a new requirement;
 		// an optional one renamed and now required is both.
 		{"required property renamed", objReq, `{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}`,
@@ -136,6 +147,29 @@ func TestRefChains(t *testing.T) {
 	} {
 		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A breaking finding's diagnostic names whom it breaks: the consuming classes and the
+// workflows dispatching to them, or says that nothing in this fleet consumes the event.
+func TestDiagnosticsNameConsumers(t *testing.T) {
+	for _, tc := range []struct {
+		classes, workflows []string
+		want               string
+	}{
+		{nil, nil, "consumers: none in this fleet)"},
+		{[]string{"coder"}, nil, "consumers: coder)"},
+		{nil, []string{"flow"}, "consumers: workflow flow)"},
+		{[]string{"coder", "researcher"}, []string{"flow"}, "consumers: coder, researcher, workflow flow)"},
+	} {
+		b := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":5}`))
+		h := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":3}`))
+		b.Consumers, h.Consumers = tc.classes, tc.classes
+		b.Workflows, h.Workflows = tc.workflows, tc.workflows
+		ds := compat.Compare([]compat.Contract{b}, []compat.Contract{h}).Diagnostics()
+		if len(ds) != 1 || !strings.HasSuffix(ds[0].Summary, tc.want) {
+			t.Errorf("classes %v workflows %v: %v, want one ending %q", tc.classes, tc.workflows, ds, tc.want)
 		}
 	}
 }
