@@ -7,17 +7,20 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
 )
 
-// A fan-out item carries only item, index, trace_id and the group key, so a required field
-// the consumed event carries is still unfilled on the fan-out path; a plain workflow step
-// reads the execution input, whose generated schema requires the field.
-func TestE020FanOutPath(t *testing.T) {
-	const src = `version: 1
+// fxHead opens the fleets of the rule tests below: everything but events, agents and workflows.
+const fxHead = `version: 1
 fleet: fx
 region: us-east-1
 bus: { name: fx }
 defaults: { queue: { max_receives: 3 } }
 worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
-events:
+`
+
+// A fan-out item carries only item, index, trace_id and the group key, so a required field
+// the consumed event carries is still unfilled on the fan-out path; a plain workflow step
+// reads the execution input, whose generated schema requires the field.
+func TestE020FanOutPath(t *testing.T) {
+	const src = fxHead + `events:
   job.requested:
     version: 1
     source: fx.app
@@ -62,13 +65,7 @@ workflows:
 // for sure. Each row fails when one conjunct of the consumed-event test (in
 // checkRequiredField and carriedEverywhere) is dropped or negated.
 func TestE020CarriedFieldSources(t *testing.T) {
-	const head = `version: 1
-fleet: fx
-region: us-east-1
-bus: { name: fx }
-defaults: { queue: { max_receives: 3 } }
-worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
-events:
+	const head = fxHead + `events:
   job.requested:
     version: 1
     source: fx.app
@@ -150,13 +147,7 @@ agents:
 // A class that only a fan-out step reaches consumes no event: the consumed-event test must not
 // look at one. The item's index is carried for sure, with or without the output declaring it.
 func TestE020FanOutOnlyClass(t *testing.T) {
-	const src = `version: 1
-fleet: fx
-region: us-east-1
-bus: { name: fx }
-defaults: { queue: { max_receives: 3 } }
-worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
-events:
+	const src = fxHead + `events:
   part.done:
     version: 1
     source: fx.app

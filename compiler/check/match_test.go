@@ -9,13 +9,7 @@ import (
 
 // E015's fix names what the consumed event does declare, or says it declares nothing.
 func TestE015DetailNamesTheDeclaredFields(t *testing.T) {
-	const src = `version: 1
-fleet: fx
-region: us-east-1
-bus: { name: fx }
-defaults: { queue: { max_receives: 3 } }
-worker: { image: 111122223333.dkr.ecr.us-east-1.amazonaws.com/fx-worker:1.0.0 }
-events:
+	const src = fxHead + `events:
   job.requested:
     version: 1
     source: fx.app

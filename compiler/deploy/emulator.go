@@ -351,61 +351,17 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 	if err != nil {
 		return nil, err
 	}
-	f := hclwrite.NewEmptyFile()
-	root := f.Body()
-	prov := root.AppendNewBlock("provider", []string{"aws"}).Body()
-	prov.SetAttributeValue("s3_use_path_style", cty.True)
-	prov.SetAttributeValue("skip_credentials_validation", cty.True)
-	prov.SetAttributeValue("skip_metadata_api_check", cty.True)
-	prov.SetAttributeValue("skip_requesting_account_id", cty.True)
-	prov.SetAttributeValue("max_retries", cty.NumberIntVal(EmulatorMaxRetries))
-	eps := prov.AppendNewBlock("endpoints", nil).Body()
-
 	o := &Override{}
-	dropped := map[string]string{} // address → why
-	type edit struct {
-		gap Gap
-		res *block
-	}
-	var edits []edit
-	for _, g := range gaps {
-		for _, r := range mod.resources {
-			if r.typ != g.Resource || (g.Match != nil && !g.Match(r.body)) {
-				continue
-			}
-			if g.Drop {
-				dropped[r.addr()] = g.ID
-				o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
-				continue
-			}
-			edits = append(edits, edit{g, r})
-			o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
-		}
-	}
-	// Whatever refers to a left-out resource cannot be planned: leave it out as well.
-	for changed := true; changed; {
-		changed = false
-		for _, r := range mod.resources {
-			if _, gone := dropped[r.addr()]; gone {
-				continue
-			}
-			if ref := r.refersTo(dropped); ref != "" {
-				dropped[r.addr()] = dropped[ref]
-				o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: r.addr(), What: "left out: refers to " + ref})
-				changed = true
-			}
-		}
-	}
-
+	edits, dropped := o.selectGaps(mod, gaps)
 	svcs, err := emulatorServices(mod, dropped)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range svcs {
-		eps.SetAttributeValue(s, cty.StringVal(endpoint))
-	}
+	f := hclwrite.NewEmptyFile()
+	root := f.Body()
+	emulatorProvider(root, endpoint, svcs)
 
-	byAddr := map[string][]edit{}
+	byAddr := map[string][]gapEdit{}
 	for _, e := range edits {
 		if _, gone := dropped[e.res.addr()]; !gone {
 			byAddr[e.res.addr()] = append(byAddr[e.res.addr()], e)
@@ -432,40 +388,8 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 			continue
 		}
 		for _, e := range es {
-			for _, k := range slices.Sorted(maps.Keys(e.gap.Set)) {
-				b.SetAttributeValue(k, e.gap.Set[k])
-			}
-			for _, k := range slices.Sorted(maps.Keys(e.gap.Blocks)) {
-				nb := b.AppendNewBlock(k, nil).Body()
-				for _, a := range slices.Sorted(maps.Keys(e.gap.Blocks[k])) {
-					nb.SetAttributeValue(a, e.gap.Blocks[k][a])
-				}
-			}
-			if e.gap.Definition {
-				name := EmulatorFilePrefix + r.name + ".asl.json"
-				src, expr, ok := templatePath(r, "definition", name)
-				if !ok {
-					return nil, fmt.Errorf("deploy: %s: definition is not templatefile(\"${path.module}/../…\", {…}); gap %s cannot rewrite it", r.addr(), e.gap.ID)
-				}
-				asl, found := set.Get(src)
-				if !found {
-					return nil, fmt.Errorf("deploy: %s reads %s, which the build did not write", r.addr(), src)
-				}
-				def, _, err := EmulatorDefinition(asl)
-				if err != nil {
-					return nil, err
-				}
-				o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
-				expr = viaIngress(expr, mod)
-				f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
-				if ds.HasErrors() {
-					return nil, fmt.Errorf("deploy: rewriting %s.definition: %s", r.addr(), ds.Error())
-				}
-				b.SetAttributeRaw("definition", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
-			}
-			if len(e.gap.IgnoreChanges) > 0 {
-				f, _ := hclwrite.ParseConfig([]byte("x = ["+strings.Join(e.gap.IgnoreChanges, ", ")+"]\n"), "", hcl.InitialPos)
-				b.AppendNewBlock("lifecycle", nil).Body().SetAttributeRaw("ignore_changes", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+			if err := o.applyGap(b, e, set, mod); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -484,6 +408,113 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 		"# Terraform merges it into the generated configuration; delete it to target AWS again.\n"
 	o.Bytes = append([]byte(header), hclwrite.Format(f.Bytes())...)
 	return o, nil
+}
+
+// emulatorProvider points the aws provider at endpoint for the services svcs, with the
+// checks an emulator cannot answer turned off.
+func emulatorProvider(root *hclwrite.Body, endpoint string, svcs []string) {
+	prov := root.AppendNewBlock("provider", []string{"aws"}).Body()
+	prov.SetAttributeValue("s3_use_path_style", cty.True)
+	prov.SetAttributeValue("skip_credentials_validation", cty.True)
+	prov.SetAttributeValue("skip_metadata_api_check", cty.True)
+	prov.SetAttributeValue("skip_requesting_account_id", cty.True)
+	prov.SetAttributeValue("max_retries", cty.NumberIntVal(EmulatorMaxRetries))
+	eps := prov.AppendNewBlock("endpoints", nil).Body()
+	for _, s := range svcs {
+		eps.SetAttributeValue(s, cty.StringVal(endpoint))
+	}
+}
+
+// gapEdit is one gap's edit of one resource.
+type gapEdit struct {
+	gap Gap
+	res *block
+}
+
+// selectGaps matches gaps to mod's resources: the edits to write, and the resources left out
+// (address → the gap why), closed over references (whatever refers to a left-out resource
+// cannot be planned either). Every one is recorded in o.Omissions.
+func (o *Override) selectGaps(mod *module, gaps []Gap) ([]gapEdit, map[string]string) {
+	dropped := map[string]string{}
+	var edits []gapEdit
+	for _, g := range gaps {
+		for _, r := range mod.resources {
+			if r.typ != g.Resource || (g.Match != nil && !g.Match(r.body)) {
+				continue
+			}
+			o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
+			if g.Drop {
+				dropped[r.addr()] = g.ID
+				continue
+			}
+			edits = append(edits, gapEdit{g, r})
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range mod.resources {
+			if _, gone := dropped[r.addr()]; gone {
+				continue
+			}
+			if ref := r.refersTo(dropped); ref != "" {
+				dropped[r.addr()] = dropped[ref]
+				o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: r.addr(), What: "left out: refers to " + ref})
+				changed = true
+			}
+		}
+	}
+	return edits, dropped
+}
+
+// applyGap writes one gap's attributes, blocks, rewritten definition and ignore_changes into
+// the resource's override block b.
+func (o *Override) applyGap(b *hclwrite.Body, e gapEdit, set *artifact.Set, mod *module) error {
+	for _, k := range slices.Sorted(maps.Keys(e.gap.Set)) {
+		b.SetAttributeValue(k, e.gap.Set[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.gap.Blocks)) {
+		nb := b.AppendNewBlock(k, nil).Body()
+		for _, a := range slices.Sorted(maps.Keys(e.gap.Blocks[k])) {
+			nb.SetAttributeValue(a, e.gap.Blocks[k][a])
+		}
+	}
+	if e.gap.Definition {
+		if err := o.emulatorDefinition(b, e, set, mod); err != nil {
+			return err
+		}
+	}
+	if len(e.gap.IgnoreChanges) > 0 {
+		f, _ := hclwrite.ParseConfig([]byte("x = ["+strings.Join(e.gap.IgnoreChanges, ", ")+"]\n"), "", hcl.InitialPos)
+		b.AppendNewBlock("lifecycle", nil).Body().SetAttributeRaw("ignore_changes", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+	}
+	return nil
+}
+
+// emulatorDefinition writes the emulator's copy of a state machine's ASL beside the
+// configuration (o.Files) and points the resource's definition at it.
+func (o *Override) emulatorDefinition(b *hclwrite.Body, e gapEdit, set *artifact.Set, mod *module) error {
+	r := e.res
+	name := EmulatorFilePrefix + r.name + ".asl.json"
+	src, expr, ok := templatePath(r, "definition", name)
+	if !ok {
+		return fmt.Errorf("deploy: %s: definition is not templatefile(\"${path.module}/../…\", {…}); gap %s cannot rewrite it", r.addr(), e.gap.ID)
+	}
+	asl, found := set.Get(src)
+	if !found {
+		return fmt.Errorf("deploy: %s reads %s, which the build did not write", r.addr(), src)
+	}
+	def, _, err := EmulatorDefinition(asl)
+	if err != nil {
+		return err
+	}
+	o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
+	expr = viaIngress(expr, mod)
+	f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
+	if ds.HasErrors() {
+		return fmt.Errorf("deploy: rewriting %s.definition: %s", r.addr(), ds.Error())
+	}
+	b.SetAttributeRaw("definition", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+	return nil
 }
 
 // module is the parsed generated configuration.

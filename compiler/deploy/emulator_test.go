@@ -237,3 +237,44 @@ func TestEmulatorDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestOmissionsSayWhy: each omission, as plan prints it, says what the emulator run lacks:
+// a matched resource the gap's workaround, a dependent what it referred to (itself left out
+// by the same gap), an output the null it became; sorted by address.
+func TestOmissionsSayWhy(t *testing.T) {
+	o, err := EmulatorOverride(generate(t, "testdata/e2e.yaml"), "http://localhost:4566", KumoGaps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaps := map[string]Gap{}
+	for _, g := range KumoGaps {
+		gaps[g.ID] = g
+	}
+	byAddr := map[string]Omission{}
+	for i, om := range o.Omissions {
+		if i > 0 && o.Omissions[i-1].Address > om.Address {
+			t.Errorf("omissions out of order: %s before %s", o.Omissions[i-1].Address, om.Address)
+		}
+		byAddr[om.Address] = om
+	}
+	var chain []string
+	for _, om := range o.Omissions {
+		ref, isDependent := strings.CutPrefix(om.What, "left out: refers to ")
+		if out, isOutput := strings.CutPrefix(om.What, "null where it refers to "); isOutput {
+			ref, isDependent = out, true
+		}
+		switch {
+		case isDependent:
+			if ref == om.Address || byAddr[ref].Gap != om.Gap {
+				t.Errorf("%s refers to %s, whose omission %v is not from gap %s", om.Address, ref, byAddr[ref], om.Gap)
+			}
+			chain = append(chain, om.Address+" <- "+ref)
+		case om.What != gaps[om.Gap].Workaround:
+			t.Errorf("%s: omission says %q, gap %s's workaround is %q", om.Address, om.What, om.Gap, gaps[om.Gap].Workaround)
+		}
+	}
+	if got, want := strings.Join(chain, ", "), "aws_schemas_schema.task_completed <- aws_schemas_registry.fleet, "+
+		"aws_schemas_schema.task_requested <- aws_schemas_registry.fleet, output.schema_registry <- aws_schemas_registry.fleet"; got != want {
+		t.Errorf("left out for referring to a left-out resource:\n%s\nwant\n%s", got, want)
+	}
+}
