@@ -81,7 +81,7 @@ func TestShortFailWindowIsKept(t *testing.T) {
 // max_in_flight 1 is a cap (one call at a time); 0 is no cap at all, not a cap of nothing.
 func TestMaxInFlightEdges(t *testing.T) {
 	for _, c := range []struct{ cap, wantMax int64 }{{0, 3}, {1, 1}} {
-		s := &script{answer: ok("ok"), delay: 100 * time.Millisecond}
+		s := &script{answer: ok("ok"), delay: 300 * time.Millisecond}
 		r, _ := New([]Policy{policy("p", s, func(p *Policy) { p.MaxInFlight = int(c.cap) })}, Options{})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var wg sync.WaitGroup
