@@ -56,6 +56,17 @@ func eksClass(_ *ir.Fleet, a *ir.Agent) {
 
 const fanOutSrc = "\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000 }\n"
 
+const twoStepSrc = "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n      - agent: a001\n"
+
+// statePrep lets both classes inline up to Step Functions' state limit and gives the first
+// one a declared payload.max of first bytes (0: none).
+func statePrep(f *ir.Fleet, first int64) {
+	for _, a := range f.Agents {
+		a.ClaimCheckOver = sfnMaxPayload
+	}
+	f.Agents[0].MaxPayload = first
+}
+
 func fanOut(f *ir.Fleet) *ir.FanOut { return f.Workflows[0].Steps[0].FanOut }
 
 // patternOf is an event pattern of exactly n characters as EventBridge counts them.
@@ -175,6 +186,13 @@ var bounds = []bound{
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
 	{rule: "E005", what: "max event age ≤ 24 h", upper: true, limit: fixed(int64(maxEventAge)),
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
+	// E006 warns only where both reach EventBridge's maximum: 185 attempts and a day.
+	{rule: "E006", what: "attempts at the maximum with a day's max age", upper: true, limit: fixed(maxDeliveryAttempts - 1),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Delivery.MaxAge = maxEventAge },
+		set:  iset(func(a *ir.Agent) *int { return &a.Delivery.Attempts })},
+	{rule: "E006", what: "max age at a day with maximum attempts", upper: true, limit: fixed(int64(maxEventAge) - 1),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Delivery.Attempts = maxDeliveryAttempts },
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
 	{rule: "E011", what: "PutEvents requests/s ≤ the region's quota", upper: false, errorsOnly: true,
 		// 24,000 conversations/min × 10 steps = 4,000 steps/s, one event each: at 10 entries a
 		// batch that is exactly af-south-1's quota; one entry fewer a batch goes over it.
@@ -204,6 +222,16 @@ var bounds = []bound{
 	{rule: "M002", what: "in-group retries", upper: true, errorsOnly: false, limit: fixed(maxInGroupRetries),
 		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m"}) },
 		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].Retries = int(v) }},
+	{rule: "M002", what: "SDK retries under router retries", upper: true, limit: fixed(0),
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m", Retries: 1})
+		},
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].SDKRetries = int(v) }},
+	{rule: "M002", what: "router retries over SDK retries", upper: true, limit: fixed(0),
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m", SDKRetries: 1})
+		},
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].Retries = int(v) }},
 	{rule: "M003", what: "model timeout ≤ step.max", upper: true,
 		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Model = &ir.Model{Name: "m", Path: "/models/m"} },
 		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
@@ -263,6 +291,10 @@ var bounds = []bound{
 		set:   dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
 	{rule: "W004", what: "inline payload ≤ the invocation limit", upper: true, limit: fixed(agentCorePayload), prep: agentCoreClass,
 		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.MaxPayload, a.ClaimCheckOver = 0, v }},
+	{rule: "W004", what: "active sessions ≤ the region's quota", upper: true,
+		prep:  func(f *ir.Fleet, a *ir.Agent) { agentCoreClass(f, a); f.Traffic = &ir.Traffic{} },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(capacity.AgentCoreSessions(f.Region)) },
+		set:   func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Traffic.ConcurrentConversations = int(v) }},
 	{rule: "W005", what: "scaling.max × per_replica ≤ max_in_flight", upper: true, limit: fixed(12),
 		prep: func(f *ir.Fleet, a *ir.Agent) {
 			eksClass(f, a)
@@ -293,6 +325,15 @@ var bounds = []bound{
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
 	{rule: "S010", what: "tolerated failure ≥ 0", upper: false, limit: fixed(0), src: fleetWith(1) + fanOutSrc,
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
+	// S004 sums the state a workflow keeps: its input (the first class's inline payload
+	// when it declares payload.max, else ~1 KiB of ids) and every declared step result.
+	{rule: "S004", what: "Σ state with ~1 KiB of input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(2) + twoStepSrc,
+		prep: func(f *ir.Fleet, _ *ir.Agent) { statePrep(f, 0) },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Agents[1].MaxPayload = v - controlInput }},
+	{rule: "S004", what: "Σ state with the first class's inline payload as input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(2) + twoStepSrc,
+		prep: func(f *ir.Fleet, _ *ir.Agent) { statePrep(f, 1) },
+		// one byte of input, one of the first step's result
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Agents[1].MaxPayload = v - 2 }},
 	{rule: "S009", what: "synchronous express step.max ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
 		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
 		prep: func(_ *ir.Fleet, a *ir.Agent) { a.StepP95 = time.Second },
