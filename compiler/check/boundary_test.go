@@ -420,3 +420,78 @@ func TestModelCallVisibilityOnlyWhenHeartbeating(t *testing.T) {
 		t.Errorf("heartbeat: want the visibility finding, got %v", got)
 	}
 }
+
+// Q012's class half judges every class a message reaches through its queue: one a rule
+// feeds, also when workflows dispatch to it, and one nothing reaches yet. A class only
+// workflows reach is judged per step (the step's timeout may bound it), not here.
+func TestVisibilityCeilingClasses(t *testing.T) {
+	classFinding := func(f *ir.Fleet) bool {
+		for _, d := range findings(f, "Q012") {
+			if strings.HasPrefix(d.Summary, "class a000: step.max 13h is above SQS's 12h visibility ceiling") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		name           string
+		workflow, rule bool
+		want           bool
+	}{
+		{"rule", false, true, true},
+		{"rule and workflow", true, true, true},
+		{"neither", false, false, true},
+		{"workflow only", true, false, false},
+	} {
+		src := fleetWith(1)
+		if c.workflow {
+			src += "\nworkflows:\n  w:\n    steps:\n      - { agent: a000, timeout: 1h }\n"
+		}
+		f := lowerSrc(t, src)
+		a := f.Agents[0]
+		eksClass(f, a)
+		a.StepMax = ir.MaxVisibility + time.Hour
+		if !c.rule {
+			a.Rule = nil
+		}
+		if got := classFinding(f); got != c.want {
+			t.Errorf("%s: class finding %v, want %v (Q012: %v)", c.name, got, c.want, findings(f, "Q012"))
+		}
+	}
+}
+
+// W005 compares a class's model calls with its policy's max_in_flight only where the policy
+// sets one (0: uncapped, the default), and its fix names the largest scaling.max that fits.
+func TestKEDAvsModelCap(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	eksClass(f, a)
+	a.Scaling.Max, a.Scaling.PerReplica = 10, 1
+	a.Model = &ir.Model{Name: "m", Path: "/models/m"}
+	expectNone(t, f, "W005")
+	a.Model.MaxInFlight = 4
+	ds := findings(f, "W005")
+	if len(ds) != 1 || ds[0].Detail != "Lower scaling.max to 4 or less, or per_replica." {
+		t.Fatalf("W005 over the cap with per_replica 1: %v", ds)
+	}
+	if want := "class a000 scales to 10 concurrent model calls (10 × 1), above policy m's max_in_flight 4"; ds[0].Summary != want {
+		t.Errorf("W005 summary %q, want %q", ds[0].Summary, want)
+	}
+}
+
+// ReplaySafe is E013's reasoning, which fleetc replay also asks with the replay's reach
+// (now − --from, to the nanosecond): a non_idempotent class is safe for any bounded reach
+// up to its idempotency window, and never for an unbounded one (0, an archive kept forever).
+func TestReplaySafe(t *testing.T) {
+	const window = 24 * time.Hour
+	a := &ir.Agent{SideEffects: "non_idempotent", Idempotency: ir.Idempotency{Window: window}}
+	for reach, want := range map[time.Duration]bool{0: false, 1: true, time.Second: true, window: true, window + 1: false} {
+		if got := ReplaySafe(a, reach); got != want {
+			t.Errorf("non_idempotent, reach %v: safe %v, want %v", reach, got, want)
+		}
+	}
+	a.SideEffects = "idempotent"
+	if !ReplaySafe(a, 0) {
+		t.Error("an idempotent class is unsafe to replay into")
+	}
+}

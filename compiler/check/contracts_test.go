@@ -1,6 +1,7 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -172,6 +173,57 @@ agents:
 			if d.Code == "E020" {
 				t.Errorf("output %q: %s: %s", output, d.Path, d.Summary)
 			}
+		}
+	}
+}
+
+// An output property fills an emitted field when their types share a value: integer and
+// number do, both ways (an integer is a number; a whole number is an integer); string and
+// either do not.
+func TestE020OutputTypes(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n]
+      properties: { trace_id: { type: string }, n: { type: %s } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: %s } }
+`
+	for _, c := range []struct{ out, event, want string }{
+		{"integer", "number", ""},
+		{"number", "integer", ""},
+		{"integer", "integer", ""},
+		{"string", "number", `class worker's output declares "n" as string, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as number: no result can fill it`},
+		{"string", "integer", `class worker's output declares "n" as string, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as integer: no result can fill it`},
+		{"number", "string", `class worker's output declares "n" as number, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as string: no result can fill it`},
+	} {
+		var got []string
+		for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, c.event, c.out))) {
+			if d.Code == "E020" {
+				got = append(got, d.Summary)
+			}
+		}
+		if c.want == "" && len(got) != 0 || c.want != "" && (len(got) != 1 || got[0] != c.want) {
+			t.Errorf("output %s into %s: E020 %q, want %q", c.out, c.event, got, c.want)
 		}
 	}
 }
