@@ -103,7 +103,7 @@ type Worker struct {
 	Now       func() time.Time
 	// Rand draws the jitter of every retry delay, uniform in [0, 1) (nil: math/rand/v2), and
 	// Wait sleeps between retries, returning ctx's error if ctx ends first (nil: a timer):
-	// tests fix both to see each delay's ceiling.
+	// tests fix both to see each delay's ceiling. Concurrent steps call both at once.
 	Rand func() float64
 	Wait func(ctx context.Context, d time.Duration) error
 	// StepHeartbeat, when > 0, makes Process renew the idempotency lease
