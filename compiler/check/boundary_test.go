@@ -469,6 +469,10 @@ func TestKEDAvsModelCap(t *testing.T) {
 	a.Scaling.Max, a.Scaling.PerReplica = 10, 1
 	a.Model = &ir.Model{Name: "m", Path: "/models/m"}
 	expectNone(t, f, "W005")
+	a.Model.MaxInFlight = 1 // the smallest cap is a cap
+	if ds := findings(f, "W005"); len(ds) != 1 || ds[0].Detail != "Lower scaling.max to 1 or less, or per_replica." {
+		t.Fatalf("W005 over a cap of 1: %v", ds)
+	}
 	a.Model.MaxInFlight = 4
 	ds := findings(f, "W005")
 	if len(ds) != 1 || ds[0].Detail != "Lower scaling.max to 4 or less, or per_replica." {
@@ -493,5 +497,21 @@ func TestReplaySafe(t *testing.T) {
 	a.SideEffects = "idempotent"
 	if !ReplaySafe(a, 0) {
 		t.Error("an idempotent class is unsafe to replay into")
+	}
+}
+
+// A class whose own inline payload is over the state limit is reported once (S004's class
+// half), not again in the sum of every workflow it is in: the sum waits for the class's fix.
+func TestStatePayloadOversizedClassOnce(t *testing.T) {
+	f := lowerSrc(t, fleetWith(2)+twoStepSrc)
+	statePrep(f, 200<<10) // a000: 200 KiB input and result, under the limit alone
+	f.Agents[1].ClaimCheckOver = sfnMaxPayload + 1
+	ds := findings(f, "S004")
+	if len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "class a001 (workflow w): payloads up to 262,145 bytes travel inline") {
+		t.Errorf("S004: %v, want only class a001's finding", ds)
+	}
+	f.Agents[1].ClaimCheckOver = sfnMaxPayload // fixed: now the workflow's sum is over
+	if ds := findings(f, "S004"); len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "workflow w keeps up to ") {
+		t.Errorf("S004 after the class's fix: %v, want the workflow's sum", ds)
 	}
 }
