@@ -133,6 +133,11 @@ var bounds = []bound{
 	{rule: "Q012", what: "queue-fed step.max ≤ 12 h", upper: true, limit: fixed(int64(ir.MaxVisibility)),
 		prep: eksClass,
 		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "Q012", what: "a workflow step's run ≤ 12 h", upper: true, limit: fixed(int64(ir.MaxVisibility)),
+		src: fleetWith(1) + "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n",
+		// a class only the workflow reaches, whose step.max the step's timeout cuts
+		prep: func(f *ir.Fleet, a *ir.Agent) { eksClass(f, a); a.Rule, a.StepMax = nil, 2*ir.MaxVisibility },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Timeout = time.Duration(v) }},
 
 	// bus
 	{rule: "E001", what: "targets per rule", upper: true, limit: fixed(maxTargetsPerRule), src: fleetWith(maxTargetsPerRule + 1),
@@ -205,6 +210,10 @@ var bounds = []bound{
 			return int64(capacity.Of(f).EmittedPerSec() / capacity.PutEventsRPS(f.Region))
 		},
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
+	{rule: "E010", what: "inline payload ≤ a PutEvents entry's detail", upper: true,
+		prep:  func(f *ir.Fleet, a *ir.Agent) { a.Emits, a.MaxPayload = f.Events[:1], 0 },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return putEventsMaxBytes - envelope(f.Events[0]) },
+		set:   func(_ *ir.Fleet, a *ir.Agent, v int64) { a.ClaimCheckOver = v }},
 	{rule: "E010", what: "PutEvents entries ≤ classic limit", upper: true, limit: fixed(ir.ClassicBusMaxEntries),
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
 	{rule: "E010", what: "PutEvents entries ≥ 1", upper: false, limit: fixed(1),
@@ -340,13 +349,20 @@ var bounds = []bound{
 		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
 	{rule: "S001", what: "express Σ p95 × (1 + retries) ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
 		src: fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
-		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
-			st := f.Workflows[0].Steps[0]
-			a.StepP95 = time.Duration(v) / time.Duration(1+st.Retries)
-			if time.Duration(v)%time.Duration(1+st.Retries) != 0 {
-				a.StepP95++ // rounds the sum up past the limit
-			}
-		}},
+		set: expressBudget},
+	{rule: "S001", what: "express Σ p95 × (1 + retries) ≤ 300 s, two retries", upper: true, limit: fixed(int64(expressMax)),
+		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Workflows[0].Steps[0].Retries = 2 },
+		set:  expressBudget},
+}
+
+// expressBudget sets the one step's p95 so that p95 × (1 + retries) is v, rounded up.
+func expressBudget(f *ir.Fleet, a *ir.Agent, v int64) {
+	st := f.Workflows[0].Steps[0]
+	a.StepP95 = time.Duration(v) / time.Duration(1+st.Retries)
+	if time.Duration(v)%time.Duration(1+st.Retries) != 0 {
+		a.StepP95++ // rounds the sum up past the limit
+	}
 }
 
 func (b bound) fires(t *testing.T, v int64) []string {
@@ -513,5 +529,19 @@ func TestStatePayloadOversizedClassOnce(t *testing.T) {
 	f.Agents[1].ClaimCheckOver = sfnMaxPayload // fixed: now the workflow's sum is over
 	if ds := findings(f, "S004"); len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "workflow w keeps up to ") {
 		t.Errorf("S004 after the class's fix: %v, want the workflow's sum", ds)
+	}
+}
+
+// W003's batch half is FIFO's: records of one group run in order, so the function timeout
+// must cover the batch. A standard queue's batch runs concurrently in fleet-worker, and a
+// timeout covering one step is enough.
+func TestLambdaBatchTimeoutFIFOOnly(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	a.Lambda.BatchSize, a.Lambda.Timeout, a.Queue.Visibility = 4, a.StepMax, ir.MaxVisibility
+	expectNone(t, f, "W003")
+	a.FIFO, a.Queue.FIFO = true, true
+	if ds := findings(f, "W003"); len(ds) != 1 || !strings.Contains(ds[0].Summary, "a FIFO batch of 4 records of one group runs in order") {
+		t.Errorf("FIFO batch of 4 past the timeout: W003 %v", ds)
 	}
 }

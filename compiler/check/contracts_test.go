@@ -227,3 +227,62 @@ agents:
 		}
 	}
 }
+
+// An output whose bound is looser than the emitted field's is a warning, in the keyword's
+// direction only: above an upper bound, below a lower one. Equal or tighter is silent.
+func TestE020OutputBounds(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n]
+      properties: { trace_id: { type: string }, n: { type: %[1]s, %[2]s: 5 } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: %[1]s, %[2]s: %[3]d } }
+`
+	for _, c := range []struct {
+		kw, typ string
+		upper   bool
+	}{
+		{"maxLength", "string", true}, {"maxItems", "array", true}, {"maximum", "number", true},
+		{"minLength", "string", false}, {"minItems", "array", false}, {"minimum", "number", false},
+	} {
+		looser, tighter := 6, 4
+		if !c.upper {
+			looser, tighter = 4, 6
+		}
+		for _, v := range []int{looser, 5, tighter} {
+			var got []string
+			for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, c.typ, c.kw, v))) {
+				if d.Code == "E020" {
+					got = append(got, d.Summary)
+				}
+			}
+			want := ""
+			if v == looser {
+				want = fmt.Sprintf(`class worker's output "n" has %s %d, looser than job.done's (events.job.done.detail.properties.n at line 21:49)`, c.kw, v)
+			}
+			if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
+				t.Errorf("%s %d into %s 5: E020 %q, want %q", c.kw, v, c.kw, got, want)
+			}
+		}
+	}
+}
