@@ -545,3 +545,31 @@ func TestLambdaBatchTimeoutFIFOOnly(t *testing.T) {
 		t.Errorf("FIFO batch of 4 past the timeout: W003 %v", ds)
 	}
 }
+
+// Q001 for a zero visibility (SQS allows 0 s) without a heartbeat names the visibility: a
+// zero heartbeat is "none", not one that misses half the visibility.
+func TestZeroVisibilityNoHeartbeat(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	a.Queue.Visibility, a.Heartbeat = 0, 0
+	ds := findings(f, "Q001")
+	if len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "class a000: visibility 0s is below 1.5 × step.max") {
+		t.Errorf("Q001: %v", ds)
+	}
+}
+
+// W003's fix for a visibility the spec set below 6 × timeout + window, in the class or in
+// defaults, is to raise it (fleetc's default includes the window).
+func TestLambdaVisibilityFix(t *testing.T) {
+	for _, c := range []struct{ old, new string }{
+		{"\n    consumes:", "\n    queue: { visibility: 3m }\n    consumes:"},
+		{"queue: { max_receives: 3 }", "queue: { max_receives: 3, visibility: 3m }"},
+	} {
+		src := strings.Replace(fleetWith(1), c.old, c.new, 1)
+		f := lowerSrc(t, strings.Replace(src, "\n    consumes:", "\n    lambda: { batching_window: 30s }\n    consumes:", 1))
+		ds := findings(f, "W003")
+		if len(ds) != 1 || ds[0].Detail != "Set queue.visibility to at least 210s, or omit it for fleetc's default." {
+			t.Errorf("%q: W003 %v", c.new, ds)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // fxHead opens the fleets of the rule tests below: everything but events, agents and workflows.
@@ -284,5 +285,53 @@ agents:
 				t.Errorf("%s %d into %s 5: E020 %q, want %q", c.kw, v, c.kw, got, want)
 			}
 		}
+	}
+}
+
+// A type on one side only constrains nothing: an emitted field without a type takes any
+// result. What nothing fills is an error whose fix lists what the source does carry.
+func TestE020UntypedAndUnfilled(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n%s]
+      properties: { trace_id: { type: string }, n: { description: any }, tenant: { type: string } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: string } }
+`
+	e020 := func(required string) []*diag.Diagnostic {
+		var out []*diag.Diagnostic
+		for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, required))) {
+			if d.Code == "E020" {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	if ds := e020(""); len(ds) != 0 {
+		t.Errorf("a string output into an untyped field: E020 %v", ds)
+	}
+	ds := e020(", tenant")
+	if len(ds) != 1 || !strings.Contains(ds[0].Summary, "which nothing fills") || !strings.Contains(ds[0].Detail, "job.requested: trace_id)") {
+		t.Fatalf("tenant, which nothing fills: E020 %v", ds)
 	}
 }
