@@ -343,6 +343,17 @@ var bounds = []bound{
 		prep: func(f *ir.Fleet, _ *ir.Agent) { statePrep(f, 1) },
 		// one byte of input, one of the first step's result
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Agents[1].MaxPayload = v - 2 }},
+	{rule: "S008", what: "state transitions/s at one execution/s", upper: true, limit: fixed(capacity.TransitionsPerSec),
+		src: fleetWith(1) + "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Traffic = &ir.Traffic{ConversationsPerMinute: 60, StepsPerConversation: 1}
+		},
+		// one transition to start, then 1 + retries for the step
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Retries = int(v) - 2 }},
+	{rule: "S008", what: "express StartExecution/s", upper: true, limit: fixed(capacity.ExpressStartPerSec),
+		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Traffic = &ir.Traffic{StepsPerConversation: 1} },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Traffic.ConversationsPerMinute = float64(v * 60) }},
 	{rule: "S009", what: "synchronous express step.max ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
 		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
 		prep: func(_ *ir.Fleet, a *ir.Agent) { a.StepP95 = time.Second },
