@@ -12,6 +12,7 @@ n=${1:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/fleetc" ./cmd/fleetc
+go build -o "$tmp/startphases" ./tools/startphases
 mkdir "$tmp/floor"
 printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("floor\\n") }\n' >"$tmp/floor/main.go"
 printf 'module floor\n\ngo 1.21\n' >"$tmp/floor/go.mod"
@@ -38,6 +39,10 @@ echo "fleetc start-up, $n runs each, load $(cut -d' ' -f1-3 /proc/loadavg), $(np
 measure "floor (Go hello world)" "$tmp/floor-bin"
 measure "fleetc version" "$tmp/fleetc" version
 measure "fleetc build examples/research-fleet" "$tmp/fleetc" build examples/research-fleet/fleet.yaml -o "$tmp/out"
+# Each cold phase's least time over N fresh processes.
+for _ in $(seq "$n"); do "$tmp/startphases" examples/research-fleet/fleet.yaml; done |
+	awk '{for (i = 1; i < NF; i += 2) if (!($i in t) || $(i + 1) < t[$i]) t[$i] = $(i + 1)}
+	END {printf "cold phases of that build (least of '"$n"'): schema compile %.1f ms, load %.1f ms, generate %.1f ms\n", t["schema"], t["load"], t["generate"]}'
 # Each package's least init time over 5 runs: one run on a loaded machine charges a
 # package for whatever preempted it.
 inits=$(for _ in 1 2 3 4 5; do GODEBUG=inittrace=1 "$tmp/fleetc" version 2>&1 >/dev/null; done |

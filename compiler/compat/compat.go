@@ -553,14 +553,18 @@ func (w *walker) emit(kind Kind, ptr, format string, args ...any) {
 	w.out = append(w.out, Finding{Kind: kind, Pointer: ptr, Summary: fmt.Sprintf(format, args...)})
 }
 
-// deref follows $ref (within the document) until a schema without one.
+// deref follows $ref (within the document) until a schema without one, or a ref it already
+// followed (a cycle). A chain of aliases is followed to its end however long: a change at its
+// end is a change of every schema on the way. key lists the refs followed.
 func deref(doc map[string]any, s map[string]any) (map[string]any, string) {
 	key := ""
-	for i := 0; i < 32; i++ {
+	var followed []string
+	for {
 		ref, ok := s["$ref"].(string)
-		if !ok {
+		if !ok || slices.Contains(followed, ref) {
 			break
 		}
+		followed = append(followed, ref)
 		key += ref + " "
 		t, ok := eventschema.Resolve(doc, strings.TrimPrefix(ref, "#"))
 		m, isMap := t.(map[string]any)

@@ -1,6 +1,7 @@
 package compat_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,28 @@ func TestWalkerEdges(t *testing.T) {
 			[]compat.Kind{compat.TypeChanged}},
 		{"type added, bound tightened", prop(`{"maxLength":5}`), prop(`{"type":"string","maxLength":3}`),
 			[]compat.Kind{compat.BoundTightened, compat.TypeNarrowed}},
+		// Closing an object counts whatever kept it open: an explicit true or a schema.
+		{"explicit open, then closed", `{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		{"a schema, then closed", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Closed}},
+		// Reopening counts whatever opens it: an explicit true or a schema.
+		{"closed, then explicit open", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+		{"closed, then a schema", `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`, []compat.Kind{compat.Opened}},
+		// A property added where old consumers accepted it anyway is safe: the object was
+		// explicitly open, or the new property fits the base's additionalProperties schema.
+		{"property added, explicitly open", `{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":true,"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, []compat.Kind{compat.PropertyAdded}},
+		{"property added, fits the base's schema", `{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"}}}`,
+			`{"type":"object","additionalProperties":{"type":"string"},"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`, []compat.Kind{compat.PropertyAdded}},
+		// A required property renamed and still required is a rename, not a new requirement;
+		// an optional one renamed and now required is both.
+		{"required property renamed", objReq, `{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}`,
+			[]compat.Kind{compat.PropertyRenamed}},
+		{"optional property renamed, now required", objA, `{"type":"object","required":["c"],"properties":{"c":{"type":"string"}}}`,
+			[]compat.Kind{compat.PropertyRenamed, compat.RequiredAdded}},
 	} {
 		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
@@ -66,8 +89,8 @@ func TestSummaryNamesThePlace(t *testing.T) {
 }
 
 // A renamed event (same single consumer, detail changed) is paired, not removed and added;
-// each finding's spec path is on its own side: what was removed points into the base spec,
-// what was added into the head.
+// each finding names the event and schema as the head calls them, and its spec path is on
+// its own side: what was removed points into the base spec, what was added into the head.
 func TestRenamedEventPathsPerSide(t *testing.T) {
 	b := contract(t, "t.old", "s", objAB)
 	b.Path, b.Consumers = "/events/t.old", []string{"c"}
@@ -77,6 +100,9 @@ func TestRenamedEventPathsPerSide(t *testing.T) {
 	got := map[compat.Kind]string{}
 	for _, f := range r.Findings {
 		got[f.Kind] = string(f.Side) + " " + f.Path
+		if f.Event != "t.new" || f.Schema != "s@t.new" {
+			t.Errorf("%s names event %q schema %q, want the head's t.new, s@t.new", f.Kind, f.Event, f.Schema)
+		}
 	}
 	want := map[compat.Kind]string{
 		compat.DetailTypeChanged:       "head /events/t.new",
@@ -89,6 +115,61 @@ func TestRenamedEventPathsPerSide(t *testing.T) {
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+}
+
+// $ref chains are followed to their end, however long: a type changed at the end of 40
+// aliases is a type change of the property that refers to the first. A cycle of refs ends
+// the walk without a finding of its own.
+func TestRefChains(t *testing.T) {
+	chain := func(n int, end string) string {
+		var defs []string
+		for i := 0; i < n; i++ {
+			defs = append(defs, fmt.Sprintf(`"d%d":{"$ref":"#/properties/detail/definitions/d%d"}`, i, i+1))
+		}
+		defs = append(defs, fmt.Sprintf(`"d%d":%s`, n, end))
+		return `{"type":"object","definitions":{` + strings.Join(defs, ",") +
+			`},"properties":{"a":{"$ref":"#/properties/detail/definitions/d0"}}}`
+	}
+	cycle := func(extra string) string {
+		return `{"type":"object","definitions":{"d0":{"$ref":"#/properties/detail/definitions/d1"},"d1":{"$ref":"#/properties/detail/definitions/d0"}},` +
+			`"properties":{"a":{"$ref":"#/properties/detail/definitions/d0"}` + extra + `}}`
+	}
+	for _, tc := range []struct {
+		name, base, head string
+		want             []compat.Kind
+	}{
+		{"2 aliases", chain(2, `{"type":"string"}`), chain(2, `{"type":"integer"}`), []compat.Kind{compat.TypeChanged}},
+		{"40 aliases", chain(40, `{"type":"string"}`), chain(40, `{"type":"integer"}`), []compat.Kind{compat.TypeChanged}},
+		{"40 aliases, unchanged end", chain(40, `{"type":"string"}`), chain(40, `{"type":"string"}`), nil},
+		{"a cycle beside an added property", cycle(""), cycle(`,"b":{"type":"string"}`), []compat.Kind{compat.PropertyAdded}},
+	} {
+		if got := kinds(t, tc.base, tc.head); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A breaking finding's diagnostic names whom it breaks: the consuming classes and the
+// workflows dispatching to them, or says that nothing in this fleet consumes the event.
+func TestDiagnosticsNameConsumers(t *testing.T) {
+	for _, tc := range []struct {
+		classes, workflows []string
+		want               string
+	}{
+		{nil, nil, "consumers: none in this fleet)"},
+		{[]string{"coder"}, nil, "consumers: coder)"},
+		{nil, []string{"flow"}, "consumers: workflow flow)"},
+		{[]string{"coder", "researcher"}, []string{"flow"}, "consumers: coder, researcher, workflow flow)"},
+	} {
+		b := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":5}`))
+		h := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":3}`))
+		b.Consumers, h.Consumers = tc.classes, tc.classes
+		b.Workflows, h.Workflows = tc.workflows, tc.workflows
+		ds := compat.Compare([]compat.Contract{b}, []compat.Contract{h}).Diagnostics()
+		if len(ds) != 1 || !strings.HasSuffix(ds[0].Summary, tc.want) {
+			t.Errorf("classes %v workflows %v: %v, want one ending %q", tc.classes, tc.workflows, ds, tc.want)
 		}
 	}
 }
