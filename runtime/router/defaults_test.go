@@ -24,7 +24,8 @@ func TestBackoffDefaultsBetweenAttempts(t *testing.T) {
 	always1 := Options{Rand: func() float64 { return 1 }}
 	defaults := func(p *Policy) { p.Retries, p.BackoffBase, p.BackoffCap = 1, 0, 0 }
 
-	// The first retry waits the default base, 100 ms: it fits a 350 ms deadline.
+	// The first retry waits the default base, 100 ms: it fits a 350 ms deadline, where a
+	// retry waiting as the third would (400 ms), or the cap's 2 s, would not.
 	s := flaky()
 	r, err := New([]Policy{policy("p", s, defaults)}, always1)
 	if err != nil {
@@ -80,10 +81,15 @@ func TestShortFailWindowIsKept(t *testing.T) {
 
 // max_in_flight 1 is a cap (one call at a time); 0 is no cap at all, not a cap of nothing.
 func TestMaxInFlightEdges(t *testing.T) {
-	for _, c := range []struct{ cap, wantMax int64 }{{0, 3}, {1, 1}} {
-		s := &script{answer: ok("ok"), delay: 300 * time.Millisecond}
-		r, _ := New([]Policy{policy("p", s, func(p *Policy) { p.MaxInFlight = int(c.cap) })}, Options{})
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Uncapped, the three calls overlap for 2 s (room for a loaded machine to start them);
+	// capped, they run one after another.
+	for _, c := range []struct {
+		cap, wantMax int64
+		delay        time.Duration
+	}{{0, 3, 2 * time.Second}, {1, 1, 100 * time.Millisecond}} {
+		s := &script{answer: ok("ok"), delay: c.delay}
+		r, _ := New([]Policy{policy("p", s, func(p *Policy) { p.MaxInFlight, p.Timeout = int(c.cap), 4*time.Second })}, Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		var wg sync.WaitGroup
 		var failed atomic.Int64
 		for range 3 {
@@ -112,7 +118,7 @@ func TestOneTokenPerMinuteIsABudget(t *testing.T) {
 		policy("p", heavy, func(p *Policy) { p.TokensPerMinute = 1; p.Fallbacks = []string{"spare"} }),
 		policy("spare", spare, nil),
 	}, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // a refill is a minute away
 	defer cancel()
 	first, _ := r.Chat(ctx, "p", req())
 	second, err := r.Chat(ctx, "p", req())
