@@ -56,6 +56,17 @@ func eksClass(_ *ir.Fleet, a *ir.Agent) {
 
 const fanOutSrc = "\nworkflows:\n  w:\n    steps:\n      - fan_out: { items: $.items, agent: a000 }\n"
 
+const twoStepSrc = "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n      - agent: a001\n"
+
+// statePrep lets both classes inline up to Step Functions' state limit and gives the first
+// one a declared payload.max of first bytes (0: none).
+func statePrep(f *ir.Fleet, first int64) {
+	for _, a := range f.Agents {
+		a.ClaimCheckOver = sfnMaxPayload
+	}
+	f.Agents[0].MaxPayload = first
+}
+
 func fanOut(f *ir.Fleet) *ir.FanOut { return f.Workflows[0].Steps[0].FanOut }
 
 // patternOf is an event pattern of exactly n characters as EventBridge counts them.
@@ -122,6 +133,11 @@ var bounds = []bound{
 	{rule: "Q012", what: "queue-fed step.max ≤ 12 h", upper: true, limit: fixed(int64(ir.MaxVisibility)),
 		prep: eksClass,
 		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
+	{rule: "Q012", what: "a workflow step's run ≤ 12 h", upper: true, limit: fixed(int64(ir.MaxVisibility)),
+		src: fleetWith(1) + "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n",
+		// a class only the workflow reaches, whose step.max the step's timeout cuts
+		prep: func(f *ir.Fleet, a *ir.Agent) { eksClass(f, a); a.Rule, a.StepMax = nil, 2*ir.MaxVisibility },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Timeout = time.Duration(v) }},
 
 	// bus
 	{rule: "E001", what: "targets per rule", upper: true, limit: fixed(maxTargetsPerRule), src: fleetWith(maxTargetsPerRule + 1),
@@ -175,6 +191,13 @@ var bounds = []bound{
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
 	{rule: "E005", what: "max event age ≤ 24 h", upper: true, limit: fixed(int64(maxEventAge)),
 		set: dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
+	// E006 warns only where both reach EventBridge's maximum: 185 attempts and a day.
+	{rule: "E006", what: "attempts at the maximum with a day's max age", upper: true, limit: fixed(maxDeliveryAttempts - 1),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Delivery.MaxAge = maxEventAge },
+		set:  iset(func(a *ir.Agent) *int { return &a.Delivery.Attempts })},
+	{rule: "E006", what: "max age at a day with maximum attempts", upper: true, limit: fixed(int64(maxEventAge) - 1),
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Delivery.Attempts = maxDeliveryAttempts },
+		set:  dset(func(a *ir.Agent) *time.Duration { return &a.Delivery.MaxAge })},
 	{rule: "E011", what: "PutEvents requests/s ≤ the region's quota", upper: false, errorsOnly: true,
 		// 24,000 conversations/min × 10 steps = 4,000 steps/s, one event each: at 10 entries a
 		// batch that is exactly af-south-1's quota; one entry fewer a batch goes over it.
@@ -187,6 +210,10 @@ var bounds = []bound{
 			return int64(capacity.Of(f).EmittedPerSec() / capacity.PutEventsRPS(f.Region))
 		},
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
+	{rule: "E010", what: "inline payload ≤ a PutEvents entry's detail", upper: true,
+		prep:  func(f *ir.Fleet, a *ir.Agent) { a.Emits, a.MaxPayload = f.Events[:1], 0 },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return putEventsMaxBytes - envelope(f.Events[0]) },
+		set:   func(_ *ir.Fleet, a *ir.Agent, v int64) { a.ClaimCheckOver = v }},
 	{rule: "E010", what: "PutEvents entries ≤ classic limit", upper: true, limit: fixed(ir.ClassicBusMaxEntries),
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Bus.MaxEntries = int(v) }},
 	{rule: "E010", what: "PutEvents entries ≥ 1", upper: false, limit: fixed(1),
@@ -204,6 +231,16 @@ var bounds = []bound{
 	{rule: "M002", what: "in-group retries", upper: true, errorsOnly: false, limit: fixed(maxInGroupRetries),
 		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m"}) },
 		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].Retries = int(v) }},
+	{rule: "M002", what: "SDK retries under router retries", upper: true, limit: fixed(0),
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m", Retries: 1})
+		},
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].SDKRetries = int(v) }},
+	{rule: "M002", what: "router retries over SDK retries", upper: true, limit: fixed(0),
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Models = append(f.Models, &ir.Model{Name: "m", Path: "/models/m", SDKRetries: 1})
+		},
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Models[len(f.Models)-1].Retries = int(v) }},
 	{rule: "M003", what: "model timeout ≤ step.max", upper: true,
 		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Model = &ir.Model{Name: "m", Path: "/models/m"} },
 		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.StepMax) },
@@ -263,6 +300,10 @@ var bounds = []bound{
 		set:   dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
 	{rule: "W004", what: "inline payload ≤ the invocation limit", upper: true, limit: fixed(agentCorePayload), prep: agentCoreClass,
 		set: func(_ *ir.Fleet, a *ir.Agent, v int64) { a.MaxPayload, a.ClaimCheckOver = 0, v }},
+	{rule: "W004", what: "active sessions ≤ the region's quota", upper: true,
+		prep:  func(f *ir.Fleet, a *ir.Agent) { agentCoreClass(f, a); f.Traffic = &ir.Traffic{} },
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(capacity.AgentCoreSessions(f.Region)) },
+		set:   func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Traffic.ConcurrentConversations = int(v) }},
 	{rule: "W005", what: "scaling.max × per_replica ≤ max_in_flight", upper: true, limit: fixed(12),
 		prep: func(f *ir.Fleet, a *ir.Agent) {
 			eksClass(f, a)
@@ -293,19 +334,46 @@ var bounds = []bound{
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
 	{rule: "S010", what: "tolerated failure ≥ 0", upper: false, limit: fixed(0), src: fleetWith(1) + fanOutSrc,
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { fanOut(f).ToleratedFailurePercent = int(v) }},
+	// S004 sums the state a workflow keeps: its input (the first class's inline payload
+	// when it declares payload.max, else ~1 KiB of ids) and every declared step result.
+	{rule: "S004", what: "Σ state with ~1 KiB of input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(2) + twoStepSrc,
+		prep: func(f *ir.Fleet, _ *ir.Agent) { statePrep(f, 0) },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Agents[1].MaxPayload = v - controlInput }},
+	{rule: "S004", what: "Σ state with the first class's inline payload as input", upper: true, limit: fixed(sfnMaxPayload), src: fleetWith(2) + twoStepSrc,
+		prep: func(f *ir.Fleet, _ *ir.Agent) { statePrep(f, 1) },
+		// one byte of input, one of the first step's result
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Agents[1].MaxPayload = v - 2 }},
+	{rule: "S008", what: "state transitions/s at one execution/s", upper: true, limit: fixed(capacity.TransitionsPerSec),
+		src: fleetWith(1) + "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) {
+			f.Traffic = &ir.Traffic{ConversationsPerMinute: 60, StepsPerConversation: 1}
+		},
+		// one transition to start, then 1 + retries for the step
+		set: func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Retries = int(v) - 2 }},
+	{rule: "S008", what: "express StartExecution/s", upper: true, limit: fixed(capacity.ExpressStartPerSec),
+		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Traffic = &ir.Traffic{StepsPerConversation: 1} },
+		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Traffic.ConversationsPerMinute = float64(v * 60) }},
 	{rule: "S009", what: "synchronous express step.max ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
 		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
 		prep: func(_ *ir.Fleet, a *ir.Agent) { a.StepP95 = time.Second },
 		set:  dset(func(a *ir.Agent) *time.Duration { return &a.StepMax })},
 	{rule: "S001", what: "express Σ p95 × (1 + retries) ≤ 300 s", upper: true, limit: fixed(int64(expressMax)),
 		src: fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
-		set: func(f *ir.Fleet, a *ir.Agent, v int64) {
-			st := f.Workflows[0].Steps[0]
-			a.StepP95 = time.Duration(v) / time.Duration(1+st.Retries)
-			if time.Duration(v)%time.Duration(1+st.Retries) != 0 {
-				a.StepP95++ // rounds the sum up past the limit
-			}
-		}},
+		set: expressBudget},
+	{rule: "S001", what: "express Σ p95 × (1 + retries) ≤ 300 s, two retries", upper: true, limit: fixed(int64(expressMax)),
+		src:  fleetWith(1) + "\nworkflows:\n  w:\n    type: express\n    steps:\n      - agent: a000\n",
+		prep: func(f *ir.Fleet, _ *ir.Agent) { f.Workflows[0].Steps[0].Retries = 2 },
+		set:  expressBudget},
+}
+
+// expressBudget sets the one step's p95 so that p95 × (1 + retries) is v, rounded up.
+func expressBudget(f *ir.Fleet, a *ir.Agent, v int64) {
+	st := f.Workflows[0].Steps[0]
+	a.StepP95 = time.Duration(v) / time.Duration(1+st.Retries)
+	if time.Duration(v)%time.Duration(1+st.Retries) != 0 {
+		a.StepP95++ // rounds the sum up past the limit
+	}
 }
 
 func (b bound) fires(t *testing.T, v int64) []string {
@@ -377,5 +445,142 @@ func TestModelCallVisibilityOnlyWhenHeartbeating(t *testing.T) {
 	a.Heartbeat = time.Second
 	if got := findings(f, "M003"); len(got) != 1 || !strings.Contains(got[0].Summary, "heartbeat cannot land") {
 		t.Errorf("heartbeat: want the visibility finding, got %v", got)
+	}
+}
+
+// Q012's class half judges every class a message reaches through its queue: one a rule
+// feeds, also when workflows dispatch to it, and one nothing reaches yet. A class only
+// workflows reach is judged per step (the step's timeout may bound it), not here.
+func TestVisibilityCeilingClasses(t *testing.T) {
+	classFinding := func(f *ir.Fleet) bool {
+		for _, d := range findings(f, "Q012") {
+			if strings.HasPrefix(d.Summary, "class a000: step.max 13h is above SQS's 12h visibility ceiling") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		name           string
+		workflow, rule bool
+		want           bool
+	}{
+		{"rule", false, true, true},
+		{"rule and workflow", true, true, true},
+		{"neither", false, false, true},
+		{"workflow only", true, false, false},
+	} {
+		src := fleetWith(1)
+		if c.workflow {
+			src += "\nworkflows:\n  w:\n    steps:\n      - { agent: a000, timeout: 1h }\n"
+		}
+		f := lowerSrc(t, src)
+		a := f.Agents[0]
+		eksClass(f, a)
+		a.StepMax = ir.MaxVisibility + time.Hour
+		if !c.rule {
+			a.Rule = nil
+		}
+		if got := classFinding(f); got != c.want {
+			t.Errorf("%s: class finding %v, want %v (Q012: %v)", c.name, got, c.want, findings(f, "Q012"))
+		}
+	}
+}
+
+// W005 compares a class's model calls with its policy's max_in_flight only where the policy
+// sets one (0: uncapped, the default), and its fix names the largest scaling.max that fits.
+func TestKEDAvsModelCap(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	eksClass(f, a)
+	a.Scaling.Max, a.Scaling.PerReplica = 10, 1
+	a.Model = &ir.Model{Name: "m", Path: "/models/m"}
+	expectNone(t, f, "W005")
+	a.Model.MaxInFlight = 1 // the smallest cap is a cap
+	if ds := findings(f, "W005"); len(ds) != 1 || ds[0].Detail != "Lower scaling.max to 1 or less, or per_replica." {
+		t.Fatalf("W005 over a cap of 1: %v", ds)
+	}
+	a.Model.MaxInFlight = 4
+	ds := findings(f, "W005")
+	if len(ds) != 1 || ds[0].Detail != "Lower scaling.max to 4 or less, or per_replica." {
+		t.Fatalf("W005 over the cap with per_replica 1: %v", ds)
+	}
+	if want := "class a000 scales to 10 concurrent model calls (10 × 1), above policy m's max_in_flight 4"; ds[0].Summary != want {
+		t.Errorf("W005 summary %q, want %q", ds[0].Summary, want)
+	}
+}
+
+// ReplaySafe is E013's reasoning, which fleetc replay also asks with the replay's reach
+// (now − --from, to the nanosecond): a non_idempotent class is safe for any bounded reach
+// up to its idempotency window, and never for an unbounded one (0, an archive kept forever).
+func TestReplaySafe(t *testing.T) {
+	const window = 24 * time.Hour
+	a := &ir.Agent{SideEffects: "non_idempotent", Idempotency: ir.Idempotency{Window: window}}
+	for reach, want := range map[time.Duration]bool{0: false, 1: true, time.Second: true, window: true, window + 1: false} {
+		if got := ReplaySafe(a, reach); got != want {
+			t.Errorf("non_idempotent, reach %v: safe %v, want %v", reach, got, want)
+		}
+	}
+	a.SideEffects = "idempotent"
+	if !ReplaySafe(a, 0) {
+		t.Error("an idempotent class is unsafe to replay into")
+	}
+}
+
+// A class whose own inline payload is over the state limit is reported once (S004's class
+// half), not again in the sum of every workflow it is in: the sum waits for the class's fix.
+func TestStatePayloadOversizedClassOnce(t *testing.T) {
+	f := lowerSrc(t, fleetWith(2)+twoStepSrc)
+	statePrep(f, 200<<10) // a000: 200 KiB input and result, under the limit alone
+	f.Agents[1].ClaimCheckOver = sfnMaxPayload + 1
+	ds := findings(f, "S004")
+	if len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "class a001 (workflow w): payloads up to 262,145 bytes travel inline") {
+		t.Errorf("S004: %v, want only class a001's finding", ds)
+	}
+	f.Agents[1].ClaimCheckOver = sfnMaxPayload // fixed: now the workflow's sum is over
+	if ds := findings(f, "S004"); len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "workflow w keeps up to ") {
+		t.Errorf("S004 after the class's fix: %v, want the workflow's sum", ds)
+	}
+}
+
+// W003's batch half is FIFO's: records of one group run in order, so the function timeout
+// must cover the batch. A standard queue's batch runs concurrently in fleet-worker, and a
+// timeout covering one step is enough.
+func TestLambdaBatchTimeoutFIFOOnly(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	a.Lambda.BatchSize, a.Lambda.Timeout, a.Queue.Visibility = 4, a.StepMax, ir.MaxVisibility
+	expectNone(t, f, "W003")
+	a.FIFO, a.Queue.FIFO = true, true
+	if ds := findings(f, "W003"); len(ds) != 1 || !strings.Contains(ds[0].Summary, "a FIFO batch of 4 records of one group runs in order") {
+		t.Errorf("FIFO batch of 4 past the timeout: W003 %v", ds)
+	}
+}
+
+// Q001 for a zero visibility (SQS allows 0 s) without a heartbeat names the visibility: a
+// zero heartbeat is "none", not one that misses half the visibility.
+func TestZeroVisibilityNoHeartbeat(t *testing.T) {
+	f := lowerSrc(t, fleetWith(1))
+	a := f.Agents[0]
+	a.Queue.Visibility, a.Heartbeat = 0, 0
+	ds := findings(f, "Q001")
+	if len(ds) != 1 || !strings.HasPrefix(ds[0].Summary, "class a000: visibility 0s is below 1.5 × step.max") {
+		t.Errorf("Q001: %v", ds)
+	}
+}
+
+// W003's fix for a visibility the spec set below 6 × timeout + window, in the class or in
+// defaults, is to raise it (fleetc's default includes the window).
+func TestLambdaVisibilityFix(t *testing.T) {
+	for _, c := range []struct{ old, new string }{
+		{"\n    consumes:", "\n    queue: { visibility: 3m }\n    consumes:"},
+		{"queue: { max_receives: 3 }", "queue: { max_receives: 3, visibility: 3m }"},
+	} {
+		src := strings.Replace(fleetWith(1), c.old, c.new, 1)
+		f := lowerSrc(t, strings.Replace(src, "\n    consumes:", "\n    lambda: { batching_window: 30s }\n    consumes:", 1))
+		ds := findings(f, "W003")
+		if len(ds) != 1 || ds[0].Detail != "Set queue.visibility to at least 210s, or omit it for fleetc's default." {
+			t.Errorf("%q: W003 %v", c.new, ds)
+		}
 	}
 }

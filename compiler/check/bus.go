@@ -308,7 +308,7 @@ func checkRetryRange(f *ir.Fleet, r *Reporter) {
 
 func checkClassicRetry(f *ir.Fleet, r *Reporter) {
 	for _, a := range f.Agents {
-		if a.Rule == nil || a.Delivery.Attempts < 185 || a.Delivery.MaxAge < 24*time.Hour {
+		if a.Rule == nil || a.Delivery.Attempts < maxDeliveryAttempts || a.Delivery.MaxAge < maxEventAge {
 			continue
 		}
 		r.Warn(deliveryField(f, a, "max_age"),
@@ -390,9 +390,6 @@ func checkPutEventsLimits(f *ir.Fleet, r *Reporter) {
 func checkPutEventsRate(f *ir.Fleet, r *Reporter) {
 	m := capacity.Of(f)
 	ev, rps := m.EmittedPerSec(), m.PutEventsPerSec()
-	if ev == 0 || rps == 0 {
-		return
-	}
 	if q := capacity.PutEventsRPS(f.Region); rps > q {
 		r.Add(at(f, "/traffic/conversations_per_minute", "/traffic"),
 			fmt.Sprintf("projected %s PutEvents requests/s (%s events/s ÷ %d per batch) exceeds %s rps in %s",

@@ -1,10 +1,12 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // fxHead opens the fleets of the rule tests below: everything but events, agents and workflows.
@@ -173,5 +175,163 @@ agents:
 				t.Errorf("output %q: %s: %s", output, d.Path, d.Summary)
 			}
 		}
+	}
+}
+
+// An output property fills an emitted field when their types share a value: integer and
+// number do, both ways (an integer is a number; a whole number is an integer); string and
+// either do not.
+func TestE020OutputTypes(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n]
+      properties: { trace_id: { type: string }, n: { type: %s } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: %s } }
+`
+	for _, c := range []struct{ out, event, want string }{
+		{"integer", "number", ""},
+		{"number", "integer", ""},
+		{"integer", "integer", ""},
+		{"string", "number", `class worker's output declares "n" as string, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as number: no result can fill it`},
+		{"string", "integer", `class worker's output declares "n" as string, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as integer: no result can fill it`},
+		{"number", "string", `class worker's output declares "n" as number, but job.done (events.job.done.detail.properties.n at line 21:49) declares it as string: no result can fill it`},
+	} {
+		var got []string
+		for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, c.event, c.out))) {
+			if d.Code == "E020" {
+				got = append(got, d.Summary)
+			}
+		}
+		if c.want == "" && len(got) != 0 || c.want != "" && (len(got) != 1 || got[0] != c.want) {
+			t.Errorf("output %s into %s: E020 %q, want %q", c.out, c.event, got, c.want)
+		}
+	}
+}
+
+// An output whose bound is looser than the emitted field's is a warning, in the keyword's
+// direction only: above an upper bound, below a lower one. Equal or tighter is silent.
+func TestE020OutputBounds(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n]
+      properties: { trace_id: { type: string }, n: { type: %[1]s, %[2]s: 5 } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: %[1]s, %[2]s: %[3]d } }
+`
+	for _, c := range []struct {
+		kw, typ string
+		upper   bool
+	}{
+		{"maxLength", "string", true}, {"maxItems", "array", true}, {"maximum", "number", true},
+		{"minLength", "string", false}, {"minItems", "array", false}, {"minimum", "number", false},
+	} {
+		looser, tighter := 6, 4
+		if !c.upper {
+			looser, tighter = 4, 6
+		}
+		for _, v := range []int{looser, 5, tighter} {
+			var got []string
+			for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, c.typ, c.kw, v))) {
+				if d.Code == "E020" {
+					got = append(got, d.Summary)
+				}
+			}
+			want := ""
+			if v == looser {
+				want = fmt.Sprintf(`class worker's output "n" has %s %d, looser than job.done's (events.job.done.detail.properties.n at line 21:49)`, c.kw, v)
+			}
+			if want == "" && len(got) != 0 || want != "" && (len(got) != 1 || got[0] != want) {
+				t.Errorf("%s %d into %s 5: E020 %q, want %q", c.kw, v, c.kw, got, want)
+			}
+		}
+	}
+}
+
+// A type on one side only constrains nothing: an emitted field without a type takes any
+// result. What nothing fills is an error whose fix lists what the source does carry.
+func TestE020UntypedAndUnfilled(t *testing.T) {
+	const src = fxHead + `events:
+  job.requested:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id]
+      properties: { trace_id: { type: string } }
+  job.done:
+    version: 1
+    source: fx.app
+    detail:
+      type: object
+      required: [trace_id, n%s]
+      properties: { trace_id: { type: string }, n: { description: any }, tenant: { type: string } }
+agents:
+  worker:
+    runtime: eks
+    consumes: { event: job.requested }
+    emits: [job.done]
+    step: { p95: 2s, max: 30s }
+    handler: { exec: ["/app/worker"] }
+    output:
+      type: object
+      required: [n]
+      properties: { n: { type: string } }
+`
+	e020 := func(required string) []*diag.Diagnostic {
+		var out []*diag.Diagnostic
+		for _, d := range Run(irtest.LoadSource(t, fmt.Sprintf(src, required))) {
+			if d.Code == "E020" {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
+	if ds := e020(""); len(ds) != 0 {
+		t.Errorf("a string output into an untyped field: E020 %v", ds)
+	}
+	ds := e020(", tenant")
+	if len(ds) != 1 || !strings.Contains(ds[0].Summary, "which nothing fills") || !strings.Contains(ds[0].Detail, "job.requested: trace_id)") {
+		t.Fatalf("tenant, which nothing fills: E020 %v", ds)
 	}
 }

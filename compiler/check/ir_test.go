@@ -49,8 +49,12 @@ var irFixtures = map[string]func(t *testing.T){
 	"E008": func(t *testing.T) {
 		f := lowerSrc(t, fleetWith(1))
 		expectNone(t, f, "E008")
-		f.TargetDLQ.Name += ".fifo"
+		// Either mark makes it FIFO: the attribute, or the name SQS requires of a FIFO queue.
 		f.TargetDLQ.FIFO = true
+		expectOnly(t, f, "E008", "target dead-letter queue fx-delivery-dlq is FIFO; EventBridge accepts only standard queues as rule-target DLQs")
+		f.TargetDLQ.Name += ".fifo"
+		expectOnly(t, f, "E008", "target dead-letter queue fx-delivery-dlq.fifo is FIFO; EventBridge accepts only standard queues as rule-target DLQs")
+		f.TargetDLQ.FIFO = false
 		expectOnly(t, f, "E008", "target dead-letter queue fx-delivery-dlq.fifo is FIFO; EventBridge accepts only standard queues as rule-target DLQs")
 	},
 }

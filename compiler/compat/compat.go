@@ -557,15 +557,15 @@ func (w *walker) emit(kind Kind, ptr, format string, args ...any) {
 // followed (a cycle). A chain of aliases is followed to its end however long: a change at its
 // end is a change of every schema on the way. key lists the refs followed.
 func deref(doc map[string]any, s map[string]any) (map[string]any, string) {
-	key := ""
-	var followed []string
+	var key strings.Builder
+	followed := map[string]bool{} // a set: a chain is as long as the document allows
 	for {
 		ref, ok := s["$ref"].(string)
-		if !ok || slices.Contains(followed, ref) {
+		if !ok || followed[ref] {
 			break
 		}
-		followed = append(followed, ref)
-		key += ref + " "
+		followed[ref] = true
+		key.WriteString(ref + " ")
 		t, ok := eventschema.Resolve(doc, strings.TrimPrefix(ref, "#"))
 		m, isMap := t.(map[string]any)
 		if !ok || !isMap {
@@ -573,7 +573,7 @@ func deref(doc map[string]any, s map[string]any) (map[string]any, string) {
 		}
 		s = m
 	}
-	return s, key
+	return s, key.String()
 }
 
 func asSchema(v any) map[string]any {

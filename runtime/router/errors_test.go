@@ -33,6 +33,18 @@ func TestNoAnswerErrors(t *testing.T) {
 	if c, ra := classify(&ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true}, live); c != classRetryable || ra != 2*time.Second {
 		t.Errorf("503 with retry-after: class %d after %s", c, ra)
 	}
+	// An error that is no provider answer at all (a stream cut, a caller's own error): a
+	// timeout when the call's deadline fired or it says the deadline passed, else retryable.
+	cut := errors.New("unexpected EOF")
+	if c, _ := classify(cut, expired); c != classTimeout {
+		t.Errorf("a plain error after the call's deadline: class %d, want timeout", c)
+	}
+	if c, _ := classify(context.DeadlineExceeded, live); c != classTimeout {
+		t.Errorf("a deadline error with the call's context still live: class %d, want timeout", c)
+	}
+	if c, _ := classify(cut, live); c != classRetryable {
+		t.Errorf("a plain error with time left: class %d, want retryable", c)
+	}
 }
 
 // pick goes round-robin past a cooling deployment, and when every ready one only waits for a
@@ -77,5 +89,33 @@ func TestTokenBucketWaitsUnlessTheDeadlineIsSooner(t *testing.T) {
 	start := time.Now()
 	if _, err := g.acquire(ctx); err == nil || time.Since(start) > 500*time.Millisecond {
 		t.Fatalf("deadline before the refill: %v after %s, want a refusal at once", err, time.Since(start))
+	}
+}
+
+// A call is let in while the bucket holds any token at all; at zero or in debt it waits until
+// one whole token has refilled (plus a millisecond), at the policy's rate.
+func TestTokenBucketWait(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	for _, c := range []struct {
+		name  string
+		spent int // of 60 per minute, one token a second
+		want  time.Duration
+	}{
+		{"full", 0, 0},
+		{"one token left", 59, 0},
+		{"empty", 60, time.Second + time.Millisecond},
+		{"nine tokens of debt", 69, 10*time.Second + time.Millisecond},
+	} {
+		b := newTokenBucket(60, t0)
+		b.charge(t0, c.spent)
+		if got := b.wait(t0); got != c.want {
+			t.Errorf("%s: wait %s, want %s", c.name, got, c.want)
+		}
+	}
+	// Half a token is a token: the call goes now.
+	b := newTokenBucket(60, t0)
+	b.charge(t0, 60)
+	if got := b.wait(t0.Add(500 * time.Millisecond)); got != 0 {
+		t.Errorf("half a token refilled: wait %s, want 0", got)
 	}
 }

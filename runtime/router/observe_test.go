@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,33 @@ fleet_model_tokens_total{deployment="p/m",policy="p",type="output"} 9
 		if err == nil {
 			t.Errorf("%s: the streamed usage was not charged to the token bucket", kind)
 		}
+	}
+}
+
+// The call-duration histogram's bucket bounds are part of the metric: dashboards and alerts
+// select them by value (le="10" is "answered within 10 s"), so a moved bound silently empties
+// their series. The bounds span a fast answer (50 ms) to the longest model call (5 min).
+func TestDurationBucketsAreStable(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := router.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := router.New([]router.Policy{pol("p", rt.OpenAIProvider(rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok"})), ""), "m", nil)}, router.Options{Metrics: m})
+	if _, err := r.Chat(context.Background(), "p", ask("x")); err != nil {
+		t.Fatal(err)
+	}
+	families, _ := reg.Gather()
+	var bounds []float64
+	for _, f := range families {
+		if f.GetName() == metric.ModelDuration {
+			for _, b := range f.GetMetric()[0].GetHistogram().GetBucket() {
+				bounds = append(bounds, b.GetUpperBound())
+			}
+		}
+	}
+	want := []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+	if !slices.Equal(bounds, want) {
+		t.Errorf("%s buckets %v, want %v", metric.ModelDuration, bounds, want)
 	}
 }

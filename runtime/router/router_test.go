@@ -127,6 +127,10 @@ func TestHardDownPrimaryFallbackAnswersAll(t *testing.T) {
 				t.Errorf("fallbacks = %v, want 30", got)
 			}
 		}
+		// Trying the requested policy itself is no fallback: spare is the only series.
+		if n, want := testutil.CollectAndCount(m.fallbacks), map[bool]int{false: 0, true: 1}[withFallback]; n != want {
+			t.Errorf("fallback series = %d, want %d (primary to spare only)", n, want)
+		}
 	}
 }
 
