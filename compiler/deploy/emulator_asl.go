@@ -11,11 +11,9 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/internal/genjson"
 )
-
-// sqsTaskResource is the integration fleetc's workflows dispatch agent steps with.
-const sqsTaskResource = "arn:aws:states:::sqs:sendMessage.waitForTaskToken"
 
 // formatFirst matches States.Format('…', $.path, …), the only intrinsic fleetc's state
 // machines use (for MessageGroupId), capturing its first path.
@@ -28,8 +26,8 @@ var formatFirst = regexp.MustCompile(`^States\.Format\('[^']*'\s*,\s*(\$[^,)]*)`
 // name as a constant, and entered_time is dropped (the step gets its own step.max);
 // States.Format('…', $.x, …) becomes $.x. It returns the new definition and what it changed,
 // sorted. The definition AWS gets is not touched: this is for the override's copy only.
-func EmulatorDefinition(asl []byte) ([]byte, []string, error) {
-	dec := json.NewDecoder(bytes.NewReader(asl))
+func EmulatorDefinition(definition []byte) ([]byte, []string, error) {
+	dec := json.NewDecoder(bytes.NewReader(definition))
 	dec.UseNumber()
 	var doc map[string]any
 	if err := dec.Decode(&doc); err != nil {
@@ -62,7 +60,7 @@ func rewriteStates(node map[string]any, changed map[string]bool) {
 				rewriteStates(p, changed)
 			}
 		}
-		if st["Type"] != "Task" || st["Resource"] != sqsTaskResource {
+		if st["Type"] != "Task" || st["Resource"] != asl.Resource { // only the agent steps' SQS dispatch
 			continue
 		}
 		params, _ := st["Parameters"].(map[string]any)

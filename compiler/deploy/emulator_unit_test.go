@@ -107,3 +107,30 @@ func TestRemoveEmulatorFiles(t *testing.T) {
 		t.Errorf("err = %v, want one naming %s", err, stuck)
 	}
 }
+
+// templatePath reads only templatefile("${path.module}/../REL", {...}); any other definition,
+// a variable or a literal path among them, is refused (the caller then names the gap), never
+// a panic.
+func TestTemplatePathShapes(t *testing.T) {
+	for _, c := range []struct {
+		def, want string
+	}{
+		{`templatefile("${path.module}/../statemachines/flow.asl.json", { q = "x" })`, "statemachines/flow.asl.json"},
+		{`templatefile(var.definition, {})`, ""},
+		{`templatefile("statemachines/flow.asl.json", {})`, ""},
+		{`templatefile("${path.module}/statemachines/flow.asl.json", {})`, ""},
+		{`file("${path.module}/../statemachines/flow.asl.json")`, ""},
+		{`"{}"`, ""},
+	} {
+		src := "resource \"aws_sfn_state_machine\" \"flow\" {\n  definition = " + c.def + "\n}\n"
+		f, ds := hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
+		if ds.HasErrors() {
+			t.Fatalf("%s: %s", c.def, ds.Error())
+		}
+		r := &block{file: "main.tf", typ: "aws_sfn_state_machine", name: "flow", body: f.Body.(*hclsyntax.Body).Blocks[0].Body, src: []byte(src)}
+		path, _, ok := templatePath(r, "definition", "fleetc_emulator_flow.asl.json")
+		if ok != (c.want != "") || path != c.want {
+			t.Errorf("%s: path %q ok %v, want %q", c.def, path, ok, c.want)
+		}
+	}
+}

@@ -117,8 +117,8 @@ func TestOverrideOnlyWithEndpoint(t *testing.T) {
 	if fi, err := os.Stat(override); err != nil || fi.Mode().Perm()&0o111 != 0 {
 		t.Errorf("override mode: %v %v", fi.Mode(), err)
 	}
-	if _, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin}); err != nil {
-		t.Fatal(err)
+	if w, _, err := Prepare(context.Background(), Options{Spec: spec, Dir: out, TerraformBin: bin}); err != nil || w == nil || w.Override != nil {
+		t.Fatalf("without --endpoint after a run with it: workspace %v, error %v; want a workspace without an override", w, err)
 	}
 	if _, err := os.Stat(override); !os.IsNotExist(err) {
 		t.Fatalf("override left behind without --endpoint: %v", err)

@@ -254,3 +254,23 @@ func TestMarkdownEmulatorOmissions(t *testing.T) {
 		}
 	}
 }
+
+// One stateful replacement is enough to head the markdown with apply's refusal.
+func TestMarkdownHeadlineOneBlocked(t *testing.T) {
+	plan := planFixture()
+	var kept []*tfjson.ResourceChange
+	for _, rc := range plan.ResourceChanges {
+		if rc.Address == "aws_dynamodb_table.idempotency" || rc.Address == "aws_cloudwatch_event_target.solver" {
+			kept = append(kept, rc)
+		}
+	}
+	plan.ResourceChanges = kept
+	s := Summarize(plan, fixtureGroups)
+	var md bytes.Buffer
+	if err := s.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	if want := "### 🛑 fleetc plan: apply refuses 1 stateful replacement(s) or deletion(s) until named with --allow-replace\n"; !strings.HasPrefix(md.String(), want) {
+		t.Errorf("markdown starts\n%.200s\nwant\n%s", md.String(), want)
+	}
+}
