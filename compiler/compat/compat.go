@@ -742,13 +742,14 @@ func (w *walker) enum(b, h map[string]any, ptr string) {
 	}
 }
 
-// bound keywords: +1 when a larger value is tighter (lower bounds), -1 for upper bounds.
+// boundKeywords are the numeric bounds; raising a lower bound tightens it, raising an upper
+// bound loosens it.
 var boundKeywords = []struct {
-	kw  string
-	dir int
+	kw    string
+	lower bool
 }{
-	{"minimum", 1}, {"maximum", -1}, {"minLength", 1}, {"maxLength", -1},
-	{"minItems", 1}, {"maxItems", -1}, {"minProperties", 1}, {"maxProperties", -1},
+	{"minimum", true}, {"maximum", false}, {"minLength", true}, {"maxLength", false},
+	{"minItems", true}, {"maxItems", false}, {"minProperties", true}, {"maxProperties", false},
 }
 
 func num(v any) (*big.Rat, bool) {
@@ -777,7 +778,7 @@ func (w *walker) bounds(b, h map[string]any, ptr string) {
 		case bok && !hok:
 			loose(k.kw, "%s of %s removed (was %s)", k.kw, pointerOrRoot(ptr), bv.RatString())
 		case bok && hok && bv.Cmp(hv) != 0:
-			if hv.Cmp(bv)*k.dir > 0 {
+			if raised := hv.Cmp(bv) > 0; raised == k.lower {
 				tight(k.kw, "%s of %s tightened from %s to %s", k.kw, pointerOrRoot(ptr), bv.RatString(), hv.RatString())
 			} else {
 				loose(k.kw, "%s of %s loosened from %s to %s", k.kw, pointerOrRoot(ptr), bv.RatString(), hv.RatString())
