@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"slices"
@@ -98,15 +97,7 @@ func (f *failingComplete) Complete(ctx context.Context, key, owner string, resul
 func TestResultWriteRetriesUnderTheLease(t *testing.T) {
 	awsCfg := kumotest.Require(t)
 	table := kumotest.Table(t, awsCfg, "jitter")
-	cfg, err := parseCfg(fmt.Sprintf(`{"format_version":1,"fleet":"jt","class":"jt","region":"us-east-1","runtime":"eks",
- "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":60,"heartbeat_seconds":20,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
- "concurrency":1,"step":{"p95_seconds":5,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
- "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
- "models":{"policy":"","policies":{}},"telemetry":{"service_name":"jt","metrics_addr":""}}`, table))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := eksStepConfig(t, "jt", table, 60, 20)
 	var effects atomic.Int64
 	store := &failingComplete{Store: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour}}
 	store.n.Store(7)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
@@ -55,16 +56,7 @@ func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
 	awsCfg := kumotest.Require(t)
 	table := kumotest.Table(t, awsCfg, "lease")
 	api := kumotest.DynamoDB(awsCfg)
-	raw := fmt.Sprintf(`{"format_version":1,"fleet":"ls","class":"ls","region":"us-east-1","runtime":"eks",
- "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":2,"heartbeat_seconds":1,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
- "concurrency":1,"step":{"p95_seconds":5,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
- "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
- "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
- "models":{"policy":"","policies":{}},"telemetry":{"service_name":"ls","metrics_addr":""}}`, table)
-	cfg, err := parseCfg(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := eksStepConfig(t, "ls", table, 2, 1)
 	const step = 5 * time.Second
 	var effects atomic.Int64
 	h := handler.Func(func(ctx context.Context, _ handler.Request) (json.RawMessage, error) {
@@ -153,4 +145,20 @@ func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
 	if r := b.Process(context.Background(), worker.Delivery{MessageID: "b", Body: body, Attempt: 2}); r.Action != queue.Delete || !r.Duplicate {
 		t.Fatalf("duplicate after the step: %v dup=%v %v", r.Action, r.Duplicate, r.Reason)
 	}
+}
+
+// eksStepConfig is the runtime config of an eks class name whose idempotency records go to
+// table, with the queue's visibility and heartbeat in seconds (retry base 100 ms, cap 1 s).
+func eksStepConfig(t *testing.T, name, table string, visibility, heartbeat int) *config.Config {
+	t.Helper()
+	cfg, err := parseCfg(fmt.Sprintf(`{"format_version":1,"fleet":%[1]q,"class":%[1]q,"region":"us-east-1","runtime":"eks",
+ "queue":{"name":"q","dlq_name":"d","fifo":false,"group_by":"","visibility_timeout_seconds":%[3]d,"heartbeat_seconds":%[4]d,"wait_time_seconds":1,"max_messages":10,"max_receives":4},
+ "concurrency":1,"step":{"p95_seconds":5,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
+ "idempotency":{"table":%[2]q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
+ "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
+ "models":{"policy":"","policies":{}},"telemetry":{"service_name":%[1]q,"metrics_addr":""}}`, name, table, visibility, heartbeat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
