@@ -25,7 +25,12 @@ type Error struct {
 	Status     int           // HTTP-like status when there is one (0 = none)
 	Retryable  bool          // false = dead-letter now
 	RetryAfter time.Duration // server-advised delay (0 = none); overrides jitter
-	Err        error         // wrapped cause, if any
+	// Throttle marks a dependency that named when to come back (a 429 or 503 with a
+	// retry-after, the router's cooldown): a delay of RetryAfter, not a failure. The worker
+	// holds the message through it without spending the class's failure budget, until the
+	// step's or the run's deadline (docs/faults.md).
+	Throttle bool
+	Err      error // wrapped cause, if any
 }
 
 func (e *Error) Error() string {
@@ -40,6 +45,11 @@ func (e *Error) Unwrap() error { return e.Err }
 // Retryable wraps err as a retryable failure with code.
 func Retryable(code wire.Code, err error) *Error {
 	return &Error{Code: code, Message: msg(err), Retryable: true, Err: err}
+}
+
+// Throttled wraps err as a throttle: come back after `after`, no failure counted.
+func Throttled(code wire.Code, after time.Duration, err error) *Error {
+	return &Error{Code: code, Message: msg(err), Retryable: true, Throttle: true, RetryAfter: after, Err: err}
 }
 
 // Permanent wraps err as a non-retryable failure with code.
@@ -59,10 +69,22 @@ var retryableStatus = map[int]bool{408: true, 409: true, 429: true, 500: true, 5
 
 // FromStatus classifies an HTTP answer. retryAfter is the raw Retry-After
 // header ("" when absent). A 429 without Retry-After is a spend limit: it
-// "fails until access resumes", so it is not retried.
+// "fails until access resumes", so it is not retried. A 429, 503 or 529 that
+// names its retry-after is a throttle (Throttle): a delay, not a failure.
 func FromStatus(status int, retryAfter string, body string) *Error {
-	e := &Error{Code: wire.Code(fmt.Sprintf("HTTP%d", status)), Status: status, Message: truncate(strings.TrimSpace(body), 512)}
 	ra, hasRA := ParseRetryAfter(retryAfter, time.Now())
+	return fromStatus(status, ra, hasRA, body)
+}
+
+// FromResponse is FromStatus reading the answer's headers: retry-after-ms
+// (OpenAI, Anthropic; milliseconds) before Retry-After.
+func FromResponse(status int, h http.Header, body string) *Error {
+	ra, hasRA := RetryAfterHeaders(h, time.Now())
+	return fromStatus(status, ra, hasRA, body)
+}
+
+func fromStatus(status int, ra time.Duration, hasRA bool, body string) *Error {
+	e := &Error{Code: wire.Code(fmt.Sprintf("HTTP%d", status)), Status: status, Message: truncate(strings.TrimSpace(body), 512)}
 	switch {
 	case status == http.StatusTooManyRequests && !hasRA:
 		e.Code = wire.SpendLimit
@@ -73,10 +95,26 @@ func FromStatus(status int, retryAfter string, body string) *Error {
 	case retryableStatus[status] || (status >= 500 && status <= 599):
 		e.Retryable = true
 		e.RetryAfter = ra
+		e.Throttle = hasRA && throttleStatus[status]
 	default:
 		e.Retryable = false
 	}
 	return e
+}
+
+// throttleStatus are the answers that, with a retry-after, say "too much, come back then":
+// rate limited, unavailable, overloaded (Anthropic's 529).
+var throttleStatus = map[int]bool{429: true, 503: true, 529: true}
+
+// RetryAfterHeaders reads retry-after-ms (milliseconds, as OpenAI and Anthropic send it)
+// and else Retry-After (delta-seconds or an HTTP date).
+func RetryAfterHeaders(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(1<<53) {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	return ParseRetryAfter(h.Get("Retry-After"), now)
 }
 
 // ParseRetryAfter reads delta-seconds or an HTTP date.

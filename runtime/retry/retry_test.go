@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 func TestFromStatus(t *testing.T) {
@@ -127,5 +130,29 @@ func TestStepBudget(t *testing.T) {
 	}
 	if b := StepBudget(10*time.Second, now.Add(-time.Second), now); b != 0 {
 		t.Errorf("past deadline: %v", b)
+	}
+}
+
+func TestThrottleNamesItsDelay(t *testing.T) {
+	h := http.Header{}
+	h.Set("Retry-After", "7")
+	if e := FromResponse(429, h, ""); !e.Throttle || !e.Retryable || e.RetryAfter != 7*time.Second {
+		t.Errorf("429 Retry-After 7 = %+v, want a 7 s throttle", e)
+	}
+	h.Set("retry-after-ms", "1500")
+	if e := FromResponse(503, h, ""); !e.Throttle || e.RetryAfter != 1500*time.Millisecond {
+		t.Errorf("503 retry-after-ms 1500 = %+v, want a 1.5 s throttle (ms wins)", e)
+	}
+	if e := FromResponse(429, http.Header{}, ""); e.Throttle || e.Retryable || e.Code != wire.SpendLimit {
+		t.Errorf("429 without retry-after = %+v, want a spend limit", e)
+	}
+	if e := FromResponse(500, h, ""); e.Throttle || !e.Retryable {
+		t.Errorf("500 = %+v, want a retryable failure, not a throttle", e)
+	}
+	if e := FromResponse(503, http.Header{}, ""); e.Throttle || !e.Retryable {
+		t.Errorf("503 without retry-after = %+v, want a retryable failure, not a throttle", e)
+	}
+	if e := Throttled(wire.ModelUnavailable, time.Second, nil); !e.Throttle || !e.Retryable || e.RetryAfter != time.Second {
+		t.Errorf("Throttled = %+v", e)
 	}
 }
