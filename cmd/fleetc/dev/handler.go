@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/fleetc/fleetc/runtime/retry"
 )
 
 // HandlerCommand is the hidden fleetc subcommand `fleetc dev` puts in front of every exec
@@ -103,8 +105,8 @@ run:
 		if f, ok := fs[class]; ok && now().Before(f.Until) {
 			switch f.Kind {
 			case FaultFail:
-				fmt.Fprintf(stderr, "dev fault: %s fails until %s (exit 75, retryable)\n", class, f.Until.UTC().Format(time.TimeOnly))
-				return 75
+				fmt.Fprintf(stderr, "dev fault: %s fails until %s (exit %d, retryable)\n", class, f.Until.UTC().Format(time.TimeOnly), exitRetryable)
+				return exitRetryable
 			case FaultSlow:
 				fmt.Fprintf(stderr, "dev fault: %s slowed by %s until %s\n", class, f.Delay, f.Until.UTC().Format(time.TimeOnly))
 				time.Sleep(f.Delay)
@@ -148,12 +150,55 @@ run:
 		text, err := askModel(ctx, base, token, string(in))
 		cancel()
 		if err != nil {
-			fmt.Fprintf(stderr, "stand-in handler for %s: %v: exit 75 (retryable)\n", class, err)
-			return 75
+			return modelFailure(class, err, stdout, stderr)
 		}
 		res["model"] = text
 	}
 	out, _ := json.Marshal(res)
 	_, _ = stdout.Write(append(out, '\n'))
 	return 0
+}
+
+// Exit codes of the stand-in handler (runtime/handler reads the exit code when stdout holds
+// no failure object): 75 (EX_TEMPFAIL) is retryable.
+const (
+	exitRetryable = 75
+	exitFailed    = 1
+)
+
+// handlerFailure is the object an exec handler prints on stdout to classify its failure
+// (runtime/handler's contract: {"error":{"code","message","retryable","retry_after_seconds"}}).
+type handlerFailure struct {
+	Error handlerError `json:"error"`
+}
+
+type handlerError struct {
+	Code              string `json:"code"`
+	Message           string `json:"message"`
+	Retryable         bool   `json:"retryable"`
+	RetryAfterSeconds int    `json:"retry_after_seconds,omitempty"`
+}
+
+// modelFailure ends a step whose model call failed, saying what the gateway said: a throttle
+// as a failure object naming when to come back (retry_after_seconds, at least 1 so the worker
+// reads it as a delay), a final answer (a spend limit, a rejected request) as not retryable,
+// anything else (an outage without retry-after, no answer at all) as exit 75, retryable.
+func modelFailure(class string, err error, stdout, stderr io.Writer) int {
+	var re *retry.Error
+	if !errors.As(err, &re) || (re.Retryable && !re.Throttle) {
+		fmt.Fprintf(stderr, "stand-in handler for %s: %v: exit %d (retryable)\n", class, err, exitRetryable)
+		return exitRetryable
+	}
+	f := handlerError{Code: string(re.Code), Message: re.Error(), Retryable: re.Retryable}
+	code := exitFailed
+	if re.Throttle {
+		f.RetryAfterSeconds = max(1, int((re.RetryAfter+time.Second-1)/time.Second))
+		code = exitRetryable
+		fmt.Fprintf(stderr, "stand-in handler for %s: %v: throttled, retry after %ds\n", class, err, f.RetryAfterSeconds)
+	} else {
+		fmt.Fprintf(stderr, "stand-in handler for %s: %v: not retryable\n", class, err)
+	}
+	b, _ := json.Marshal(handlerFailure{Error: f})
+	_, _ = stdout.Write(append(b, '\n'))
+	return code
 }

@@ -2,12 +2,15 @@ package dev
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 )
 
 func TestRunHandlerFaultsAndStandIn(t *testing.T) {
@@ -86,5 +89,49 @@ func TestMatches(t *testing.T) {
 	}
 	if matches(ms, map[string]any{"agent_class": "researcher", "meta": map[string]any{"tier": 1.0}}) || matches(ms, map[string]any{"agent_class": "coder"}) {
 		t.Error("a detail outside the pattern matched")
+	}
+}
+
+// The stand-in handler tells the worker what the model gateway said: a 429 or 503 with
+// retry-after becomes runtime/handler's failure object with retry_after_seconds (a throttle),
+// a final answer a non-retryable failure, an outage without retry-after exit 75. The server
+// stands in for the worker's model gateway and answers as it does (docs/model-gateway.md).
+func TestStandInHandlerModelFailures(t *testing.T) {
+	var status int
+	var header http.Header
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/model/class-policy/converse" || r.Header.Get("Authorization") != "Bearer tok" {
+			t.Errorf("the stand-in called %s with %q", r.URL.Path, r.Header.Get("Authorization"))
+		}
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"message":"busy"}`))
+	}))
+	defer gw.Close()
+	t.Setenv(gatewayenv.BedrockURL, gw.URL)
+	t.Setenv(gatewayenv.Token, "tok")
+	for _, tc := range []struct {
+		name   string
+		status int
+		header http.Header
+		code   int
+		out    string
+	}{
+		{"429 with retry-after-ms", 429, http.Header{"Retry-After-Ms": {"6200"}, "Retry-After": {"7"}}, 75,
+			`{"error":{"code":"HTTP429","message":"HTTP429: the model gateway answered 429 : {\"message\":\"busy\"}","retryable":true,"retry_after_seconds":7}}`},
+		{"503 with Retry-After", 503, http.Header{"Retry-After": {"3"}, "X-Amzn-Errortype": {"ServiceUnavailableException"}}, 75,
+			`{"error":{"code":"HTTP503","message":"HTTP503: the model gateway answered 503 ServiceUnavailableException: {\"message\":\"busy\"}","retryable":true,"retry_after_seconds":3}}`},
+		{"final", 400, http.Header{"X-Amzn-Errortype": {"ServiceQuotaExceededException"}}, 1,
+			`{"error":{"code":"HTTP400","message":"HTTP400: the model gateway answered 400 ServiceQuotaExceededException: {\"message\":\"busy\"}","retryable":false}}`},
+		{"503 without retry-after", 503, http.Header{}, 75, ``},
+	} {
+		status, header = tc.status, tc.header
+		var out, errb bytes.Buffer
+		code := RunHandler([]string{"--class", "c", "--", "/app/not-here"}, strings.NewReader(`{}`), &out, &errb, time.Now)
+		if code != tc.code || strings.TrimSpace(out.String()) != tc.out {
+			t.Errorf("%s: exit %d, stdout %s; want %d, %s\nstderr: %s", tc.name, code, out.String(), tc.code, tc.out, errb.String())
+		}
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 )
@@ -24,9 +26,11 @@ const modelClass = "model"
 // modelStandIn is dev's Bedrock Runtime: no emulator serves Bedrock, so every worker's
 // model router (FLEET_BEDROCK_ENDPOINT) calls this server, which answers the Converse API
 // (POST /model/{modelId}/converse) with a short text, or, during a 429 wave, what Bedrock
-// answers when it throttles: 429 with X-Amzn-ErrorType ThrottlingException. Each worker's
-// gateway then does what it does in AWS (its policy's retries, cooldown and fallbacks) and
-// answers its handler with the failure when they are spent.
+// answers when it throttles: 429 with X-Amzn-ErrorType ThrottlingException, naming when to
+// come back (the wave's remaining time, Retry-After and retry-after-ms) as a rate-limited
+// provider does, so the wave reaches the worker as a throttle, not a spend limit. Each
+// worker's gateway then does what it does in AWS (its policy's retries, cooldown and
+// fallbacks) and answers its handler with the failure when they are spent.
 type modelStandIn struct {
 	srv  *http.Server
 	addr string
@@ -89,6 +93,13 @@ func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }
 
+// setRetryAfter names d in both headers a client reads (runtime/retry.RetryAfterHeaders):
+// retry-after-ms exactly, Retry-After in whole seconds rounded up, so neither comes back early.
+func setRetryAfter(h http.Header, d time.Duration) {
+	h.Set("Retry-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
+	h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+}
+
 func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
 	if r.Method != http.MethodPost || !ok {
@@ -99,7 +110,8 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	model, _ = url.PathUnescape(model)
 	m.mu.Lock()
 	m.calls++
-	throttle := time.Now().Before(m.until)
+	left := time.Until(m.until)
+	throttle := left > 0
 	if throttle {
 		m.throttled++
 	} else if !isConverse {
@@ -107,6 +119,7 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if throttle {
+		setRetryAfter(w.Header(), left)
 		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again. (fleetc dev: 429 wave)")
 		return
 	}
@@ -134,7 +147,8 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 
 // askModel is the stand-in handler's one model call per step, through the worker's model
 // gateway as a real handler's would go (Bedrock Converse wire, the gateway's token): the
-// gateway picks the class's policy. It returns the answer's text, or the gateway's failure.
+// gateway picks the class's policy. It returns the answer's text, or the gateway's failure
+// (a *retry.Error when the gateway answered).
 func askModel(ctx context.Context, base, token, input string) (string, error) {
 	text := "one step of fleetc dev's stand-in handler; its input: " + input
 	if len(text) > 2000 {
@@ -154,7 +168,11 @@ func askModel(ctx context.Context, base, token, input string) (string, error) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("the model gateway answered %d %s: %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), bytes.TrimSpace(b))
+		// Classified as the worker classifies a dependency's answer: a 429 or 503 naming its
+		// retry-after is a throttle, a 429 without one a spend limit.
+		e := retry.FromResponse(resp.StatusCode, resp.Header, string(b))
+		e.Message = fmt.Sprintf("the model gateway answered %d %s: %s", resp.StatusCode, resp.Header.Get("X-Amzn-ErrorType"), bytes.TrimSpace(b))
+		return "", e
 	}
 	var out converse.Response
 	if err := json.Unmarshal(b, &out); err != nil {

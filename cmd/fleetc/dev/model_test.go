@@ -2,6 +2,9 @@ package dev
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/fromconfig"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
@@ -52,18 +56,59 @@ func TestModelStandInThroughGateway(t *testing.T) {
 		t.Errorf("before the wave: %+v", v)
 	}
 
+	// A wave longer than the policy's timeout: the router does not wait past its deadline;
+	// the gateway answers the handler with the throttle and when to come back.
 	m.wave(time.Minute)
 	_, err = askModel(ctx, gw.URL(), gw.Token(), `{}`)
-	if err == nil || !strings.Contains(err.Error(), "the model gateway answered") {
-		t.Fatalf("askModel during the wave: %v, want the gateway's failure", err)
+	var re *retry.Error
+	if !errors.As(err, &re) || !re.Throttle || re.RetryAfter < 50*time.Second || !strings.Contains(err.Error(), "the model gateway answered") {
+		t.Fatalf("askModel during the wave: %#v, want the gateway's throttle naming the wave's remaining minute", err)
 	}
 	v := m.view(time.Now())
-	if v.Throttled < 2 || v.WaveUntil == nil || v.Waves != 1 {
-		t.Errorf("during the wave (one call, one retry, both throttled): %+v", v)
+	if v.Throttled != 1 || v.WaveUntil == nil || v.Waves != 1 {
+		t.Errorf("during the wave (one call, throttled): %+v", v)
 	}
 
-	m.wave(0) // the wave ends
-	if _, err := askModel(ctx, gw.URL(), gw.Token(), `{}`); err != nil {
-		t.Errorf("after the wave: %v", err)
+	// A wave shorter than the timeout, on a fresh router: it waits out the retry-after and
+	// its retry answers.
+	r2, err := router.New(policies, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw2, err := gateway.Start(r2, "p", "127.0.0.1:0", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw2.Close(context.Background())
+	m.wave(time.Second)
+	if _, err := askModel(ctx, gw2.URL(), gw2.Token(), `{}`); err != nil {
+		t.Errorf("a 1 s wave: %v", err)
+	}
+	if v := m.view(time.Now()); v.Throttled != 2 || v.Calls != 4 {
+		t.Errorf("after a 1 s wave (one throttled call, one answered): %+v", v)
+	}
+}
+
+// During a wave the stand-in names the wave's remaining time in both retry-after headers, so
+// the worker reads a throttle (a delay), not a spend limit (a 429 without retry-after).
+func TestModelWaveNamesRetryAfter(t *testing.T) {
+	m, err := startModelStandIn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.close()
+	m.wave(12500 * time.Millisecond)
+	resp, err := http.Post(m.endpoint()+"/model/m/converse", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ms, _ := strconv.Atoi(resp.Header.Get("Retry-After-Ms"))
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "13" || ms <= 11000 || ms > 12500 {
+		t.Errorf("429 wave answer: %d, Retry-After %q, retry-after-ms %q; want 429, 13, about 12500",
+			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"))
+	}
+	if e := retry.FromResponse(resp.StatusCode, resp.Header, ""); !e.Throttle || e.RetryAfter != time.Duration(ms)*time.Millisecond {
+		t.Errorf("the worker reads %+v, want a throttle of %d ms", e, ms)
 	}
 }
