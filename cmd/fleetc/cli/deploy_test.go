@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/review"
@@ -41,21 +42,7 @@ const e2eSpec = "../../../compiler/deploy/testdata/e2e.yaml"
 // (fails under FLEETC_REQUIRE_TOOLS=1) when terraform or the mirror is missing.
 func terraformEnv(t *testing.T) {
 	t.Helper()
-	_, err := verifytest.Tool("terraform")
-	verifytest.SkipIfMissing(t, err)
-	mirror, err := verifytest.ProviderMirror()
-	verifytest.SkipIfMissing(t, err)
-	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rc := filepath.Join(t.TempDir(), "terraformrc")
-	cfg := verifytest.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
-	if err := os.WriteFile(rc, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
-	t.Setenv(deploy.EnvEndpoint, "")
+	devtest.TerraformEnv(t)
 }
 
 // uniqueSpec writes the e2e spec with a fleet name of its own, so parallel runs sharing one

@@ -1,22 +1,16 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,252 +19,20 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
+	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
 var updateScreenshot = flag.Bool("update-screenshot", false, "rewrite docs/dev-live-page.png from the headless Chromium test")
 
+// The dev session harness lives in cmd/fleetc/dev/devtest, shared with dev's chaos test.
 var (
-	binsOnce sync.Once
-	binsDir  string
-	binsErr  error
+	startDev      = devtest.Start
+	uniqueExample = devtest.UniqueExample
+	devEnv        = devtest.Env
+	healthyKumo   = devtest.HealthyKumo
 )
-
-// devBinaries builds fleetc and fleet-worker once per test process: `fleetc dev` runs as a
-// user would run it, a process with its own workers and handler wrapper.
-func devBinaries(t *testing.T) (fleetc, worker string) {
-	t.Helper()
-	binsOnce.Do(func() {
-		binsDir, binsErr = os.MkdirTemp("", "fleetc-dev-bins-")
-		if binsErr != nil {
-			return
-		}
-		for _, b := range []struct{ out, pkg string }{{"fleetc", "../../fleetc"}, {"fleet-worker", "../../fleet-worker"}} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binsDir, b.out), b.pkg)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binsErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
-		}
-	})
-	if binsErr != nil {
-		t.Fatal(binsErr)
-	}
-	return filepath.Join(binsDir, "fleetc"), filepath.Join(binsDir, "fleet-worker")
-}
-
-// uniqueExample copies an example with its fleet and bus renamed, so runs sharing kumo never
-// collide.
-func uniqueExample(t *testing.T, dir, example string, renames ...string) (spec, fleet string) {
-	t.Helper()
-	src, err := os.ReadFile("../../../examples/" + example + "/fleet.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet = "dev" + strconv.FormatInt(time.Now().UnixNano()%1e8, 36)
-	s := string(src)
-	for i := 0; i+1 < len(renames); i += 2 {
-		s = strings.Replace(s, renames[i], strings.ReplaceAll(renames[i+1], "FLEET", fleet), 1)
-	}
-	spec = filepath.Join(dir, "fleet.yaml")
-	if err := os.WriteFile(spec, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return spec, fleet
-}
-
-// devSession is a running `fleetc dev`.
-type devSession struct {
-	t        *testing.T
-	cmd      *exec.Cmd
-	mu       sync.Mutex
-	out      bytes.Buffer
-	page     string
-	up       chan struct{}
-	exited   chan struct{}
-	fleetc   string
-	spec     string
-	endpoint string
-}
-
-func (s *devSession) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.String()
-}
-
-var pageLine = regexp.MustCompile(`live page (http://127\.0\.0\.1:\d+)`)
-
-// startDev runs `fleetc dev SPEC` and waits until it says the fleet is up.
-func startDev(t *testing.T, spec, out, endpoint string, extra ...string) *devSession {
-	t.Helper()
-	fleetc, worker := devBinaries(t)
-	s := &devSession{t: t, up: make(chan struct{}), exited: make(chan struct{}), fleetc: fleetc, spec: spec, endpoint: endpoint}
-	s.cmd = exec.Command(fleetc, append([]string{"dev", spec, "-o", out, "--endpoint", endpoint, "--port", "0", "--worker-bin", worker}, extra...)...)
-	s.cmd.Env = append(os.Environ(), "FLEETC_AWS_ENDPOINT=")
-	pr, pw := io.Pipe()
-	s.cmd.Stdout, s.cmd.Stderr = pw, pw
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		upSeen := false
-		for sc.Scan() {
-			s.mu.Lock()
-			s.out.WriteString(sc.Text() + "\n")
-			s.mu.Unlock()
-			if m := pageLine.FindStringSubmatch(sc.Text()); m != nil {
-				s.page = m[1]
-			}
-			if !upSeen && strings.Contains(sc.Text(), " is up (") {
-				upSeen = true
-				close(s.up)
-			}
-		}
-	}()
-	go func() { _ = s.cmd.Wait(); pw.Close(); close(s.exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-s.exited:
-		default:
-			s.stop(t)
-		}
-	})
-	select {
-	case <-s.up:
-	case <-s.exited:
-		t.Fatalf("fleetc dev exited before the fleet was up:\n%s", s.log())
-	case <-time.After(10 * time.Minute):
-		t.Fatalf("fleetc dev not up after 10 min:\n%s", s.log())
-	}
-	return s
-}
-
-// stop sends Ctrl-C and waits for the teardown.
-func (s *devSession) stop(t *testing.T) {
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	select {
-	case <-s.exited:
-	case <-time.After(12 * time.Minute): // the destroy alone took over 6 min at load 30
-		_ = s.cmd.Process.Kill()
-		t.Errorf("fleetc dev did not finish its teardown within 12 min:\n%s", s.log())
-	}
-}
-
-func (s *devSession) fleet(t *testing.T) (f struct {
-	Classes []struct {
-		Name  string `json:"name"`
-		Queue struct {
-			Visible  int `json:"visible"`
-			InFlight int `json:"in_flight"`
-		} `json:"queue"`
-		DLQ struct {
-			Visible int `json:"visible"`
-		} `json:"dlq"`
-		Submitted    int `json:"submitted"`
-		Completed    int `json:"completed"`
-		DeadLettered int `json:"dead_lettered"`
-		Retries      int `json:"retries"`
-		Worker       struct {
-			State  string `json:"state"`
-			Starts int    `json:"starts"`
-		} `json:"worker"`
-	} `json:"classes"`
-	Ledger struct {
-		Submitted    int  `json:"submitted"`
-		Completed    int  `json:"completed"`
-		DeadLettered int  `json:"dead_lettered"`
-		Balanced     bool `json:"balanced"`
-	} `json:"ledger"`
-	Model struct {
-		Calls     int        `json:"calls"`
-		Throttled int        `json:"throttled"`
-		WaveUntil *time.Time `json:"wave_until"`
-	} `json:"model"`
-}) {
-	t.Helper()
-	resp, err := http.Get(s.page + "/api/fleet")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(&f); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-func (s *devSession) post(t *testing.T, path string, body any) (int, map[string]any) {
-	t.Helper()
-	b, _ := json.Marshal(body)
-	resp, err := http.Post(s.page+path, "application/json", bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
-}
-
-// action runs `fleetc dev ACTION ...` against this session's page, as a user would from a
-// second terminal.
-func (s *devSession) action(t *testing.T, args ...string) string {
-	t.Helper()
-	port := s.page[strings.LastIndex(s.page, ":")+1:]
-	out, err := exec.Command(s.fleetc, append(append([]string{"dev"}, args...), "--port", port)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("fleetc dev %v: %v\n%s", args, err, out)
-	}
-	return string(out)
-}
-
-// send runs `fleetc send` as a user would, against the same emulator.
-func (s *devSession) send(t *testing.T, event, detail string) string {
-	t.Helper()
-	args := []string{"send", s.spec, event, "--endpoint", s.endpoint}
-	if detail == "" {
-		args = append(args, "--example")
-	} else {
-		args = append(args, "--detail", detail)
-	}
-	out, err := exec.Command(s.fleetc, args...).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "event id: ") {
-		t.Fatalf("fleetc send: %v\n%s", err, out)
-	}
-	return string(out)
-}
-
-// waitFor polls /api/fleet until ok holds.
-func (s *devSession) waitFor(t *testing.T, what string, d time.Duration, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s; /api/fleet %+v\nlog:\n%s", what, d, s.fleet(t), s.log())
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-func devEnv(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("fleetc dev applies a fleet to kumo: minutes")
-	}
-	terraformEnv(t)
-	// A kumo of one's own (KUMO_PORT set to its port, so its EventBridge delivers to itself)
-	// keeps these minutes-long tests off the shared one; its Step Functions still call 4566.
-	if e := os.Getenv("FLEETC_DEV_TEST_ENDPOINT"); e != "" {
-		return e
-	}
-	endpoint, err := verifytest.Kumo(context.Background())
-	verifytest.SkipIfMissing(t, err)
-	return endpoint
-}
 
 // TestDevResearchFleet brings the research example up with `fleetc dev` on kumo (two FIFO
 // eks classes fed through dev's stand-in pipe, stand-in handlers since /app/researcher and
@@ -287,32 +49,32 @@ func TestDevResearchFleet(t *testing.T) {
 
 	send := func(class string, n int) {
 		for i := 0; i < n; i++ {
-			s.send(t, "agent.step.requested", fmt.Sprintf(`{"conversation_id":"c%d","step":%d,"agent_class":%q}`, i%3, i, class))
+			s.Send(t, "agent.step.requested", fmt.Sprintf(`{"conversation_id":"c%d","step":%d,"agent_class":%q}`, i%3, i, class))
 		}
 	}
 	send("researcher", 2)
 	send("coder", 1)
-	if code, m := s.post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested",
+	if code, m := s.Post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested",
 		"detail": map[string]any{"trace_id": "page-1", "conversation_id": "c9", "step": 1, "agent_class": "researcher"}}); code != 200 || m["event_id"] == "" {
 		t.Fatalf("POST /api/events: %d %v", code, m)
 	}
-	if code, m := s.post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested", "detail": map[string]any{"step": "x"}}); code != 422 || !strings.Contains(fmt.Sprint(m["error"]), "expected integer") {
+	if code, m := s.Post(t, "/api/events", map[string]any{"detail_type": "agent.step.requested", "detail": map[string]any{"step": "x"}}); code != 422 || !strings.Contains(fmt.Sprint(m["error"]), "expected integer") {
 		t.Fatalf("POST /api/events with a bad detail: %d %v", code, m)
 	}
 	byName := func(name string) (completed, dead int) {
-		for _, c := range s.fleet(t).Classes {
+		for _, c := range s.Fleet(t).Classes {
 			if c.Name == name {
 				return c.Completed, c.DeadLettered
 			}
 		}
 		return -1, -1
 	}
-	s.waitFor(t, "3 researcher and 1 coder steps completed", 3*time.Minute, func() bool {
+	s.WaitFor(t, "3 researcher and 1 coder steps completed", 3*time.Minute, func() bool {
 		r, _ := byName("researcher")
 		c, _ := byName("coder")
 		return r == 3 && c == 1
 	})
-	log := s.log()
+	log := s.Log()
 	for _, want := range []string{`"msg":"handler stderr"`, `stand-in handler for researcher`, "observer", "agent.step.completed from fleet.workers", "consumed by no class"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("worker log lacks %s:\n%s", want, log)
@@ -326,23 +88,23 @@ func TestDevResearchFleet(t *testing.T) {
 	// started with `fleetc dev start` (the page's button) completes its agent steps (Research, an empty fan-out, Code).
 	// Its input is the generated example, which carries the coder's idempotency key fields
 	// ([trace_id, step]): a workflow task's detail is the execution's input.
-	if out := s.action(t, "start", "conversation"); !strings.Contains(out, "started conversation: arn:") {
+	if out := s.Action(t, "start", "conversation"); !strings.Contains(out, "started conversation: arn:") {
 		t.Fatalf("fleetc dev start: %s", out)
 	}
-	s.waitFor(t, "the conversation execution succeeded", 3*time.Minute, func() bool {
+	s.WaitFor(t, "the conversation execution succeeded", 3*time.Minute, func() bool {
 		var f struct {
 			Workflows []struct {
 				Executions map[string]int `json:"executions"`
 			} `json:"workflows"`
 		}
-		resp, err := http.Get(s.page + "/api/fleet")
+		resp, err := http.Get(s.Page + "/api/fleet")
 		if err != nil {
 			return false
 		}
 		defer resp.Body.Close()
 		_ = json.NewDecoder(resp.Body).Decode(&f)
 		if len(f.Workflows) == 1 && f.Workflows[0].Executions["FAILED"] > 0 {
-			t.Fatalf("the execution failed: %v\n%s", f.Workflows, s.log())
+			t.Fatalf("the execution failed: %v\n%s", f.Workflows, s.Log())
 		}
 		return len(f.Workflows) == 1 && f.Workflows[0].Executions["SUCCEEDED"] == 1
 	})
@@ -356,17 +118,17 @@ func TestDevResearchFleet(t *testing.T) {
 	// Fault: kill -9 the researcher worker while work is queued; every unit ends completed
 	// once or dead-lettered, and the worker comes back.
 	send("researcher", 3)
-	if out := s.action(t, "kill", "researcher"); !strings.Contains(out, "killed researcher's worker (pid ") {
+	if out := s.Action(t, "kill", "researcher"); !strings.Contains(out, "killed researcher's worker (pid ") {
 		t.Fatalf("fleetc dev kill: %s", out)
 	}
-	s.waitFor(t, "ledger balanced after kill -9", 4*time.Minute, func() bool {
-		f := s.fleet(t)
+	s.WaitFor(t, "ledger balanced after kill -9", 4*time.Minute, func() bool {
+		f := s.Fleet(t)
 		return f.Ledger.Submitted == 8 && f.Ledger.Balanced && f.Ledger.Completed+f.Ledger.DeadLettered == 8
 	})
 	// The worker comes back RestartDelay after the kill, which may be after the ledger
 	// balanced (the steps can finish before the kill lands).
-	s.waitFor(t, "the researcher worker restarted after kill -9", time.Minute, func() bool {
-		for _, c := range s.fleet(t).Classes {
+	s.WaitFor(t, "the researcher worker restarted after kill -9", time.Minute, func() bool {
+		for _, c := range s.Fleet(t).Classes {
 			if c.Name == "researcher" {
 				return c.Worker.Starts >= 2 && c.Worker.State == dev.StateRunning
 			}
@@ -378,25 +140,25 @@ func TestDevResearchFleet(t *testing.T) {
 	// 429 ThrottlingException; the workers' gateways retry, fall back and cool down as their
 	// policies say, then answer the stand-in handlers with the failure, whose steps the
 	// queue retries. Afterwards every unit of work is completed once or dead-lettered.
-	calls := s.fleet(t).Model.Calls
+	calls := s.Fleet(t).Model.Calls
 	if calls == 0 {
 		t.Errorf("the stand-in handlers called no model before the wave")
 	}
-	s.action(t, "throttle", "--for", "20s")
-	if code, m := s.post(t, "/api/faults/model-429", map[string]any{"seconds": 0}); code != 400 {
+	s.Action(t, "throttle", "--for", "20s")
+	if code, m := s.Post(t, "/api/faults/model-429", map[string]any{"seconds": 0}); code != 400 {
 		t.Errorf("model-429 for 0 s: %d %v, want 400", code, m)
 	}
 	send("researcher", 3)
-	s.waitFor(t, "ledger balanced after the 429 wave", 8*time.Minute, func() bool {
-		f := s.fleet(t)
+	s.WaitFor(t, "ledger balanced after the 429 wave", 8*time.Minute, func() bool {
+		f := s.Fleet(t)
 		return f.Model.WaveUntil == nil && f.Ledger.Submitted == 11 && f.Ledger.Balanced && f.Ledger.Completed+f.Ledger.DeadLettered == 11
 	})
-	f := s.fleet(t)
+	f := s.Fleet(t)
 	if f.Model.Throttled == 0 {
 		t.Errorf("the wave throttled no call: %+v", f.Model)
 	}
-	log = s.log()
-	for _, want := range []string{"the model answers 429 ThrottlingException for 20s", "the model gateway answered", "exit 75 (retryable)"} {
+	log = s.Log()
+	for _, want := range []string{"the model answers 429 ThrottlingException for 20s", "the model gateway answered", "throttled, retry after"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q after the 429 wave", want)
 		}
@@ -404,8 +166,8 @@ func TestDevResearchFleet(t *testing.T) {
 	t.Logf("429 wave: %d model calls, %d throttled; ledger %+v", f.Model.Calls, f.Model.Throttled, f.Ledger)
 
 	// Ctrl-C: drain, destroy, leave kumo running.
-	s.stop(t)
-	log = s.log()
+	s.Stop(t)
+	log = s.Log()
 	for _, want := range []string{"draining the workers", "destroying the fleet on the emulator"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("teardown lacks %q:\n%s", want, log)
@@ -423,15 +185,6 @@ func TestDevResearchFleet(t *testing.T) {
 	}
 }
 
-func healthyKumo(endpoint string) bool {
-	resp, err := http.Get(endpoint + "/health")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == 200
-}
-
 // TestDevMinimal: the lambda class runs fleet-worker's Lambda mode under AWS's Lambda Runtime
 // Interface Emulator, fed by dev's event source mapping; an event sent with `fleetc send
 // --example` completes; a step failed by a fault is reported in batchItemFailures, left in
@@ -445,15 +198,15 @@ func TestDevMinimal(t *testing.T) {
 	spec, _ := uniqueExample(t, dir, "minimal", "fleet: hello", "fleet: FLEET", "name: hello", "name: FLEET")
 	out := filepath.Join(dir, "out")
 	s := startDev(t, spec, out, endpoint, "--rie-bin", rie)
-	if !strings.Contains(s.log(), "runs here as fleet-worker --mode lambda under the Lambda Runtime Interface Emulator") {
-		t.Errorf("no note about the lambda class under RIE:\n%s", s.log())
+	if !strings.Contains(s.Log(), "runs here as fleet-worker --mode lambda under the Lambda Runtime Interface Emulator") {
+		t.Errorf("no note about the lambda class under RIE:\n%s", s.Log())
 	}
-	res := s.send(t, "greeting.requested", "")
+	res := s.Send(t, "greeting.requested", "")
 	if !regexp.MustCompile(`trace id: [0-9a-f]{32}`).MatchString(res) {
 		t.Errorf("fleetc send printed no trace id:\n%s", res)
 	}
-	s.waitFor(t, "greeter completed 1", 2*time.Minute, func() bool { return s.fleet(t).Ledger.Completed == 1 })
-	if log := s.log(); !strings.Contains(log, "START RequestId") || !strings.Contains(log, `"msg":"step finished"`) {
+	s.WaitFor(t, "greeter completed 1", 2*time.Minute, func() bool { return s.Fleet(t).Ledger.Completed == 1 })
+	if log := s.Log(); !strings.Contains(log, "START RequestId") || !strings.Contains(log, `"msg":"step finished"`) {
 		t.Errorf("no invocation through RIE in the log:\n%s", log)
 	}
 
@@ -461,21 +214,21 @@ func TestDevMinimal(t *testing.T) {
 	// reports the message in batchItemFailures; dev's mapping leaves it in the queue, so it is
 	// received again (attempt 2) and, its retries spent (retry.max_attempts 2), dead-lettered
 	// RetriesExhausted: completed once or dead-lettered, the ledger balances.
-	s.action(t, "fail", "greeter", "--for", "60s")
-	res = s.send(t, "greeting.requested", "")
+	s.Action(t, "fail", "greeter", "--for", "60s")
+	res = s.Send(t, "greeting.requested", "")
 	trace := regexp.MustCompile(`trace id: ([0-9a-f]{32})`).FindStringSubmatch(res)
 	if trace == nil {
 		t.Fatalf("no trace id:\n%s", res)
 	}
-	s.waitFor(t, "the failing greeting retried, then dead-lettered", 3*time.Minute, func() bool {
-		f := s.fleet(t)
+	s.WaitFor(t, "the failing greeting retried, then dead-lettered", 3*time.Minute, func() bool {
+		f := s.Fleet(t)
 		return f.Ledger.Submitted == 2 && f.Ledger.DeadLettered == 1 && f.Ledger.Completed == 1 && f.Ledger.Balanced
 	})
-	f := s.fleet(t)
+	f := s.Fleet(t)
 	if f.Classes[0].Retries == 0 || f.Classes[0].DLQ.Visible != 1 {
 		t.Errorf("want a retry and one message in the DLQ: %+v", f.Classes[0])
 	}
-	log := s.log()
+	log := s.Log()
 	if !strings.Contains(log, "1 of 1 reported in batchItemFailures: left in the queue for a retry") {
 		t.Errorf("the mapping did not report the failed item:\n%s", log)
 	}
@@ -488,13 +241,13 @@ func TestDevMinimal(t *testing.T) {
 	if code != exitOK {
 		t.Errorf("plan after dev's apply: exit %d (want 0)\n%s\n%s", code, stdout, stderr)
 	}
-	s.stop(t)
+	s.Stop(t)
 }
 
 // livePage loads the page in Debian's chromium (headless, driven over the DevTools protocol
 // by chromedp), reads the ledger line, runs work, sees the line change as server-sent events
 // arrive, and takes a screenshot (written to docs/ with -update-screenshot).
-func livePage(t *testing.T, s *devSession, work func()) {
+func livePage(t *testing.T, s *devtest.Session, work func()) {
 	t.Helper()
 	bin, err := exec.LookPath("chromium")
 	if err != nil {
@@ -510,8 +263,8 @@ func livePage(t *testing.T, s *devSession, work func()) {
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Navigate(s.page)); err != nil {
-		t.Fatalf("loading %s: %v", s.page, err)
+	if _, err := chromedp.Run(ctx, chromedp.Navigate(s.Page)); err != nil {
+		t.Fatalf("loading %s: %v", s.Page, err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.WaitVisible("#classes tbody tr")); err != nil {
 		t.Fatalf("the page shows no class: %v", err)
