@@ -27,8 +27,8 @@ const modelClass = "model"
 // model router (FLEET_BEDROCK_ENDPOINT) calls this server, which answers the Converse API
 // (POST /model/{modelId}/converse) with a short text, or, during a 429 wave, what Bedrock
 // answers when it throttles: 429 with X-Amzn-ErrorType ThrottlingException, naming when to
-// come back (the wave's remaining time, Retry-After and retry-after-ms) as a rate-limited
-// provider does, so the wave reaches the worker as a throttle, not a spend limit. Each
+// come back (Retry-After and retry-after-ms) as a rate-limited provider does, so the wave
+// reaches the worker as a throttle, not a spend limit. Each
 // worker's gateway then does what it does in AWS (its policy's retries, cooldown and
 // fallbacks) and answers its handler with the failure when they are spent.
 type modelStandIn struct {
@@ -93,6 +93,11 @@ func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }
 
+// waveRetryAfter is the most a 429 of a wave asks to wait: a rate-limited provider names its
+// next window, a few seconds, not the end of the outage; so a wave longer than the router's
+// retries reaches its cooldown and then the worker, as a real one does.
+const waveRetryAfter = 3 * time.Second
+
 // setRetryAfter names d in both headers a client reads (runtime/retry.RetryAfterHeaders):
 // retry-after-ms exactly, Retry-After in whole seconds rounded up, so neither comes back early.
 func setRetryAfter(h http.Header, d time.Duration) {
@@ -119,7 +124,7 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if throttle {
-		setRetryAfter(w.Header(), left)
+		setRetryAfter(w.Header(), min(left, waveRetryAfter))
 		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again. (fleetc dev: 429 wave)")
 		return
 	}
