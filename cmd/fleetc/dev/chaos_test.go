@@ -21,8 +21,8 @@ const chaosFault = 15 * time.Second
 // TestDevChaos runs issue 31's scenario on kumo, in `fleetc dev` on a fleet of one eks class
 // (poller, fleet-worker --mode poll) and one lambda class (fn, fleet-worker --mode lambda
 // under aws-lambda-rie), and checks the ledger balances with nothing lost:
-//   - a 15 s 429 wave from the model over 2 steps of each class (the policy gives up within
-//     5 s, so the throttle reaches the workers with the wave's remaining time);
+//   - a 15 s 429 wave from the model over 2 steps of each class (the policy retries once and
+//     then benches its deployment, so the throttle reaches the workers);
 //   - then a 15 s retryable failure (exit 75) of fn's handler over 2 fn steps;
 //   - and a kill -9 of poller's worker while its handler is in the middle of a step (slowed
 //     8 s so the kill lands inside it): the step is taken over once the dead worker's lease
