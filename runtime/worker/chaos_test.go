@@ -151,7 +151,11 @@ func TestThrottlePastDeadlineDeadLetters(t *testing.T) {
 		})}
 	var waits []time.Duration
 	w.Rand = func() float64 { return 0.5 }
-	w.Wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clock = clock.Add(d); return nil }
+	w.Wait = func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		clock = clock.Add(d)
+		return nil
+	}
 	deadline := clock.Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
 	body := []byte(`{"id":"evt-thr-1","detail-type":"x","source":"y","detail":{"trace_id":"thr-1","deadline":"` + deadline + `"}}`)
 	res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: body, Attempt: 1})
