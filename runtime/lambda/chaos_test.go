@@ -41,10 +41,10 @@ const fnTimeout = 12 * time.Second
 // call, sleep (sleep_ms, committing only if the invocation is still alive), spend (429
 // without retry-after), badout (a result outside the output contract).
 type chaosRig struct {
-	t          *testing.T
-	sqs        *sqs.Client
-	qURL, dlq  string
-	qARN       string
+	t         *testing.T
+	sqs       *sqs.Client
+	qURL, dlq string
+	qARN      string
 	newStore  func() idem.Store
 	mu        sync.Mutex
 	calls     map[string]int
