@@ -28,15 +28,15 @@ import (
 
 // Chaos on the poll (EKS) mode, on kumo: each fault is absorbed as backlog and the ledger
 // balances (submitted = completed once, 0 dead-lettered, 0 duplicated side effects). The
-// class gets max_attempts 3 with retry base 100 ms, cap 1 s, a 2 s visibility with a 1 s
+// class gets max_attempts 2 with retry base 100 ms, cap 1 s, a 2 s visibility with a 1 s
 // heartbeat and step.max 30 s: under the old model (each failure released, spending a
-// receive) a fault outlasting ~3 receives of ≤1 s backoff dead-lettered the step.
+// receive) a fault outlasting 2 receives (~3 s with a 1 s retry-after) dead-lettered the step.
 
 // A 429 wave with retry-after-ms 1000 lasting 6 s on every step: each step is held in its
 // receive through ~6 throttles, none counted, and completes once. The throttle's named delay
 // is honoured (not a shorter backoff).
 func TestChaosPollThrottleWave(t *testing.T) {
-	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 3, maxReceives: 4})
+	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 3})
 	ks := keys("throttle", 4)
 	for _, k := range ks {
 		e.send(envelope("evt-"+k, stepSpec{TraceID: k, Behavior: "throttle", FaultMS: 6000, RetryAfterMS: 1000}), "")
@@ -58,7 +58,7 @@ func TestChaosPollThrottleWave(t *testing.T) {
 // A retryable failure (503, no retry-after) lasting 4 s: full-jitter backoff inside the
 // receive (capped at 1 s) until it clears; completed once, nothing dead-lettered.
 func TestChaosPollRetryableOutage(t *testing.T) {
-	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 3, maxReceives: 4})
+	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 3})
 	ks := keys("outage", 4)
 	for _, k := range ks {
 		e.send(envelope("evt-"+k, stepSpec{TraceID: k, Behavior: "outage", FaultMS: 4000}), "")
