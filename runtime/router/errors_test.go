@@ -21,28 +21,29 @@ func TestNoAnswerErrors(t *testing.T) {
 	}
 
 	live := context.Background()
-	if c, _ := classify(refused, live); c != classRetryable {
+	if c := classify(refused, live); c != classRetryable {
 		t.Errorf("refused with time left: class %d, want retryable", c)
 	}
 	expired, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-expired.Done()
-	if c, _ := classify(refused, expired); c != classTimeout {
+	if c := classify(refused, expired); c != classTimeout {
 		t.Errorf("no answer after the call's deadline: class %d, want timeout", c)
 	}
-	if c, ra := classify(&ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true}, live); c != classRetryable || ra != 2*time.Second {
-		t.Errorf("503 with retry-after: class %d after %s", c, ra)
+	busy := &ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true, Throttle: true}
+	if c, p := classify(busy, live), pauseOf(busy); c != classRetryable || p != (pause{after: 2 * time.Second, named: true, throttle: true}) {
+		t.Errorf("503 with retry-after: class %d, pause %+v", c, p)
 	}
 	// An error that is no provider answer at all (a stream cut, a caller's own error): a
 	// timeout when the call's deadline fired or it says the deadline passed, else retryable.
 	cut := errors.New("unexpected EOF")
-	if c, _ := classify(cut, expired); c != classTimeout {
+	if c := classify(cut, expired); c != classTimeout {
 		t.Errorf("a plain error after the call's deadline: class %d, want timeout", c)
 	}
-	if c, _ := classify(context.DeadlineExceeded, live); c != classTimeout {
+	if c := classify(context.DeadlineExceeded, live); c != classTimeout {
 		t.Errorf("a deadline error with the call's context still live: class %d, want timeout", c)
 	}
-	if c, _ := classify(cut, live); c != classRetryable {
+	if c := classify(cut, live); c != classRetryable {
 		t.Errorf("a plain error with time left: class %d, want retryable", c)
 	}
 }

@@ -18,15 +18,17 @@ type deployment struct {
 	fails     []time.Time // failures within the window, oldest first
 	coolUntil time.Time   // benched until then (allowed_fails exceeded)
 	notBefore time.Time   // the server asked us to wait until then (retry-after)
+	// What keeps it away: a throttle (rate limit, overload) rather than an outage.
+	coolThrottle, waitThrottle bool
 }
 
 // fail records a failure at now; it reports whether the deployment went into cooldown.
-func (d *deployment) fail(now time.Time, p *Policy, retryAfter time.Duration) bool {
+func (d *deployment) fail(now time.Time, p *Policy, ps pause) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if retryAfter > 0 {
-		if t := now.Add(retryAfter); t.After(d.notBefore) {
-			d.notBefore = t
+	if ps.after > 0 {
+		if t := now.Add(ps.after); t.After(d.notBefore) {
+			d.notBefore, d.waitThrottle = t, ps.throttle
 		}
 	}
 	cut := now.Add(-p.FailWindow)
@@ -35,12 +37,51 @@ func (d *deployment) fail(now time.Time, p *Policy, retryAfter time.Duration) bo
 		i++
 	}
 	d.fails = append(d.fails[i:], now)
-	if len(d.fails) > p.AllowedFails && p.Cooldown > 0 {
-		d.coolUntil = now.Add(p.Cooldown)
+	if b := ps.bench(p.Cooldown); len(d.fails) > p.AllowedFails && b > 0 {
+		d.coolUntil, d.coolThrottle = now.Add(b), ps.throttle
 		d.fails = d.fails[:0]
 		return true
 	}
 	return false
+}
+
+// back is when the deployment may next be called (not after now: at once) and whether a
+// throttle, not an outage, keeps it away until then.
+func (d *deployment) back(now time.Time) (at time.Time, throttle bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at = now
+	if d.coolUntil.After(at) {
+		at, throttle = d.coolUntil, d.coolThrottle
+	}
+	if d.notBefore.After(at) {
+		at, throttle = d.notBefore, d.waitThrottle
+	}
+	return at, throttle
+}
+
+// comeback is how long until the first deployment of chain may be called again (0: one may
+// be called now) and whether a throttle keeps that one away (any of them, on a tie).
+func comeback(chain []*group, now time.Time) (time.Duration, bool) {
+	var first time.Time
+	throttle := false
+	for _, g := range chain {
+		for _, d := range g.deps {
+			at, th := d.back(now)
+			switch {
+			case !at.After(now):
+				return 0, false
+			case first.IsZero() || at.Before(first):
+				first, throttle = at, th
+			case at.Equal(first):
+				throttle = throttle || th
+			}
+		}
+	}
+	if first.IsZero() {
+		return 0, false
+	}
+	return first.Sub(now), throttle
 }
 
 // readyAt is when the deployment may be called: zero-wait if now, or the time the
