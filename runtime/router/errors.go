@@ -213,7 +213,7 @@ func exhausted(chain []*group, c class, last error, policy string, now time.Time
 		return e
 	}
 	t := retry.Throttled(CodeModelUnavailable, wait,
-		fmt.Errorf("policy %s: every deployment is rate limited or overloaded; the first is back in %s (last: %w)", policy, wait.Round(time.Millisecond), last))
+		fmt.Errorf("policy %s: rate limited; the first call can go in %s (last: %w)", policy, wait.Round(time.Millisecond), last))
 	t.Status = e.Status
 	return t
 }

@@ -120,3 +120,49 @@ func TestTokenBucketWait(t *testing.T) {
 		t.Errorf("half a token refilled: wait %s, want 0", got)
 	}
 }
+
+// comeback is the wait until the first deployment of any group of the chain is back, and the
+// reason that one is away: the soonest decides, a tie is a throttle if any is, one deployment
+// ready now means no wait, and a group's spent token bucket holds it back as a throttle.
+func TestComebackIsTheFirstDeploymentBack(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	dep := func(coolFor time.Duration, coolThrottle bool, waitFor time.Duration, waitThrottle bool) *deployment {
+		return &deployment{coolUntil: now.Add(coolFor), coolThrottle: coolThrottle, notBefore: now.Add(waitFor), waitThrottle: waitThrottle}
+	}
+	outage5 := dep(5*time.Second, false, 0, false)
+	throttled2 := dep(2*time.Second, true, 0, false)
+	// Benched 1 s for an outage but its server asked for 3 s as a throttle: the later wins.
+	waits3 := dep(time.Second, false, 3*time.Second, true)
+	outage2 := dep(0, false, 2*time.Second, false)
+	ready := dep(-time.Second, true, -time.Second, true)
+	for _, c := range []struct {
+		name     string
+		groups   [][]*deployment
+		wait     time.Duration
+		throttle bool
+	}{
+		{"the soonest in a group decides", [][]*deployment{{outage5, throttled2}}, 2 * time.Second, true},
+		{"the soonest across groups decides", [][]*deployment{{outage5}, {waits3}}, 3 * time.Second, true},
+		{"an outage back first is an outage", [][]*deployment{{waits3}, {outage2}}, 2 * time.Second, false},
+		{"a tie is a throttle", [][]*deployment{{outage2, throttled2}}, 2 * time.Second, true},
+		{"one ready now: no wait", [][]*deployment{{outage5}, {throttled2, ready}}, 0, false},
+	} {
+		var chain []*group
+		for _, deps := range c.groups {
+			chain = append(chain, &group{deps: deps})
+		}
+		if wait, th := comeback(chain, now); wait != c.wait || th != c.throttle {
+			t.Errorf("%s: %s throttle %v, want %s throttle %v", c.name, wait, th, c.wait, c.throttle)
+		}
+	}
+	// A group whose deployment is ready but whose bucket is 9 tokens in debt (60 a minute)
+	// can call in 10 s, a throttle: sooner than an outage of 5 s it is not; later than it, yes.
+	spent := &group{deps: []*deployment{ready}, bucket: newTokenBucket(60, now)}
+	spent.bucket.charge(now, 69)
+	if wait, th := comeback([]*group{spent, {deps: []*deployment{outage5}}}, now); wait != 5*time.Second || th {
+		t.Errorf("spent bucket behind a 5 s outage: %s throttle %v", wait, th)
+	}
+	if wait, th := comeback([]*group{spent}, now); wait != 10*time.Second+time.Millisecond || !th {
+		t.Errorf("spent bucket: %s throttle %v, want 10.001s throttle", wait, th)
+	}
+}

@@ -60,26 +60,44 @@ func (d *deployment) back(now time.Time) (at time.Time, throttle bool) {
 	return at, throttle
 }
 
-// comeback is how long until the first deployment of chain may be called again (0: one may
-// be called now) and whether a throttle keeps that one away (any of them, on a tie).
+// comeback is how long until some group of chain can call again (0: one can now) and
+// whether a throttle is what keeps the first one back away (any of them, on a tie). A group
+// can call once its token bucket has refilled (its own rate limit: a throttle) and its first
+// deployment is back from its bench or retry-after.
 func comeback(chain []*group, now time.Time) (time.Duration, bool) {
-	var first time.Time
-	throttle := false
+	first, throttle := time.Duration(-1), false
 	for _, g := range chain {
-		for _, d := range g.deps {
-			at, th := d.back(now)
-			switch {
-			case !at.After(now):
-				return 0, false
-			case first.IsZero() || at.Before(first):
-				first, throttle = at, th
-			case at.Equal(first):
-				throttle = throttle || th
+		wait, th := g.back(now)
+		if g.bucket != nil {
+			if w := g.bucket.wait(now); w > wait {
+				wait, th = w, true
 			}
 		}
+		switch {
+		case wait <= 0:
+			return 0, false
+		case first < 0 || wait < first:
+			first, throttle = wait, th
+		case wait == first:
+			throttle = throttle || th
+		}
 	}
-	if first.IsZero() {
-		return 0, false
+	return max(first, 0), throttle
+}
+
+// back is how long until the group's first deployment may be called again and whether a
+// throttle keeps that one away.
+func (g *group) back(now time.Time) (time.Duration, bool) {
+	var first time.Time
+	throttle := false
+	for _, d := range g.deps {
+		at, th := d.back(now)
+		switch {
+		case first.IsZero() || at.Before(first):
+			first, throttle = at, th
+		case at.Equal(first):
+			throttle = throttle || th
+		}
 	}
 	return first.Sub(now), throttle
 }

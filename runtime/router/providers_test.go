@@ -422,3 +422,24 @@ func TestBedrockRetryAfterMsIsRead(t *testing.T) {
 		t.Fatalf("Bedrock 429 with retry-after-ms 1500: %+v, want a throttle after ~1.5s", re)
 	}
 }
+
+// A policy's own tokens_per_minute is a rate limit too: when the bucket refills only after the
+// step's deadline, the error is a throttle naming the refill. The server imitates an OpenAI
+// chat completion reporting 100 tokens of usage.
+func TestSpentTokenBudgetIsAThrottleUntilTheRefill(t *testing.T) {
+	srv := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok", Usage: router.Usage{InputTokens: 90, OutputTokens: 10}}))
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.OpenAIProvider(srv, ""), "m1", func(p *router.Policy) { p.TokensPerMinute = 60 }),
+	}, router.Options{})
+	if err := chatWithin(r, "fast", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// 60 - 100 = 40 tokens of debt: one whole token is back after 41 s at one a second.
+	re := throttleOf(t, chatWithin(r, "fast", time.Second))
+	if !re.Retryable || !re.Throttle || re.RetryAfter <= 40*time.Second || re.RetryAfter > 41*time.Second+time.Millisecond {
+		t.Fatalf("bucket spent until after the deadline: %+v, want a throttle after ~41s", re)
+	}
+	if srv.Calls() != 1 {
+		t.Fatalf("%d calls, want 1 (no call on a spent budget)", srv.Calls())
+	}
+}
