@@ -77,15 +77,16 @@ func pauseOf(err error) pause {
 	if !errors.As(err, &pe) {
 		return pause{}
 	}
-	return pause{after: pe.RetryAfter, named: pe.HasRetryAfter, throttle: !pe.Quota && (pe.Throttle || pe.RateLimited)}
+	return pause{after: pe.RetryAfter, named: pe.HasRetryAfter, throttle: pe.Throttle || pe.RateLimited}
 }
 
 // bench is how long a deployment over allowed_fails is kept away: for a throttle that named
 // its retry-after, that retry-after, shorter or longer than the cooldown (the server knows
 // when its limit resets; a call before then only earns another 429, and benching past it
 // wastes a deployment that could answer); otherwise the policy's cooldown, the router's guess.
+// A policy without a cooldown benches nothing (the retry-after alone still holds).
 func (p pause) bench(cooldown time.Duration) time.Duration {
-	if p.throttle && p.named {
+	if cooldown > 0 && p.throttle && p.named {
 		return p.after
 	}
 	return cooldown

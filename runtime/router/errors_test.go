@@ -166,3 +166,23 @@ func TestComebackIsTheFirstDeploymentBack(t *testing.T) {
 		t.Errorf("spent bucket: %s throttle %v, want 10.001s throttle", wait, th)
 	}
 }
+
+// The bench after allowed_fails: a throttle that named its retry-after is benched for it,
+// shorter or longer than the cooldown; anything else for the cooldown; no cooldown, no bench.
+func TestBenchIsTheThrottlesRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		p        pause
+		cooldown time.Duration
+		want     time.Duration
+	}{
+		{pause{after: 5 * time.Second, named: true, throttle: true}, time.Minute, 5 * time.Second},
+		{pause{after: 2 * time.Minute, named: true, throttle: true}, time.Minute, 2 * time.Minute},
+		{pause{throttle: true}, time.Minute, time.Minute},                      // Bedrock ThrottlingException: no retry-after
+		{pause{after: 5 * time.Second, named: true}, time.Minute, time.Minute}, // a 500 with a retry-after: an outage
+		{pause{after: 5 * time.Second, named: true, throttle: true}, 0, 0},     // benching off
+	} {
+		if got := c.p.bench(c.cooldown); got != c.want {
+			t.Errorf("%+v, cooldown %s: bench %s, want %s", c.p, c.cooldown, got, c.want)
+		}
+	}
+}
