@@ -140,7 +140,8 @@ func TestGatewayKeepsSpendLimitFinal(t *testing.T) {
 	var body struct{ Error struct{ Code string } }
 	json.NewDecoder(resp.Body).Decode(&body)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || resp.Header.Get("Retry-After-Ms") != "" || body.Error.Code != "insufficient_quota" || resp.Header.Get("X-Should-Retry") != "false" || spent.Calls() != 1 {
-		t.Fatalf("status %d retry-after %q code %q calls %d: a spend limit stays a final 429", resp.StatusCode, resp.Header.Get("Retry-After"), body.Error.Code, spent.Calls())
+		t.Fatalf("status %d retry-after %q retry-after-ms %q code %q calls %d: a spend limit stays a final 429 without a retry-after",
+			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"), body.Error.Code, spent.Calls())
 	}
 	// What the caller's own classification (the worker's) makes of it: dead-letter.
 	if e := retry.FromStatus(resp.StatusCode, resp.Header.Get("Retry-After"), ""); e.Retryable || e.Code != "SpendLimit" {
