@@ -109,6 +109,15 @@ func TestDevChaos(t *testing.T) {
 	if f.Model.Throttled == 0 {
 		t.Errorf("the wave throttled no model call: %+v", f.Model)
 	}
+	// The wave reached a handler as the gateway's throttle (retry_after_seconds), and every
+	// fault was absorbed inside its receive: nothing went back to the queue to spend the
+	// class's receives.
+	if !regexp.MustCompile(`"trace_id":"wave-[a-z]+-\d".*stand-in handler for [a-z]+: .*throttled, retry after`).MatchString(s.Log()) {
+		t.Errorf("no wave step saw the model gateway's throttle")
+	}
+	if v.released != 0 {
+		t.Errorf("%d steps released to the queue (%v), want every fault held inside one receive", v.released, v.releasedCodes)
+	}
 	if !strings.Contains(s.Log(), `"trace_id":"fail-fn-1"`) || !strings.Contains(s.Log(), "dev fault: fn fails until") {
 		t.Errorf("the failure window reached no fn step")
 	}
