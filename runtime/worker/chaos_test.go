@@ -164,7 +164,11 @@ func TestThrottlePastDeadlineDeadLetters(t *testing.T) {
 				})}
 			var waits []time.Duration
 			w.Rand = func() float64 { return 0.5 }
-			w.Wait = func(_ context.Context, d time.Duration) error { waits = append(waits, d); clock = clock.Add(d); return nil }
+			w.Wait = func(_ context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				clock = clock.Add(d)
+				return nil
+			}
 			res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: []byte(tc.body(clock)), Attempt: 1})
 			if res.Action != queue.DeadLetter || code(res) != string(wire.DeadlineExceeded) {
 				t.Fatalf("verdict %v %v, want a DeadlineExceeded dead letter", res.Action, res.Reason)
