@@ -134,43 +134,56 @@ func TestChaosPollWorkerKilledTakenOver(t *testing.T) {
 	}
 }
 
-// A throttle that outlasts the run's deadline is dead-lettered DeadlineExceeded, its message
-// naming the throttle and its cause the throttle itself; the throttles before it were waited
-// for with their named delay (+5 % at jitter 0.5), not counted.
+// A throttle that outlasts the run's deadline (or the event's TTL) is dead-lettered
+// DeadlineExceeded, its message naming the bound and the throttle, its cause the throttle
+// itself; the throttles before it were waited for with their named delay (+5 % at jitter
+// 0.5), not counted.
 func TestThrottlePastDeadlineDeadLetters(t *testing.T) {
 	awsCfg := kumotest.Require(t)
 	table := kumotest.Table(t, awsCfg, "thr")
 	cfg := eksStepConfig(t, "thr", table, 60, 20)
-	clock := time.Now()
-	calls := 0
-	w := &worker.Worker{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return clock },
-		Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour, Now: func() time.Time { return clock }},
-		Handler: handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
-			calls++
-			return nil, retry.FromResponse(429, http.Header{"Retry-After-Ms": {"2000"}}, "rate limited")
-		})}
-	var waits []time.Duration
-	w.Rand = func() float64 { return 0.5 }
-	w.Wait = func(_ context.Context, d time.Duration) error {
-		waits = append(waits, d)
-		clock = clock.Add(d)
-		return nil
-	}
-	deadline := clock.Add(5 * time.Second).UTC().Format(time.RFC3339Nano)
-	body := []byte(`{"id":"evt-thr-1","detail-type":"x","source":"y","detail":{"trace_id":"thr-1","deadline":"` + deadline + `"}}`)
-	res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: body, Attempt: 1})
-	if res.Action != queue.DeadLetter || code(res) != string(wire.DeadlineExceeded) {
-		t.Fatalf("verdict %v %v, want a DeadlineExceeded dead letter", res.Action, res.Reason)
-	}
-	if !strings.Contains(res.Reason.Message, "during a throttle") || !strings.Contains(res.Reason.Message, "HTTP429") || !strings.Contains(res.Reason.Message, "run's deadline") {
-		t.Errorf("dead letter message %q does not name the deadline and the throttle", res.Reason.Message)
-	}
-	var cause *retry.Error
-	if !errors.As(res.Reason.Err, &cause) || !cause.Throttle {
-		t.Errorf("dead letter cause %v, want the throttle", res.Reason.Err)
-	}
-	if want := ms(2100, 2100); calls != 3 || !slices.Equal(waits, want) {
-		t.Errorf("%d calls, waits %v; want 3 calls and waits %v (the third 2.1 s wait would pass the 5 s deadline)", calls, waits, want)
+	for _, tc := range []struct {
+		name, bound string
+		body        func(now time.Time) string
+	}{
+		{"deadline", "run's deadline", func(now time.Time) string {
+			return `{"id":"evt-thr-1","detail-type":"x","source":"y","detail":{"trace_id":"thr-1","deadline":"` + now.Add(5*time.Second).UTC().Format(time.RFC3339Nano) + `"}}`
+		}},
+		{"ttl", "event's TTL", func(now time.Time) string {
+			return `{"id":"evt-thr-2","detail-type":"x","source":"y","time":"` + now.UTC().Format(time.RFC3339Nano) + `","detail":{"trace_id":"thr-2","ttl_seconds":5}}`
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.Now()
+			calls := 0
+			w := &worker.Worker{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return clock },
+				Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour, Now: func() time.Time { return clock }},
+				Handler: handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
+					calls++
+					return nil, retry.FromResponse(429, http.Header{"Retry-After-Ms": {"2000"}}, "rate limited")
+				})}
+			var waits []time.Duration
+			w.Rand = func() float64 { return 0.5 }
+			w.Wait = func(_ context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				clock = clock.Add(d)
+				return nil
+			}
+			res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: []byte(tc.body(clock)), Attempt: 1})
+			if res.Action != queue.DeadLetter || code(res) != string(wire.DeadlineExceeded) {
+				t.Fatalf("verdict %v %v, want a DeadlineExceeded dead letter", res.Action, res.Reason)
+			}
+			if m := res.Reason.Message; !strings.Contains(m, "during a throttle") || !strings.Contains(m, "HTTP429") || !strings.Contains(m, tc.bound) {
+				t.Errorf("dead letter message %q does not name the %s and the throttle", m, tc.bound)
+			}
+			var cause *retry.Error
+			if !errors.As(res.Reason.Err, &cause) || !cause.Throttle {
+				t.Errorf("dead letter cause %v, want the throttle", res.Reason.Err)
+			}
+			if want := ms(2100, 2100); calls != 3 || !slices.Equal(waits, want) {
+				t.Errorf("%d calls, waits %v; want 3 calls and waits %v (the third 2.1 s wait would pass the 5 s bound)", calls, waits, want)
+			}
+		})
 	}
 }
 

@@ -92,7 +92,7 @@ func (s *sideEffects) serve(w http.ResponseWriter, r *http.Request) {
 	case "throttle":
 		if faulty {
 			w.Header().Set("retry-after-ms", strconv.Itoa(spec.RetryAfterMS))
-			http.Error(w, `{"error":{"type":"rate_limit_error","message":"slow down"}}`, 429)
+			http.Error(w, `{"error":{"type":"rate_limit_error","message":"slow down"}}`, http.StatusTooManyRequests)
 			return
 		}
 	case "outage":
