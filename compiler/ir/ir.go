@@ -232,6 +232,12 @@ type Agent struct {
 	Workflows      []*Workflow
 }
 
+// RetryLimit is the class's failure budget in receives: fleet-worker dead-letters a message
+// itself at this receive count, one below the redrive's maxReceiveCount, so the worker, not a
+// silent redrive, records why, and the last receive is left for a worker that crashed
+// mid-step. Each receive holds the work for at most one step window (docs/faults.md).
+func (a *Agent) RetryLimit() int { return max(1, a.Queue.MaxReceives-1) }
+
 // IngressQueueName is the standard queue a FIFO class's rule delivers to, which the class's
 // pipe moves into its FIFO queue with a group per event ("" for other classes).
 func (a *Agent) IngressQueueName() string {

@@ -158,7 +158,7 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 		// The worker gives up one receive before SQS's redrive would: it then dead-letters the
 		// message itself, with ERROR_CODE and (for tasks) SendTaskFailure, and the last receive
 		// is left for a worker that crashed mid-step.
-		Retry: rc.Retry{MaxAttempts: max(1, a.Queue.MaxReceives-1), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
+		Retry: rc.Retry{MaxAttempts: a.RetryLimit(), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
 		Idempotency: rc.Idempotency{
 			Table:         f.State.IdempotencyTable,
 			WindowSeconds: ir.Seconds(a.Idempotency.Window),
