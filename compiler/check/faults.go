@@ -14,16 +14,16 @@ import (
 var faultRules = []Rule{
 	{
 		ID: "Q013", Category: "queues", Severity: diag.Warning,
-		Summary: "the retry budget ((max_receives − 1) × step.max − p95, within the deadline) outlasts a 30 s retryable outage",
-		Explain: `fleet-worker holds a message through retryable faults (full jitter, 500 ms … 30 s) for one
-step window per receive: step.max from the receive, visibility heartbeated. Its failure
-budget is max_receives − 1 receives (the last is left for a crashed worker), so a
+		Summary: "the retry budget ((max_receives − 1) × step.max − p95, within the deadline) outlasts a " + dur(typicalOutage) + " retryable outage",
+		Explain: `fleet-worker holds a message through retryable faults (full jitter, 500 ms … 30 s)
+for one step window per receive: step.max from the receive, visibility heartbeated. Its
+failure budget is max_receives − 1 receives (the last is left for a crashed worker), so a
 retryable outage is survived only if it ends in time for one p95 attempt:
-outage < (max_receives − 1) × step.max − step.p95, capped by step.deadline (the run's
-deadline: DeadlineExceeded) and a workflow task's timeout. The typical fault is a 30 s
-outage (the 429 wave and handler failure issue 31 measured). Throttles are delays, not
-failures: absorbed until the deadline, so a deadline below a model policy's cooldown +
-p95 dead-letters work on one throttle that benches every deployment.
+outage ≤ (max_receives − 1) × step.max − step.p95, capped by step.deadline (the run's
+deadline: DeadlineExceeded) and a workflow task's timeout. The typical fault is a ` + dur(typicalOutage) + `
+outage (a model 429 wave, a failing handler; half the seed router's 60 s cooldown).
+Throttles are delays, not failures: absorbed until the deadline, so a deadline below a
+model policy's cooldown + p95 dead-letters work on one throttle that benches every deployment.
 Fix: raise queue.max_receives or step.max (or step.deadline, the task's timeout); lower
 the model policy's cooldown. See docs/faults.md.`,
 		Check: checkRetryBudget,

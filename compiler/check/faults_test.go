@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +139,69 @@ func TestRetryLimitIsReceivesLessOne(t *testing.T) {
 			t.Errorf("max_receives %d: RetryLimit %d, want %d", receives, got, want)
 		}
 	}
+}
+
+// TestRetryBudgetFixIsEnough: the values a finding's detail names silence Q013, and one
+// unit less does not: the suggestion is the smallest that works.
+func TestRetryBudgetFixIsEnough(t *testing.T) {
+	number := func(t *testing.T, detail, re string) string {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(detail)
+		if m == nil {
+			t.Fatalf("detail %q names no %s", detail, re)
+		}
+		return m[1]
+	}
+	duration := func(t *testing.T, s string) time.Duration {
+		t.Helper()
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct{ p95, max time.Duration }{
+		{15 * time.Second, 20 * time.Second}, // one window: 4 receives or 45s
+		{2 * time.Second, 10 * time.Second},  // 5 receives or 32s
+		{7 * time.Second, 13 * time.Second},  // 37s: 4 receives or 37s
+	} {
+		fleet := func() (*ir.Fleet, *ir.Agent) {
+			f := lowerSrc(t, fleetWith(1))
+			a := f.Agents[0]
+			a.StepP95, a.StepMax, a.Queue.MaxReceives = c.p95, c.max, 2
+			return f, a
+		}
+		f, _ := fleet()
+		got := findings(f, "Q013")
+		if len(got) != 1 {
+			t.Fatalf("%v: want one finding, got %v", c, got)
+		}
+		receives, _ := strconv.Atoi(number(t, got[0].Detail, `queue\.max_receives to (\d+)`))
+		stepMax := duration(t, number(t, got[0].Detail, `step\.max to (\d+[a-z]+)`))
+		for _, fix := range []struct {
+			name  string
+			apply func(a *ir.Agent, less bool)
+		}{
+			{"max_receives", func(a *ir.Agent, less bool) { a.Queue.MaxReceives = receives - b2i(less) }},
+			{"step.max", func(a *ir.Agent, less bool) { a.StepMax = stepMax - time.Duration(b2i(less))*time.Second }},
+		} {
+			f, a := fleet()
+			fix.apply(a, false)
+			if got := findings(f, "Q013"); len(got) != 0 {
+				t.Errorf("%v: the suggested %s does not silence Q013: %v", c, fix.name, got)
+			}
+			f, a = fleet()
+			fix.apply(a, true)
+			if got := findings(f, "Q013"); len(got) == 0 {
+				t.Errorf("%v: one less than the suggested %s also works: the suggestion is not the smallest", c, fix.name)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
