@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
 	"github.com/fleetc/fleetc/cmd/fleetc/internal/dlqtest"
 	"github.com/fleetc/fleetc/runtime/wire"
@@ -117,5 +121,35 @@ func TestPendingCanaryIsNotAPass(t *testing.T) {
 	}
 	if v.OK() || v.Pending != 1 || v.Completed != 0 || v.Failed != 0 {
 		t.Fatalf("a pending canary: OK %t, verdict %+v", v.OK(), v)
+	}
+}
+
+// A producer that used 6 attributes besides traceparent leaves the worker no room for the
+// stamp when it dead-letters the copy again (10 per message, its diagnosis first): the body
+// the session moved still keeps the redrive from moving the letter twice. Unstamped, it
+// counts as left, not as failed again.
+func TestRedriveWithoutRoomForTheStamp(t *testing.T) {
+	f := dlqtest.New(t, "")
+	tg := f.Targets["solver"]
+	f.StartWorker(t, "solver")
+	attrs := map[string]sqstypes.MessageAttributeValue{"traceparent": {DataType: aws.String("String"), StringValue: aws.String("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")}}
+	for i := range 6 {
+		attrs[fmt.Sprintf("A%d", i)] = sqstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("x")}
+	}
+	if _, err := f.SQS.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(tg.QueueURL), MessageAttributes: attrs,
+		MessageBody: aws.String(dlqtest.Event("ev-bad-a", map[string]any{"trace_id": "t-a", "job": "bad-a", "conversation_id": "c1"}))}); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitDepth(t, "solver", true, 1, 30*time.Second)
+	moved, r, _ := redriveAll(t, f, "solver")
+	if len(moved) != 1 || r.Moved != 1 || r.FailedAgain != 0 || r.Left != 1 {
+		t.Fatalf("moved %d, result %+v", len(moved), r)
+	}
+	p, err := dlq.Peek(context.Background(), f.SQS, tg.DLQURL, 0)
+	if err != nil || len(p.Letters) != 1 {
+		t.Fatalf("peek: %+v, %v", p, err)
+	}
+	if _, ok := p.Letters[0].Attributes[dlq.AttrRedrive]; ok {
+		t.Fatal("the worker kept the stamp: this test no longer exercises the body fallback")
 	}
 }
