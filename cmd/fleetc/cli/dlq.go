@@ -434,7 +434,7 @@ func (m *mover) finish(s *dlq.Session, managed int64, code int, asJSON bool, std
 		fmt.Fprintf(m.stdout, "  left in %s: %s\n", m.t.DLQ, dlq.Codes(r.LeftCodes))
 	}
 	if r.FailedAgain > 0 && code == exitOK {
-		fmt.Fprintf(m.stderr, "fleetc %s: %s came back to %s during this redrive: its cause is not fixed (see fleetc dlq)\n", redriveCmd, dlq.Count(r.FailedAgain, "moved letter"), m.t.DLQ)
+		fmt.Fprintf(m.stderr, "fleetc %s: %s came back to %s during this redrive: the cause is not fixed (see fleetc dlq)\n", redriveCmd, dlq.Count(r.FailedAgain, "moved letter"), m.t.DLQ)
 		return exitInvalid
 	}
 	return code

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,8 +26,8 @@ import (
 // could not tell a letter coming back from a distinct letter with the same bytes.
 //
 // The worker keeps at most 10 attributes (its 3 diagnosis first, then traceparent, then by
-// name, where this upper-case name sorts early), so a producer with 6 attributes or more
-// could crowd the stamp out. The session also remembers the SHA-256 of every body it moved:
+// name, where this upper-case name sorts early), so a producer with 6 more attributes that
+// sort before it crowds the stamp out. The session also remembers the SHA-256 of every body it moved:
 // an unstamped letter with one of those bodies is not moved again in this invocation either
 // (counted as left). Either way each dead letter moves at most once per invocation, and a
 // redrive ends once a receive from the DLQ offers nothing it has not seen.
@@ -146,13 +145,4 @@ func (s *Session) Tally(ctx context.Context, api API, t *Target, settle time.Dur
 	sort.Slice(again, func(i, j int) bool { return again[i].ID < again[j].ID })
 	return &Result{Moved: len(s.moved), FailedAgain: len(again), Left: max(p.Depth-len(again), 0),
 		FailedAgainCodes: GroupByCode(again), LeftCodes: GroupByCode(left)}, nil
-}
-
-// Again is the letters that came back, by the message id they were moved from.
-func (s *Session) Again() map[string]Letter {
-	out := map[string]Letter{}
-	for st, l := range s.back {
-		out[strings.TrimPrefix(st, s.ID+"/")] = l
-	}
-	return out
 }
