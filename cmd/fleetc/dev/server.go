@@ -250,18 +250,23 @@ func (d *Fleet) StartExecution(ctx context.Context, workflow string, input []byt
 	return aws.ToString(out.ExecutionArn), trace, nil
 }
 
-// Redrive moves every message of a class's DLQ back to its queue and returns how many, as
-// `fleetc dlq redrive` moves them one by one (send first, then delete; the worker's
-// ERROR_CODE… stay behind: the redriven message starts over).
-func (d *Fleet) Redrive(ctx context.Context, class string) (int, error) {
+// Redrive moves every message of a class's DLQ back to its queue, as `fleetc dlq redrive`
+// moves them one by one (send first, then delete; the worker's ERROR_CODE… stay behind: the
+// redriven message starts over; each letter at most once, so a message that fails fast ends
+// the redrive instead of looping), and reports moved / failed again / left.
+func (d *Fleet) Redrive(ctx context.Context, class string) (*dlq.Result, error) {
 	ts, err := dlq.Targets(d.ir, class)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	t, q := ts[0], d.queues[class]
 	t.QueueURL, t.DLQURL = q.queue, q.dlq
-	moved, err := dlq.Move(ctx, d.sqs, t, dlq.MoveOptions{Rate: devRedriveRate})
-	return len(moved), err
+	s := dlq.NewSession()
+	moved, err := dlq.Move(ctx, d.sqs, t, dlq.MoveOptions{Rate: devRedriveRate, Session: s})
+	if err != nil {
+		return &dlq.Result{Moved: len(moved)}, err
+	}
+	return s.Tally(ctx, d.sqs, t, dlq.DefaultSettle)
 }
 
 // devRedriveRate paces the live page's redrive: an emulator, and a person waiting.
@@ -447,14 +452,18 @@ func (a *liveAPI) startExecution(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
 }
 
-// redrive moves class {name}'s dead letters back to its queue.
+// redrive moves class {name}'s dead letters back to its queue and answers the counts.
 func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
-	n, err := a.d.Redrive(r.Context(), r.PathValue("name"))
+	res, err := a.d.Redrive(r.Context(), r.PathValue("name"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "moved": n})
+		answer := map[string]any{"error": err.Error()}
+		if res != nil {
+			answer["moved"] = res.Moved
+		}
+		writeJSON(w, http.StatusBadRequest, answer)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"moved": n})
+	writeJSON(w, http.StatusOK, res)
 }
 
 // kill kills class {name}'s worker; it restarts after RestartDelay.
