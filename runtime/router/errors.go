@@ -23,6 +23,12 @@ type ProviderError struct {
 	// RateLimited marks a 429 the provider itself names a rate limit (Bedrock's
 	// ThrottlingException): retried even without retry-after.
 	RateLimited bool
+	// Throttle is runtime/retry's reading of the answer: a 429, 503 or 529 that named its
+	// retry-after says "too much, come back then", not "broken".
+	Throttle bool
+	// Quota marks a provider saying the account's quota is spent (OpenAI
+	// insufficient_quota): the spend limit, final even if a retry-after came with it.
+	Quota bool
 	// Transient marks an answer the provider documents as "try again" whatever its
 	// status (Bedrock's ModelErrorException 424, ServiceQuotaExceededException 400).
 	Transient     bool
@@ -46,13 +52,44 @@ func (e *ProviderError) Error() string {
 
 func (e *ProviderError) Unwrap() error { return e.Err }
 
-// FromHTTP builds a ProviderError from an HTTP answer (header may be nil).
+// FromHTTP builds a ProviderError from an HTTP answer (header may be nil). The retry-after
+// is retry-after-ms (OpenAI, Anthropic and proxies in front of them) before Retry-After.
 func FromHTTP(status int, header http.Header, code, message string) *ProviderError {
 	e := &ProviderError{Status: status, Code: code, Message: message}
 	if header != nil {
-		e.RetryAfter, e.HasRetryAfter = retry.ParseRetryAfter(header.Get("Retry-After"), time.Now())
+		e.RetryAfter, e.HasRetryAfter = retry.RetryAfterHeaders(header, time.Now())
+		e.Throttle = retry.FromResponse(status, header, "").Throttle
 	}
 	return e
+}
+
+// pause is what a failed answer says about coming back: the server's retry-after (named:
+// it sent one) and whether the failure was a throttle (a rate limit or an overload that
+// clears by itself) rather than an outage.
+type pause struct {
+	after    time.Duration
+	named    bool
+	throttle bool
+}
+
+func pauseOf(err error) pause {
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return pause{}
+	}
+	return pause{after: pe.RetryAfter, named: pe.HasRetryAfter, throttle: pe.Throttle || pe.RateLimited}
+}
+
+// bench is how long a deployment over allowed_fails is kept away: for a throttle that named
+// its retry-after, that retry-after, shorter or longer than the cooldown (the server knows
+// when its limit resets; a call before then only earns another 429, and benching past it
+// wastes a deployment that could answer); otherwise the policy's cooldown, the router's guess.
+// A policy without a cooldown benches nothing (the retry-after alone still holds).
+func (p pause) bench(cooldown time.Duration) time.Duration {
+	if cooldown > 0 && p.throttle && p.named {
+		return p.after
+	}
+	return cooldown
 }
 
 // contextWindowWordings are how providers say the input does not fit, lower case:
@@ -102,27 +139,27 @@ func retryableStatus(s int) bool {
 }
 
 // classify sorts err; callCtx is the attempt's context (its deadline is the per-call timeout).
-func classify(err error, callCtx context.Context) (class, time.Duration) {
+func classify(err error, callCtx context.Context) class {
 	var pe *ProviderError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.ContextWindow:
-			return classContextWindow, 0
-		case pe.Status == http.StatusTooManyRequests && !pe.HasRetryAfter && !pe.RateLimited:
-			return classSpendLimit, 0
+			return classContextWindow
+		case pe.Status == http.StatusTooManyRequests && (pe.Quota || !pe.HasRetryAfter && !pe.RateLimited):
+			return classSpendLimit
 		case pe.Status == 0 || pe.Transient || retryableStatus(pe.Status):
 			if pe.Status == 0 && callCtx.Err() != nil {
-				return classTimeout, 0
+				return classTimeout
 			}
-			return classRetryable, pe.RetryAfter
+			return classRetryable
 		default:
-			return classPermanent, 0
+			return classPermanent
 		}
 	}
 	if callCtx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		return classTimeout, 0
+		return classTimeout
 	}
-	return classRetryable, 0 // no answer at all: the seed retries a failure without status
+	return classRetryable // no answer at all: the seed retries a failure without status
 }
 
 // Error codes the router returns (as *retry.Error, so the worker's queue logic applies).
@@ -156,11 +193,30 @@ func stepError(c class, err error, policy string) *retry.Error {
 		e.Code = CodeModelRejected
 	default:
 		e.Code, e.Retryable = CodeModelUnavailable, true
-		if pe != nil {
-			e.RetryAfter = pe.RetryAfter
-		}
 	}
 	return e
+}
+
+// exhausted is the error when every group of chain failed retryably. When no deployment of
+// the chain (fallbacks included) may be called now, it carries the real wait until the
+// first comes back (its remaining cooldown or retry-after), and if a throttle is what keeps
+// that one away it is a retry.Throttled: a delay the worker waits out without counting a
+// failure. Otherwise (an outage) it stays a retryable ModelUnavailable, carrying the wait
+// only when every deployment is benched: before then the router would not call any.
+func exhausted(chain []*group, c class, last error, policy string, now time.Time) *retry.Error {
+	e := stepError(c, last, policy)
+	wait, throttle := comeback(chain, now)
+	if wait <= 0 {
+		return e
+	}
+	if !throttle {
+		e.RetryAfter = wait
+		return e
+	}
+	t := retry.Throttled(CodeModelUnavailable, wait,
+		fmt.Errorf("policy %s: rate limited; the first call can go in %s (last: %w)", policy, wait.Round(time.Millisecond), last))
+	t.Status = e.Status
+	return t
 }
 
 // routeError is an in-router failure that made no call (cap wait, budget, cooldowns).

@@ -21,28 +21,29 @@ func TestNoAnswerErrors(t *testing.T) {
 	}
 
 	live := context.Background()
-	if c, _ := classify(refused, live); c != classRetryable {
+	if c := classify(refused, live); c != classRetryable {
 		t.Errorf("refused with time left: class %d, want retryable", c)
 	}
 	expired, cancel := context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-expired.Done()
-	if c, _ := classify(refused, expired); c != classTimeout {
+	if c := classify(refused, expired); c != classTimeout {
 		t.Errorf("no answer after the call's deadline: class %d, want timeout", c)
 	}
-	if c, ra := classify(&ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true}, live); c != classRetryable || ra != 2*time.Second {
-		t.Errorf("503 with retry-after: class %d after %s", c, ra)
+	busy := &ProviderError{Status: 503, RetryAfter: 2 * time.Second, HasRetryAfter: true, Throttle: true}
+	if c, p := classify(busy, live), pauseOf(busy); c != classRetryable || p != (pause{after: 2 * time.Second, named: true, throttle: true}) {
+		t.Errorf("503 with retry-after: class %d, pause %+v", c, p)
 	}
 	// An error that is no provider answer at all (a stream cut, a caller's own error): a
 	// timeout when the call's deadline fired or it says the deadline passed, else retryable.
 	cut := errors.New("unexpected EOF")
-	if c, _ := classify(cut, expired); c != classTimeout {
+	if c := classify(cut, expired); c != classTimeout {
 		t.Errorf("a plain error after the call's deadline: class %d, want timeout", c)
 	}
-	if c, _ := classify(context.DeadlineExceeded, live); c != classTimeout {
+	if c := classify(context.DeadlineExceeded, live); c != classTimeout {
 		t.Errorf("a deadline error with the call's context still live: class %d, want timeout", c)
 	}
-	if c, _ := classify(cut, live); c != classRetryable {
+	if c := classify(cut, live); c != classRetryable {
 		t.Errorf("a plain error with time left: class %d, want retryable", c)
 	}
 }
@@ -117,5 +118,71 @@ func TestTokenBucketWait(t *testing.T) {
 	b.charge(t0, 60)
 	if got := b.wait(t0.Add(500 * time.Millisecond)); got != 0 {
 		t.Errorf("half a token refilled: wait %s, want 0", got)
+	}
+}
+
+// comeback is the wait until the first deployment of any group of the chain is back, and the
+// reason that one is away: the soonest decides, a tie is a throttle if any is, one deployment
+// ready now means no wait, and a group's spent token bucket holds it back as a throttle.
+func TestComebackIsTheFirstDeploymentBack(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	dep := func(coolFor time.Duration, coolThrottle bool, waitFor time.Duration, waitThrottle bool) *deployment {
+		return &deployment{coolUntil: now.Add(coolFor), coolThrottle: coolThrottle, notBefore: now.Add(waitFor), waitThrottle: waitThrottle}
+	}
+	outage5 := dep(5*time.Second, false, 0, false)
+	throttled2 := dep(2*time.Second, true, 0, false)
+	// Benched 1 s for an outage but its server asked for 3 s as a throttle: the later wins.
+	waits3 := dep(time.Second, false, 3*time.Second, true)
+	outage2 := dep(0, false, 2*time.Second, false)
+	ready := dep(-time.Second, true, -time.Second, true)
+	for _, c := range []struct {
+		name     string
+		groups   [][]*deployment
+		wait     time.Duration
+		throttle bool
+	}{
+		{"the soonest in a group decides", [][]*deployment{{outage5, throttled2}}, 2 * time.Second, true},
+		{"the soonest across groups decides", [][]*deployment{{outage5}, {waits3}}, 3 * time.Second, true},
+		{"an outage back first is an outage", [][]*deployment{{waits3}, {outage2}}, 2 * time.Second, false},
+		{"a tie is a throttle", [][]*deployment{{outage2, throttled2}}, 2 * time.Second, true},
+		{"one ready now: no wait", [][]*deployment{{outage5}, {throttled2, ready}}, 0, false},
+	} {
+		var chain []*group
+		for _, deps := range c.groups {
+			chain = append(chain, &group{deps: deps})
+		}
+		if wait, th := comeback(chain, now); wait != c.wait || th != c.throttle {
+			t.Errorf("%s: %s throttle %v, want %s throttle %v", c.name, wait, th, c.wait, c.throttle)
+		}
+	}
+	// A group whose deployment is ready but whose bucket is 9 tokens in debt (60 a minute)
+	// can call in 10 s, a throttle: sooner than an outage of 5 s it is not; later than it, yes.
+	spent := &group{deps: []*deployment{ready}, bucket: newTokenBucket(60, now)}
+	spent.bucket.charge(now, 69)
+	if wait, th := comeback([]*group{spent, {deps: []*deployment{outage5}}}, now); wait != 5*time.Second || th {
+		t.Errorf("spent bucket behind a 5 s outage: %s throttle %v", wait, th)
+	}
+	if wait, th := comeback([]*group{spent}, now); wait != 10*time.Second+time.Millisecond || !th {
+		t.Errorf("spent bucket: %s throttle %v, want 10.001s throttle", wait, th)
+	}
+}
+
+// The bench after allowed_fails: a throttle that named its retry-after is benched for it,
+// shorter or longer than the cooldown; anything else for the cooldown; no cooldown, no bench.
+func TestBenchIsTheThrottlesRetryAfter(t *testing.T) {
+	for _, c := range []struct {
+		p        pause
+		cooldown time.Duration
+		want     time.Duration
+	}{
+		{pause{after: 5 * time.Second, named: true, throttle: true}, time.Minute, 5 * time.Second},
+		{pause{after: 2 * time.Minute, named: true, throttle: true}, time.Minute, 2 * time.Minute},
+		{pause{throttle: true}, time.Minute, time.Minute},                      // Bedrock ThrottlingException: no retry-after
+		{pause{after: 5 * time.Second, named: true}, time.Minute, time.Minute}, // a 500 with a retry-after: an outage
+		{pause{after: 5 * time.Second, named: true, throttle: true}, 0, 0},     // benching off
+	} {
+		if got := c.p.bench(c.cooldown); got != c.want {
+			t.Errorf("%+v, cooldown %s: bench %s, want %s", c.p, c.cooldown, got, c.want)
+		}
 	}
 }

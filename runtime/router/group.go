@@ -18,15 +18,17 @@ type deployment struct {
 	fails     []time.Time // failures within the window, oldest first
 	coolUntil time.Time   // benched until then (allowed_fails exceeded)
 	notBefore time.Time   // the server asked us to wait until then (retry-after)
+	// What keeps it away: a throttle (rate limit, overload) rather than an outage.
+	coolThrottle, waitThrottle bool
 }
 
 // fail records a failure at now; it reports whether the deployment went into cooldown.
-func (d *deployment) fail(now time.Time, p *Policy, retryAfter time.Duration) bool {
+func (d *deployment) fail(now time.Time, p *Policy, ps pause) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if retryAfter > 0 {
-		if t := now.Add(retryAfter); t.After(d.notBefore) {
-			d.notBefore = t
+	if ps.after > 0 {
+		if t := now.Add(ps.after); t.After(d.notBefore) {
+			d.notBefore, d.waitThrottle = t, ps.throttle
 		}
 	}
 	cut := now.Add(-p.FailWindow)
@@ -35,12 +37,69 @@ func (d *deployment) fail(now time.Time, p *Policy, retryAfter time.Duration) bo
 		i++
 	}
 	d.fails = append(d.fails[i:], now)
-	if len(d.fails) > p.AllowedFails && p.Cooldown > 0 {
-		d.coolUntil = now.Add(p.Cooldown)
+	if b := ps.bench(p.Cooldown); len(d.fails) > p.AllowedFails && b > 0 {
+		d.coolUntil, d.coolThrottle = now.Add(b), ps.throttle
 		d.fails = d.fails[:0]
 		return true
 	}
 	return false
+}
+
+// back is when the deployment may next be called (not after now: at once) and whether a
+// throttle, not an outage, keeps it away until then.
+func (d *deployment) back(now time.Time) (at time.Time, throttle bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	at = now
+	if d.coolUntil.After(at) {
+		at, throttle = d.coolUntil, d.coolThrottle
+	}
+	if d.notBefore.After(at) {
+		at, throttle = d.notBefore, d.waitThrottle
+	}
+	return at, throttle
+}
+
+// comeback is how long until some group of chain can call again (0: one can now) and
+// whether a throttle is what keeps the first one back away (any of them, on a tie). A group
+// can call once its token bucket has refilled (its own rate limit: a throttle) and its first
+// deployment is back from its bench or retry-after.
+func comeback(chain []*group, now time.Time) (time.Duration, bool) {
+	first, throttle := time.Duration(-1), false
+	for _, g := range chain {
+		wait, th := g.back(now)
+		if g.bucket != nil {
+			if w := g.bucket.wait(now); w > wait {
+				wait, th = w, true
+			}
+		}
+		switch {
+		case wait <= 0:
+			return 0, false
+		case first < 0 || wait < first:
+			first, throttle = wait, th
+		case wait == first:
+			throttle = throttle || th
+		}
+	}
+	return max(first, 0), throttle
+}
+
+// back is how long until the group's first deployment may be called again and whether a
+// throttle keeps that one away.
+func (g *group) back(now time.Time) (time.Duration, bool) {
+	var first time.Time
+	throttle := false
+	for _, d := range g.deps {
+		at, th := d.back(now)
+		switch {
+		case first.IsZero() || at.Before(first):
+			first, throttle = at, th
+		case at.Equal(first):
+			throttle = throttle || th
+		}
+	}
+	return first.Sub(now), throttle
 }
 
 // readyAt is when the deployment may be called: zero-wait if now, or the time the

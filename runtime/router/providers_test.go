@@ -296,3 +296,150 @@ func TestContextWindowErrorWordings(t *testing.T) {
 		t.Errorf("an ordinary 400 taken for a context-window error: %#v", err)
 	}
 }
+
+// throttleOf is err as the queue sees it: its code, whether it is retryable, a throttle, and
+// the wait it names.
+func throttleOf(t *testing.T, err error) *retry.Error {
+	t.Helper()
+	var re *retry.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("err %v (%T), want a *retry.Error", err, err)
+	}
+	return re
+}
+
+func chatWithin(r *router.Router, policy string, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, err := r.Chat(ctx, policy, ask("hello"))
+	return err
+}
+
+// When every deployment, fallbacks included, is benched after a rate limit, the step's error
+// is a throttle naming the real wait until the first one is back. The primary imitates
+// OpenAI's rate-limit 429 (error code rate_limit_exceeded) with both retry-after-ms and
+// Retry-After, as Azure OpenAI sends them (the values differ so the test sees which one was
+// read: retry-after-ms first); the fallback imitates Bedrock Runtime's 429
+// ThrottlingException, which carries no retry-after, so its bench is the policy's cooldown.
+func TestBenchedByThrottlesIsAThrottleWithTheRemainingCooldown(t *testing.T) {
+	limited := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, ErrorCode: "rate_limit_exceeded", RetryAfterMs: "2500", RetryAfter: "4"}))
+	throttling := rt.Bedrock(t, rt.Always(rt.Reply{Status: 429, ErrorCode: "ThrottlingException"}))
+	r, err := router.New([]router.Policy{
+		pol("fast", rt.OpenAIProvider(limited, ""), "gpt-4o-mini", func(p *router.Policy) {
+			p.Fallbacks, p.Retries, p.AllowedFails, p.Cooldown = []string{"overflow"}, 0, 0, time.Minute
+		}),
+		pol("overflow", rt.BedrockProvider(throttling), "m2", func(p *router.Policy) {
+			p.Retries, p.AllowedFails, p.Cooldown = 0, 0, 10*time.Second
+		}),
+	}, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The primary's bench is its retry-after-ms (2.5 s), not its 60 s cooldown nor the 4 s of
+	// Retry-After; the fallback's is its 10 s cooldown: the first back is the primary.
+	re := throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if re.Code != router.CodeModelUnavailable || !re.Retryable || !re.Throttle || re.RetryAfter <= 1500*time.Millisecond || re.RetryAfter > 2500*time.Millisecond {
+		t.Fatalf("both benched for a rate limit: %+v, want a throttle after ~2.5s", re)
+	}
+	if limited.Calls() != 1 || throttling.Calls() != 1 {
+		t.Fatalf("calls: primary %d, fallback %d; want 1 each", limited.Calls(), throttling.Calls())
+	}
+	// A second step during the bench makes no call and is told what remains.
+	time.Sleep(500 * time.Millisecond)
+	re = throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if !re.Throttle || re.RetryAfter <= 1000*time.Millisecond || re.RetryAfter > 2000*time.Millisecond {
+		t.Fatalf("0.5 s into the bench: %+v, want a throttle after ~2s", re)
+	}
+	if limited.Calls() != 1 || throttling.Calls() != 1 {
+		t.Fatalf("a call during the bench: primary %d, fallback %d", limited.Calls(), throttling.Calls())
+	}
+}
+
+// An outage (5xx without retry-after, a refused connection) benches for the cooldown and
+// stays a retryable failure, not a throttle; when every deployment is benched it names the
+// remaining bench, before which the router calls nothing. The first deployment back decides:
+// a throttled primary back in 5 s behind an outage back in 1 s is an outage.
+func TestBenchedByAnOutageStaysAFailure(t *testing.T) {
+	// Bedrock Runtime's 503 ServiceUnavailableException, no retry-after.
+	down := rt.Bedrock(t, rt.Always(rt.Reply{Status: 503, ErrorCode: "ServiceUnavailableException"}))
+	gone := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "never"}))
+	gone.Close() // every call is refused
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.BedrockProvider(down), "m1", func(p *router.Policy) {
+			p.Fallbacks, p.Retries, p.AllowedFails, p.Cooldown = []string{"overflow"}, 0, 0, 3*time.Second
+		}),
+		pol("overflow", rt.OpenAIProvider(gone, ""), "m2", func(p *router.Policy) { p.Retries, p.AllowedFails, p.Cooldown = 0, 0, 5*time.Second }),
+	}, router.Options{})
+	re := throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if re.Code != router.CodeModelUnavailable || !re.Retryable || re.Throttle || re.RetryAfter <= 2*time.Second || re.RetryAfter > 3*time.Second {
+		t.Fatalf("outage: %+v, want a retryable failure (no throttle) naming the ~3s bench", re)
+	}
+
+	// OpenAI's rate-limit 429 with retry-after-ms 5000 on the primary; the fallback is refused.
+	limited := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, ErrorCode: "rate_limit_exceeded", RetryAfterMs: "5000"}))
+	r, _ = router.New([]router.Policy{
+		pol("fast", rt.OpenAIProvider(limited, ""), "m1", func(p *router.Policy) {
+			p.Fallbacks, p.Retries, p.AllowedFails = []string{"overflow"}, 0, 0
+		}),
+		pol("overflow", rt.OpenAIProvider(gone, ""), "m2", func(p *router.Policy) { p.Retries, p.AllowedFails, p.Cooldown = 0, 0, time.Second }),
+	}, router.Options{})
+	re = throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if !re.Retryable || re.Throttle || re.RetryAfter <= 300*time.Millisecond || re.RetryAfter > time.Second {
+		t.Fatalf("throttle behind a sooner outage: %+v, want a failure naming the ~1s bench", re)
+	}
+}
+
+// OpenAI's insufficient_quota is the spend limit even when a retry-after comes with it (a
+// proxy may add one): never retried, never fallen back, final for the queue. The server
+// imitates OpenAI's 429 {"error":{"type":"insufficient_quota","code":"insufficient_quota"}}.
+func TestInsufficientQuotaWithRetryAfterIsStillTheSpendLimit(t *testing.T) {
+	spent := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, RetryAfter: "1", RetryAfterMs: "1000",
+		Body: `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`}))
+	spare := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "spare"}))
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.OpenAIProvider(spent, ""), "m1", func(p *router.Policy) { p.Fallbacks = []string{"overflow"} }),
+		pol("overflow", rt.OpenAIProvider(spare, ""), "m2", nil),
+	}, router.Options{})
+	re := throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if re.Code != router.CodeSpendLimit || re.Retryable || re.Throttle || re.RetryAfter != 0 {
+		t.Fatalf("insufficient_quota with retry-after: %+v, want a final SpendLimit", re)
+	}
+	if spent.Calls() != 1 || spare.Calls() != 0 {
+		t.Fatalf("calls: primary %d, fallback %d; want 1 and 0", spent.Calls(), spare.Calls())
+	}
+}
+
+// A Bedrock target behind a proxy that passes retry-after-ms on (LiteLLM, another gateway):
+// the SDK's error keeps the answer's headers and the router reads the milliseconds. The
+// server imitates Bedrock Runtime's 429 ThrottlingException plus that header.
+func TestBedrockRetryAfterMsIsRead(t *testing.T) {
+	throttling := rt.Bedrock(t, rt.Always(rt.Reply{Status: 429, ErrorCode: "ThrottlingException", RetryAfterMs: "1500"}))
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.BedrockProvider(throttling), "m1", func(p *router.Policy) { p.Retries, p.AllowedFails = 0, 5 }),
+	}, router.Options{})
+	re := throttleOf(t, chatWithin(r, "fast", 10*time.Second))
+	if !re.Retryable || !re.Throttle || re.RetryAfter <= time.Second || re.RetryAfter > 1500*time.Millisecond {
+		t.Fatalf("Bedrock 429 with retry-after-ms 1500: %+v, want a throttle after ~1.5s", re)
+	}
+}
+
+// A policy's own tokens_per_minute is a rate limit too: when the bucket refills only after the
+// step's deadline, the error is a throttle naming the refill. The server imitates an OpenAI
+// chat completion reporting 100 tokens of usage.
+func TestSpentTokenBudgetIsAThrottleUntilTheRefill(t *testing.T) {
+	srv := rt.OpenAI(t, "", rt.Always(rt.Reply{Text: "ok", Usage: router.Usage{InputTokens: 90, OutputTokens: 10}}))
+	r, _ := router.New([]router.Policy{
+		pol("fast", rt.OpenAIProvider(srv, ""), "m1", func(p *router.Policy) { p.TokensPerMinute = 60 }),
+	}, router.Options{})
+	if err := chatWithin(r, "fast", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// 60 - 100 = 40 tokens of debt: one whole token is back after 41 s at one a second.
+	re := throttleOf(t, chatWithin(r, "fast", time.Second))
+	if !re.Retryable || !re.Throttle || re.RetryAfter <= 40*time.Second || re.RetryAfter > 41*time.Second+time.Millisecond {
+		t.Fatalf("bucket spent until after the deadline: %+v, want a throttle after ~41s", re)
+	}
+	if srv.Calls() != 1 {
+		t.Fatalf("%d calls, want 1 (no call on a spent budget)", srv.Calls())
+	}
+}

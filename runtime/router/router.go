@@ -170,7 +170,7 @@ func (r *Router) route(ctx context.Context, origin *group, chain []*group, req *
 				Message: fmt.Sprintf("step deadline reached while routing policy %s (last: %v)", origin.p.Name, last)}
 		}
 	}
-	return nil, stepError(lastClass, last, origin.p.Name)
+	return nil, exhausted(chain, lastClass, last, origin.p.Name, time.Now())
 }
 
 // tryGroup makes up to 1+Retries attempts inside g.
@@ -256,11 +256,11 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 		endSpan(span, resp, "", nil)
 		return resp, 0, nil
 	}
-	c, ra := classify(err, cctx)
+	c := classify(err, cctx)
 	cooled := false
 	var gone *callerGone
 	if c.countsAgainst() && ctx.Err() == nil && !errors.As(err, &gone) {
-		cooled = d.fail(now, &g.p, ra)
+		cooled = d.fail(now, &g.p, pauseOf(err))
 	}
 	r.metrics.failure(g.p.Name, d.Name, c.String(), now.Sub(start), cooled)
 	endSpan(span, nil, c.String(), err)

@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -32,7 +31,7 @@ type failure struct {
 // failures maps the router's step codes onto both wire formats: docs/model-gateway.md's
 // error table, row for row.
 var failures = map[wire.Code]failure{
-	router.CodeSpendLimit: {status: 429, openaiType: "insufficient_quota", code: "insufficient_quota",
+	router.CodeSpendLimit: {status: 429, openaiType: openai.InsufficientQuota, code: openai.InsufficientQuota,
 		bedrockStatus: 400, bedrockType: "ServiceQuotaExceededException", streamException: "serviceUnavailableException", final: true},
 	router.CodeContextWindow: {status: 400, openaiType: "invalid_request_error", code: "context_length_exceeded",
 		bedrockStatus: 400, bedrockType: "ValidationException", streamException: "validationException", final: true},
@@ -48,6 +47,13 @@ var failures = map[wire.Code]failure{
 		bedrockStatus: 500, bedrockType: "ModelStreamErrorException", streamException: "modelStreamErrorException"},
 }
 
+// throttled is a ModelUnavailable the router marks a throttle (retry.Error.Throttle: every
+// deployment is away for a rate limit or overload, and it names when the first is back):
+// OpenAI's rate-limit 429 (type "requests", code rate_limit_exceeded), which the openai SDKs
+// raise as RateLimitError after retrying on the retry-after, and Bedrock's ThrottlingException.
+var throttled = failure{status: 429, openaiType: "requests", code: openai.RateLimitExceeded,
+	bedrockStatus: 429, bedrockType: "ThrottlingException", streamException: "throttlingException"}
+
 // internal is any other failure (the router returns none today).
 var internal = failure{status: 500, openaiType: "server_error", code: "model_error", bedrockStatus: 500, bedrockType: "InternalServerException", streamException: "internalServerException"}
 
@@ -61,24 +67,23 @@ var (
 	}
 )
 
-// classify is the router error's failure and its retry-after.
+// classify is the router error's failure and its retry-after: the router's own (the real
+// wait until a deployment is back), none when it names none or the failure is final.
 func classify(err error) (failure, time.Duration) {
 	var re *retry.Error
 	if !errors.As(err, &re) {
 		return internal, 0
 	}
 	f, ok := failures[re.Code]
-	if !ok {
+	switch {
+	case !ok:
 		return internal, 0
-	}
-	if f.final {
+	case f.final || re.RetryAfter <= 0:
 		return f, 0
+	case re.Throttle:
+		return throttled, re.RetryAfter
 	}
-	ra := re.RetryAfter
-	if ra <= 0 {
-		ra = time.Second
-	}
-	return f, ra
+	return f, re.RetryAfter
 }
 
 func (g *Gateway) routeError(w http.ResponseWriter, a api, err error) {
@@ -94,7 +99,10 @@ func (g *Gateway) routeError(w http.ResponseWriter, a api, err error) {
 func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra time.Duration) {
 	h := w.Header()
 	if ra > 0 {
-		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(ra.Seconds()))))
+		// Retry-After in whole seconds, rounded up so no client comes back early; and
+		// retry-after-ms, which the openai SDKs read first, with the real wait.
+		h.Set("Retry-After", strconv.FormatInt(ceilDiv(ra, time.Second), 10))
+		h.Set("Retry-After-Ms", strconv.FormatInt(ceilDiv(ra, time.Millisecond), 10))
 	}
 	h.Set("X-Should-Retry", strconv.FormatBool(!f.final))
 	h.Set("Content-Type", "application/json")
@@ -117,6 +125,9 @@ func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra t
 	w.WriteHeader(st)
 	writeBody(w, eb)
 }
+
+// ceilDiv is d in units, rounded up.
+func ceilDiv(d, unit time.Duration) int64 { return int64((d + unit - 1) / unit) }
 
 func writeBody(w http.ResponseWriter, v any) {
 	_ = json.NewEncoder(w).Encode(v)

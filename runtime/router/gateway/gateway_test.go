@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,8 +139,9 @@ func TestGatewayKeepsSpendLimitFinal(t *testing.T) {
 	defer resp.Body.Close()
 	var body struct{ Error struct{ Code string } }
 	json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || body.Error.Code != "insufficient_quota" || resp.Header.Get("X-Should-Retry") != "false" || spent.Calls() != 1 {
-		t.Fatalf("status %d retry-after %q code %q calls %d: a spend limit stays a final 429", resp.StatusCode, resp.Header.Get("Retry-After"), body.Error.Code, spent.Calls())
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "" || resp.Header.Get("Retry-After-Ms") != "" || body.Error.Code != "insufficient_quota" || resp.Header.Get("X-Should-Retry") != "false" || spent.Calls() != 1 {
+		t.Fatalf("status %d retry-after %q retry-after-ms %q code %q calls %d: a spend limit stays a final 429 without a retry-after",
+			resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Retry-After-Ms"), body.Error.Code, spent.Calls())
 	}
 	// What the caller's own classification (the worker's) makes of it: dead-letter.
 	if e := retry.FromStatus(resp.StatusCode, resp.Header.Get("Retry-After"), ""); e.Retryable || e.Code != "SpendLimit" {
@@ -207,4 +209,97 @@ func post(gw *gateway.Gateway, path, body string) (*http.Response, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+gw.Token())
 	return http.DefaultClient.Do(req)
+}
+
+// answer is one gateway error answer as a client sees it.
+type answer struct {
+	status                        int
+	retryAfter, retryAfterMs      string
+	shouldRetry, kind, code, amzn string
+}
+
+func (a answer) ms(t *testing.T) time.Duration {
+	t.Helper()
+	n, err := strconv.Atoi(a.retryAfterMs)
+	if err != nil {
+		t.Fatalf("retry-after-ms %q: %v", a.retryAfterMs, err)
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+func ask(t *testing.T, gw *gateway.Gateway, converse bool) answer {
+	t.Helper()
+	path, body := "/v1/chat/completions", `{"model":"p","messages":[{"role":"user","content":"x"}]}`
+	if converse {
+		path, body = "/model/p/converse", `{"messages":[{"role":"user","content":[{"text":"x"}]}]}`
+	}
+	resp, err := post(gw, path, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var eb struct{ Error struct{ Type, Code string } }
+	json.NewDecoder(resp.Body).Decode(&eb)
+	h := resp.Header
+	return answer{resp.StatusCode, h.Get("Retry-After"), h.Get("Retry-After-Ms"), h.Get("X-Should-Retry"), eb.Error.Type, eb.Error.Code, h.Get("X-Amzn-ErrorType")}
+}
+
+// The gateway says when to come back, and only what it knows: a throttle (every deployment
+// benched after a rate limit) is OpenAI's rate-limit 429 and Bedrock's ThrottlingException
+// with Retry-After (whole seconds, rounded up) and retry-after-ms, both the router's real
+// remaining wait; an outage is a 503 carrying them only while every deployment is benched.
+// The upstreams imitate OpenAI's rate-limit 429 (code rate_limit_exceeded, retry-after-ms)
+// and Bedrock Runtime's 503 ServiceUnavailableException (no retry-after).
+func TestGatewayTellsWhenToRetry(t *testing.T) {
+	serve := func(p router.Provider, allowedFails int, cooldown time.Duration) *gateway.Gateway {
+		r, err := router.New([]router.Policy{{Name: "p", Deployments: []router.Deployment{{Name: "p", Model: "m", Provider: p}},
+			Timeout: 2 * time.Second, AllowedFails: allowedFails, Cooldown: cooldown}}, router.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw, err := gateway.Start(r, "p", "127.0.0.1:0", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gw.Close(context.Background()) })
+		return gw
+	}
+	// Retry-After is retry-after-ms in whole seconds, rounded up.
+	consistent := func(a answer) bool {
+		n, err := strconv.Atoi(a.retryAfterMs)
+		return err == nil && a.retryAfter == strconv.Itoa((n+999)/1000)
+	}
+
+	limited := rt.OpenAI(t, "", rt.Always(rt.Reply{Status: 429, ErrorCode: "rate_limit_exceeded", RetryAfterMs: "2500"}))
+	gw := serve(rt.OpenAIProvider(limited, ""), 0, time.Minute)
+	a := ask(t, gw, false)
+	if a.status != 429 || a.kind != "requests" || a.code != "rate_limit_exceeded" || a.shouldRetry != "true" ||
+		!consistent(a) || a.ms(t) <= 1500*time.Millisecond || a.ms(t) > 2500*time.Millisecond {
+		t.Errorf("throttle, OpenAI shape: %+v; want 429 requests/rate_limit_exceeded, retry-after-ms ~2500 and Retry-After that rounded up", a)
+	}
+	a = ask(t, gw, true) // still benched: no call, the rest of the wait
+	if a.status != 429 || a.amzn != "ThrottlingException" || a.shouldRetry != "true" || !consistent(a) || a.ms(t) <= time.Second || a.ms(t) > 2500*time.Millisecond {
+		t.Errorf("throttle, Converse shape: %+v; want 429 ThrottlingException with the remaining wait", a)
+	}
+	if limited.Calls() != 1 {
+		t.Errorf("the upstream got %d calls during its retry-after, want 1", limited.Calls())
+	}
+
+	down := rt.Bedrock(t, rt.Always(rt.Reply{Status: 503, ErrorCode: "ServiceUnavailableException"}))
+	gw = serve(rt.BedrockProvider(down), 0, 4*time.Second)
+	for _, converse := range []bool{false, true} {
+		a = ask(t, gw, converse)
+		if a.status != 503 || a.shouldRetry != "true" || !consistent(a) || a.ms(t) <= 2*time.Second || a.ms(t) > 4*time.Second {
+			t.Errorf("outage, every deployment benched (converse %v): %+v; want 503 with retry-after-ms ~4000 and Retry-After that rounded up", converse, a)
+		}
+	}
+	if a.amzn != "ServiceUnavailableException" {
+		t.Errorf("outage, Converse shape: X-Amzn-ErrorType %q", a.amzn)
+	}
+
+	gw = serve(rt.BedrockProvider(down), 100, time.Minute) // never benched: when is unknown
+	a = ask(t, gw, false)
+	if a.status != 503 || a.code != "model_unavailable" || a.shouldRetry != "true" || a.retryAfter != "" || a.retryAfterMs != "" {
+		t.Errorf("outage, nothing benched: %+v; want 503 model_unavailable without Retry-After", a)
+	}
 }

@@ -88,6 +88,14 @@ func (c *Client) post(ctx context.Context, cr *ChatRequest) (*http.Response, err
 	return hresp, nil
 }
 
+// OpenAI's error codes for its two kinds of 429: a rate limit (requests or tokens per
+// minute, type "requests" or "tokens"), which clears by itself, and the spent quota, which
+// does not (type and code insufficient_quota).
+const (
+	RateLimitExceeded = "rate_limit_exceeded"
+	InsufficientQuota = "insufficient_quota"
+)
+
 // errorFrom reads an error answer: OpenAI's {"error":{message,type,code}}, vLLM's (code
 // a number, or the fields at the top level) and LiteLLM's (the upstream's class name in
 // the message) alike.
@@ -113,8 +121,11 @@ func errorFrom(status int, h http.Header, raw []byte) *router.ProviderError {
 	}
 	// A 429 OpenAI names a rate limit (requests or tokens per minute) clears by itself:
 	// retried or fallen back even without Retry-After. Only insufficient_quota (and a
-	// 429 that names nothing) is the spend limit.
-	pe.RateLimited = status == http.StatusTooManyRequests && (code == "rate_limit_exceeded" || we.Type == "requests" || we.Type == "tokens")
+	// 429 that names nothing and no retry-after) is the spend limit.
+	pe.RateLimited = status == http.StatusTooManyRequests && (code == RateLimitExceeded || we.Type == "requests" || we.Type == "tokens")
+	// insufficient_quota is the spend limit whatever else the answer says (a proxy may add a
+	// retry-after to it): waiting does not refill the account.
+	pe.Quota = code == InsufficientQuota || we.Type == InsufficientQuota
 	pe.ContextWindow = status == http.StatusBadRequest && (router.ContextWindowMessage(code) || router.ContextWindowMessage(we.Message))
 	return pe
 }

@@ -30,17 +30,20 @@ import (
 
 // Reply is one scripted answer.
 type Reply struct {
-	Status     int           // 0 = 200
-	ErrorCode  string        // Bedrock X-Amzn-ErrorType / OpenAI error.code
-	Message    string        // error message (default: "scripted <code>")
-	FailAfter  int           // streamed answers: an error event in place of event FailAfter (0 = none)
-	StopReason string        // default end_turn (tool_use with ToolUse)
-	Body       string        // raw error body instead of the provider's envelope (another server's wording)
-	RetryAfter string        // Retry-After header, "" = none
-	Delay      time.Duration // answer after this long (or when the client gives up)
-	Text       string
-	ToolUse    *router.ToolUse
-	Usage      router.Usage
+	Status     int    // 0 = 200
+	ErrorCode  string // Bedrock X-Amzn-ErrorType / OpenAI error.code
+	Message    string // error message (default: "scripted <code>")
+	FailAfter  int    // streamed answers: an error event in place of event FailAfter (0 = none)
+	StopReason string // default end_turn (tool_use with ToolUse)
+	Body       string // raw error body instead of the provider's envelope (another server's wording)
+	RetryAfter string // Retry-After header, "" = none
+	// RetryAfterMs is the retry-after-ms header ("" = none): OpenAI sends it on a rate limit,
+	// and proxies in front of Bedrock (LiteLLM, a gateway) pass it on.
+	RetryAfterMs string
+	Delay        time.Duration // answer after this long (or when the client gives up)
+	Text         string
+	ToolUse      *router.ToolUse
+	Usage        router.Usage
 }
 
 func (r Reply) errMessage() string {
@@ -48,6 +51,15 @@ func (r Reply) errMessage() string {
 		return r.Message
 	}
 	return "scripted " + r.ErrorCode
+}
+
+func (r Reply) retryAfter(h http.Header) {
+	if r.RetryAfter != "" {
+		h.Set("Retry-After", r.RetryAfter)
+	}
+	if r.RetryAfterMs != "" {
+		h.Set("Retry-After-Ms", r.RetryAfterMs)
+	}
 }
 
 // Script picks the reply to call n (1-based) of req.
@@ -171,9 +183,7 @@ func (s *Server) serveBedrock(w http.ResponseWriter, r *http.Request) {
 	defer done()
 	rep := s.script(n, req)
 	wait(r, rep.Delay)
-	if rep.RetryAfter != "" {
-		w.Header().Set("Retry-After", rep.RetryAfter)
-	}
+	rep.retryAfter(w.Header())
 	w.Header().Set("Content-Type", "application/json")
 	if rep.Status >= 300 {
 		w.Header().Set("X-Amzn-ErrorType", rep.ErrorCode)
@@ -224,9 +234,7 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 		defer done()
 		rep := s.script(n, req)
 		wait(r, rep.Delay)
-		if rep.RetryAfter != "" {
-			w.Header().Set("Retry-After", rep.RetryAfter)
-		}
+		rep.retryAfter(w.Header())
 		w.Header().Set("Content-Type", "application/json")
 		if rep.Status >= 300 {
 			w.WriteHeader(rep.Status)
