@@ -201,7 +201,6 @@ func TestReadFileInRefusesLinks(t *testing.T) {
 	}
 }
 
-
 func TestWriteFileInRefusesLinks(t *testing.T) {
 	dir, secret, value := secretOutside(t)
 	if err := os.Symlink(secret, filepath.Join(dir, "terraform", "override.tf")); err != nil {
