@@ -116,7 +116,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 		if w.Override, err = EmulatorOverride(set, opts.Endpoint, KumoGaps); err != nil {
 			return nil, ds, err
 		}
-		if err := os.WriteFile(override, w.Override.Bytes, 0o644); err != nil {
+		if err := artifact.WriteFileIn(dir, "terraform/"+OverrideFile, w.Override.Bytes); err != nil {
 			return nil, ds, err
 		}
 	} else if err := os.Remove(override); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -131,7 +131,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	}
 	if w.Override != nil {
 		for _, f := range w.Override.Files {
-			if err := os.WriteFile(filepath.Join(w.TFDir, f.Path), f.Bytes, 0o644); err != nil {
+			if err := artifact.WriteFileIn(dir, "terraform/"+f.Path, f.Bytes); err != nil {
 				return nil, ds, err
 			}
 		}
