@@ -94,19 +94,8 @@ func (m *Model) FanOutItems(w *ir.Workflow) float64 {
 // one per workflow step that dispatches to it (a fan-out step: one per item), plus one when
 // an EventBridge rule feeds it. A class reached by nothing counts once.
 func (m *Model) Weight(a *ir.Agent) float64 {
-	w := 0.0
-	for _, wf := range a.Workflows {
-		for _, st := range wf.Steps {
-			if st.Agent != a {
-				continue
-			}
-			if st.FanOut != nil {
-				w += m.FanOutItems(wf)
-			} else {
-				w++
-			}
-		}
-	}
+	sync, token := m.workflowWeights(a)
+	w := sync + token
 	if a.Rule != nil {
 		w++
 	}
@@ -114,6 +103,36 @@ func (m *Model) Weight(a *ir.Agent) float64 {
 		w = 1
 	}
 	return w
+}
+
+// workflowWeights splits the workflow steps that dispatch to a class (Weight's workflow part)
+// into synchronous invokes and task-token dispatches through its queue.
+func (m *Model) workflowWeights(a *ir.Agent) (sync, token float64) {
+	for _, wf := range a.Workflows {
+		for _, st := range wf.Steps {
+			if st.Agent != a {
+				continue
+			}
+			n := 1.0
+			if st.FanOut != nil {
+				n = m.FanOutItems(wf)
+			}
+			if st.Synchronous(wf) {
+				sync += n
+			} else {
+				token += n
+			}
+		}
+	}
+	return sync, token
+}
+
+// TokenShare is the fraction of a class's steps that carry a task token: those its workflows
+// dispatch through its queue. Steps an EventBridge rule feeds, and synchronous invokes, make
+// no SendTask* call.
+func (m *Model) TokenShare(a *ir.Agent) float64 {
+	_, token := m.workflowWeights(a)
+	return token / m.Weight(a)
 }
 
 // ConversationsPerSec is the arrival rate of new conversations (workflow executions).
@@ -184,28 +203,14 @@ func (m *Model) InvocationsPerSec() float64 {
 	return n
 }
 
-// TokenDispatched says some workflow reaches the class through its queue with a task token.
-func TokenDispatched(a *ir.Agent) bool {
-	for _, w := range a.Workflows {
-		for _, st := range w.Steps {
-			if st.Agent == a && !st.Synchronous(w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // CallbacksPerSec is the SendTask* calls, which share one token bucket: a SendTaskSuccess or
-// SendTaskFailure per step of a task-token class, and its SendTaskHeartbeat at the worker's
-// cadence while the step runs.
+// SendTaskFailure per task-token step, and its SendTaskHeartbeat at the worker's cadence while
+// the step runs. Rule-fed and synchronously invoked steps of the same class make none.
 func (m *Model) CallbacksPerSec() (answers, heartbeats float64) {
 	for _, a := range m.Fleet.Agents {
-		if !TokenDispatched(a) {
-			continue // synchronous invokes (Express) make no task-token calls
-		}
-		answers += m.ClassStepsPerSec(a)
-		heartbeats += m.ClassStepsPerSec(a) * m.HeartbeatsPerStep(a)
+		rate := m.ClassStepsPerSec(a) * m.TokenShare(a)
+		answers += rate
+		heartbeats += rate * m.HeartbeatsPerStep(a)
 	}
 	return answers, heartbeats
 }

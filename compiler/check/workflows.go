@@ -92,9 +92,10 @@ conversations before you reach 1,000.`,
 3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
 fleet-worker heartbeats every task-token message it holds once per visibility extension,
 whatever the step's HeartbeatSeconds, so the class's cadence sets the rate.
-Formula: callbacks/s = Σ over classes workflows reach with a task token (synchronous
-Express invokes make none) of class steps/s; heartbeats/s = Σ of
-in-flight steps (steps/s × duration) ÷ the class's step.heartbeat (lambda: none).
+Formula: callbacks/s = Σ over classes of their task-token steps/s (a class's steps/s ×
+its workflow dispatches' share of its weight; rule-fed steps and synchronous Express
+invokes make none); heartbeats/s = Σ of those steps in flight (steps/s × duration) ÷ the
+class's step.heartbeat (lambda: none).
 The seed's fleet calls back 125/s: 4× headroom.
 Fix: batch callbacks per execution, lengthen step.heartbeat, shard across accounts, or
 request a quota increase.`,
