@@ -199,7 +199,7 @@ func (p Pair) moved() bool {
 
 // differ compares two figures computed by the same arithmetic, past float rounding.
 func differ(a, b float64) bool {
-	return math.Abs(a-b) > 1e-9*math.Max(math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) > roundingNoise*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // Lines renders the delta one line per figure, for a terminal or a list in a PR comment:

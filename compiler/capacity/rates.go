@@ -253,6 +253,16 @@ func FIFOLimit(f *ir.Fleet, a *ir.Agent) (float64, string) {
 	return FIFOTPS, "without high-throughput mode"
 }
 
+// roundingNoise is the relative error float64 arithmetic leaves in a figure (99 in flight
+// computes as 99.00000000000001): below it, two figures are the same number.
+const roundingNoise = 1e-9
+
+// CeilFigure is the whole number of units (replicas, executions) a figure needs: its
+// ceiling once rounding noise is taken off, so exactly 11 replicas' worth needs 11, not 12.
+func CeilFigure(v float64) float64 {
+	return math.Ceil(v - math.Abs(v)*roundingNoise)
+}
+
 // finite keeps NaN and ±Inf out of every figure: they come only from absurd inputs, which
 // the report names instead.
 func finite(v float64) float64 {

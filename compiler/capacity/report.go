@@ -251,12 +251,12 @@ func (r *Report) classes(m *Model) {
 			c.FIFO = &FIFOUse{TPS: rate, Limit: limit, Mode: mode}
 		}
 		if a.K8s != nil && a.Scaling.PerReplica > 0 {
-			n := int(math.Ceil(c.InFlight / float64(a.Scaling.PerReplica)))
+			n := int(CeilFigure(c.InFlight / float64(a.Scaling.PerReplica)))
 			c.KEDA = &KEDAUse{ReplicasNeeded: n, PerReplica: a.Scaling.PerReplica, Max: a.Scaling.Max, Covered: n <= a.Scaling.Max}
 		}
 		if a.Lambda != nil {
 			b := max(a.Lambda.BatchSize, 1)
-			c.Lambda = &LambdaUse{Concurrency: math.Ceil(c.InFlight / float64(b)), BatchSize: b, MinPollers: ir.MinPollers(d.Seconds(), b)}
+			c.Lambda = &LambdaUse{Concurrency: CeilFigure(c.InFlight / float64(b)), BatchSize: b, MinPollers: ir.MinPollers(d.Seconds(), b)}
 			if p := a.Lambda.Pollers; p != nil {
 				c.Lambda.Provisioned = &PollerRange{Min: p.Min, Max: p.Max}
 			}
@@ -404,7 +404,7 @@ func (r *Report) quotas(m *Model) {
 			add(Quota{Name: "SQS FIFO SendMessage TPS", Scope: a.Name, Rule: "Q008", Limit: limit, Usage: m.ClassStepsPerSec(a), Unit: "TPS"})
 		}
 		if a.Lambda != nil {
-			lambda += math.Ceil(m.InFlight(a) / float64(max(a.Lambda.BatchSize, 1)))
+			lambda += CeilFigure(m.InFlight(a) / float64(max(a.Lambda.BatchSize, 1)))
 		}
 	}
 	add(Quota{Name: "Lambda concurrent executions", Scope: "fleet", Limit: LambdaConcurrency, Usage: lambda, Unit: "executions"})

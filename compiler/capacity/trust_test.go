@@ -45,3 +45,20 @@ func TestRuleFedStepsMakeNoCallbacks(t *testing.T) {
 		t.Errorf("%v SendTask* calls/s over the %v refill at 1,750 conversations/min", answers+beats, refill)
 	}
 }
+
+// TestReplicasAtExactlyMax: a class whose in-flight steps fill exactly scaling.max replicas
+// is covered. 6 conversations × 11 steps a minute at 90 s is 99 in flight (float64 computes
+// 99.00000000000001), 11 replicas of 9: max 11 covers it, max 10 does not.
+func TestReplicasAtExactlyMax(t *testing.T) {
+	src := strings.Replace(seedFleet, "scaling: { min: 1, max: 4000, per_replica: 4 }", "scaling: { min: 1, max: 11, per_replica: 9 }", 1)
+	src = strings.Replace(src, "conversations_per_minute: 500\n  steps_per_conversation: 15", "conversations_per_minute: 6\n  steps_per_conversation: 11", 1)
+	f := lowerSrc(t, src)
+	k := capacity.Build(f, capacity.FromFleet(f)).Classes[0].KEDA
+	if k == nil || k.ReplicasNeeded != 11 || !k.Covered {
+		t.Errorf("KEDA %+v, want 11 replicas needed, covered by max 11", k)
+	}
+	f.Agents[0].Scaling.Max = 10
+	if k := capacity.Build(f, capacity.FromFleet(f)).Classes[0].KEDA; k == nil || k.Covered {
+		t.Errorf("KEDA %+v, want max 10 not covering 11 replicas", k)
+	}
+}
