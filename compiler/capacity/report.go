@@ -32,6 +32,11 @@ type Report struct {
 	Quotas            []Quota      `json:"quotas"`
 	FirstQuotaToBreak *Quota       `json:"first_quota_to_break"`
 	Cost              *Cost        `json:"cost"`
+
+	// unlimited are quotas the traffic draws on whose limit the spec leaves unstated (a
+	// policy without tokens_per_minute): nothing to break, but a diff shows a limit that
+	// comes or goes.
+	unlimited []Quota
 }
 
 // TrafficInput is the traffic the report was computed for.
@@ -371,8 +376,12 @@ func workerTotals(m *Model) Totals {
 func (r *Report) quotas(m *Model) {
 	f := m.Fleet
 	add := func(q Quota) {
-		if q.Usage <= 0 || q.Limit <= 0 {
+		if q.Usage <= 0 {
 			return // nothing drawn: nothing to break
+		}
+		if q.Limit <= 0 {
+			r.unlimited = append(r.unlimited, q)
+			return
 		}
 		q.Headroom = q.Limit / q.Usage
 		r.Quotas = append(r.Quotas, q)

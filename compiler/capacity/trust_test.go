@@ -62,3 +62,67 @@ func TestReplicasAtExactlyMax(t *testing.T) {
 		t.Errorf("KEDA %+v, want max 10 not covering 11 replicas", k)
 	}
 }
+
+// tokenPolicy is the research example with researcher's tokens per step declared: 75
+// steps/s × 400 tokens × 60 = 1,800,000 tokens/min against claude-haiku-then-sonnet's
+// tokens_per_minute.
+func tokenPolicy(t *testing.T, limitLine string) *ir.Fleet {
+	t.Helper()
+	src, err := os.ReadFile("../../examples/research-fleet/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(src), "    handler: { exec: [\"/app/researcher\"] }\n", "    handler: { exec: [\"/app/researcher\"] }\n    traffic: { tokens_per_step: 400 }\n", 1)
+	s = strings.Replace(s, "    tokens_per_minute: 4000000\n", limitLine, 1)
+	return lowerSrc(t, s)
+}
+
+func tokenQuota(t *testing.T, d *capacity.Delta) capacity.QuotaDelta {
+	t.Helper()
+	for _, q := range d.Quotas {
+		if q.Name == "model tokens per minute" && q.Scope == "claude-haiku-then-sonnet" {
+			return q
+		}
+	}
+	t.Fatalf("the token quota is not in the delta: %q", d.Lines())
+	return capacity.QuotaDelta{}
+}
+
+// TestDeltaLimitMoves: a quota whose limit changes while its usage stays is in the delta,
+// its line names both limits; a limit removed is "no limit set", never "not drawn on", with
+// the usage that is still drawn.
+func TestDeltaLimitMoves(t *testing.T) {
+	build := func(f *ir.Fleet) *capacity.Report { return capacity.Build(f, capacity.FromFleet(f)) }
+	base := build(tokenPolicy(t, "    tokens_per_minute: 4000000\n"))
+	lowered := capacity.Compare(base, build(tokenPolicy(t, "    tokens_per_minute: 2000000\n")))
+	q := tokenQuota(t, lowered)
+	if q.Before == nil || q.After == nil || q.Before.Limit != 4e6 || q.After.Limit != 2e6 || q.Before.Usage != q.After.Usage {
+		t.Fatalf("limit change: %+v %+v", q.Before, q.After)
+	}
+	want := "model tokens per minute (claude-haiku-then-sonnet): 45.0 % → 90.0 % of quota (1,800,000 → 1,800,000 tokens/min; limit 4,000,000 → 2,000,000)"
+	if got := lowered.Lines(); !contains(got, want) {
+		t.Errorf("lines %q\nwant %q", got, want)
+	}
+	removed := capacity.Compare(base, build(tokenPolicy(t, "")))
+	q = tokenQuota(t, removed)
+	if q.After == nil || !q.After.NoLimit || q.After.Usage != 1.8e6 {
+		t.Errorf("limit removed: after %+v, want the usage with no limit", q.After)
+	}
+	want = "model tokens per minute (claude-haiku-then-sonnet): 45.0 % of quota → no limit set (1,800,000 → 1,800,000 tokens/min)"
+	if got := removed.Lines(); !contains(got, want) {
+		t.Errorf("lines %q\nwant %q", got, want)
+	}
+	added := capacity.Compare(build(tokenPolicy(t, "")), base)
+	if q := tokenQuota(t, added); q.Before == nil || !q.Before.NoLimit || q.After == nil || q.After.NoLimit {
+		t.Errorf("limit added: %+v → %+v", q.Before, q.After)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, l := range list {
+		if l == s {
+			return true
+		}
+	}
+	return false
+}
