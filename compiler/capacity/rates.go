@@ -215,6 +215,24 @@ func (m *Model) CallbacksPerSec() (answers, heartbeats float64) {
 	return answers, heartbeats
 }
 
+// PolicyTokens is a model policy's projected token use: Σ over the classes whose default
+// policy it is of their steps/s × traffic.tokens_per_step, per minute. Classes lists those
+// classes; unknown, those of them without tokens_per_step (left out of the sum).
+func (m *Model) PolicyTokens(p *ir.Model) (perMinute float64, classes, unknown []*ir.Agent) {
+	for _, a := range m.Fleet.Agents {
+		if a.Model != p {
+			continue
+		}
+		classes = append(classes, a)
+		if a.TokensPerStep <= 0 {
+			unknown = append(unknown, a)
+			continue
+		}
+		perMinute += m.ClassStepsPerSec(a) * float64(a.TokensPerStep) * 60
+	}
+	return finite(perMinute), classes, unknown
+}
+
 // TransitionsPerExecution is a Standard workflow's state transitions per execution: the
 // start, then each step and each of its retries.
 func TransitionsPerExecution(w *ir.Workflow) int {

@@ -149,7 +149,11 @@ type Quota struct {
 }
 
 // Breaks says the quota is exceeded at this traffic.
-func (q Quota) Breaks() bool { return q.Usage > q.Limit }
+func (q Quota) Breaks() bool { return Over(q.Usage, q.Limit) }
+
+// Over says a usage exceeds its limit by more than rounding noise: exactly at the limit
+// (however float64 computes it) is within it.
+func Over(usage, limit float64) bool { return usage > limit && differ(usage, limit) }
 
 // Build computes the report of f under t.
 func Build(f *ir.Fleet, t Traffic) *Report {
@@ -283,35 +287,26 @@ func (r *Report) workflows(m *Model) {
 
 func (r *Report) models(m *Model) {
 	for _, p := range m.Fleet.Models {
-		var classes []string
-		var tokensPerSec, steps, weightedTokens, inflightSec float64
-		unknown := false
-		for _, a := range m.Fleet.Agents {
-			if a.Model != p {
-				continue
-			}
-			classes = append(classes, a.Name)
-			rate := m.ClassStepsPerSec(a)
-			if a.TokensPerStep <= 0 {
-				unknown = true
-				continue
-			}
-			d, _ := m.StepDuration(a)
-			tokensPerSec += rate * float64(a.TokensPerStep)
-			steps += rate
-			weightedTokens += rate * float64(a.TokensPerStep)
-			inflightSec += rate * d.Seconds()
-		}
+		perMinute, classes, unknown := m.PolicyTokens(p)
 		if len(classes) == 0 {
 			continue
 		}
-		u := ModelUse{Name: p.Name, Classes: classes, TokensPerMinute: tokensPerSec * 60, TokensPerMinuteLimit: p.TokensPerMinute, MaxInFlight: p.MaxInFlight}
-		if unknown {
+		u := ModelUse{Name: p.Name, TokensPerMinute: perMinute, TokensPerMinuteLimit: p.TokensPerMinute, MaxInFlight: p.MaxInFlight}
+		if len(unknown) > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("model policy %s: a class without traffic.tokens_per_step is left out of its token figures", p.Name))
 		}
-		if p.TokensPerMinute > 0 && steps > 0 && weightedTokens > 0 {
+		var steps, inflightSec float64
+		for _, a := range classes {
+			u.Classes = append(u.Classes, a.Name)
+			if a.TokensPerStep > 0 {
+				d, _ := m.StepDuration(a)
+				steps += m.ClassStepsPerSec(a)
+				inflightSec += m.ClassStepsPerSec(a) * d.Seconds()
+			}
+		}
+		if p.TokensPerMinute > 0 && steps > 0 && perMinute > 0 {
 			// Steps per minute the budget allows, times the average step's minutes in flight.
-			tokensPerStep := weightedTokens / steps
+			tokensPerStep := perMinute / 60 / steps
 			avgMinutes := inflightSec / steps / 60
 			u.BudgetInFlight = float64(p.TokensPerMinute) / tokensPerStep * avgMinutes
 			u.Overrun = p.MaxInFlight > 0 && float64(p.MaxInFlight) > u.BudgetInFlight
@@ -418,7 +413,7 @@ func (r *Report) quotas(m *Model) {
 	}
 	add(Quota{Name: "Lambda concurrent executions", Scope: "fleet", Limit: LambdaConcurrency, Usage: lambda, Unit: "executions"})
 	for _, u := range r.Models {
-		add(Quota{Name: "model tokens per minute", Scope: u.Name, Limit: float64(u.TokensPerMinuteLimit), Usage: u.TokensPerMinute, Unit: "tokens/min"})
+		add(Quota{Name: "model tokens per minute", Scope: u.Name, Rule: "S011", Limit: float64(u.TokensPerMinuteLimit), Usage: u.TokensPerMinute, Unit: "tokens/min"})
 	}
 	sort.SliceStable(r.Quotas, func(i, j int) bool { return r.Quotas[i].Headroom < r.Quotas[j].Headroom })
 	if len(r.Quotas) > 0 {

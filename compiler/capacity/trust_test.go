@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/capacity"
+	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -125,4 +126,37 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestTokenRuleAgreesWithReport: S011 fires exactly when the report breaks the policy's
+// token quota, across traffic multiples (the examples declare no tokens_per_step, so the
+// shared sweep cannot reach it).
+func TestTokenRuleAgreesWithReport(t *testing.T) {
+	f := tokenPolicy(t, "    tokens_per_minute: 4000000\n")
+	base := capacity.FromFleet(f)
+	broke := false
+	for _, scale := range []float64{0.5, 1, 2, 2.2, 2.3, 4, 16} {
+		tr := base.Scaled(scale)
+		f.Traffic.ConversationsPerMinute = tr.ConversationsPerMinute
+		f.Traffic.ConcurrentConversations = tr.ConcurrentConversations
+		want := 0
+		for _, q := range capacity.Build(f, tr).Quotas {
+			if q.Rule == "S011" && q.Breaks() {
+				want++
+			}
+		}
+		got := 0
+		for _, d := range check.Run(f) {
+			if d.Code == "S011" {
+				got++
+			}
+		}
+		if got != want {
+			t.Errorf("×%v: S011 fired %d times, the report breaks %d token quotas", scale, got, want)
+		}
+		broke = broke || want > 0
+	}
+	if !broke {
+		t.Error("the sweep never breaks the token budget")
+	}
 }

@@ -27,3 +27,25 @@ func TestS007RuleFedSteps(t *testing.T) {
 		t.Error("S007 silent at 3,000 conversations/min")
 	}
 }
+
+// TestS011TokenBudget: the research example with researcher's tokens per step declared
+// draws 75 steps/s × 400 tokens × 60 = 1,800,000 tokens/min of claude-haiku-then-sonnet's
+// 4,000,000; eleven times the budget's worth of tokens per step breaks it 11×, at the
+// policy's tokens_per_minute.
+func TestS011TokenBudget(t *testing.T) {
+	at := func(tokens string) *ir.Fleet {
+		src := string(mustRead(t, "../../examples/research-fleet/fleet.yaml"))
+		handler := "    handler: { exec: [\"/app/researcher\"] }\n"
+		if !strings.Contains(src, handler) {
+			t.Fatal("research example changed: no researcher handler line")
+		}
+		return lowerSrc(t, strings.Replace(src, handler, handler+"    traffic: { tokens_per_step: "+tokens+" }\n", 1))
+	}
+	expectNone(t, at("400"), "S011")
+	// 4,000,000 × 11 / (75 × 60) tokens per step.
+	f := at("9778")
+	expectOnly(t, f, "S011", "model policy claude-haiku-then-sonnet: projected 44,001,000 tokens/min (researcher 75 steps/s × 9,778 tokens × 60) exceed its tokens_per_minute 4,000,000, 11× the budget")
+	if d := findings(f, "S011"); len(d) == 1 && d[0].Path != "/models/claude-haiku-then-sonnet/tokens_per_minute" {
+		t.Errorf("S011 at %s, want the policy's tokens_per_minute", d[0].Path)
+	}
+}

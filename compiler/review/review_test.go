@@ -578,15 +578,28 @@ func TestCapacityDelta(t *testing.T) {
 	}
 }
 
-// The quota the head's traffic breaks is a capacity warning; a move that breaks nothing is
-// no finding, only the capacity section, which --fail-on capacity does not count.
+// A quota the head's traffic breaks that no rule checks (Lambda concurrency) is a capacity
+// warning; one a rule checks (the token budget, S011) is that rule's new error instead; a move
+// that breaks nothing is no finding, only the capacity section, which --fail-on capacity does
+// not count.
 func TestCapacityFindings(t *testing.T) {
+	triage, err := os.ReadFile("../../examples/express-triage/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 conversations × 4 steps a minute of ~3 s lambda steps: 120 concurrent executions; ×10
+	// is 1,200, over the account's 1,000.
+	lambda := string(triage) + "traffic:\n  conversations_per_minute: 600\n  steps_per_conversation: 4\n"
+	r := review(t, lambda, edit(t, lambda, "conversations_per_minute: 600", "conversations_per_minute: 6000"))
+	got := find(r, Capacity, "Lambda concurrent executions (fleet) breaks at the head's traffic: 1,200 of 1,000 executions")
+	if len(got) != 1 || got[0].Severity != Warning || got[0].Position == nil || !r.Has(string(Capacity)) {
+		t.Errorf("broken Lambda concurrency: %+v", r.Changes)
+	}
 	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
 	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
-	r := review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250"))
-	got := find(r, Capacity, "model tokens per minute (claude-haiku-then-sonnet) breaks at the head's traffic: 4,500,000 of 4,000,000 tokens/min")
-	if len(got) != 1 || got[0].Severity != Warning || got[0].Position == nil || !r.Has(string(Capacity)) {
-		t.Errorf("broken token quota: %+v", r.Changes)
+	r = review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250"))
+	if len(find(r, Capacity, "model tokens per minute")) != 0 || len(find(r, Diagnostic, "S011")) != 1 {
+		t.Errorf("broken token quota: want S011's new error, no capacity warning: %+v", r.Changes)
 	}
 	r = review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 600"))
 	if len(r.Changes) != 0 || r.Capacity.Empty() || r.Has(string(Capacity)) || r.Verdict() != "safe: capacity moves, nothing else changes" {
