@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -158,5 +159,90 @@ func TestTokenRuleAgreesWithReport(t *testing.T) {
 	}
 	if !broke {
 		t.Error("the sweep never breaks the token budget")
+	}
+}
+
+func costLine(c *capacity.Cost, prefix string) *capacity.CostLine {
+	for i, l := range c.Lines {
+		if strings.HasPrefix(l.Service, prefix) {
+			return &c.Lines[i]
+		}
+	}
+	return nil
+}
+
+// TestModelTokenCost: a policy's tokens are a cost line, input and output each at the price
+// of the policy's first target (from the one table, or models.<policy>.price), and part of
+// the monthly total. Researcher: 75 steps/s × 2,592,000 s a month = 194,400,000 steps of 300
+// input + 100 output tokens.
+func TestModelTokenCost(t *testing.T) {
+	src, err := os.ReadFile("../../examples/research-fleet/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := "    handler: { exec: [\"/app/researcher\"] }\n"
+	s := strings.Replace(string(src), handler, handler+"    traffic: { tokens_per_step: 400, output_tokens_per_step: 100 }\n", 1)
+	const steps = 75 * 86400 * 30
+	haiku := capacity.Prices().Models.Prices["claude-haiku-4-5"]
+	if haiku.InputPerMTok <= 0 || haiku.OutputPerMTok <= haiku.InputPerMTok {
+		t.Fatalf("table price of claude-haiku-4-5: %+v", haiku)
+	}
+	for _, c := range []struct {
+		name, spec, source string
+		in, out            float64
+	}{
+		{"table", s, "claude-haiku-4-5 list price", haiku.InputPerMTok, haiku.OutputPerMTok},
+		{"override", strings.Replace(s, "    tokens_per_minute: 4000000\n", "    tokens_per_minute: 4000000\n    price: { input_per_mtok: 2, output_per_mtok: 10 }\n", 1),
+			"models.claude-haiku-then-sonnet.price", 2, 10},
+	} {
+		f := lowerSrc(t, c.spec)
+		r := capacity.Build(f, capacity.FromFleet(f))
+		l := costLine(r.Cost, "model tokens: claude-haiku-then-sonnet")
+		want := steps * (300*c.in + 100*c.out) / 1e6
+		if l == nil || l.Service != "model tokens: claude-haiku-then-sonnet ("+c.source+")" || l.Units != steps*400 || math.Abs(l.MonthlyUSD-want) > 1e-6*want {
+			t.Errorf("%s: line %+v, want %v tokens for $%v from %s", c.name, l, float64(steps*400), want, c.source)
+			continue
+		}
+		var sum float64
+		for _, x := range r.Cost.Lines {
+			sum += x.MonthlyUSD
+		}
+		if math.Abs(r.Cost.MonthlyUSD-sum) > 1e-6*sum || r.Cost.ModelPricesAsOf != capacity.Prices().Models.AsOf {
+			t.Errorf("%s: total $%v, lines $%v, model prices as of %q", c.name, r.Cost.MonthlyUSD, sum, r.Cost.ModelPricesAsOf)
+		}
+	}
+}
+
+// TestModelPriceLookup: a target takes the longest model name of the table its id contains
+// (Sonnet 4.5 is not priced as Sonnet 4); a target the table lacks is named as not included.
+func TestModelPriceLookup(t *testing.T) {
+	table := capacity.Prices().Models.Prices
+	p, src, ok := capacity.PriceOf(&ir.Model{Name: "s", Targets: []string{"bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0"}})
+	if !ok || src != "claude-sonnet-4-5 list price" || p != table["claude-sonnet-4-5"] {
+		t.Errorf("sonnet 4.5: %+v %q %v", p, src, ok)
+	}
+	if _, _, ok := capacity.PriceOf(&ir.Model{Name: "x", Targets: []string{"openai/house-model"}}); ok {
+		t.Error("an unknown model has a price")
+	}
+	f := tokenPolicy(t, "    tokens_per_minute: 4000000\n")
+	f.Models[0].Targets = []string{"openai/house-model"}
+	c := capacity.Build(f, capacity.FromFleet(f)).Cost
+	if costLine(c, "model tokens") != nil || !strings.Contains(strings.Join(c.NotIncluded, "; "), "no price for openai/house-model: set models.") {
+		t.Errorf("unpriced policy: lines %+v, not included %q", c.Lines, c.NotIncluded)
+	}
+}
+
+// TestOutputTokensWithinTotal: output_tokens_per_step is part of tokens_per_step; more is
+// refused where it is written.
+func TestOutputTokensWithinTotal(t *testing.T) {
+	src, err := os.ReadFile("../../examples/research-fleet/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := "    handler: { exec: [\"/app/researcher\"] }\n"
+	bad := strings.Replace(string(src), handler, handler+"    traffic: { tokens_per_step: 400, output_tokens_per_step: 401 }\n", 1)
+	_, _, ds := compiler.LoadBytes("fleet.yaml", []byte(bad))
+	if !strings.Contains(ds.Error(), "P008") || !strings.Contains(ds.Error(), "output_tokens_per_step 401 is above tokens_per_step 400") {
+		t.Errorf("output above the total: %v", ds)
 	}
 }

@@ -509,7 +509,8 @@ func TestMovedDiagnosticIsNotNew(t *testing.T) {
 
 // TestCapacityDelta: a traffic change moves the model policy's token use from 45 % to 112.5 %
 // of its tokens_per_minute, makes that quota the first to break, and multiplies the
-// estimated bill by the same 2.5, in every format, from compiler/capacity's arithmetic.
+// estimated bill (model tokens included) by the same 2.5, in every format, from
+// compiler/capacity's arithmetic.
 func TestCapacityDelta(t *testing.T) {
 	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
 	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
@@ -543,7 +544,9 @@ func TestCapacityDelta(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{line, "first quota to break: Distributed Map open Map Runs (fleet) at 1.25× → model tokens per minute (claude-haiku-then-sonnet) at 0.89×",
-			"estimated cost/month: $2,974 → $7,434.9", "conversations per minute: 500 → 1,250"} {
+			// $2,974 of AWS requests, plus researcher's 75 steps/s × 400 tokens × 2,592,000 s a
+			// month at claude-haiku-4-5's $1 per million input tokens: $77,760; ×2.5 at the head.
+			"estimated cost/month: $80,734 → $201,834.9", "conversations per minute: 500 → 1,250"} {
 			if !strings.Contains(b.String(), want) {
 				t.Errorf("%s lacks %q:\n%s", f, want, b.String())
 			}
