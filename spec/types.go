@@ -132,6 +132,14 @@ type Model struct {
 	APIKeyEnv string `json:"api_key_env,omitempty"`
 	// ContextWindowFallbacks are policies tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// Price overrides fleetc's list price of the policy's first target in fleetc capacity.
+	Price *ModelPrice `json:"price,omitempty"`
+}
+
+// ModelPrice is a model's price in US dollars per million input and output tokens.
+type ModelPrice struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
 }
 
 // Agent is one agent class: a queue, its workers and their contract.
@@ -323,4 +331,6 @@ type Traffic struct {
 type AgentTraffic struct {
 	Share         *float64 `json:"share,omitempty"`
 	TokensPerStep *int     `json:"tokens_per_step,omitempty"`
+	// OutputTokensPerStep is the part of TokensPerStep the model writes (priced as output).
+	OutputTokensPerStep *int `json:"output_tokens_per_step,omitempty"`
 }

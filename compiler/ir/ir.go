@@ -188,6 +188,14 @@ type Model struct {
 	// of the classes that reach it): the divisor of the fleet-wide caps.
 	Processes int
 	Path      string
+
+	// Price is models.<policy>.price; nil: fleetc's list price of the first target.
+	Price *Price
+}
+
+// Price is a model's price in US dollars per million input and output tokens.
+type Price struct {
+	InputPerMTok, OutputPerMTok float64
 }
 
 // Agent is one resolved agent class.
@@ -230,6 +238,10 @@ type Agent struct {
 	K8s            *K8s
 	ConfigPath     string // runtime/<class>.json
 	Workflows      []*Workflow
+
+	// OutputTokensPerStep is traffic.output_tokens_per_step: the part of TokensPerStep the
+	// model writes, priced as output (0: all priced as input).
+	OutputTokensPerStep int
 }
 
 // RetryLimit is the class's failure budget in receives: fleet-worker dead-letters a message

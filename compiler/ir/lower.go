@@ -207,6 +207,9 @@ func (l *lowerer) lowerModels() {
 			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv,
 			TimeoutDefaulted: m.Timeout == nil,
 		}
+		if m.Price != nil {
+			im.Price = &Price{InputPerMTok: m.Price.InputPerMTok, OutputPerMTok: m.Price.OutputPerMTok}
+		}
 		f.Models = append(f.Models, im)
 		byName[name] = im
 	}
@@ -290,6 +293,12 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		}
 		if t.TokensPerStep != nil {
 			a.TokensPerStep = *t.TokensPerStep
+		}
+		if t.OutputTokensPerStep != nil {
+			a.OutputTokensPerStep = *t.OutputTokensPerStep
+			if a.OutputTokensPerStep > a.TokensPerStep {
+				l.ds.Errorf("P008", p+"/traffic/output_tokens_per_step", "output_tokens_per_step %d is above tokens_per_step %d, the input + output tokens it is part of", a.OutputTokensPerStep, a.TokensPerStep)
+			}
 		}
 	}
 	if sa.Payload != nil {
