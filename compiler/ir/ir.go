@@ -299,6 +299,7 @@ type Tool struct {
 type Notify struct {
 	APIDestination string // ARN; "" when Queue is set
 	Queue          string // queue fleetc creates; "" when APIDestination is set
+	Rule           string // the EventBridge rule that pushes them
 	Path           string
 }
 

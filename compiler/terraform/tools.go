@@ -195,7 +195,7 @@ func (g *gen) notify(fl *file, a *ir.Agent) {
 		types[e.DetailType], sources[e.Source] = true, true
 	}
 	pattern, _ := value(map[string]any{"detail-type": anySorted(types), "source": anySorted(sources)})
-	ruleName := g.f.Name + "-" + a.Name + "-notify"
+	ruleName := nt.Rule
 	g.claim("aws_cloudwatch_event_rule", n, nt.Path)
 	r := fl.resource("aws_cloudwatch_event_rule", n)
 	r.set("name", str(ruleName))

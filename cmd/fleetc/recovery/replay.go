@@ -24,6 +24,9 @@ type Replay struct {
 	Events     []string // detail-types asked for (none: every event)
 	Consumers  []*ir.Agent
 	RuleFilter bool // replay only to the consumers' rules (when Events names some)
+	// Redeliveries are the rules outside the fleet the replay reaches: all of them without
+	// a rule filter, none with one.
+	Redeliveries []check.Redelivery
 
 	// Set by Resolve.
 	ArchiveARN, BusARN string
@@ -48,7 +51,19 @@ func (r *Replay) Reach() time.Duration {
 // check.ReplaySafe, rule E013's reasoning, asked of the archive as deployed (which may keep
 // events longer than the spec says, e.g. before the spec's retention was applied) and the
 // replay's reach.
+//
+// A replay without a rule filter also reaches every rule whose target is outside the fleet
+// (check.Redeliveries: tool.notify), which no idempotency table guards: it is refused too.
 func (r *Replay) Safe() error {
+	if len(r.Redeliveries) > 0 {
+		var to []string
+		for _, rd := range r.Redeliveries {
+			to = append(to, fmt.Sprintf("rule %s delivers %s's completion events (%s) to %s", rd.Rule, rd.Class.Name, strings.Join(rd.Events, ", "), rd.Target))
+		}
+		return fmt.Errorf("refused (rule E013): a replay of every event reaches rules whose targets are outside the fleet, and would deliver each archived event there again: %s. "+
+			"Replay only the events classes consume (--event): the replay then goes to their rules alone",
+			strings.Join(to, "; "))
+	}
 	var unsafe []string
 	for _, a := range r.Consumers {
 		if !check.ReplaySafe(a, r.Reach()) {
@@ -93,6 +108,9 @@ func PlanReplay(f *ir.Fleet, from, to time.Time, events []string, now time.Time)
 		}
 	}
 	r := &Replay{Archive: ar.Name, Bus: f.Bus.Name, From: from, To: to, Events: events, RuleFilter: len(events) > 0, now: now}
+	if !r.RuleFilter {
+		r.Redeliveries = check.Redeliveries(f)
+	}
 	for _, a := range f.Agents {
 		if a.Rule == nil || a.Consumes == nil || a.Consumes.Event == nil {
 			continue
