@@ -417,9 +417,14 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if a.Model != nil {
 		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
-		if res := g.modelResources(a.Models...); len(res) > 0 {
-			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
-				resources: res})
+		invoke := []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+		mg := g.modelResources(a.Models...)
+		if len(mg.direct) > 0 {
+			st = append(st, stmt{sid: "InvokeRoutedModels", actions: invoke, resources: mg.direct})
+		}
+		if len(mg.routed) > 0 {
+			st = append(st, stmt{sid: "InvokeModelsThroughProfiles", actions: invoke, resources: mg.routed,
+				conditions: []condition{{"ArnEquals", "bedrock:InferenceProfileArn", mg.profiles}}})
 		}
 	}
 	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
