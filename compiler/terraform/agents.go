@@ -369,14 +369,17 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
 		// Reads follow payload references only where this class may find them: producers'
-		// inputs, the outputs of the classes whose events it consumes, its workflows' fan-out
-		// results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
+		// inputs for what it consumes, the outputs of the classes whose events it consumes, its
+		// workflows' fan-out results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
 		// this class's own prefix, where fleet-worker puts every output it offloads
 		// (runtime/claimcheck.OutputKey).
 		{sid: "ReadClaimCheckPayloads", actions: []string{"s3:GetObject"},
 			resources: claimCheckObjects(ir.ClaimCheckReadPrefixes(a))},
 		{sid: "WriteOwnClaimCheckOutputs", actions: []string{"s3:PutObject"},
 			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ClaimCheckOutputPrefix(a)+"*"))}},
+	}
+	if len(ir.ClaimCheckReadPrefixes(a)) == 0 { // consumes nothing that could carry a payload_ref
+		st = slices.DeleteFunc(st, func(s stmt) bool { return s.sid == "ReadClaimCheckPayloads" })
 	}
 	if a.AgentCore != nil {
 		// AgentCore invokes the worker per step; its dispatcher function receives, deletes and

@@ -280,18 +280,19 @@ func TestQueuePoliciesScopedToRule(t *testing.T) {
 
 func TestWorkerIAMExact(t *testing.T) {
 	type want struct{ actions, resources string }
-	base := func(n string) map[string]want {
+	base := func(n, consumed string) map[string]want {
 		return map[string]want{
 			"ConsumeClassQueue":         {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
 			"DeadLetterOwnMessages":     {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
 			"IdempotencyClaims":         {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
-			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/inputs/*"]`},
+			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/inputs/events/` + consumed + `/*"]`},
 			"WriteOwnClaimCheckOutputs": {`["s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/outputs/` + strings.ReplaceAll(n, "_", "-") + `/*"]`},
 		}
 	}
-	researcher := base("researcher")
-	// In workflow conversation: its fan-out results too.
-	researcher["ReadClaimCheckPayloads"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*"]`}
+	researcher := base("researcher", "agent.step.requested")
+	// In workflow conversation: its fan-out results and the workflow's inputs too.
+	researcher["ReadClaimCheckPayloads"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", ` +
+		`"${aws_s3_bucket.claimcheck.arn}/inputs/events/agent.step.requested/*", "${aws_s3_bucket.claimcheck.arn}/inputs/workflows/conversation/*"]`}
 	researcher["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	// "<arn>/*": Distributed Map children run as stateMachine:<name>/<label>.
 	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`,
@@ -308,12 +309,12 @@ func TestWorkerIAMExact(t *testing.T) {
 		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0"]`}
 	throughProfiles := "ArnEquals bedrock:InferenceProfileArn " + profiles
 
-	synth := base("cdk_synth")
+	synth := base("cdk_synth", "CdkSynthRequested")
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	synth["JobStatus"] = want{`["dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
 	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
 
-	greeter := base("greeter")
+	greeter := base("greeter", "greeting.requested")
 	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
 
 	cases := []struct {
