@@ -439,8 +439,9 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if named := g.f.AsyncToolClasses(a); len(named) > 0 && g.f.State.JobsTable != "" {
 		// The llm handler runs the async tools it names in-process, as class:<this class>:
-		// the agent side of those classes only, its job list held to its own owner keys.
-		st = append(st, agentSide(named, jobs.OwnerKeyPrefix(jobs.ClassPrincipal(a.Name)))...)
+		// the agent side of those classes only, its job items and its job list held to its own keys.
+		as := jobs.ClassPrincipal(a.Name)
+		st = append(st, agentSide(named, jobs.JobKeyPrefix(as), jobs.OwnerKeyPrefix(as))...)
 	}
 
 	var trust []stmt

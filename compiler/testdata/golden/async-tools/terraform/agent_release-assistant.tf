@@ -246,7 +246,7 @@ data "aws_iam_policy_document" "release_assistant_worker" {
     condition {
       test     = "ForAllValues:StringLike"
       variable = "dynamodb:LeadingKeys"
-      values   = ["JOB#*"]
+      values   = ["JOB#bccd9bb3*"]
     }
   }
   statement {
