@@ -317,6 +317,7 @@ type Tool struct {
 type Notify struct {
 	APIDestination string // ARN; "" when Queue is set
 	Queue          string // queue fleetc creates; "" when APIDestination is set
+	Rule           string // the EventBridge rule that pushes them
 	Path           string
 }
 
@@ -506,23 +507,40 @@ func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" 
 // fanOutPrefix holds every fan-out result of workflow w.
 func fanOutPrefix(w *Workflow) string { return "fanout/" + w.Name + "/" }
 
-// ClaimCheckInputPrefix is where producers outside the fleet put the payloads their events
-// reference (payload_ref): every class may read it.
+// ClaimCheckInputPrefix is where producers outside the fleet put the payloads they reference
+// (payload_ref), one prefix per consumer-facing name: ClaimCheckEventInputPrefix for an
+// event's payloads, ClaimCheckWorkflowInputPrefix for a workflow's input. A class reads only
+// the inputs of what it consumes.
 const ClaimCheckInputPrefix = "inputs/"
 
+// ClaimCheckEventInputPrefix holds producers' payloads for events of ev's detail-type:
+// "inputs/events/<detail-type>/".
+func ClaimCheckEventInputPrefix(ev *Event) string {
+	return ClaimCheckInputPrefix + "events/" + ev.DetailType + "/"
+}
+
+// ClaimCheckWorkflowInputPrefix holds the payloads a workflow's execution input references:
+// "inputs/workflows/<workflow>/".
+func ClaimCheckWorkflowInputPrefix(w *Workflow) string {
+	return ClaimCheckInputPrefix + "workflows/" + w.Name + "/"
+}
+
 // ClaimCheckReadPrefixes are the claim-check key prefixes a class's workers may read, sorted:
-// producers' inputs, the outputs of the classes whose events it consumes, and the fan-out
-// results of its workflows. The worker refuses a payload_ref elsewhere (runtime config
-// claim_check.read_prefixes) and its role may read nothing else, so class A cannot load class
-// B's outputs by naming them in a message.
+// producers' inputs for the event it consumes and its workflows' inputs, the outputs of the
+// classes whose events it consumes, and the fan-out results of its workflows. The worker
+// refuses a payload_ref elsewhere (runtime config claim_check.read_prefixes) and its role may
+// read nothing else, so class A cannot load class B's outputs, nor the inputs of events it
+// does not consume, by naming them in a message.
 func ClaimCheckReadPrefixes(a *Agent) []string {
-	set := map[string]bool{ClaimCheckInputPrefix: true}
+	set := map[string]bool{}
 	if a.Consumes != nil && a.Consumes.Event != nil {
+		set[ClaimCheckEventInputPrefix(a.Consumes.Event)] = true
 		for _, p := range a.Consumes.Event.Producers {
 			set[ClaimCheckOutputPrefix(p)] = true
 		}
 	}
 	for _, w := range a.Workflows {
+		set[ClaimCheckWorkflowInputPrefix(w)] = true
 		set[fanOutPrefix(w)] = true
 	}
 	return slices.Sorted(maps.Keys(set))

@@ -339,7 +339,8 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
 		}
 		if n := sa.Tool.Notify; n != nil {
-			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env), Path: p + "/tool/notify"}
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env),
+				Rule: l.f.Name + "-" + name + "-notify", Path: p + "/tool/notify"}
 		}
 	}
 	return a

@@ -32,9 +32,13 @@ func (c *Client) Chat(ctx context.Context, model string, req *router.Request) (*
 		return nil, err
 	}
 	defer hresp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(hresp.Body, 32<<20))
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, router.MaxResponseBytes+1))
 	if err != nil {
 		return nil, &router.ProviderError{Err: err}
+	}
+	if len(raw) > router.MaxResponseBytes {
+		return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput",
+			Message: fmt.Sprintf("chat completion over %d bytes (router.MaxResponseBytes)", router.MaxResponseBytes)}
 	}
 	var cr ChatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil || len(cr.Choices) == 0 {
