@@ -18,6 +18,7 @@ import (
 func TestLiveAPIRefusesOtherSites(t *testing.T) {
 	var log bytes.Buffer
 	p := &proc{class: "c", state: StateStopped}
+	paused := func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.paused }
 	d := &Fleet{sup: &supervisor{out: &prefixer{w: &log}, procs: map[string]*proc{"c": p}}, done: make(chan struct{})}
 	var current atomic.Pointer[Fleet]
 	current.Store(d)
@@ -42,11 +43,11 @@ func TestLiveAPIRefusesOtherSites(t *testing.T) {
 		localhttptest.Refused(t, base+r.path, r.body, nil)
 	}
 	localhttptest.ReadRefused(t, base+"/api/fleet", nil)
-	if p.paused || log.Len() != 0 {
-		t.Fatalf("a refused request reached the handler: paused=%v, log %q", p.paused, log.String())
+	if paused() || log.Len() != 0 {
+		t.Fatalf("a refused request reached the handler: paused=%v, log %q", paused(), log.String())
 	}
-	if code, answer := localhttptest.SameOrigin(t, base+"/api/classes/c/pause", `{"paused":true}`, nil); code != http.StatusOK || !p.paused {
-		t.Errorf("the page's own pause: %d %s, paused=%v", code, answer, p.paused)
+	if code, answer := localhttptest.SameOrigin(t, base+"/api/classes/c/pause", `{"paused":true}`, nil); code != http.StatusOK || !paused() {
+		t.Errorf("the page's own pause: %d %s, paused=%v", code, answer, paused())
 	}
 	if code, _ := localhttptest.Send(t, http.MethodGet, base+"/", nil, nil, ""); code != http.StatusOK {
 		t.Errorf("GET / = %d", code)
