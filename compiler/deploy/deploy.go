@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -178,9 +178,12 @@ func FindTerraform(bin string) (string, error) {
 	return p, nil
 }
 
-// CheckEndpoint refuses an emulator endpoint that is not a loopback http(s) URL unless force:
-// the override sends every call, signed with dummy credentials, to that host.
-func CheckEndpoint(endpoint string, force bool) error {
+// ErrNotLoopback is LoopbackEndpoint's refusal of an http(s) URL on another host.
+var ErrNotLoopback = errors.New("is not on loopback (127.0.0.0/8, ::1, localhost)")
+
+// LoopbackEndpoint refuses an emulator endpoint that is not a loopback http(s) URL: every
+// command that takes --endpoint checks it here.
+func LoopbackEndpoint(endpoint string) error {
 	if endpoint == "" {
 		return nil
 	}
@@ -188,11 +191,23 @@ func CheckEndpoint(endpoint string, force bool) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--endpoint %q is not an http(s) URL", endpoint)
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() || force {
-		return nil
+	if !localhttp.IsLoopbackName(u.Hostname()) {
+		return fmt.Errorf("--endpoint %s %w", endpoint, ErrNotLoopback)
 	}
-	return fmt.Errorf("--endpoint %s is not on loopback (127.0.0.0/8, ::1, localhost); pass --force to send the emulator's requests there", endpoint)
+	return nil
+}
+
+// CheckEndpoint is LoopbackEndpoint, where force accepts another host: the override sends
+// every call, signed with dummy credentials, to that host.
+func CheckEndpoint(endpoint string, force bool) error {
+	err := LoopbackEndpoint(endpoint)
+	switch {
+	case errors.Is(err, ErrNotLoopback) && force:
+		return nil
+	case errors.Is(err, ErrNotLoopback):
+		return fmt.Errorf("%w; pass --force to send the emulator's requests there", err)
+	}
+	return err
 }
 
 // awsIdentityEnv are the variables by which the AWS provider could find real credentials.

@@ -55,7 +55,9 @@ const (
 	InvalidArgument Code = "INVALID_ARGUMENT"
 	NotFound        Code = "NOT_FOUND"
 	Unauthenticated Code = "UNAUTHENTICATED"
-	UnknownTool     Code = "UNKNOWN_TOOL"
+	// PermissionDenied: the request names a principal other than the one that signed it.
+	PermissionDenied Code = "PERMISSION_DENIED"
+	UnknownTool      Code = "UNKNOWN_TOOL"
 	// StartFailed: the bus refused the request event; the job is FAILED_TO_START and the
 	// same start may be retried.
 	StartFailed Code = "START_FAILED"

@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
+	"github.com/fleetc/fleetc/internal/localhttp"
 )
 
 //go:embed page/index.html
@@ -273,9 +274,10 @@ func (d *Fleet) Redrive(ctx context.Context, class string) (*dlq.Result, error) 
 const devRedriveRate = 1000
 
 // serve starts the live page and its API on 127.0.0.1:port for the whole run; requests go to
-// the fleet of the current session (503 between sessions).
+// the fleet of the current session (503 between sessions). localhttp guards it: any page the
+// developer opens could otherwise kill workers, send events or read the fleet.
 func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http.Server, string, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	l, err := localhttp.Listen(net.JoinHostPort(localhttp.DefaultHost, strconv.Itoa(port)))
 	if err != nil {
 		return nil, "", fmt.Errorf("live page: %w", err)
 	}
@@ -298,7 +300,7 @@ func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http
 		mu.Unlock()
 		fh.ServeHTTP(w, r)
 	})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: localhttp.Guard(h), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return srv, l.Addr().String(), nil
 }
