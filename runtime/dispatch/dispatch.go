@@ -163,15 +163,26 @@ func (d *Dispatcher) Dispatch(ctx context.Context, m *queue.Message, until time.
 		delay := max(seconds(out.RetryAfterSeconds), time.Second)
 		reason := &retry.Error{Code: wire.Busy, Message: out.Message, Retryable: true, RetryAfter: delay}
 		if !d.now().Add(delay).Before(hold) {
-			// Out of holding time: release for the advised delay; the next delivery is
-			// answered busy or from the result.
-			return queue.Outcome{Action: queue.Release, Delay: delay, Reason: reason}
+			if !d.lastReceive(m.ReceiveCount) || (!until.IsZero() && !d.now().Add(delay).Before(until)) {
+				// Out of holding time: release for the advised delay; the next delivery is
+				// answered busy or from the result.
+				return queue.Outcome{Action: queue.Release, Delay: delay, Reason: reason}
+			}
+			// The last receive the class may use: a release would spend it on work that is
+			// still running (docs/faults.md). Hold on; the runtime ends the step itself, past
+			// the run's deadline too.
+			hold, callEnd = d.window(time.Time{}, until)
 		}
 		d.log().Debug("agent step still running; asking again", "class", d.Class, "message_id", m.ID, "session", session, "call", call, "after", delay)
 		if err := d.wait(ctx, delay); err != nil {
 			return queue.Outcome{Action: queue.Release, Reason: reason}
 		}
 	}
+}
+
+// lastReceive reports whether a delivery is on the last receive the retry policy allows.
+func (d *Dispatcher) lastReceive(receiveCount int) bool {
+	return d.Policy.MaxAttempts > 0 && receiveCount >= d.Policy.MaxAttempts
 }
 
 // conversation names the conversation m belongs to: the SessionField of its detail, else its

@@ -494,6 +494,7 @@ func TestUnreachableIsRetried(t *testing.T) {
 // failing a task token too), with the step's error in the reason.
 func TestRetriesExhaustedInsideRuntime(t *testing.T) {
 	h := newHarness(t, 0)
+	h.cfg.Step.MaxSeconds = 1 // each receive holds the failing step through a 1 s window
 	h.send(event("flaky-1", "conv-10"))
 	c := h.run(func(c *queue.Consumer) bool { return c.Stats.DeadLettered.Load() >= 1 })
 	calls := h.fake.seen()
@@ -563,5 +564,21 @@ func TestLambdaInvocationEndReleasesBusyStep(t *testing.T) {
 	out = h.disp.Dispatch(context.Background(), m, time.Now().Add(10*time.Second))
 	if out.Action != queue.Delete || h.effect("slow-lambda") != 1 {
 		t.Errorf("second delivery: %+v, effects %d; want delete and one run", out, h.effect("slow-lambda"))
+	}
+}
+
+// On the last receive the class may use, busy work past the hold is held on (a release
+// would spend that receive on a step that is still running) until the runtime answers; on an
+// earlier receive it is released for the advised delay.
+func TestBusyHeldOnLastReceive(t *testing.T) {
+	h := newHarness(t, 300*time.Millisecond)
+	h.disp.Hold = 500 * time.Millisecond
+	m := &queue.Message{ID: "m-slow", Body: event("slow-last", "conv-13"), ReceiveCount: 1}
+	if out := h.disp.Dispatch(context.Background(), m, time.Time{}); out.Action != queue.Release || out.Reason == nil || out.Reason.Code != "Busy" {
+		t.Fatalf("receive 1: %+v, want a Busy release past the 0.5 s hold", out)
+	}
+	m.ReceiveCount = h.cfg.RetryLimit()
+	if out := h.disp.Dispatch(context.Background(), m, time.Time{}); out.Action != queue.Delete || h.effect("slow-last") != 1 {
+		t.Errorf("last receive: %+v, effects %d; want held until done, one run", out, h.effect("slow-last"))
 	}
 }

@@ -183,8 +183,11 @@ func parseFailure(b []byte) *retry.Error {
 	if f.Error.Retryable != nil {
 		e.Retryable = *f.Error.Retryable
 	}
-	if f.Error.RetryAfterSeconds > 0 {
+	if f.Error.RetryAfterSeconds > 0 && e.Retryable {
+		// The handler named when to come back (its dependency throttled it): a throttle,
+		// held through without spending the class's failure budget.
 		e.RetryAfter = time.Duration(f.Error.RetryAfterSeconds) * time.Second
+		e.Throttle = true
 	}
 	return e
 }

@@ -58,22 +58,24 @@ func TestExecExitCodes(t *testing.T) {
 		script    string
 		code      string
 		retryable bool
+		throttle  bool // the handler named its retry-after
 	}{
-		{"exit 75", "Exit75", true},
-		{"exit 69", "Exit69", true},
-		{"exit 65", "Exit65", false},
-		{"exit 1", "Exit1", true},
-		{"kill -9 $$", "Crashed", true},
-		{`echo '{"error":{"code":"Refused","message":"policy","retryable":false}}'; exit 1`, "Refused", false},
-		{`echo '{"error":{"code":"Busy","retry_after_seconds":3}}'; exit 1`, "Busy", true},
-		{"echo not-json", "BadOutput", false},
-		{"true", "BadOutput", false}, // empty stdout is not a result
+		{"exit 75", "Exit75", true, false},
+		{"exit 69", "Exit69", true, false},
+		{"exit 65", "Exit65", false, false},
+		{"exit 1", "Exit1", true, false},
+		{"kill -9 $$", "Crashed", true, false},
+		{`echo '{"error":{"code":"Refused","message":"policy","retryable":false}}'; exit 1`, "Refused", false, false},
+		{`echo '{"error":{"code":"Busy","retry_after_seconds":3}}'; exit 1`, "Busy", true, true},
+		{`echo '{"error":{"code":"Refused","retryable":false,"retry_after_seconds":3}}'; exit 1`, "Refused", false, false},
+		{"echo not-json", "BadOutput", false, false},
+		{"true", "BadOutput", false, false}, // empty stdout is not a result
 	}
 	for _, c := range cases {
 		_, err := sh(t, c.script).Handle(context.Background(), req())
 		e := asRetry(t, err)
-		if string(e.Code) != c.code || e.Retryable != c.retryable {
-			t.Errorf("%q: got %s retryable=%v", c.script, e.Code, e.Retryable)
+		if string(e.Code) != c.code || e.Retryable != c.retryable || e.Throttle != c.throttle {
+			t.Errorf("%q: got %s retryable=%v throttle=%v", c.script, e.Code, e.Retryable, e.Throttle)
 		}
 	}
 }
@@ -137,6 +139,10 @@ func TestHTTP(t *testing.T) {
 		case "/429ra":
 			w.Header().Set("Retry-After", "4")
 			w.WriteHeader(429)
+		case "/429ms":
+			w.Header().Set("retry-after-ms", "1500")
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(429)
 		case "/429":
 			w.WriteHeader(429)
 			w.Write([]byte(`{"error":{"code":"spend_limit","message":"monthly cap"}}`))
@@ -173,18 +179,20 @@ func TestHTTP(t *testing.T) {
 		code      string
 		retryable bool
 		after     time.Duration
+		throttle  bool
 	}{
-		{"/503", "HTTP503", true, 0},
-		{"/429ra", "HTTP429", true, 4 * time.Second},
-		{"/429", "SpendLimit", false, 0},
-		{"/400", "HTTP400", false, 0},
-		{"/slow", "Timeout", true, 0},
-		{"/garbage", "BadOutput", false, 0},
+		{"/503", "HTTP503", true, 0, false},
+		{"/429ra", "HTTP429", true, 4 * time.Second, true},
+		{"/429ms", "HTTP429", true, 1500 * time.Millisecond, true}, // retry-after-ms before Retry-After
+		{"/429", "SpendLimit", false, 0, false},
+		{"/400", "HTTP400", false, 0, false},
+		{"/slow", "Timeout", true, 0, false},
+		{"/garbage", "BadOutput", false, 0, false},
 	}
 	for _, c := range checks {
 		_, err := call(c.path, 300*time.Millisecond)
 		e := asRetry(t, err)
-		if string(e.Code) != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after {
+		if string(e.Code) != c.code || e.Retryable != c.retryable || e.RetryAfter != c.after || e.Throttle != c.throttle {
 			t.Errorf("%s: got %+v", c.path, e)
 		}
 	}

@@ -102,7 +102,7 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		}
 		return json.RawMessage(out), nil
 	}
-	e := retry.FromStatus(resp.StatusCode, resp.Header.Get("Retry-After"), trunc(string(raw), 512))
+	e := retry.FromResponse(resp.StatusCode, resp.Header, trunc(string(raw), 512))
 	// A sidecar may name its error; the status still decides retryability.
 	if f := parseFailure(raw); f != nil {
 		e.Message = string(f.Code) + ": " + f.Message

@@ -28,11 +28,13 @@ import (
 	"github.com/fleetc/fleetc/runtime/worker"
 )
 
+// testConfig is a lambda class's runtime config; its 2 s step window bounds how long an
+// always-failing handler is retried inside one invocation before the message is released.
 func testConfig(t *testing.T, q, dlq, table string, fifo bool) *config.Config {
 	t.Helper()
 	raw := fmt.Sprintf(`{"format_version":1,"fleet":"t","class":"researcher","region":"us-east-1","runtime":"lambda",
  "queue":{"name":%q,"dlq_name":%q,"fifo":%t,"group_by":%q,"visibility_timeout_seconds":30,"heartbeat_seconds":0,"wait_time_seconds":0,"max_messages":10,"max_receives":4},
- "concurrency":4,"step":{"p95_seconds":1,"max_seconds":10},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
+ "concurrency":4,"step":{"p95_seconds":1,"max_seconds":2},"retry":{"max_attempts":4,"base_ms":100,"cap_ms":1000},
  "idempotency":{"table":%q,"window_seconds":3600,"key":["trace_id"]},"claim_check":{"bucket":"","threshold_bytes":204800,"read_prefixes":["inputs/"]},
  "events":{"bus":"","bus_model":"classic","max_entries":10,"fill_order":["worker","output","carried"],"emits":[]},"handler":{"type":"http","url":"http://127.0.0.1:1/step"},
  "models":{"policy":"","policies":{}},"telemetry":{"service_name":"t-researcher","metrics_addr":""}}`, q, dlq, fifo, groupBy(fifo), table)

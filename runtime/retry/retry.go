@@ -179,11 +179,7 @@ func (p Policy) Backoff(attempt int) time.Duration {
 			ceil = d
 		}
 	}
-	r := rand.Float64
-	if p.Rand != nil {
-		r = p.Rand
-	}
-	return time.Duration(r() * float64(ceil))
+	return time.Duration(p.rand()() * float64(ceil))
 }
 
 // Decision is what to do with a failed step.
@@ -209,10 +205,35 @@ func (p Policy) Decide(err error, attempt int) Decision {
 			Err:     e,
 		}}
 	}
-	if e.RetryAfter > 0 {
-		return Decision{Delay: e.RetryAfter, Reason: e}
+	return Decision{Delay: p.Delay(e, attempt), Reason: e}
+}
+
+// ThrottleJitter is the largest share of a throttle's RetryAfter added as jitter, so the
+// workers a throttle sent away do not all come back at the same instant.
+const ThrottleJitter = 0.1
+
+// Delay is the wait before retrying e after n counted failures: a throttle's RetryAfter plus
+// up to ThrottleJitter of it; another server-advised RetryAfter as given; else full jitter
+// on n. A throttle's delay does not grow with n: it is not a failure (Counts).
+func (p Policy) Delay(e *Error, n int) time.Duration {
+	switch {
+	case e.Throttle:
+		return e.RetryAfter + time.Duration(p.rand()()*ThrottleJitter*float64(e.RetryAfter))
+	case e.RetryAfter > 0:
+		return e.RetryAfter
 	}
-	return Decision{Delay: p.Backoff(attempt), Reason: e}
+	return p.Backoff(n)
+}
+
+// Counts reports whether e spends a failure budget: every retryable failure but a throttle,
+// which is a delay the dependency named.
+func Counts(e *Error) bool { return !e.Throttle }
+
+func (p Policy) rand() func() float64 {
+	if p.Rand != nil {
+		return p.Rand
+	}
+	return rand.Float64
 }
 
 // StepBudget is the time a step may take: the smaller of its own max and what

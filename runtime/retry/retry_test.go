@@ -96,8 +96,12 @@ func TestDecide(t *testing.T) {
 		t.Errorf("503 attempt 1: %+v", d)
 	}
 	d = p.Decide(FromStatus(503, "3", ""), 2)
+	if d.DeadLetter || d.Delay != 3150*time.Millisecond {
+		t.Errorf("retry-after wins (a throttle: 3 s plus half of its 10 %% jitter): %+v", d)
+	}
+	d = p.Decide(FromStatus(500, "3", ""), 2)
 	if d.DeadLetter || d.Delay != 3*time.Second {
-		t.Errorf("retry-after wins: %+v", d)
+		t.Errorf("a 500's retry-after is taken as given (no throttle): %+v", d)
 	}
 	d = p.Decide(FromStatus(503, "", ""), 4)
 	if !d.DeadLetter || d.Reason.Code != "RetriesExhausted" {
@@ -154,5 +158,27 @@ func TestThrottleNamesItsDelay(t *testing.T) {
 	}
 	if e := Throttled(wire.ModelUnavailable, time.Second, nil); !e.Throttle || !e.Retryable || e.RetryAfter != time.Second {
 		t.Errorf("Throttled = %+v", e)
+	}
+}
+
+// A throttle's delay is its RetryAfter plus at most 10 % jitter whatever the failure count,
+// and it counts toward no budget; a failure's ceiling doubles with the count.
+func TestDelayThrottleIsNotAFailure(t *testing.T) {
+	p := Policy{Base: 100 * time.Millisecond, Cap: 10 * time.Second, Rand: func() float64 { return 0.999 }}
+	th := Throttled(wire.ModelUnavailable, 2*time.Second, errors.New("cooling down"))
+	for n := range 5 {
+		if d := p.Delay(th, n); d < 2*time.Second || d > 2200*time.Millisecond {
+			t.Errorf("throttle after %d failures waits %v, want 2 s..2.2 s", n, d)
+		}
+	}
+	if Counts(th) {
+		t.Error("a throttle counts as a failure")
+	}
+	f := FromStatus(503, "", "")
+	if !Counts(f) {
+		t.Error("a 503 without retry-after does not count as a failure")
+	}
+	if a, b := p.Delay(f, 0), p.Delay(f, 3); a >= 100*time.Millisecond || b < 700*time.Millisecond || b >= 800*time.Millisecond {
+		t.Errorf("full jitter at 0.999: n=0 %v (ceiling 100 ms), n=3 %v (ceiling 800 ms)", a, b)
 	}
 }

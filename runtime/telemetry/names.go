@@ -45,6 +45,8 @@ const (
 	EventVisibilityExtended = "fleet.visibility_extended"
 	// EventLeaseRenewed: a self-heartbeat (Lambda, AgentCore) renewed the lease.
 	EventLeaseRenewed = "fleet.lease_renewed"
+	// EventRetry with AttrAction ActionHold: the worker holds the message and retries in
+	// process after the delay (AttrRetryKind says why).
 	// EventStoreRetry: a write after the side effect failed and is retried under the lease.
 	EventStoreRetry = "fleet.store_retry"
 )
@@ -63,10 +65,23 @@ const (
 	AttrRetryable      = "fleet.error.retryable"
 	AttrAction         = "fleet.action" // the queue verdict: delete, release, leave, dead-letter
 	AttrRetryDelayMS   = "fleet.retry.delay_ms"
+	AttrRetryKind      = "fleet.retry.kind" // a RetryKind, on an in-receive retry
 	AttrVisibilityS    = "fleet.visibility_timeout_s"
 	AttrLeaseLost      = "fleet.lease.lost"
 	AttrStoreAttempt   = "fleet.store.attempt"
 	AttrMessageID      = "messaging.message.id"
 	AttrMessagingSys   = "messaging.system"
 	MessagingSystemSQS = "aws_sqs"
+)
+
+// ActionHold is the AttrAction of an in-receive retry: the message stays with the worker.
+const ActionHold = "hold"
+
+// RetryKind is why a held step waits before its next try.
+type RetryKind string
+
+const (
+	RetryThrottle RetryKind = "throttle" // a dependency named when to come back: not a failure
+	RetryFailure  RetryKind = "failure"  // a retryable failure: full jitter on the failures so far
+	RetryBusy     RetryKind = "busy"     // another worker's lease holds the work: wait for it to lapse
 )

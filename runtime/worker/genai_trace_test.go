@@ -118,11 +118,13 @@ type chatRequest struct {
 //     as the class in the step's conversation, the model gets the tool's answer and finishes.
 //     Spans: invoke_agent researcher → chat gpt-test ×2 and execute_tool start_cdk_synth
 //     (with the model's tool-call id), a visibility extension on the way.
-//   - agent-fail: every model call fails (503): attempt 1 is released (a fleet.retry event
-//     with the code and delay), attempt 2 dead-lettered (fleet.dead_letter with the same
-//     wire code and reason the DLQ message carries).
+//   - agent-fail: every model call fails (503): each receive retries it in process through
+//     its 2 s step window (fleet.retry events, action hold, kind failure, with the code and
+//     delay), attempt 1 is then released (a fleet.retry event, action release), attempt 2
+//     dead-lettered (fleet.dead_letter with the same wire code and reason the DLQ message
+//     carries).
 func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
-	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 4})
+	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 4, stepMax: 2})
 	awsCfg := kumotest.Require(t)
 	ctx := context.Background()
 
@@ -312,8 +314,12 @@ func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
 	if spanAttrs(fail[0].Attributes)["fleet.attempt"] != "1" {
 		fail[0], fail[1] = fail[1], fail[0]
 	}
-	retry, ok1 := event(fail[0], telemetry.EventRetry)
-	if !ok1 || retry["fleet.action"] != "release" || retry["fleet.error.code"] == "" || retry["fleet.retry.delay_ms"] == "" {
+	hold, ok0 := eventWith(fail[0], telemetry.EventRetry, telemetry.AttrAction, telemetry.ActionHold)
+	if !ok0 || hold[telemetry.AttrRetryKind] != string(telemetry.RetryFailure) || hold["fleet.error.code"] == "" || hold["fleet.retry.delay_ms"] == "" {
+		t.Errorf("attempt 1: in-receive retry event %v (events %v)", hold, eventNames(fail[0]))
+	}
+	retry, ok1 := eventWith(fail[0], telemetry.EventRetry, telemetry.AttrAction, "release")
+	if !ok1 || retry["fleet.error.code"] == "" || retry["fleet.retry.delay_ms"] == "" {
 		t.Errorf("attempt 1: retry event %v (events %v)", retry, eventNames(fail[0]))
 	}
 	dl, ok2 := event(fail[1], telemetry.EventDeadLetter)
@@ -352,9 +358,14 @@ func hasEvent(s *tracepb.Span, name string) bool {
 }
 
 func event(s *tracepb.Span, name string) (map[string]string, bool) {
+	return eventWith(s, name, "", "")
+}
+
+// eventWith is the span's first event called name whose attribute key is value ("" key: any).
+func eventWith(s *tracepb.Span, name, key, value string) (map[string]string, bool) {
 	for _, e := range s.Events {
-		if e.Name == name {
-			return spanAttrs(e.Attributes), true
+		if a := spanAttrs(e.Attributes); e.Name == name && (key == "" || a[key] == value) {
+			return a, true
 		}
 	}
 	return nil, false

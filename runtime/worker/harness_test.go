@@ -37,25 +37,30 @@ import (
 // request is still alive after its sleep (a killed worker's call does not).
 type sideEffects struct {
 	mu    sync.Mutex
-	calls map[string]int // attempts seen
-	done  map[string]int // committed side effects
-	order []stepSpec     // commits in order
+	calls map[string]int       // attempts seen
+	first map[string]time.Time // each key's first attempt, when its fault window opens
+	done  map[string]int       // committed side effects
+	order []stepSpec           // commits in order
 	srv   *httptest.Server
 }
 
 type stepSpec struct {
 	TraceID        string `json:"trace_id"`
 	ConversationID string `json:"conversation_id,omitempty"`
-	Behavior       string `json:"behavior,omitempty"` // ok | poison | flaky | spend | always503
+	Behavior       string `json:"behavior,omitempty"` // ok | poison | flaky | spend | always503 | throttle | outage
 	SleepMS        int    `json:"sleep_ms,omitempty"`
 	FailTimes      int    `json:"fail_times,omitempty"`
 	Seq            int    `json:"seq,omitempty"`
 	PadBytes       int    `json:"pad_bytes,omitempty"`
 	PayloadRef     any    `json:"payload_ref,omitempty"`
+	// FaultMS is how long, from the key's first attempt, throttle answers 429 with
+	// retry-after-ms RetryAfterMS and outage answers 503 without one.
+	FaultMS      int `json:"fault_ms,omitempty"`
+	RetryAfterMS int `json:"retry_after_ms,omitempty"`
 }
 
 func newSideEffects(t *testing.T) *sideEffects {
-	s := &sideEffects{calls: map[string]int{}, done: map[string]int{}}
+	s := &sideEffects{calls: map[string]int{}, first: map[string]time.Time{}, done: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -69,6 +74,10 @@ func (s *sideEffects) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[key]++
 	n := s.calls[key]
+	if n == 1 {
+		s.first[key] = time.Now()
+	}
+	faulty := time.Since(s.first[key]) < time.Duration(spec.FaultMS)*time.Millisecond
 	s.mu.Unlock()
 	switch spec.Behavior {
 	case "poison":
@@ -80,6 +89,17 @@ func (s *sideEffects) serve(w http.ResponseWriter, r *http.Request) {
 	case "always503":
 		w.WriteHeader(503)
 		return
+	case "throttle":
+		if faulty {
+			w.Header().Set("retry-after-ms", strconv.Itoa(spec.RetryAfterMS))
+			http.Error(w, `{"error":{"type":"rate_limit_error","message":"slow down"}}`, http.StatusTooManyRequests)
+			return
+		}
+	case "outage":
+		if faulty {
+			w.WriteHeader(503)
+			return
+		}
 	case "flaky":
 		if n <= spec.FailTimes {
 			w.WriteHeader(503)
@@ -149,6 +169,7 @@ type envOpts struct {
 	bus         string // non-empty: emit agent.step.completed to this bus
 	bucket      string // claim-check bucket
 	threshold   int    // claim-check threshold_bytes
+	stepMax     int    // step.max_seconds, the window one receive holds a step through faults (0: see newEnv)
 	// detail is the emitted event's runtime-config detail section; nil: an open contract
 	// ({"type": "object"}) with agent_class, result and trace_id written by the worker.
 	detail map[string]any
@@ -219,6 +240,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	if o.heartbeat == 0 && o.visibility < 30 {
 		raw["step"] = map[string]any{"p95_seconds": 1, "max_seconds": o.visibility}
+	}
+	if o.stepMax > 0 {
+		raw["step"] = map[string]any{"p95_seconds": 1, "max_seconds": o.stepMax}
 	}
 	b, _ := json.MarshalIndent(raw, "", "  ")
 	e.cfgPath = filepath.Join(t.TempDir(), "researcher.json")

@@ -159,7 +159,9 @@ func TestPoisonJobEndsFailed(t *testing.T) {
 		t.Errorf("record = %v, want FAILED with the handler's error", rec)
 	}
 
-	// A retryable failure leaves the job RUNNING until the retries run out.
+	// A retryable failure leaves the job RUNNING until the retries run out (each receive
+	// retries it in process through a 1 s step window, then releases it).
+	e.w.Cfg.Step.MaxSeconds = 1
 	const id2 = "5d0f6c1e-0000-4000-8000-000000000003"
 	e.queued(t, id2)
 	e.handle = func(context.Context, map[string]string) (json.RawMessage, error) {

@@ -45,9 +45,11 @@ func (b *beatSignal) Extend(ctx context.Context, key, owner string, lease time.D
 // kumo's DynamoDB in real time: a 2 s lease (one visibility cycle), a 5 s step, a 1 s
 // heartbeat, and a second worker that receives the same work while the step runs, each time
 // just after a renewal (so past the first lease's end). Exactly one side effect; every
-// renewal moves lease_until forward; every duplicate is released as Busy for at least the
-// rest of the holder's lease (a release any earlier costs a receive and, with the receive
-// limit, can dead-letter live work).
+// renewal moves lease_until forward. A duplicate whose window (here a Lambda invocation's
+// last second) cannot outlast the holder's lease is released as Busy for at least the rest of
+// that lease (a release any earlier costs a receive and, with the receive limit, can
+// dead-letter live work); one with a full window holds the message until the holder
+// finishes and is answered from the record.
 //
 // Mutants this catches (each checked by hand): beat skipping Idem.Extend (the duplicate
 // reclaims the expired lease and runs the side effect again); claim's Busy wait ignoring
@@ -114,7 +116,7 @@ func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
 		if sent.Before(start.Add(2 * time.Second)) {
 			continue // still inside the first lease: nothing to prove yet
 		}
-		r := b.Process(context.Background(), worker.Delivery{MessageID: "b", Body: body, Attempt: 1})
+		r := b.Process(context.Background(), worker.Delivery{MessageID: "b", Body: body, Attempt: 1, InvocationDeadline: time.Now().Add(time.Second)})
 		dups++
 		if r.Action != queue.Release || code(r) != "Busy" {
 			t.Fatalf("duplicate %d at %v: %v %v, want Release/Busy", dups, sent.Sub(start), r.Action, r.Reason)
@@ -122,6 +124,10 @@ func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
 		if remaining := time.Unix(lu, 0).Sub(sent); r.Delay < remaining {
 			t.Errorf("duplicate %d released for %v, under the %v left of the holder's lease", dups, r.Delay, remaining)
 		}
+	}
+	held := b.Process(context.Background(), worker.Delivery{MessageID: "c", Body: body, Attempt: 1})
+	if held.Action != queue.Delete || !held.Duplicate {
+		t.Errorf("duplicate with a full window: %v dup=%v %v, want held until the holder finished, then answered", held.Action, held.Duplicate, held.Reason)
 	}
 	r := <-done
 	if r.Action != queue.Delete || string(r.Output) != `{"ok":true}` {

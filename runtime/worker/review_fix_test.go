@@ -306,13 +306,28 @@ func TestReceiveLimitConsultsRecord(t *testing.T) {
 		t.Fatalf("finished work past the limit: %v %v", r.Action, r.Reason)
 	}
 
+	// Past the limit, work another live lease holds is waited for inside the receive (never
+	// released: that would spend a receive it does not have); here the holder finishes during
+	// the wait, and the delivery is answered from its record.
 	busy := []byte(`{"TaskToken":"tok-busy","execution_id":"arn:e","state":"Busy","detail":{}}`)
-	if _, err := fixStore(api, table, clk).Acquire(context.Background(), "arn:e/Busy", 30*time.Second); err != nil {
+	holder := fixStore(api, table, clk)
+	held, err := holder.Acquire(context.Background(), "arn:e/Busy", 30*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if r := w.Process(context.Background(), worker.Delivery{MessageID: "b", Body: busy, Attempt: over}); r.Action != queue.Release || code(r) != "Busy" {
-		t.Fatalf("live lease elsewhere past the limit: %v %v", r.Action, r.Reason)
+	var waits []time.Duration
+	w.Wait = func(ctx context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		clk.add(d / 2) // the holder is still inside its lease when it finishes
+		return holder.Complete(ctx, "arn:e/Busy", held.Owner, json.RawMessage(`{"result":1}`), true, 30*time.Second)
 	}
+	if r := w.Process(context.Background(), worker.Delivery{MessageID: "b", Body: busy, Attempt: over}); r.Action != queue.Delete || !r.Duplicate {
+		t.Fatalf("live lease elsewhere past the limit: %v %v, want the finished work answered after holding", r.Action, r.Reason)
+	}
+	if len(waits) != 1 || waits[0] < 30*time.Second {
+		t.Fatalf("busy waits %v, want one wait for the holder's 30 s lease", waits)
+	}
+	w.Wait = nil
 
 	orphan := []byte(`{"TaskToken":"tok-orphan","execution_id":"arn:e","state":"Orphan","detail":{}}`)
 	if r := w.Process(context.Background(), worker.Delivery{MessageID: "c", Body: orphan, Attempt: over}); r.Action != queue.DeadLetter || code(r) != "ReceiveLimitExceeded" {

@@ -258,24 +258,22 @@ func (w *Worker) Process(ctx context.Context, d Delivery) (res Result) {
 	if env.Kind == wire.KindSFN && w.Callbacks == nil {
 		return deadLetter(wire.NoCallbacks, "a Step Functions task message reached a worker without a Step Functions client")
 	}
-	claimedAt := w.now()
-	claim, verdict := w.claim(ctx, env, d, key)
+	claim, claimedAt, verdict := w.claim(ctx, env, d, key, w.stepWindow(env, d, w.now()))
 	if verdict != nil {
 		return *verdict
 	}
-	// We own the work.
+	// We own the work. The step window counts from the claim (a takeover gets all of it).
+	win := w.stepWindow(env, d, claimedAt)
 	input, verdict := w.stepInput(ctx, env, d, key, claim.Owner)
 	if verdict != nil {
 		return *verdict
 	}
-	now := w.now()
-	budget, verdict := w.stepBudget(ctx, env, d, key, claim.Owner, now)
-	if verdict != nil {
+	if verdict := w.stepBudget(ctx, env, d, key, claim.Owner, win, w.now()); verdict != nil {
 		return *verdict
 	}
 	w.jobRunning(ctx, jobID)
 	st := &activeStep{key: key, owner: claim.Owner, token: env.TaskToken, leaseUntil: claimedAt.Add(w.lease())}
-	return w.runStep(ctx, env, d, st, input, policy, now.Add(budget), budget)
+	return w.runStep(ctx, env, d, st, input, policy, win)
 }
 
 // modelPolicy is the policy the event picks (detail.model_policy), checked against the
@@ -364,30 +362,30 @@ func verdictEvent(ctx context.Context, res Result, attempt int) {
 	}
 }
 
-// claim takes the idempotency claim, or returns the verdict when the work is not ours. The
-// record is consulted before the receive limit: finished work is answered from it and work
-// another worker holds is left to it, so neither a crash after the side effect nor busy
-// bounces kill it.
-func (w *Worker) claim(ctx context.Context, env *wire.Envelope, d Delivery, key string) (idem.Claim, *Result) {
-	claim, err := w.Idem.Acquire(ctx, key, w.lease())
-	if err != nil {
-		r := w.failed(ctx, env, d, retry.Retryable(wire.IdempotencyUnavailable, err))
-		return claim, &r
-	}
-	switch claim.State {
-	case idem.Done:
-		r := w.answerDuplicate(ctx, env, key, claim)
-		return claim, &r
-	case idem.Busy:
-		// Another live lease holds the work: not a failure, come back when
-		// it ends (plus jitter, so duplicates do not return in lockstep).
-		wait := claim.LeaseUntil.Sub(w.now()) + time.Duration(w.jitter()*float64(time.Second))
-		if wait < time.Second {
-			wait = time.Second
+// claim takes the idempotency claim (and says when: the lease counts from then), or returns
+// the verdict when the work is not ours. The record is consulted before the receive limit:
+// finished work is answered from it, and work another worker holds is waited for inside this
+// receive (busyWait), so neither a crash after the side effect nor a crashed holder kills it.
+func (w *Worker) claim(ctx context.Context, env *wire.Envelope, d Delivery, key string, win window) (idem.Claim, time.Time, *Result) {
+	for {
+		at := w.now()
+		claim, err := w.Idem.Acquire(ctx, key, w.lease())
+		if err != nil {
+			r := w.failed(ctx, env, d, retry.Retryable(wire.IdempotencyUnavailable, err))
+			return claim, at, &r
 		}
-		return claim, &Result{Outcome: queue.Outcome{Action: queue.Release, Delay: wait, Reason: &retry.Error{Code: wire.Busy, Message: "another worker holds the lease", Retryable: true}}}
+		switch claim.State {
+		case idem.Done:
+			r := w.answerDuplicate(ctx, env, key, claim)
+			return claim, at, &r
+		case idem.Busy:
+			if r := w.busyWait(ctx, d, key, win, claim.LeaseUntil); r != nil {
+				return claim, at, r
+			}
+			continue // the holder's lease has lapsed (or it finished): ask again
+		}
+		return claim, at, nil
 	}
-	return claim, nil
 }
 
 // stepInput checks the receive limit and resolves a claim-checked payload. On a verdict the
@@ -427,73 +425,56 @@ func (w *Worker) stepInput(ctx context.Context, env *wire.Envelope, d Delivery, 
 	return resolved, nil
 }
 
-// stepBudget is the handler's deadline: the smaller of the step's max and what remains of
-// the run, then no later than the invocation's end. On a verdict the claim has been given back.
-func (w *Worker) stepBudget(ctx context.Context, env *wire.Envelope, d Delivery, key, owner string, now time.Time) (time.Duration, *Result) {
+// stepBudget checks that the step may start: its event has not expired, the run's deadline
+// has not passed and the window (step.max from the claim, clipped by the deadline, the TTL
+// and the invocation's end) has time left. On a verdict the claim has been given back.
+func (w *Worker) stepBudget(ctx context.Context, env *wire.Envelope, d Delivery, key, owner string, win window, now time.Time) *Result {
 	if !env.Expires.IsZero() && !now.Before(env.Expires) {
 		// The seed's envelope: work older than its ttl_seconds is not run at all.
 		w.abandon(ctx, key, owner)
 		r := w.deadLetterTask(ctx, env, wire.Expired, fmt.Sprintf("the event expired at %s (ttl_seconds) before the step started", env.Expires.UTC().Format(time.RFC3339)))
-		return 0, &r
+		return &r
 	}
-	budget := retry.StepBudget(w.Cfg.Step.Max(), env.Deadline, now)
-	if !env.Expires.IsZero() {
-		budget = min(budget, env.Expires.Sub(now)) // the TTL bounds the step like a deadline
+	if win.end.After(now) {
+		return nil
 	}
-	if budget <= 0 {
-		w.abandon(ctx, key, owner)
+	w.abandon(ctx, key, owner)
+	if win.hard != "" {
 		deadline := env.Deadline.UTC().Format(time.RFC3339)
 		if env.TaskToken != "" {
 			// The task timed out in Step Functions already: its token is as
 			// good as stale and the state's Retry/Catch has taken over.
 			r := staleToken(fmt.Sprintf("the task's deadline %s passed before the step started", deadline))
-			return 0, &r
+			return &r
 		}
 		r := w.deadLetterTask(ctx, env, wire.DeadlineExceeded, fmt.Sprintf("the run's deadline %s passed before the step started", deadline))
-		return 0, &r
+		return &r
 	}
-	if !d.InvocationDeadline.IsZero() {
-		budget = min(budget, d.InvocationDeadline.Sub(now))
-		if budget <= 0 {
-			w.abandon(ctx, key, owner)
-			r := w.failed(ctx, env, d, &retry.Error{Code: wire.InvocationTimeLeft, Message: "no invocation time left to start the step", Retryable: true})
-			return 0, &r
-		}
-	}
-	return budget, nil
+	r := w.failed(ctx, env, d, &retry.Error{Code: wire.InvocationTimeLeft, Message: "no invocation time left to start the step", Retryable: true})
+	return &r
 }
 
-// runStep runs the handler under its deadline with heartbeats (lease, visibility, SFN),
-// which go on until the result is recorded, then finishes the step.
-func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st *activeStep, input []byte, policy string, deadline time.Time, budget time.Duration) Result {
+// runStep runs the handler inside the step window with heartbeats (lease, visibility, SFN),
+// retrying it in process through throttles and retryable failures (hold), and the heartbeats
+// go on until the result is recorded; then it finishes the step.
+func (w *Worker) runStep(ctx context.Context, env *wire.Envelope, d Delivery, st *activeStep, input []byte, policy string, win window) Result {
 	stepCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stepCtx, cancelT := context.WithTimeout(stepCtx, budget)
-	defer cancelT()
 	st.cancel = cancel
 	st.span = trace.SpanFromContext(ctx)
 	w.register(d.MessageID, st)
 	stopBeat := w.selfHeartbeat(ctx, d.MessageID)
 	stopHeartbeats := sync.OnceFunc(func() { stopBeat(); w.unregister(d.MessageID) })
 	defer stopHeartbeats()
-	out, herr := w.Handler.Handle(stepCtx, handler.Request{
-		Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, Conversation: env.ConversationID(), TraceParent: d.TraceParent,
-		Attempt: d.Attempt, Deadline: deadline, Input: input, ModelPolicy: policy,
+	out, fail := w.hold(ctx, stepCtx, env, d, st, win, func(c context.Context) (json.RawMessage, error) {
+		return w.Handler.Handle(c, handler.Request{
+			Class: w.Cfg.Class, Key: st.key, TraceID: env.TraceID, Conversation: env.ConversationID(), TraceParent: d.TraceParent,
+			Attempt: d.Attempt, Deadline: win.end, Input: input, ModelPolicy: policy,
+		})
 	})
-	if msg, bad := w.outputInvalid(herr); bad {
+	if fail != nil {
 		stopHeartbeats()
-		w.abandon(ctx, st.key, st.owner)
-		return w.deadLetterTask(ctx, env, wire.HandlerOutputInvalid, msg)
-	}
-	if herr != nil {
-		stopHeartbeats()
-		w.abandon(ctx, st.key, st.owner)
-		if w.isStale(st) {
-			// SFN timed the task out and will (or did) dispatch fresh work
-			// with a new token: this delivery is finished, never retried.
-			return staleToken("task token went stale during the step")
-		}
-		return w.failed(ctx, env, d, herr)
+		return *fail
 	}
 	if len(out) == 0 {
 		out = json.RawMessage("null")
