@@ -182,6 +182,8 @@ type Model struct {
 	TokensPerMinute  int // 0: unknown
 	BaseURL          string
 	APIKeyEnv        string
+	// APIKey is where a deployed worker reads base_url's key (nil: nowhere).
+	APIKey *APIKey
 	// ContextWindowFallbacks are tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []*Model
 	// Processes is how many worker processes may call this policy at once (Σ scaling.max
@@ -196,6 +198,15 @@ type Model struct {
 // Price is a model's price in US dollars per million input and output tokens.
 type Price struct {
 	InputPerMTok, OutputPerMTok float64
+}
+
+// APIKey is a model API key's home in AWS: exactly one of Secret and SSM (a name or an
+// ARN, as written). The IR, like everything fleetc writes, holds the reference only.
+type APIKey struct {
+	Secret  string
+	JSONKey string
+	SSM     string
+	KMSKey  string // customer-managed key of the secret or parameter ("" = AWS-managed)
 }
 
 // Agent is one resolved agent class.
