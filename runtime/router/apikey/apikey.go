@@ -79,8 +79,12 @@ func (s *Source) Rejected(ctx context.Context, stale string) (string, bool, erro
 	if err != nil {
 		return s.key, false, err
 	}
-	s.key = key
-	return key, key != stale, nil
+	if key != stale {
+		// A rotation: the new key has not been refused yet, so its first 401 reads again.
+		s.key, s.refetched = key, time.Time{}
+		return key, true, nil
+	}
+	return key, false, nil
 }
 
 // SecretsAPI is the Secrets Manager call a secret source makes.
