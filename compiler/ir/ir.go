@@ -19,7 +19,10 @@ type Fleet struct {
 	// when there is one (Qualified).
 	Name string
 	// Env is the environment this fleet is ("" for a spec without environments).
-	Env       string
+	Env string
+	// Local: built to run on this machine (fleetc dev): workers get the developer's
+	// environment, so api_key_env is a key source (rule M007).
+	Local     bool
 	Region    string
 	Tags      []Tag
 	Bus       Bus

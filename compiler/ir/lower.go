@@ -20,7 +20,7 @@ import (
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
 	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index, env: file.Env}
 	f := l.lower()
-	f.Index = file.Index
+	f.Index, f.Local = file.Index, file.Local
 	file.Index.Locate(l.ds)
 	return f, l.ds.Sorted()
 }
