@@ -2,8 +2,8 @@ package compiler_test
 
 import (
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
