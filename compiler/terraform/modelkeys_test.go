@@ -49,7 +49,7 @@ const (
 // may decrypt the secret's customer-managed key through Secrets Manager only; reviewer
 // (proxy) reads the parameter only; reader (Bedrock) reads no key, and no other role
 // does. The files pass terraform fmt, the provider schema and terraform validate, and
-// carry the references, never a key: the variable api_key_env names holds one in the
+// carry the references, never a key (and tfsec finds nothing): the variable api_key_env names holds one in the
 // shell that builds, and it appears in no generated file.
 func TestModelKeyReads(t *testing.T) {
 	const key = "sk-proj-do-not-leak-0123456789"
@@ -109,6 +109,15 @@ func TestModelKeyReads(t *testing.T) {
 	if err := verifytest.TerraformValidateOut(ctx, root, Dir); err != nil {
 		verifytest.SkipIfMissing(t, err)
 		t.Errorf("terraform validate: %v", err)
+	}
+	// The name pattern's "?" wildcards are not a finding: tfsec flags "*" in IAM resources.
+	findings, err := verifytest.Tfsec(root + "/" + Dir)
+	if err != nil {
+		verifytest.SkipIfMissing(t, err)
+		t.Fatalf("tfsec: %v", err)
+	}
+	for _, f := range findings {
+		t.Errorf("tfsec: %v", f)
 	}
 }
 
