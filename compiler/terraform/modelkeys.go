@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -89,10 +90,18 @@ func modelClosure(ms []*ir.Model) []*ir.Model {
 	return out
 }
 
-// secretARN is the secret's ARN as given, or, for a name, the ARN of that name in the
-// fleet's region and account with the suffix Secrets Manager appends.
+// completeSecretARN is a secret ARN that ends in the suffix Secrets Manager appends (AWS
+// advises against names ending in a hyphen and six characters for this reason).
+var completeSecretARN = regexp.MustCompile(`:secret:.+-[A-Za-z0-9]{6}$`)
+
+// secretARN is the secret's ARN as given (a partial ARN, without the suffix, gets the
+// suffix pattern: IAM matches the complete ARN), or, for a name, the ARN of that name in
+// the fleet's region and account with the suffix pattern.
 func (g *gen) secretARN(ref string) tokens {
 	if strings.HasPrefix(ref, "arn:") {
+		if !completeSecretARN.MatchString(ref) {
+			ref += secretSuffix
+		}
 		return str(ref)
 	}
 	return tmpl(lit("arn:"), interp(partition()), lit(":secretsmanager:"+g.f.Region+":"), interp(accountID()), lit(":secret:"+ref+secretSuffix))

@@ -143,3 +143,28 @@ func walkFiles(root string, fn func(path string, b []byte)) error {
 	}
 	return nil
 }
+
+// A secret named by ARN is granted as written when the ARN is complete (it ends in the
+// suffix Secrets Manager appends), and with the suffix pattern when it is partial: IAM
+// compares the complete ARN, so a partial one as written would match nothing.
+func TestSecretARNPattern(t *testing.T) {
+	g := &gen{f: irtest.LoadSource(t, mustRead(t, "testdata/modelkeys.yaml"))}
+	for ref, want := range map[string]string{
+		"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai-AbC123": `"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai-AbC123"`,
+		"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai":        `"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai-??????"`,
+		"fleet/openai": `"arn:${data.aws_partition.current.partition}:secretsmanager:us-east-1:${data.aws_caller_identity.current.account_id}:secret:fleet/openai-??????"`,
+	} {
+		if got := inline(g.secretARN(ref)); got != want {
+			t.Errorf("secretARN(%q) = %s, want %s", ref, got, want)
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
