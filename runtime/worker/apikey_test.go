@@ -128,6 +128,10 @@ func (e *env) waitDone(keys ...string) {
 	}
 }
 
+// kumo serves both Secrets Manager and SSM (CreateSecret, PutSecretValue, GetSecretValue,
+// PutParameter, GetParameter WithDecryption were checked against it), so these tests need no
+// other emulator.
+
 // An llm worker whose policy names api_key: {secret, json_key} (and an api_key_env that a
 // deployed function does not set) reads its key from kumo's Secrets Manager at start and
 // calls the upstream with it. After PutSecretValue rotates the key, the upstream's 401 makes
