@@ -50,6 +50,9 @@ type File struct {
 	Removed, Affected map[string]bool
 	// Env is the environment this File is (see Select); "" for the spec as written.
 	Env string
+	// Local: the fleet is built to run on this machine (fleetc dev, an emulator), where
+	// workers inherit the developer's environment (api_key_env), not a deployed one.
+	Local bool
 	// doc is the whole document as loaded, environments included, when it declares any:
 	// Select merges one environment's overrides over it.
 	doc map[string]any

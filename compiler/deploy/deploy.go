@@ -85,7 +85,11 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := CheckEndpoint(opts.Endpoint, opts.ForceEndpoint); err != nil {
 		return nil, nil, err
 	}
-	set, ds := compiler.BuildEnv(opts.Spec, opts.Env)
+	build := compiler.BuildEnv
+	if opts.Endpoint != "" {
+		build = compiler.BuildLocalEnv // an emulator: workers run here, with this environment
+	}
+	set, ds := build(opts.Spec, opts.Env)
 	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
 	}

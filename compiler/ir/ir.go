@@ -19,7 +19,10 @@ type Fleet struct {
 	// when there is one (Qualified).
 	Name string
 	// Env is the environment this fleet is ("" for a spec without environments).
-	Env       string
+	Env string
+	// Local: built to run on this machine (fleetc dev): workers get the developer's
+	// environment, so api_key_env is a key source (rule M007).
+	Local     bool
 	Region    string
 	Tags      []Tag
 	Bus       Bus
@@ -182,6 +185,8 @@ type Model struct {
 	TokensPerMinute  int // 0: unknown
 	BaseURL          string
 	APIKeyEnv        string
+	// APIKey is where a deployed worker reads base_url's key (nil: nowhere).
+	APIKey *APIKey
 	// ContextWindowFallbacks are tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []*Model
 	// Processes is how many worker processes may call this policy at once (Σ scaling.max
@@ -196,6 +201,15 @@ type Model struct {
 // Price is a model's price in US dollars per million input and output tokens.
 type Price struct {
 	InputPerMTok, OutputPerMTok float64
+}
+
+// APIKey is a model API key's home in AWS: exactly one of Secret and SSM (a name or an
+// ARN, as written). The IR, like everything fleetc writes, holds the reference only.
+type APIKey struct {
+	Secret  string
+	JSONKey string
+	SSM     string
+	KMSKey  string // customer-managed key of the secret or parameter ("" = AWS-managed)
 }
 
 // Agent is one resolved agent class.

@@ -20,7 +20,7 @@ import (
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
 	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index, env: file.Env}
 	f := l.lower()
-	f.Index = file.Index
+	f.Index, f.Local = file.Index, file.Local
 	file.Index.Locate(l.ds)
 	return f, l.ds.Sorted()
 }
@@ -193,6 +193,14 @@ func countModelProcesses(f *Fleet) {
 	}
 }
 
+// lowerAPIKey copies a policy's key reference (nil when it names none).
+func lowerAPIKey(k *spec.APIKey) *APIKey {
+	if k == nil {
+		return nil
+	}
+	return &APIKey{Secret: k.Secret, JSONKey: k.JSONKey, SSM: k.SSM, KMSKey: k.KMSKey}
+}
+
 func (l *lowerer) lowerModels() {
 	f, s := l.f, l.src
 	byName := map[string]*Model{}
@@ -204,7 +212,7 @@ func (l *lowerer) lowerModels() {
 			Timeout: durationOr(m.Timeout, Defaults.ModelTimeout), AllowedFails: valueOr(m.AllowedFails, Defaults.ModelAllowedFails),
 			Cooldown: durationOr(m.Cooldown, Defaults.ModelCooldown), MaxInFlight: valueOr(m.MaxInFlight, 0),
 			TokensPerMinute: valueOr(m.TokensPerMinute, 0),
-			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv,
+			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv, APIKey: lowerAPIKey(m.APIKey),
 			TimeoutDefaulted: m.Timeout == nil,
 		}
 		if m.Price != nil {

@@ -264,6 +264,7 @@ func models(allowed []*ir.Model) rc.Models {
 			TokensPerMinute: p.TokensPerMinute,
 			BaseURL:         p.BaseURL,
 			APIKeyEnv:       p.APIKeyEnv,
+			APIKey:          apiKey(p.APIKey),
 		}
 		if n := p.Processes; n > 1 {
 			mp.Processes = n
@@ -277,6 +278,15 @@ func models(allowed []*ir.Model) rc.Models {
 		out.Policies[p.Name] = mp
 	}
 	return out
+}
+
+// apiKey is the key's reference for the worker: where to read it, never its value (the
+// KMS key is IAM's business, not the worker's).
+func apiKey(k *ir.APIKey) *rc.APIKey {
+	if k == nil {
+		return nil
+	}
+	return &rc.APIKey{Secret: k.Secret, JSONKey: k.JSONKey, SSM: k.SSM}
 }
 
 // Closure returns ms and every policy reachable from them through fallbacks, sorted by name.

@@ -430,6 +430,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 				conditions: []condition{{"ArnEquals", "bedrock:InferenceProfileArn", mg.profiles}}})
 		}
 	}
+	st = append(st, g.modelKeyReads(a)...)
 	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
 		// UpdateItem only: the worker moves existing jobs (RUNNING, SUCCEEDED, FAILED). Creating
 		// and reading jobs is the tools role's (tools.go), so the two roles share no action.
