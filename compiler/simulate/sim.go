@@ -137,6 +137,7 @@ type class struct {
 }
 
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
+
 // oldestWaiting is the oldest message in the queue that no worker holds (nil: none). The
 // live list is in arrival order, so only messages held past it are skipped.
 func (c *class) oldestWaiting() *msg {
@@ -148,7 +149,7 @@ func (c *class) oldestWaiting() *msg {
 	return nil
 }
 
-func (c *class) slots() int   { return c.replicas * c.perReplica }
+func (c *class) slots() int { return c.replicas * c.perReplica }
 
 // sim is one run.
 type sim struct {
