@@ -139,14 +139,32 @@ type class struct {
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
 
 // oldestWaiting is the oldest message in the queue that no worker holds (nil: none). The
-// live list is in arrival order, so only messages held past it are skipped.
+// live list is in arrival order; the messages before that one are held or finished, and the
+// finished ones are dropped (the held ones shift right, keeping their order), so each sample
+// walks about the held messages, not the whole queue.
 func (c *class) oldestWaiting() *msg {
-	for _, m := range c.live[c.lhead:] {
-		if !m.done && !m.held {
-			return m
+	k := c.lhead
+	for k < len(c.live) && (c.live[k].done || c.live[k].held) {
+		k++
+	}
+	var oldest *msg
+	if k < len(c.live) {
+		oldest = c.live[k]
+	}
+	w := k
+	for i := k - 1; i >= c.lhead; i-- {
+		if m := c.live[i]; !m.done {
+			w--
+			c.live[w] = m
 		}
 	}
-	return nil
+	clear(c.live[c.lhead:w])
+	c.lhead = w
+	if c.lhead > 1024 && c.lhead*2 > len(c.live) {
+		c.live = append(c.live[:0], c.live[c.lhead:]...)
+		c.lhead = 0
+	}
+	return oldest
 }
 
 func (c *class) slots() int { return c.replicas * c.perReplica }
@@ -510,14 +528,6 @@ func (s *sim) finish(m *msg) {
 	m.done, m.held = true, false
 	s.account(c)
 	c.held--
-	for c.lhead < len(c.live) && c.live[c.lhead].done {
-		c.live[c.lhead] = nil
-		c.lhead++
-	}
-	if c.lhead > 1024 && c.lhead*2 > len(c.live) {
-		c.live = append(c.live[:0], c.live[c.lhead:]...)
-		c.lhead = 0
-	}
 	s.dispatch(c)
 }
 
