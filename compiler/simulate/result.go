@@ -139,15 +139,18 @@ func (r *Result) WriteText(w io.Writer) error {
 			capacity.Num(s.MeanInFlight), capacity.Num(s.CapacityInFlight), seconds(s.P50Latency), seconds(s.P99Latency), drain)
 	}
 	tw.Flush()
+	var after []string
 	for _, c := range r.Classes {
 		for _, k := range sortedKeys(c.Summary.DeadReasons) {
-			fmt.Fprintf(&b, "\n%s: %d dead-lettered %s", c.Name, c.Summary.DeadReasons[k], k)
+			after = append(after, fmt.Sprintf("%s: %d dead-lettered %s", c.Name, c.Summary.DeadReasons[k], k))
 		}
 	}
 	for _, d := range r.Diagnostics {
-		fmt.Fprintf(&b, "\nnote: %s", d)
+		after = append(after, "note: "+d)
 	}
-	b.WriteString("\n")
+	if len(after) > 0 {
+		b.WriteString("\n" + strings.Join(after, "\n") + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -197,7 +197,7 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	}
 	t := sc.Traffic.Apply(capacity.FromFleet(f))
 	if t.ConversationsPerMinute == 0 || t.StepsPerConversation == 0 {
-		return nil, fmt.Errorf("no traffic to simulate: state traffic.conversations_per_minute and traffic.steps_per_conversation in the spec or under the scenario's traffic:")
+		return nil, fmt.Errorf("no traffic to simulate: state traffic.conversations_per_minute and traffic.steps_per_conversation in the spec or under the scenario's traffic key")
 	}
 	if p := capacity.Problems(t); len(p) > 0 {
 		return nil, fmt.Errorf("traffic: %s", p[0])
