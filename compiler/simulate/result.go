@@ -66,6 +66,7 @@ type Point struct {
 	OldestAgeSeconds float64 `json:"oldest_age_seconds"`
 	Completed        int     `json:"completed"`
 	DeadLettered     int     `json:"dead_lettered"`
+	Replicas         int     `json:"replicas"` // workers ready (KEDA replicas; Lambda/AgentCore concurrency units)
 }
 
 func (s *sim) result(o Options) *Result {

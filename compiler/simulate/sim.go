@@ -588,7 +588,7 @@ func (s *sim) sample() {
 		}
 		c.series = append(c.series, Point{
 			T: s.now, Backlog: c.backlog(), InFlight: c.held, OldestAgeSeconds: round(age),
-			Completed: c.completed, DeadLettered: c.dead,
+			Completed: c.completed, DeadLettered: c.dead, Replicas: c.replicas,
 		})
 	}
 	s.push(event{t: s.now + s.sampleEvery(), kind: evSample})

@@ -103,6 +103,15 @@ func TestThrottleWaveDrains(t *testing.T) {
 		if during < 1000 || during < 10*before {
 			t.Errorf("%s: backlog peaked at %d in the wave, %d before it: the wave should pile work up", c.Name, during, before)
 		}
+		// KEDA scales to scaling.max while work is held, and back down once the cooldown
+		// after the last scale-up has passed.
+		peak, end := 0, c.Series[len(c.Series)-1].Replicas
+		for _, p := range c.Series {
+			peak = max(peak, p.Replicas)
+		}
+		if sc := f.Agent(c.Name).Scaling; peak != sc.Max || end >= sc.Max {
+			t.Errorf("%s: replicas peaked at %d and ended at %d; want scaling.max %d, then fewer", c.Name, peak, end, sc.Max)
+		}
 		drained := false
 		for _, p := range c.Series {
 			drained = drained || p.T > 22*60 && p.Backlog == 0
@@ -168,6 +177,33 @@ func TestOutageSpendsStepWindows(t *testing.T) {
 	}
 	if s.DeadReasons["RetriesExhausted: the class's target is down (retryable)"] == 0 || exhausted != s.DeadLettered {
 		t.Errorf("an outage of %d windows: %d dead-lettered, by reason %v; want all RetriesExhausted", a.RetryLimit()+1, s.DeadLettered, s.DeadReasons)
+	}
+}
+
+// A fleet-wide max_in_flight below the steps the traffic needs: steps wait in process for a
+// slot, completions are bounded by cap / mean step duration, and steps whose window closes
+// while they wait are released and finally dead-lettered with that cause.
+func TestModelCapBoundsThroughput(t *testing.T) {
+	f := load(t, docsFleet)
+	const limit = 1000
+	f.Models[0].MaxInFlight = limit
+	r := run(t, f, Options{Duration: time.Hour, Seed: 5})
+	d, _ := capacity.Of(f).StepDuration(f.Agents[0])
+	bound := limit / d.Seconds() * r.DurationSeconds * 1.1
+	completed, byCap := 0, 0
+	for _, c := range r.Classes {
+		completed += c.Summary.Completed
+		for k, n := range c.Summary.DeadReasons {
+			if strings.Contains(k, "max_in_flight") {
+				byCap += n
+			}
+		}
+	}
+	if float64(completed) > bound || float64(completed) < bound/2 {
+		t.Errorf("%d steps completed under max_in_flight %d; want about %.0f at most", completed, limit, bound)
+	}
+	if byCap == 0 {
+		t.Errorf("no dead letter names max_in_flight: %v", r.Classes[0].Summary.DeadReasons)
 	}
 }
 
