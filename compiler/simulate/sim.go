@@ -39,6 +39,9 @@ const (
 	WarmupFraction = 0.1
 	// SeriesPoints is about how many samples each class's series holds.
 	SeriesPoints = 360
+	// MaxSteps bounds the steps one run may simulate (about half a minute of CPU): past it
+	// the run is refused rather than left to exhaust the machine.
+	MaxSteps = 20_000_000
 )
 
 // Options are one simulation's knobs.
@@ -93,7 +96,6 @@ type msg struct {
 // cooldown a throttle put it in, and the steps waiting for a slot.
 type policy struct {
 	m         *ir.Model
-	idx       int
 	inFlight  int
 	coolUntil float64
 	waiters   []*msg
@@ -179,7 +181,6 @@ type sim struct {
 	rng      *rand.Rand
 	backoff  retry.Policy
 	classes  []*class
-	policies []*policy
 	faults   []Fault
 	bounds   []float64 // spike starts and ends, sorted: where arrival rates change
 	faultEnd float64
@@ -202,6 +203,9 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	if p := capacity.Problems(t); len(p) > 0 {
 		return nil, fmt.Errorf("traffic: %s", p[0])
 	}
+	if n := expectedSteps(t, sc, o.Duration); n > MaxSteps {
+		return nil, fmt.Errorf("the run would simulate about %.0f steps, more than %d: shorten --duration or lower the traffic", n, MaxSteps)
+	}
 	s := &sim{
 		end: o.Duration.Seconds(), rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
 		faults: sc.Faults, faultEnd: sc.lastFaultEnd().Seconds(),
@@ -218,12 +222,22 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	return s.result(o), nil
 }
 
+// expectedSteps bounds the arrivals of a run from above: every spike taken as lasting all
+// of it.
+func expectedSteps(t capacity.Traffic, sc *Scenario, d time.Duration) float64 {
+	n := t.ConversationsPerMinute * t.StepsPerConversation / 60 * d.Seconds()
+	for _, f := range sc.Faults {
+		if f.Kind == Spike && f.Factor > 1 {
+			n *= f.Factor
+		}
+	}
+	return n
+}
+
 func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 	pols := map[*ir.Model]*policy{}
-	for i, mp := range f.Models {
-		p := &policy{m: mp, idx: i}
-		pols[mp] = p
-		s.policies = append(s.policies, p)
+	for _, mp := range f.Models {
+		pols[mp] = &policy{m: mp}
 	}
 	for i, a := range f.Agents {
 		d, _ := m.StepDuration(a)

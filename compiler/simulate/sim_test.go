@@ -265,6 +265,17 @@ func TestScenarioTrafficOverride(t *testing.T) {
 	}
 }
 
+// A run past MaxSteps is refused before it starts.
+func TestRefusesRunsPastMaxSteps(t *testing.T) {
+	f := load(t, docsFleet)
+	spike := scenario(t, f, "faults:\n  - {at: 1h, for: 1m, spike: {factor: 100}}\n")
+	for _, o := range []Options{{Duration: 48 * time.Hour}, {Duration: 2 * time.Hour, Scenario: spike}} {
+		if _, err := Run(f, o); err == nil || !strings.Contains(err.Error(), "shorten --duration") {
+			t.Errorf("%s: %v", o.Duration, err)
+		}
+	}
+}
+
 // The JSON has the Interface's names.
 func TestJSONNames(t *testing.T) {
 	f := load(t, docsFleet)
