@@ -86,7 +86,8 @@ type msg struct {
 	receives  int
 	failures  int // in this receive
 	gen       uint32
-	held      bool // a worker holds it (this receive)
+	held      bool    // a worker holds it (this receive)
+	pol       *policy // the policy whose slot it holds or waits for
 	running   bool
 	capWait   bool
 	done      bool
@@ -111,7 +112,7 @@ type class struct {
 	window     float64
 	deadline   float64
 	retryLimit int
-	pol        *policy
+	chain      []*policy // the class's model policy, then its fallbacks (depth first, each once)
 
 	replicas, asked int
 	perReplica      int
@@ -222,6 +223,25 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	return s.result(o), nil
 }
 
+// chain is a policy and its fallbacks in the order the router tries them, each once.
+func chain(m *ir.Model, pols map[*ir.Model]*policy) []*policy {
+	var out []*policy
+	seen := map[*ir.Model]bool{}
+	var walk func(*ir.Model)
+	walk = func(m *ir.Model) {
+		if m == nil || seen[m] {
+			return
+		}
+		seen[m] = true
+		out = append(out, pols[m])
+		for _, f := range m.Fallbacks {
+			walk(f)
+		}
+	}
+	walk(m)
+	return out
+}
+
 // expectedSteps bounds the arrivals of a run from above: every spike taken as lasting all
 // of it.
 func expectedSteps(t capacity.Traffic, sc *Scenario, d time.Duration) float64 {
@@ -245,7 +265,7 @@ func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 			a: a, idx: i, rate: m.ClassStepsPerSec(a), capIn: m.InFlight(a),
 			dist:   fitStep(d.Seconds(), a.StepP95.Seconds(), a.StepMax.Seconds()),
 			window: a.StepMax.Seconds(), deadline: a.Deadline.Seconds(), retryLimit: a.RetryLimit(),
-			pol: pols[a.Model], replicas: a.Scaling.Min, perReplica: max(1, a.Scaling.PerReplica),
+			chain: chain(a.Model, pols), replicas: a.Scaling.Min, perReplica: max(1, a.Scaling.PerReplica),
 			deadReasons: map[string]int{},
 		}
 		c.asked = c.replicas
@@ -429,16 +449,23 @@ func (s *sim) attempt(c *class, m *msg) {
 			return
 		}
 	}
-	if p := c.pol; p != nil {
-		if s.throttled(p) || p.coolUntil > s.now {
-			if p.coolUntil <= s.now {
-				p.coolUntil = s.now + s.cooldown(p)
+	if len(c.chain) > 0 {
+		p := s.route(c)
+		if p == nil {
+			// Every policy of the chain is cooling down after a 429: wait for the first to
+			// come back, plus jitter. A throttle is a delay, not a failure.
+			first := c.chain[0]
+			for _, q := range c.chain {
+				if q.coolUntil < first.coolUntil {
+					first = q
+				}
 			}
-			wait := p.coolUntil - s.now
+			wait := first.coolUntil - s.now
 			wait += s.rng.Float64() * ThrottleJitter * wait
-			s.wait(c, m, wait, "HTTP429 from policy "+p.m.Name)
+			s.wait(c, m, wait, "HTTP429 from policy "+c.chain[0].m.Name)
 			return
 		}
+		m.pol = p
 		if p.m.MaxInFlight > 0 && p.inFlight >= p.m.MaxInFlight {
 			m.capWait = true
 			c.waiting++
@@ -454,6 +481,21 @@ func (s *sim) attempt(c *class, m *msg) {
 	} else {
 		s.push(event{t: m.windowEnd, kind: evTimeout, m: m})
 	}
+}
+
+// route is the policy a call goes to: the class's policy, else the first of its fallbacks
+// that is not cooling down. A policy under a throttle fault answers 429 and cools down for
+// its cooldown; nil when the whole chain is cooling.
+func (s *sim) route(c *class) *policy {
+	for _, p := range c.chain {
+		if s.throttled(p) && p.coolUntil <= s.now {
+			p.coolUntil = s.now + s.cooldown(p)
+		}
+		if p.coolUntil <= s.now {
+			return p
+		}
+	}
+	return nil
 }
 
 func (s *sim) throttled(p *policy) bool {
@@ -487,7 +529,7 @@ func (s *sim) wait(c *class, m *msg, d float64, cause string) {
 // stopRunning ends a running attempt: its model slot goes to the next waiter.
 func (s *sim) stopRunning(m *msg) {
 	m.running = false
-	p := m.c.pol
+	p := m.pol
 	if p == nil {
 		return
 	}

@@ -180,6 +180,33 @@ func TestOutageSpendsStepWindows(t *testing.T) {
 	}
 }
 
+// A throttled policy's calls go to its fallback while it cools down: with a free fallback the
+// wave piles nothing up; with the fallback throttled too, the backlog rises as without one.
+func TestThrottleFallsBack(t *testing.T) {
+	f := load(t, docsFleet)
+	haiku := f.Models[0]
+	sonnet := &ir.Model{Name: "sonnet", Cooldown: time.Minute}
+	haiku.Fallbacks = []*ir.Model{sonnet}
+	f.Models = append(f.Models, sonnet)
+	peak := func(faults string) int {
+		r := run(t, f, Options{Duration: 30 * time.Minute, Seed: 6, Scenario: scenario(t, f, faults)})
+		n := 0
+		for _, c := range r.Classes {
+			for _, p := range c.Series {
+				if p.T >= 20*60 && p.T < 25*60 {
+					n = max(n, p.Backlog)
+				}
+			}
+		}
+		return n
+	}
+	free := peak("faults:\n  - {at: 20m, for: 2m, throttle: {policy: haiku}}\n")
+	both := peak("faults:\n  - {at: 20m, for: 2m, throttle: {policy: haiku}}\n  - {at: 20m, for: 2m, throttle: {policy: sonnet}}\n")
+	if both < 1000 || free*5 > both {
+		t.Errorf("backlog peaked at %d with sonnet free, %d with it throttled too: the fallback should absorb the wave", free, both)
+	}
+}
+
 // A fleet-wide max_in_flight below the steps the traffic needs: steps wait in process for a
 // slot, completions are bounded by cap / mean step duration, and steps whose window closes
 // while they wait are released and finally dead-lettered with that cause.
