@@ -88,7 +88,6 @@ type msg struct {
 	gen       uint32
 	held      bool    // a worker holds it (this receive)
 	pol       *policy // the policy whose slot it holds or waits for
-	running   bool
 	capWait   bool
 	done      bool
 }
@@ -123,10 +122,10 @@ type class struct {
 	visible     []*msg // FIFO; head is visible[vhead]
 	vhead       int
 	delayed     int
-	held        int // claimed by a worker: running or waiting in process
-	waiting     int // held but not running (backoff, throttle, model slot)
-	dispatching bool
-	live        []*msg
+	held        int    // claimed by a worker: running or waiting in process
+	waiting     int    // held but not running (backoff, throttle, model slot)
+	dispatching bool   // inside dispatch: a claim that ends at once does not re-enter it
+	live        []*msg // every message not yet deleted, in arrival order, from lhead
 	lhead       int
 
 	arrived, completed, dead int
@@ -475,7 +474,6 @@ func (s *sim) attempt(c *class, m *msg) {
 		}
 		p.inFlight++
 	}
-	m.running = true
 	if d := c.dist.draw(s.rng); s.now+d <= m.windowEnd {
 		s.push(event{t: s.now + d, kind: evDone, m: m})
 	} else {
@@ -528,7 +526,6 @@ func (s *sim) wait(c *class, m *msg, d float64, cause string) {
 
 // stopRunning ends a running attempt: its model slot goes to the next waiter.
 func (s *sim) stopRunning(m *msg) {
-	m.running = false
 	p := m.pol
 	if p == nil {
 		return
