@@ -32,9 +32,6 @@ const (
 	// ThrottleRetryAfter is the retry-after a throttled call waits when its policy has no
 	// cooldown to wait out.
 	ThrottleRetryAfter = 5 * time.Second
-	// ThrottleJitter is the most a throttle wait is lengthened by, as a fraction of it
-	// (docs/faults.md: retry-after plus at most 10 %).
-	ThrottleJitter = 0.10
 	// WarmupFraction of the run is left out of mean_in_flight: the fleet starts empty.
 	WarmupFraction = 0.1
 	// SeriesPoints is about how many samples each class's series holds.
@@ -179,7 +176,7 @@ type sim struct {
 	seq      uint64
 	heap     []event
 	rng      *rand.Rand
-	backoff  retry.Policy
+	backoff  retry.Policy // the worker's retry delays, drawing from the run's seeded source
 	classes  []*class
 	faults   []Fault
 	bounds   []float64 // spike starts and ends, sorted: where arrival rates change
@@ -441,8 +438,9 @@ func (s *sim) claim(c *class, m *msg) {
 func (s *sim) attempt(c *class, m *msg) {
 	for _, ft := range s.faults {
 		if ft.Kind == Outage && ft.Class == c.a.Name && ft.active(s.now) {
-			// A retryable failure: full jitter on the failures so far in this receive.
-			wait := s.backoff.Backoff(m.failures).Seconds()
+			// A retryable failure: the worker's own delay, full jitter on the failures so
+			// far in this receive.
+			wait := s.backoff.Delay(&retry.Error{Retryable: true}, m.failures).Seconds()
 			m.failures++
 			s.wait(c, m, wait, "the class's target is down (retryable)")
 			return
@@ -459,8 +457,10 @@ func (s *sim) attempt(c *class, m *msg) {
 					first = q
 				}
 			}
-			wait := first.coolUntil - s.now
-			wait += s.rng.Float64() * ThrottleJitter * wait
+			// The router's throttle names the remaining cooldown as its retry-after; the
+			// worker's own delay adds its jitter.
+			after := time.Duration((first.coolUntil - s.now) * float64(time.Second))
+			wait := s.backoff.Delay(&retry.Error{Retryable: true, Throttle: true, RetryAfter: after}, m.failures).Seconds()
 			s.wait(c, m, wait, "HTTP429 from policy "+c.chain[0].m.Name)
 			return
 		}
