@@ -43,6 +43,16 @@ func LoadEnv(path, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	return lowerEnv(file, ds, env)
 }
 
+// LoadLocalEnv is LoadEnv for a fleet that runs on this machine (fleetc dev): its workers
+// inherit the developer's environment, so api_key_env is a key source there (rule M007).
+func LoadLocalEnv(path, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
+	file, ds := spec.LoadFile(path)
+	if file != nil {
+		file.Local = true
+	}
+	return lowerEnv(file, ds, env)
+}
+
 // LoadBytesEnv is LoadEnv for a spec held in memory.
 func LoadBytesEnv(name string, src []byte, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	return LoadBytesEnvAs(name, src, env, env)
@@ -74,7 +84,7 @@ func lowerEnvAs(file *spec.File, ds diag.Diagnostics, env, namesAs string) (*spe
 	case sel == file:
 		return lower(file, ds)
 	}
-	sel.Env = namesAs
+	sel.Env, sel.Local = namesAs, file.Local
 	sel, fleet, eds := lower(sel, sds)
 	for _, d := range eds {
 		d.Env = env
@@ -221,6 +231,15 @@ func Build(path string) (*artifact.Set, diag.Diagnostics) {
 // BuildEnv is Build for environment env of the spec ("" for a spec without environments).
 func BuildEnv(path, env string) (*artifact.Set, diag.Diagnostics) {
 	file, ds := spec.LoadFile(path)
+	return build(file, ds, env)
+}
+
+// BuildLocalEnv is BuildEnv for a fleet that runs on this machine (see LoadLocalEnv).
+func BuildLocalEnv(path, env string) (*artifact.Set, diag.Diagnostics) {
+	file, ds := spec.LoadFile(path)
+	if file != nil {
+		file.Local = true
+	}
 	return build(file, ds, env)
 }
 

@@ -114,7 +114,8 @@ func TestLLMAsyncToolsOnEveryRuntime(t *testing.T) {
 			for sid, want := range map[string]string{
 				"RequestJobs": `["events:PutEvents"] [aws_cloudwatch_event_bus.fleet.arn] StringEquals events:detail-type ` + quoted(tc.types) +
 					`; StringEquals events:source ` + quoted(tc.sources),
-				"CreateAndReadJobs": `["dynamodb:GetItem", "dynamodb:PutItem"] [aws_dynamodb_table.jobs.arn] ForAllValues:StringLike dynamodb:LeadingKeys ["` + jobs.KeyPrefix + `*"]`,
+				"CreateAndReadJobs": `["dynamodb:GetItem", "dynamodb:PutItem"] [aws_dynamodb_table.jobs.arn] ForAllValues:StringLike dynamodb:LeadingKeys ["` +
+					jobs.JobKeyPrefix(jobs.ClassPrincipal(tc.class)) + `*"]`,
 				"ListOwnersJobs": `["dynamodb:Query"] ["${aws_dynamodb_table.jobs.arn}/index/by_owner"] ForAllValues:StringLike dynamodb:LeadingKeys ["` +
 					jobs.OwnerKeyPrefix(jobs.ClassPrincipal(tc.class)) + `*"]`,
 			} {

@@ -3,10 +3,13 @@ package compiler_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // The spec's OpenAI-compatible policy fields reach the worker: fleetc writes them into the
@@ -30,7 +33,8 @@ func TestOpenAIPolicyFieldsReachTheWorker(t *testing.T) {
 		t.Fatalf("fleet-worker refuses what fleetc wrote: %v\n%s", err, b)
 	}
 	backup := c.Models.Policies["backup"]
-	if backup.BaseURL != "https://litellm.internal.example/v1" || backup.APIKeyEnv != "LITELLM_API_KEY" || backup.Targets[0] != "openai/gpt-4o-mini" {
+	if backup.BaseURL != "https://litellm.internal.example/v1" || backup.APIKeyEnv != "LITELLM_API_KEY" || backup.Targets[0] != "openai/gpt-4o-mini" ||
+		backup.APIKey == nil || *backup.APIKey != (config.APIKey{Secret: "fx/litellm", JSONKey: "api_key"}) {
 		t.Fatalf("backup policy %+v", backup)
 	}
 	if cw := c.Models.Policies["primary"].ContextWindowFallbacks; len(cw) != 1 || cw[0] != "backup" {
@@ -41,5 +45,26 @@ func TestOpenAIPolicyFieldsReachTheWorker(t *testing.T) {
 	}
 	if strings.Contains(string(b), "sk-") {
 		t.Fatal("a key in the runtime config")
+	}
+}
+
+// A policy keyed only by api_key_env (or a hosted base_url with no key at all) does not
+// build for AWS (M007: nothing sets the variable there), and builds for fleetc dev, whose
+// workers inherit the developer's shell: the same spec, run locally, is not refused.
+func TestKeySourceRequiredOnlyWhenDeployed(t *testing.T) {
+	const spec = "check/testdata/M007/fail.yaml"
+	m007 := func(ds diag.Diagnostics) int {
+		return len(slices.DeleteFunc(slices.Clone(ds), func(d *diag.Diagnostic) bool { return d.Code != "M007" }))
+	}
+	set, ds := compiler.BuildEnv(spec, "")
+	if set != nil || m007(ds) != 2 {
+		t.Fatalf("deployed build: files %v, %d M007 findings, want none and 2: %v", set != nil, m007(ds), ds)
+	}
+	set, ds = compiler.BuildLocalEnv(spec, "")
+	if set == nil || m007(ds) != 0 {
+		t.Fatalf("local build: files %v, %d M007 findings, want files and 0: %v", set != nil, m007(ds), ds)
+	}
+	if _, f, ds := compiler.LoadLocalEnv(spec, ""); f == nil || !f.Local || m007(ds) != 0 {
+		t.Fatalf("LoadLocalEnv: %v", ds)
 	}
 }

@@ -50,6 +50,9 @@ type File struct {
 	Removed, Affected map[string]bool
 	// Env is the environment this File is (see Select); "" for the spec as written.
 	Env string
+	// Local: the fleet is built to run on this machine (fleetc dev, an emulator), where
+	// workers inherit the developer's environment (api_key_env), not a deployed one.
+	Local bool
 	// doc is the whole document as loaded, environments included, when it declares any:
 	// Select merges one environment's overrides over it.
 	doc map[string]any
@@ -87,6 +90,14 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		line, col := firstInvalidUTF8(src)
 		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
 		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
+		at(d, line, col)
+		return f, ds
+	}
+	if line, col, ok := bareCR(src); ok {
+		// YAML reads a lone CR as a line break, fleetc's positions and comment handling do
+		// not: refused by name, not mistaken for one long comment ("the file is empty").
+		d := ds.Errorf("P009", "", "line %d ends with a carriage return alone (CR line endings); fleet.yaml lines end with LF or CRLF", line)
+		d.Detail = "Convert the line endings to LF, e.g. tr '\\r' '\\n' < fleet.yaml > fleet.yaml.lf, or save the file with Unix (LF) line endings."
 		at(d, line, col)
 		return f, ds
 	}
@@ -272,6 +283,23 @@ func yamlError(err error) (int, string) {
 		return n, m[2]
 	}
 	return 1, strings.TrimPrefix(msg, "yaml: ")
+}
+
+// bareCR finds the first carriage return not followed by a line feed, positioned on
+// LF-separated lines (col is the CR's byte column).
+func bareCR(src []byte) (line, col int, ok bool) {
+	for i := bytes.IndexByte(src, '\r'); i >= 0; {
+		if i+1 == len(src) || src[i+1] != '\n' {
+			start := bytes.LastIndexByte(src[:i], '\n') + 1
+			return bytes.Count(src[:i], []byte("\n")) + 1, i - start + 1, true
+		}
+		next := bytes.IndexByte(src[i+1:], '\r')
+		if next < 0 {
+			break
+		}
+		i += 1 + next
+	}
+	return 0, 0, false
 }
 
 func firstInvalidUTF8(src []byte) (line, col int) {

@@ -129,9 +129,32 @@ type Model struct {
 	// BaseURL is the endpoint of openai/<model> targets (an OpenAI-compatible API).
 	BaseURL string `json:"base_url,omitempty"`
 	// APIKeyEnv names the environment variable holding base_url's API key; never the key.
+	// Nothing sets it in a deployed function: it is for fleetc dev and local runs.
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// APIKey is where a deployed worker reads base_url's API key; nil: nowhere.
+	APIKey *APIKey `json:"api_key,omitempty"`
 	// ContextWindowFallbacks are policies tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
+	// Price overrides fleetc's list price of the policy's first target in fleetc capacity.
+	Price *ModelPrice `json:"price,omitempty"`
+}
+
+// ModelPrice is a model's price in US dollars per million input and output tokens.
+type ModelPrice struct {
+	InputPerMTok  float64 `json:"input_per_mtok"`
+	OutputPerMTok float64 `json:"output_per_mtok"`
+}
+
+// APIKey references a model API key held in AWS: a Secrets Manager secret (its whole
+// string, or one field of a JSON string) or an SSM SecureString parameter. fleet.yaml
+// holds the reference only; the worker reads the value at start and again after a 401.
+type APIKey struct {
+	Secret  string `json:"secret,omitempty"`   // secret name or ARN
+	JSONKey string `json:"json_key,omitempty"` // field of the secret's JSON string
+	SSM     string `json:"ssm,omitempty"`      // parameter name or ARN
+	// KMSKey is the customer-managed key encrypting the secret or parameter (its ARN);
+	// empty: the service's AWS-managed key, which needs no grant.
+	KMSKey string `json:"kms_key,omitempty"`
 }
 
 // Agent is one agent class: a queue, its workers and their contract.
@@ -323,4 +346,6 @@ type Traffic struct {
 type AgentTraffic struct {
 	Share         *float64 `json:"share,omitempty"`
 	TokensPerStep *int     `json:"tokens_per_step,omitempty"`
+	// OutputTokensPerStep is the part of TokensPerStep the model writes (priced as output).
+	OutputTokensPerStep *int `json:"output_tokens_per_step,omitempty"`
 }

@@ -44,6 +44,10 @@ const (
 	ModeTools = "tools"
 )
 
+// agentcoreListen is where an AgentCore runtime container answers (its service contract:
+// port 8080 on every interface).
+const agentcoreListen = ":8080"
+
 // Exit codes.
 const (
 	exitOK      = 0
@@ -62,7 +66,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
 	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch | tools (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
 	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
-	listen := fs.String("listen", ":8080", "agentcore and tools modes: HTTP listen address")
+	listen := fs.String("listen", "", "agentcore and tools modes: HTTP listen address (agentcore: default "+agentcoreListen+"; tools: loopback only, default "+tools.DefaultListen+")")
 	toolsCfg := fs.String("tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +120,9 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitRuntime
 	}
 	log.Info("fleet-worker started", "mode", m, "queue", cfg.QueueURL, "concurrency", cfg.Concurrency)
+	if *listen == "" {
+		*listen = agentcoreListen
+	}
 	runErr := serve(ctx, rt, m, *listen, *drain, getenv)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 
 // docsWithCommands are the documents whose ```console blocks are run: every "$ command"
 // line, with the lines after it its expected output (stdout and stderr together).
-var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md"}
+var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
 // directory, with fleetc on PATH: the docs show what the commands print today.
@@ -42,7 +42,11 @@ func TestDocs(t *testing.T) {
 		}
 	}
 	testscript.Run(t, testscript.Params{Dir: dir, Setup: func(e *testscript.Env) error {
-		// Commands in the README name the repository's examples, as from a clone's root.
+		// Commands in the docs name the repository's examples (and docs/simulate's fleet and
+		// scenarios), as from a clone's root.
+		if err := os.CopyFS(filepath.Join(e.WorkDir, "docs", "simulate"), os.DirFS("../../docs/simulate")); err != nil {
+			return err
+		}
 		return os.CopyFS(filepath.Join(e.WorkDir, "examples"), os.DirFS("../../examples"))
 	}})
 }

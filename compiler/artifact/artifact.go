@@ -4,12 +4,8 @@ package artifact
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -40,8 +36,7 @@ func NewSet(files ...File) (*Set, error) {
 
 // Add puts f in the set.
 func (s *Set) Add(f File) error {
-	clean := filepath.ToSlash(filepath.Clean(f.Path))
-	if clean != f.Path || strings.HasPrefix(clean, "../") || filepath.IsAbs(f.Path) {
+	if !cleanRelative(f.Path) {
 		return fmt.Errorf("artifact path %q is not a clean relative path", f.Path)
 	}
 	if _, dup := s.files[f.Path]; dup {
@@ -77,72 +72,6 @@ func (s *Set) Files() []File {
 // in the directory (terraform state, .terraform/, the spec itself).
 const Manifest = ".fleetc-manifest"
 
-// ReadDir loads every regular file under dir into a set, except the manifest (golden tests
-// compare whole directories).
-func ReadDir(dir string) (*Set, error) {
-	s := &Set{files: map[string][]byte{}}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil || rel == Manifest {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		s.files[filepath.ToSlash(rel)] = b
-		return nil
-	})
-	return s, err
-}
-
-// ReadOwned loads the files the manifest of dir lists (those present), for --check. A
-// directory without a manifest owns nothing yet.
-func ReadOwned(dir string) (*Set, error) {
-	s := &Set{files: map[string][]byte{}}
-	owned, err := readManifest(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range owned {
-		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.files[p] = b
-	}
-	return s, nil
-}
-
-func readManifest(dir string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, Manifest))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		clean := filepath.ToSlash(filepath.Clean(line))
-		if clean != line || strings.HasPrefix(clean, "../") || filepath.IsAbs(line) {
-			return nil, fmt.Errorf("%s lists %q, which is outside the directory", Manifest, line)
-		}
-		out = append(out, line)
-	}
-	return out, nil
-}
-
 // Change is one difference between two sets.
 type Change struct {
 	Path string `json:"path"`
@@ -168,130 +97,6 @@ func Diff(have, want *Set) []Change {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-// WriteDir makes dir hold the set's files. Only paths fleetc owns are touched: the set's
-// files are replaced and the files the previous manifest listed but the set lacks are
-// removed; everything else in dir survives (so dir as a whole cannot be swapped in one
-// rename: it holds Terraform state and .terraform/).
-//
-// What is guaranteed: every file is first written to a staging directory inside dir, so an
-// error before the last step (a file in the way, a full disk, a permission) leaves the
-// previous output exactly as it was. The last step renames the staged files into place one
-// by one, each rename atomic (a reader sees a file's old bytes or its new ones, never a
-// mix), removes stale files, and replaces the manifest last. A process killed during that
-// step leaves some files new and some old under the old manifest; `build --check` reports
-// them and the next build completes the change (and removes the abandoned staging
-// directory).
-func WriteDir(dir string, s *Set) error {
-	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%s exists and is not a directory", dir)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	removeAbandonedStages(dir)
-	old, err := readManifest(dir)
-	if err != nil {
-		return err
-	}
-	// Refuse up front what would make a rename fail halfway: a file where a directory must
-	// go, or a directory where a file must go.
-	for _, p := range s.Paths() {
-		if err := placeable(dir, p); err != nil {
-			return err
-		}
-	}
-	stage, err := os.MkdirTemp(dir, stagePrefix)
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(stage)
-	for _, p := range s.Paths() {
-		full := filepath.Join(stage, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(full, s.files[p], 0o644); err != nil {
-			return err
-		}
-	}
-	var manifest strings.Builder
-	manifest.WriteString("# Files written by fleetc build; it replaces and removes only these.\n")
-	for _, p := range s.Paths() {
-		manifest.WriteString(p + "\n")
-	}
-	if err := os.WriteFile(filepath.Join(stage, Manifest), []byte(manifest.String()), 0o644); err != nil {
-		return err
-	}
-	// Everything is on disk: move it into place.
-	for _, p := range s.Paths() {
-		dst := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		if err := os.Rename(filepath.Join(stage, filepath.FromSlash(p)), dst); err != nil {
-			return err
-		}
-	}
-	for _, p := range old {
-		if _, keep := s.files[p]; keep {
-			continue
-		}
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		removeEmptyParents(dir, filepath.Dir(full))
-	}
-	return os.Rename(filepath.Join(stage, Manifest), filepath.Join(dir, Manifest))
-}
-
-// stagePrefix names the staging directories WriteDir creates inside the output directory.
-const stagePrefix = ".fleetc-stage-"
-
-// removeAbandonedStages removes staging directories a killed build left behind.
-func removeAbandonedStages(dir string) {
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), stagePrefix) {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-// placeable reports why the file p cannot be put under dir, if it cannot.
-func placeable(dir, p string) error {
-	parts := strings.Split(p, "/")
-	cur := dir
-	for i, part := range parts {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		last := i == len(parts)-1
-		if last && fi.IsDir() {
-			return fmt.Errorf("cannot write %s: a directory is in the way", cur)
-		}
-		if !last && !fi.IsDir() {
-			return fmt.Errorf("cannot write %s: %s is not a directory", filepath.Join(dir, p), cur)
-		}
-	}
-	return nil
-}
-
-// removeEmptyParents removes now-empty directories from d up to (not including) root.
-func removeEmptyParents(root, d string) {
-	for d != root && strings.HasPrefix(d, root) {
-		if os.Remove(d) != nil {
-			return
-		}
-		d = filepath.Dir(d)
-	}
 }
 
 // Resource is one block of the generated Terraform and the spec part that owns it. The

@@ -241,7 +241,7 @@ func TestRulesAgreeWithReport(t *testing.T) {
 					got[d.Code]++
 				}
 			}
-			for _, code := range []string{"E011", "E012", "Q008", "Q010", "S006", "S007", "S008", "W004"} {
+			for _, code := range []string{"E011", "E012", "Q008", "Q010", "S006", "S007", "S008", "S011", "W004"} {
 				if got[code] != want[code] {
 					t.Errorf("%s ×%v: %s fired %d times, the report breaks %d of its quotas", name, scale, code, got[code], want[code])
 				}

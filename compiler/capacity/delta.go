@@ -42,12 +42,14 @@ type QuotaDelta struct {
 	After  *QuotaUse `json:"after"`
 }
 
-// QuotaUse is a quota's usage, limit, usage as a fraction of the limit and headroom.
+// QuotaUse is a quota's usage, limit, usage as a fraction of the limit and headroom. NoLimit:
+// the side draws on it but states no limit (limit, share and headroom are then 0).
 type QuotaUse struct {
 	Usage        float64 `json:"usage"`
 	Limit        float64 `json:"limit"`
 	ShareOfLimit float64 `json:"share_of_limit"`
 	Headroom     float64 `json:"headroom"`
+	NoLimit      bool    `json:"no_limit,omitempty"`
 }
 
 // BreakDelta is the first quota to break as traffic grows, on each side.
@@ -145,7 +147,10 @@ func quotaDeltas(base, head *Report, bOK, hOK bool) []QuotaDelta {
 				byKey[k] = qd
 				keys = append(keys, k)
 			}
-			u := &QuotaUse{Usage: q.Usage, Limit: q.Limit, ShareOfLimit: q.Usage / q.Limit, Headroom: q.Headroom}
+			u := &QuotaUse{Usage: q.Usage, NoLimit: true}
+			if q.Limit > 0 {
+				u = &QuotaUse{Usage: q.Usage, Limit: q.Limit, ShareOfLimit: q.Usage / q.Limit, Headroom: q.Headroom}
+			}
 			if after {
 				qd.After = u
 			} else {
@@ -155,22 +160,27 @@ func quotaDeltas(base, head *Report, bOK, hOK bool) []QuotaDelta {
 	}
 	if bOK {
 		add(base.Quotas, false)
+		add(base.unlimited, false)
 	}
 	if hOK {
 		add(head.Quotas, true)
+		add(head.unlimited, true)
 	}
 	out := []QuotaDelta{}
 	for _, k := range keys {
 		qd := byKey[k]
 		b, a := qd.Before, qd.After
-		if b != nil && a != nil && !differ(b.Usage, a.Usage) && !differ(b.Limit, a.Limit) {
+		if b != nil && a != nil && !differ(b.Usage, a.Usage) && !differ(b.Limit, a.Limit) && b.NoLimit == a.NoLimit {
 			continue
+		}
+		if (b == nil || b.NoLimit) && (a == nil || a.NoLimit) {
+			continue // no limit on either side: nothing a reviewer can weigh
 		}
 		out = append(out, *qd)
 	}
 	// Tightest after the change first (a quota the head no longer draws on last).
 	tight := func(q QuotaDelta) float64 {
-		if q.After == nil {
+		if q.After == nil || q.After.NoLimit {
 			return math.MaxFloat64
 		}
 		return q.After.Headroom
@@ -199,7 +209,7 @@ func (p Pair) moved() bool {
 
 // differ compares two figures computed by the same arithmetic, past float rounding.
 func differ(a, b float64) bool {
-	return math.Abs(a-b) > 1e-9*math.Max(math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) > roundingNoise*math.Max(math.Abs(a), math.Abs(b))
 }
 
 // Lines renders the delta one line per figure, for a terminal or a list in a PR comment:
@@ -232,17 +242,30 @@ func (q QuotaDelta) line() string {
 	b, a := q.Before, q.After
 	var s string
 	switch {
-	case b == nil:
-		s = fmt.Sprintf("%s (%s): not drawn on → %s of quota (%s %s", q.Name, q.Scope, share(a.ShareOfLimit), Num(a.Usage), q.Unit)
-	case a == nil:
-		s = fmt.Sprintf("%s (%s): %s of quota → not drawn on (was %s %s", q.Name, q.Scope, share(b.ShareOfLimit), Num(b.Usage), q.Unit)
-	default:
+	case b != nil && a != nil && !b.NoLimit && !a.NoLimit:
 		s = fmt.Sprintf("%s (%s): %s → %s of quota (%s → %s %s", q.Name, q.Scope, share(b.ShareOfLimit), share(a.ShareOfLimit), Num(b.Usage), Num(a.Usage), q.Unit)
+		if differ(b.Limit, a.Limit) {
+			s += fmt.Sprintf("; limit %s → %s", Num(b.Limit), Num(a.Limit))
+		}
+	case a == nil:
+		s = fmt.Sprintf("%s (%s): %s → not drawn on (was %s %s", q.Name, q.Scope, b.state(), Num(b.Usage), q.Unit)
+	case b == nil:
+		s = fmt.Sprintf("%s (%s): not drawn on → %s (%s %s", q.Name, q.Scope, a.state(), Num(a.Usage), q.Unit)
+	default: // a limit set on one side only
+		s = fmt.Sprintf("%s (%s): %s → %s (%s → %s %s", q.Name, q.Scope, b.state(), a.state(), Num(b.Usage), Num(a.Usage), q.Unit)
 	}
 	if a != nil && a.ShareOfLimit > 1 {
 		s += ", BROKEN"
 	}
 	return s + ")"
+}
+
+// state is one side of a quota line: its share of the limit, or that it has none.
+func (u *QuotaUse) state() string {
+	if u.NoLimit {
+		return "no limit set"
+	}
+	return share(u.ShareOfLimit) + " of quota"
 }
 
 func breakText(q *Quota) string {

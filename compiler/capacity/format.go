@@ -216,7 +216,11 @@ func (r *Report) write(w io.Writer, md bool) error {
 			t.row(l.Service, Num(l.Units)+" "+l.Unit, "$"+Num(l.MonthlyUSD))
 		}
 		t.flush()
-		fmt.Fprintf(w, "List prices as of %s; an estimate. Not included: %s.\n", c.AsOf, strings.Join(c.NotIncluded, ", "))
+		dated := "List prices as of " + c.AsOf
+		if c.ModelPricesAsOf != "" {
+			dated += " (AWS) and " + c.ModelPricesAsOf + " (models)"
+		}
+		fmt.Fprintf(w, "%s; an estimate. Not included: %s.\n", dated, strings.Join(c.NotIncluded, ", "))
 	}
 	return nil
 }

@@ -94,19 +94,8 @@ func (m *Model) FanOutItems(w *ir.Workflow) float64 {
 // one per workflow step that dispatches to it (a fan-out step: one per item), plus one when
 // an EventBridge rule feeds it. A class reached by nothing counts once.
 func (m *Model) Weight(a *ir.Agent) float64 {
-	w := 0.0
-	for _, wf := range a.Workflows {
-		for _, st := range wf.Steps {
-			if st.Agent != a {
-				continue
-			}
-			if st.FanOut != nil {
-				w += m.FanOutItems(wf)
-			} else {
-				w++
-			}
-		}
-	}
+	sync, token := m.workflowWeights(a)
+	w := sync + token
 	if a.Rule != nil {
 		w++
 	}
@@ -114,6 +103,36 @@ func (m *Model) Weight(a *ir.Agent) float64 {
 		w = 1
 	}
 	return w
+}
+
+// workflowWeights splits the workflow steps that dispatch to a class (Weight's workflow part)
+// into synchronous invokes and task-token dispatches through its queue.
+func (m *Model) workflowWeights(a *ir.Agent) (sync, token float64) {
+	for _, wf := range a.Workflows {
+		for _, st := range wf.Steps {
+			if st.Agent != a {
+				continue
+			}
+			n := 1.0
+			if st.FanOut != nil {
+				n = m.FanOutItems(wf)
+			}
+			if st.Synchronous(wf) {
+				sync += n
+			} else {
+				token += n
+			}
+		}
+	}
+	return sync, token
+}
+
+// TokenShare is the fraction of a class's steps that carry a task token: those its workflows
+// dispatch through its queue. Steps an EventBridge rule feeds, and synchronous invokes, make
+// no SendTask* call.
+func (m *Model) TokenShare(a *ir.Agent) float64 {
+	_, token := m.workflowWeights(a)
+	return token / m.Weight(a)
 }
 
 // ConversationsPerSec is the arrival rate of new conversations (workflow executions).
@@ -184,30 +203,34 @@ func (m *Model) InvocationsPerSec() float64 {
 	return n
 }
 
-// TokenDispatched says some workflow reaches the class through its queue with a task token.
-func TokenDispatched(a *ir.Agent) bool {
-	for _, w := range a.Workflows {
-		for _, st := range w.Steps {
-			if st.Agent == a && !st.Synchronous(w) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // CallbacksPerSec is the SendTask* calls, which share one token bucket: a SendTaskSuccess or
-// SendTaskFailure per step of a task-token class, and its SendTaskHeartbeat at the worker's
-// cadence while the step runs.
+// SendTaskFailure per task-token step, and its SendTaskHeartbeat at the worker's cadence while
+// the step runs. Rule-fed and synchronously invoked steps of the same class make none.
 func (m *Model) CallbacksPerSec() (answers, heartbeats float64) {
 	for _, a := range m.Fleet.Agents {
-		if !TokenDispatched(a) {
-			continue // synchronous invokes (Express) make no task-token calls
-		}
-		answers += m.ClassStepsPerSec(a)
-		heartbeats += m.ClassStepsPerSec(a) * m.HeartbeatsPerStep(a)
+		rate := m.ClassStepsPerSec(a) * m.TokenShare(a)
+		answers += rate
+		heartbeats += rate * m.HeartbeatsPerStep(a)
 	}
 	return answers, heartbeats
+}
+
+// PolicyTokens is a model policy's projected token use: Σ over the classes whose default
+// policy it is of their steps/s × traffic.tokens_per_step, per minute. Classes lists those
+// classes; unknown, those of them without tokens_per_step (left out of the sum).
+func (m *Model) PolicyTokens(p *ir.Model) (perMinute float64, classes, unknown []*ir.Agent) {
+	for _, a := range m.Fleet.Agents {
+		if a.Model != p {
+			continue
+		}
+		classes = append(classes, a)
+		if a.TokensPerStep <= 0 {
+			unknown = append(unknown, a)
+			continue
+		}
+		perMinute += m.ClassStepsPerSec(a) * float64(a.TokensPerStep) * 60
+	}
+	return finite(perMinute), classes, unknown
 }
 
 // TransitionsPerExecution is a Standard workflow's state transitions per execution: the
@@ -246,6 +269,16 @@ func FIFOLimit(f *ir.Fleet, a *ir.Agent) (float64, string) {
 		return FIFOHighThroughputTPS(f.Region), "in high-throughput mode in " + f.Region
 	}
 	return FIFOTPS, "without high-throughput mode"
+}
+
+// roundingNoise is the relative error float64 arithmetic leaves in a figure (99 in flight
+// computes as 99.00000000000001): below it, two figures are the same number.
+const roundingNoise = 1e-9
+
+// CeilFigure is the whole number of units (replicas, executions) a figure needs: its
+// ceiling once rounding noise is taken off, so exactly 11 replicas' worth needs 11, not 12.
+func CeilFigure(v float64) float64 {
+	return math.Ceil(v - math.Abs(v)*roundingNoise)
 }
 
 // finite keeps NaN and ±Inf out of every figure: they come only from absurd inputs, which

@@ -32,6 +32,11 @@ type Report struct {
 	Quotas            []Quota      `json:"quotas"`
 	FirstQuotaToBreak *Quota       `json:"first_quota_to_break"`
 	Cost              *Cost        `json:"cost"`
+
+	// unlimited are quotas the traffic draws on whose limit the spec leaves unstated (a
+	// policy without tokens_per_minute): nothing to break, but a diff shows a limit that
+	// comes or goes.
+	unlimited []Quota
 }
 
 // TrafficInput is the traffic the report was computed for.
@@ -144,7 +149,11 @@ type Quota struct {
 }
 
 // Breaks says the quota is exceeded at this traffic.
-func (q Quota) Breaks() bool { return q.Usage > q.Limit }
+func (q Quota) Breaks() bool { return Over(q.Usage, q.Limit) }
+
+// Over says a usage exceeds its limit by more than rounding noise: exactly at the limit
+// (however float64 computes it) is within it.
+func Over(usage, limit float64) bool { return usage > limit && differ(usage, limit) }
 
 // Build computes the report of f under t.
 func Build(f *ir.Fleet, t Traffic) *Report {
@@ -251,12 +260,12 @@ func (r *Report) classes(m *Model) {
 			c.FIFO = &FIFOUse{TPS: rate, Limit: limit, Mode: mode}
 		}
 		if a.K8s != nil && a.Scaling.PerReplica > 0 {
-			n := int(math.Ceil(c.InFlight / float64(a.Scaling.PerReplica)))
+			n := int(CeilFigure(c.InFlight / float64(a.Scaling.PerReplica)))
 			c.KEDA = &KEDAUse{ReplicasNeeded: n, PerReplica: a.Scaling.PerReplica, Max: a.Scaling.Max, Covered: n <= a.Scaling.Max}
 		}
 		if a.Lambda != nil {
 			b := max(a.Lambda.BatchSize, 1)
-			c.Lambda = &LambdaUse{Concurrency: math.Ceil(c.InFlight / float64(b)), BatchSize: b, MinPollers: ir.MinPollers(d.Seconds(), b)}
+			c.Lambda = &LambdaUse{Concurrency: CeilFigure(c.InFlight / float64(b)), BatchSize: b, MinPollers: ir.MinPollers(d.Seconds(), b)}
 			if p := a.Lambda.Pollers; p != nil {
 				c.Lambda.Provisioned = &PollerRange{Min: p.Min, Max: p.Max}
 			}
@@ -278,35 +287,26 @@ func (r *Report) workflows(m *Model) {
 
 func (r *Report) models(m *Model) {
 	for _, p := range m.Fleet.Models {
-		var classes []string
-		var tokensPerSec, steps, weightedTokens, inflightSec float64
-		unknown := false
-		for _, a := range m.Fleet.Agents {
-			if a.Model != p {
-				continue
-			}
-			classes = append(classes, a.Name)
-			rate := m.ClassStepsPerSec(a)
-			if a.TokensPerStep <= 0 {
-				unknown = true
-				continue
-			}
-			d, _ := m.StepDuration(a)
-			tokensPerSec += rate * float64(a.TokensPerStep)
-			steps += rate
-			weightedTokens += rate * float64(a.TokensPerStep)
-			inflightSec += rate * d.Seconds()
-		}
+		perMinute, classes, unknown := m.PolicyTokens(p)
 		if len(classes) == 0 {
 			continue
 		}
-		u := ModelUse{Name: p.Name, Classes: classes, TokensPerMinute: tokensPerSec * 60, TokensPerMinuteLimit: p.TokensPerMinute, MaxInFlight: p.MaxInFlight}
-		if unknown {
+		u := ModelUse{Name: p.Name, TokensPerMinute: perMinute, TokensPerMinuteLimit: p.TokensPerMinute, MaxInFlight: p.MaxInFlight}
+		if len(unknown) > 0 {
 			r.Notes = append(r.Notes, fmt.Sprintf("model policy %s: a class without traffic.tokens_per_step is left out of its token figures", p.Name))
 		}
-		if p.TokensPerMinute > 0 && steps > 0 && weightedTokens > 0 {
+		var steps, inflightSec float64
+		for _, a := range classes {
+			u.Classes = append(u.Classes, a.Name)
+			if a.TokensPerStep > 0 {
+				d, _ := m.StepDuration(a)
+				steps += m.ClassStepsPerSec(a)
+				inflightSec += m.ClassStepsPerSec(a) * d.Seconds()
+			}
+		}
+		if p.TokensPerMinute > 0 && steps > 0 && perMinute > 0 {
 			// Steps per minute the budget allows, times the average step's minutes in flight.
-			tokensPerStep := weightedTokens / steps
+			tokensPerStep := perMinute / 60 / steps
 			avgMinutes := inflightSec / steps / 60
 			u.BudgetInFlight = float64(p.TokensPerMinute) / tokensPerStep * avgMinutes
 			u.Overrun = p.MaxInFlight > 0 && float64(p.MaxInFlight) > u.BudgetInFlight
@@ -371,8 +371,12 @@ func workerTotals(m *Model) Totals {
 func (r *Report) quotas(m *Model) {
 	f := m.Fleet
 	add := func(q Quota) {
-		if q.Usage <= 0 || q.Limit <= 0 {
+		if q.Usage <= 0 {
 			return // nothing drawn: nothing to break
+		}
+		if q.Limit <= 0 {
+			r.unlimited = append(r.unlimited, q)
+			return
 		}
 		q.Headroom = q.Limit / q.Usage
 		r.Quotas = append(r.Quotas, q)
@@ -404,12 +408,12 @@ func (r *Report) quotas(m *Model) {
 			add(Quota{Name: "SQS FIFO SendMessage TPS", Scope: a.Name, Rule: "Q008", Limit: limit, Usage: m.ClassStepsPerSec(a), Unit: "TPS"})
 		}
 		if a.Lambda != nil {
-			lambda += math.Ceil(m.InFlight(a) / float64(max(a.Lambda.BatchSize, 1)))
+			lambda += CeilFigure(m.InFlight(a) / float64(max(a.Lambda.BatchSize, 1)))
 		}
 	}
 	add(Quota{Name: "Lambda concurrent executions", Scope: "fleet", Limit: LambdaConcurrency, Usage: lambda, Unit: "executions"})
 	for _, u := range r.Models {
-		add(Quota{Name: "model tokens per minute", Scope: u.Name, Limit: float64(u.TokensPerMinuteLimit), Usage: u.TokensPerMinute, Unit: "tokens/min"})
+		add(Quota{Name: "model tokens per minute", Scope: u.Name, Rule: "S011", Limit: float64(u.TokensPerMinuteLimit), Usage: u.TokensPerMinute, Unit: "tokens/min"})
 	}
 	sort.SliceStable(r.Quotas, func(i, j int) bool { return r.Quotas[i].Headroom < r.Quotas[j].Headroom })
 	if len(r.Quotas) > 0 {

@@ -139,6 +139,32 @@ var bounds = []bound{
 		prep: func(f *ir.Fleet, a *ir.Agent) { eksClass(f, a); a.Rule, a.StepMax = nil, 2*ir.MaxVisibility },
 		set:  func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Timeout = time.Duration(v) }},
 
+	// Q013: the survivable outage, hold − p95, against typicalOutage (fleetWith: 2 windows of 30s, p95 2s).
+	{rule: "Q013", what: "p95 leaves the typical outage in RetryLimit windows", upper: true,
+		// one 40s window: p95 above step.max would be Q001's, not Q013's
+		prep: func(_ *ir.Fleet, a *ir.Agent) { a.Queue.MaxReceives, a.StepMax = 2, 40*time.Second },
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 {
+			return int64(time.Duration(a.RetryLimit())*a.StepMax - typicalOutage)
+		},
+		set: dset(func(a *ir.Agent) *time.Duration { return &a.StepP95 })},
+	{rule: "Q013", what: "max_receives leaves the typical outage", upper: false,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(ceilDiv(typicalOutage+a.StepP95, a.StepMax) + 1) },
+		set:   iset(func(a *ir.Agent) *int { return &a.Queue.MaxReceives })},
+	{rule: "Q013", what: "step.deadline leaves the typical outage", upper: false,
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(typicalOutage + a.StepP95) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Deadline })},
+	{rule: "Q013", what: "a workflow task's timeout leaves the typical outage", upper: false,
+		src:   fleetWith(1) + "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n",
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(typicalOutage + a.StepP95) },
+		set:   func(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[0].Timeout = time.Duration(v) }},
+	{rule: "Q013", what: "step.deadline leaves one model cooldown", upper: false,
+		// 2 windows of 1m hold 2m: the outage half stays silent above the cooldown's limit.
+		prep: func(_ *ir.Fleet, a *ir.Agent) {
+			a.StepMax = time.Minute
+			a.Models = []*ir.Model{{Name: "m", Path: "/models/m", Cooldown: time.Minute}}
+		},
+		limit: func(_ *ir.Fleet, a *ir.Agent) int64 { return int64(a.Models[0].Cooldown + a.StepP95) },
+		set:   dset(func(a *ir.Agent) *time.Duration { return &a.Deadline })},
 	// bus
 	{rule: "E001", what: "targets per rule", upper: true, limit: fixed(maxTargetsPerRule), src: fleetWith(maxTargetsPerRule + 1),
 		set: func(f *ir.Fleet, _ *ir.Agent, v int64) {

@@ -147,15 +147,19 @@ Fix: request a quota increase, or move high-rate classes to a second bus.`,
 	},
 	{
 		ID: "E013", Category: "bus", Severity: diag.Error,
-		Summary: "no archive replay into non_idempotent classes beyond their idempotency window",
+		Summary: "no archive replay into non_idempotent classes beyond their idempotency window, nor to targets outside the fleet",
 		Explain: `Archived events can be replayed, and every rule on the bus matches a replayed event as it
 did the first time: replay is a re-execution of history. For a non_idempotent class only
 the idempotency table stands between recovery and duplicate side effects, and it forgets
 keys after idempotency.window. An archive that keeps events longer (absent retention keeps
 them forever) can replay work whose key has expired.
-Formula: archive retention (∞ if absent) ≤ idempotency window of each non_idempotent class.
+A rule targeting something outside the fleet (tool.notify: an API destination, a client's
+queue) has no table at all: a replay re-delivers every archived completion to the client.
+Formula: archive retention (∞ if absent) ≤ idempotency window of each non_idempotent class,
+and no archive beside a tool.notify rule.
 Fix: set bus.archive.retention ≤ the window, raise the class's idempotency.window, or drop
-the archive.`,
+the archive; drop the archive or the tool.notify. fleetc replay --event reaches only the
+consuming classes' rules.`,
 		Check: checkArchiveReplay,
 	},
 	{
@@ -418,10 +422,51 @@ func ReplaySafe(a *ir.Agent, reach time.Duration) bool {
 	return reach > 0 && reach <= a.Idempotency.Window
 }
 
+// Redelivery is a rule on the fleet's bus whose target is outside the fleet: whatever it
+// matches in a replay is delivered there again, with no idempotency table in between.
+type Redelivery struct {
+	Rule   string    // the rule's name
+	Class  *ir.Agent // whose tool.notify it is
+	Target string    // what it delivers to, for messages
+	Events []string  // the detail-types it matches, sorted
+	Path   string
+}
+
+// Redeliveries are the fleet's rules with a target outside it, in class order: each async
+// class's tool.notify rule, which pushes its completion events to an API destination or to
+// the queue a client reads. fleetc replay refuses a replay that reaches one (only
+// --event's rule filter leaves them out), and E013 an archive beside one.
+func Redeliveries(f *ir.Fleet) []Redelivery {
+	var out []Redelivery
+	for _, a := range f.Agents {
+		if a.Tool == nil || a.Tool.Notify == nil || len(a.Emits) == 0 {
+			continue
+		}
+		nt := a.Tool.Notify
+		target := "API destination " + nt.APIDestination
+		if nt.APIDestination == "" {
+			target = "queue " + nt.Queue + ", read by a client"
+		}
+		var events []string
+		for _, e := range a.Emits {
+			events = append(events, e.DetailType)
+		}
+		slices.Sort(events)
+		out = append(out, Redelivery{Rule: nt.Rule, Class: a, Target: target, Events: slices.Compact(events), Path: nt.Path})
+	}
+	return out
+}
+
 func checkArchiveReplay(f *ir.Fleet, r *Reporter) {
 	ar := f.Bus.Archive
 	if ar == nil {
 		return
+	}
+	for _, rd := range Redeliveries(f) {
+		r.Add(rd.Path,
+			fmt.Sprintf("the archive keeps %s's completion events (%s), and its tool.notify rule %s delivers them to %s outside the fleet: a replay re-delivers every one",
+				rd.Class.Name, strings.Join(rd.Events, ", "), rd.Rule, rd.Target),
+			fmt.Sprintf("Drop bus.archive, or %s's tool.notify (clients poll the job's status instead). fleetc replay --event replays only to consuming classes' rules.", rd.Class.Name))
 	}
 	for _, a := range f.Agents {
 		if a.Rule == nil || ReplaySafe(a, ar.Retention) {

@@ -52,6 +52,11 @@ const (
 	agentCoreInstances  = 14 * 24 * time.Hour // … and with instances
 	maxInGroupRetries   = 3                   // M002: router retries within a group
 	maxToleratedPercent = 100                 // Distributed Map ToleratedFailurePercentage
+
+	// typicalOutage is the retryable fault Q013 sizes every class's retry budget for: the
+	// 25–30 s 429 wave and the 30 s handler failure issue 31 measured dead-lettering work,
+	// half of the seed router's 60 s deployment cooldown (cooldown_time: 60).
+	typicalOutage = 30 * time.Second
 )
 
 // at returns the first candidate pointer written in the spec, else the first candidate:

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -78,12 +79,67 @@ Fix: set sdk_retries: 0 (fleetc's default); let the queue be the retry layer.`,
 		Explain: `fleet-worker's router calls two kinds of provider: bedrock/<model id> (Bedrock Converse
 through the AWS SDK, IAM from the class's role) and openai/<model> (any OpenAI-compatible
 chat-completions endpoint: OpenAI, a LiteLLM proxy, vLLM, a local server). An openai target
-needs the policy's base_url; its API key comes from the environment variable api_key_env
-names, never from fleet.yaml (the spec is reviewed and committed; a key in it leaks).
+needs the policy's base_url; its API key is never in fleet.yaml (the spec is reviewed and
+committed; a key in it leaks): api_key names the Secrets Manager secret or SSM parameter
+that holds it, api_key_env the variable that holds it on a developer's machine (M007).
 A target of another provider would fail every call at worker start.
-Fix: use bedrock/<id> or openai/<model> with base_url (and api_key_env if it needs a key).`,
+Fix: use bedrock/<id> or openai/<model> with base_url (and api_key if it needs a key).`,
 		Check: checkTargets,
 	},
+	{
+		ID: "M007", Category: "models", Severity: diag.Error,
+		Summary: "a policy whose openai/ targets need an API key names where a deployed worker reads it (api_key)",
+		Explain: `A policy needs a key when it names api_key_env or its base_url is a hosted API that always
+asks for one (api.openai.com). Nothing sets api_key_env in a deployed Lambda function, EKS
+pod or AgentCore runtime: fleet-worker would refuse to start or dead-letter every step with
+a 401. A deployed worker reads api_key: a Secrets Manager secret (json_key: one field of a
+JSON secret) or an SSM SecureString parameter. The class's role gets exactly
+secretsmanager:GetSecretValue on that secret (a name gets AWS's -?????? suffix) or
+ssm:GetParameter on that parameter, and kms:Decrypt via that service when kms_key names the
+key; the worker reads it at start and after a 401 (rotation, no restart). The value never
+enters fleet.yaml, Terraform, the environment, logs or spans. fleetc dev runs workers on
+your machine: api_key_env alone is enough there.
+Fix: api_key: { secret: <name or ARN>, json_key: <field> } or api_key: { ssm: <parameter> }.`,
+		Check: checkKeySources,
+	},
+}
+
+// keyedHosts are hosted APIs that refuse every call without a key, whatever the spec says.
+var keyedHosts = []string{"api.openai.com"}
+
+// needsKey reports whether policy m's openai/ targets need an API key, and the spec value
+// that says so (its pointer).
+func needsKey(m *ir.Model) (string, bool) {
+	if !slices.ContainsFunc(m.Targets, func(t string) bool { return strings.HasPrefix(t, "openai/") }) {
+		return "", false
+	}
+	if m.APIKeyEnv != "" {
+		return m.Path + "/api_key_env", true
+	}
+	if u, err := url.Parse(m.BaseURL); err == nil && slices.Contains(keyedHosts, u.Hostname()) {
+		return m.Path + "/base_url", true
+	}
+	return "", false
+}
+
+// checkKeySources enforces M007: a deployed build has a key source for every keyed policy.
+func checkKeySources(f *ir.Fleet, r *Reporter) {
+	if f.Local {
+		return // fleetc dev: workers inherit api_key_env from the developer's shell
+	}
+	for _, m := range f.Models {
+		path, keyed := needsKey(m)
+		if !keyed || m.APIKey != nil {
+			continue
+		}
+		why := "its base_url " + m.BaseURL + " needs an API key"
+		if m.APIKeyEnv != "" {
+			why = "api_key_env " + m.APIKeyEnv + " is set by nothing in a deployed worker"
+		}
+		r.Add(path, fmt.Sprintf("model policy %s has no API key source in a deployed build: %s", m.Name, why),
+			"Store the key in Secrets Manager and add api_key: { secret: <name or ARN>, json_key: <field, if the secret is JSON> } "+
+				"(or api_key: { ssm: <SecureString parameter> }); keep api_key_env for fleetc dev.")
+	}
 }
 
 // checkTargets enforces M006.
@@ -106,13 +162,13 @@ func checkTargets(f *ir.Fleet, r *Reporter) {
 			r.Add(m.Path, fmt.Sprintf("model policy %s has openai/ targets but no base_url", m.Name),
 				"Set base_url to the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1.")
 		}
-		if !openai && (m.BaseURL != "" || m.APIKeyEnv != "") {
-			r.Add(at(f, m.Path+"/base_url", m.Path), fmt.Sprintf("model policy %s sets base_url/api_key_env but has no openai/ target", m.Name),
+		if !openai && (m.BaseURL != "" || m.APIKeyEnv != "" || m.APIKey != nil) {
+			r.Add(at(f, m.Path+"/base_url", m.Path), fmt.Sprintf("model policy %s sets base_url/api_key_env/api_key but has no openai/ target", m.Name),
 				"Remove them, or add an openai/<model> target.")
 		}
 		if u, err := url.Parse(m.BaseURL); m.BaseURL != "" && err == nil && u.User != nil {
 			r.Add(m.Path+"/base_url", fmt.Sprintf("model policy %s: base_url carries credentials", m.Name),
-				"Put the key in an environment variable and name it in api_key_env.")
+				"Store the key in Secrets Manager and name it in api_key: { secret: <name or ARN> } (api_key_env for fleetc dev).")
 		}
 	}
 }

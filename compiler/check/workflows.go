@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -92,9 +93,10 @@ conversations before you reach 1,000.`,
 3,000 refilling at 500/s in us-east-1, us-west-2 and eu-west-1 (1,500 / 300 elsewhere).
 fleet-worker heartbeats every task-token message it holds once per visibility extension,
 whatever the step's HeartbeatSeconds, so the class's cadence sets the rate.
-Formula: callbacks/s = Σ over classes workflows reach with a task token (synchronous
-Express invokes make none) of class steps/s; heartbeats/s = Σ of
-in-flight steps (steps/s × duration) ÷ the class's step.heartbeat (lambda: none).
+Formula: callbacks/s = Σ over classes of their task-token steps/s (a class's steps/s ×
+its workflow dispatches' share of its weight; rule-fed steps and synchronous Express
+invokes make none); heartbeats/s = Σ of those steps in flight (steps/s × duration) ÷ the
+class's step.heartbeat (lambda: none).
 The seed's fleet calls back 125/s: 4× headroom.
 Fix: batch callbacks per execution, lengthen step.heartbeat, shard across accounts, or
 request a quota increase.`,
@@ -139,6 +141,20 @@ fail, and $ alone is the state input, an object.
 Fix: set fan_out.execution_type: STANDARD, keep batch_input ≤ 256KiB,
 tolerated_failure_percent within 0–100, and items a path such as $.field.`,
 		Check: checkFanOut,
+	},
+	{
+		ID: "S011", Category: "models", Severity: diag.Error,
+		Summary: "projected tokens/min of a model policy (class steps/s × traffic.tokens_per_step) within its tokens_per_minute",
+		Explain: `A model policy's tokens_per_minute is the provider's token bucket. Traffic that needs more
+tokens a minute than the bucket refills does not go faster: it "converts a backlog into a
+wall of 429s, each of which costs a retry", and the queue grows without end (the seed:
+size concurrency to the token budget, not the CPU).
+Formula: Σ over the classes whose default policy it is of class steps/s (as fleetc capacity
+splits the traffic) × agents.<class>.traffic.tokens_per_step × 60 ≤ tokens_per_minute.
+Classes without tokens_per_step are not counted; fleetc capacity notes them.
+Fix: raise the provider quota and tokens_per_minute, move classes to another policy, or
+cut their tokens per step.`,
+		Check: checkTokenBudget,
 	},
 }
 
@@ -445,5 +461,28 @@ func checkFanOut(f *ir.Fleet, r *Reporter) {
 					"Set fan_out.tolerated_failure_percent between 0 and 100.")
 			}
 		}
+	}
+}
+
+// checkTokenBudget holds each model policy's projected token use, from the declared traffic
+// and its classes' tokens_per_step, to the policy's tokens_per_minute.
+func checkTokenBudget(f *ir.Fleet, r *Reporter) {
+	m := capacity.Of(f)
+	for _, p := range f.Models {
+		use, classes, _ := m.PolicyTokens(p)
+		if p.TokensPerMinute <= 0 || !capacity.Over(use, float64(p.TokensPerMinute)) {
+			continue
+		}
+		var parts []string
+		for _, a := range classes {
+			if a.TokensPerStep > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s steps/s × %s", a.Name, num(m.ClassStepsPerSec(a)), inum(a.TokensPerStep)))
+			}
+		}
+		r.Add(at(f, p.Path+"/tokens_per_minute", p.Path),
+			fmt.Sprintf("model policy %s: projected %s tokens/min (%s tokens × 60) exceed its tokens_per_minute %s, %s× the budget",
+				p.Name, num(use), strings.Join(parts, " + "), inum(p.TokensPerMinute), num(use/float64(p.TokensPerMinute))),
+			fmt.Sprintf("Past the budget every step is a 429 and a retry, and the backlog only grows. Raise the provider quota and tokens_per_minute to at least %s, move classes to another policy, or cut their traffic.tokens_per_step.",
+				num(math.Ceil(use))))
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -85,7 +85,11 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := CheckEndpoint(opts.Endpoint, opts.ForceEndpoint); err != nil {
 		return nil, nil, err
 	}
-	set, ds := compiler.BuildEnv(opts.Spec, opts.Env)
+	build := compiler.BuildEnv
+	if opts.Endpoint != "" {
+		build = compiler.BuildLocalEnv // an emulator: workers run here, with this environment
+	}
+	set, ds := build(opts.Spec, opts.Env)
 	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
 	}
@@ -116,7 +120,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 		if w.Override, err = EmulatorOverride(set, opts.Endpoint, KumoGaps); err != nil {
 			return nil, ds, err
 		}
-		if err := os.WriteFile(override, w.Override.Bytes, 0o644); err != nil {
+		if err := artifact.WriteFileIn(dir, "terraform/"+OverrideFile, w.Override.Bytes); err != nil {
 			return nil, ds, err
 		}
 	} else if err := os.Remove(override); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -131,7 +135,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	}
 	if w.Override != nil {
 		for _, f := range w.Override.Files {
-			if err := os.WriteFile(filepath.Join(w.TFDir, f.Path), f.Bytes, 0o644); err != nil {
+			if err := artifact.WriteFileIn(dir, "terraform/"+f.Path, f.Bytes); err != nil {
 				return nil, ds, err
 			}
 		}
@@ -178,9 +182,12 @@ func FindTerraform(bin string) (string, error) {
 	return p, nil
 }
 
-// CheckEndpoint refuses an emulator endpoint that is not a loopback http(s) URL unless force:
-// the override sends every call, signed with dummy credentials, to that host.
-func CheckEndpoint(endpoint string, force bool) error {
+// ErrNotLoopback is LoopbackEndpoint's refusal of an http(s) URL on another host.
+var ErrNotLoopback = errors.New("is not on loopback (127.0.0.0/8, ::1, localhost)")
+
+// LoopbackEndpoint refuses an emulator endpoint that is not a loopback http(s) URL: every
+// command that takes --endpoint checks it here.
+func LoopbackEndpoint(endpoint string) error {
 	if endpoint == "" {
 		return nil
 	}
@@ -188,11 +195,23 @@ func CheckEndpoint(endpoint string, force bool) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--endpoint %q is not an http(s) URL", endpoint)
 	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() || force {
-		return nil
+	if !localhttp.IsLoopbackName(u.Hostname()) {
+		return fmt.Errorf("--endpoint %s %w", endpoint, ErrNotLoopback)
 	}
-	return fmt.Errorf("--endpoint %s is not on loopback (127.0.0.0/8, ::1, localhost); pass --force to send the emulator's requests there", endpoint)
+	return nil
+}
+
+// CheckEndpoint is LoopbackEndpoint, where force accepts another host: the override sends
+// every call, signed with dummy credentials, to that host.
+func CheckEndpoint(endpoint string, force bool) error {
+	err := LoopbackEndpoint(endpoint)
+	switch {
+	case errors.Is(err, ErrNotLoopback) && force:
+		return nil
+	case errors.Is(err, ErrNotLoopback):
+		return fmt.Errorf("%w; pass --force to send the emulator's requests there", err)
+	}
+	return err
 }
 
 // awsIdentityEnv are the variables by which the AWS provider could find real credentials.

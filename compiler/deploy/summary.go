@@ -211,7 +211,7 @@ type inventoryDoc struct {
 
 // ReadInventory reads the inventory an earlier plan or apply kept in dir; none is nil.
 func ReadInventory(dir string) ([]artifact.Resource, error) {
-	b, err := os.ReadFile(filepath.Join(dir, InventoryFile))
+	b, err := artifact.ReadFileIn(dir, InventoryFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -231,7 +231,7 @@ func WriteInventory(dir string, set *artifact.Set) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, InventoryFile), b, 0o644)
+	return artifact.WriteFileIn(dir, InventoryFile, b)
 }
 
 var instanceKey = regexp.MustCompile(`\[[^\]]*\]$`)

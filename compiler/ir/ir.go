@@ -19,7 +19,10 @@ type Fleet struct {
 	// when there is one (Qualified).
 	Name string
 	// Env is the environment this fleet is ("" for a spec without environments).
-	Env       string
+	Env string
+	// Local: built to run on this machine (fleetc dev): workers get the developer's
+	// environment, so api_key_env is a key source (rule M007).
+	Local     bool
 	Region    string
 	Tags      []Tag
 	Bus       Bus
@@ -182,12 +185,31 @@ type Model struct {
 	TokensPerMinute  int // 0: unknown
 	BaseURL          string
 	APIKeyEnv        string
+	// APIKey is where a deployed worker reads base_url's key (nil: nowhere).
+	APIKey *APIKey
 	// ContextWindowFallbacks are tried when the input exceeds a target's context window.
 	ContextWindowFallbacks []*Model
 	// Processes is how many worker processes may call this policy at once (Σ scaling.max
 	// of the classes that reach it): the divisor of the fleet-wide caps.
 	Processes int
 	Path      string
+
+	// Price is models.<policy>.price; nil: fleetc's list price of the first target.
+	Price *Price
+}
+
+// Price is a model's price in US dollars per million input and output tokens.
+type Price struct {
+	InputPerMTok, OutputPerMTok float64
+}
+
+// APIKey is a model API key's home in AWS: exactly one of Secret and SSM (a name or an
+// ARN, as written). The IR, like everything fleetc writes, holds the reference only.
+type APIKey struct {
+	Secret  string
+	JSONKey string
+	SSM     string
+	KMSKey  string // customer-managed key of the secret or parameter ("" = AWS-managed)
 }
 
 // Agent is one resolved agent class.
@@ -230,7 +252,17 @@ type Agent struct {
 	K8s            *K8s
 	ConfigPath     string // runtime/<class>.json
 	Workflows      []*Workflow
+
+	// OutputTokensPerStep is traffic.output_tokens_per_step: the part of TokensPerStep the
+	// model writes, priced as output (0: all priced as input).
+	OutputTokensPerStep int
 }
+
+// RetryLimit is the class's failure budget in receives: fleet-worker dead-letters a message
+// itself at this receive count, one below the redrive's maxReceiveCount, so the worker, not a
+// silent redrive, records why, and the last receive is left for a worker that crashed
+// mid-step. Each receive holds the work for at most one step window (docs/faults.md).
+func (a *Agent) RetryLimit() int { return max(1, a.Queue.MaxReceives-1) }
 
 // IngressQueueName is the standard queue a FIFO class's rule delivers to, which the class's
 // pipe moves into its FIFO queue with a group per event ("" for other classes).
@@ -299,6 +331,7 @@ type Tool struct {
 type Notify struct {
 	APIDestination string // ARN; "" when Queue is set
 	Queue          string // queue fleetc creates; "" when APIDestination is set
+	Rule           string // the EventBridge rule that pushes them
 	Path           string
 }
 
@@ -488,23 +521,40 @@ func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" 
 // fanOutPrefix holds every fan-out result of workflow w.
 func fanOutPrefix(w *Workflow) string { return "fanout/" + w.Name + "/" }
 
-// ClaimCheckInputPrefix is where producers outside the fleet put the payloads their events
-// reference (payload_ref): every class may read it.
+// ClaimCheckInputPrefix is where producers outside the fleet put the payloads they reference
+// (payload_ref), one prefix per consumer-facing name: ClaimCheckEventInputPrefix for an
+// event's payloads, ClaimCheckWorkflowInputPrefix for a workflow's input. A class reads only
+// the inputs of what it consumes.
 const ClaimCheckInputPrefix = "inputs/"
 
+// ClaimCheckEventInputPrefix holds producers' payloads for events of ev's detail-type:
+// "inputs/events/<detail-type>/".
+func ClaimCheckEventInputPrefix(ev *Event) string {
+	return ClaimCheckInputPrefix + "events/" + ev.DetailType + "/"
+}
+
+// ClaimCheckWorkflowInputPrefix holds the payloads a workflow's execution input references:
+// "inputs/workflows/<workflow>/".
+func ClaimCheckWorkflowInputPrefix(w *Workflow) string {
+	return ClaimCheckInputPrefix + "workflows/" + w.Name + "/"
+}
+
 // ClaimCheckReadPrefixes are the claim-check key prefixes a class's workers may read, sorted:
-// producers' inputs, the outputs of the classes whose events it consumes, and the fan-out
-// results of its workflows. The worker refuses a payload_ref elsewhere (runtime config
-// claim_check.read_prefixes) and its role may read nothing else, so class A cannot load class
-// B's outputs by naming them in a message.
+// producers' inputs for the event it consumes and its workflows' inputs, the outputs of the
+// classes whose events it consumes, and the fan-out results of its workflows. The worker
+// refuses a payload_ref elsewhere (runtime config claim_check.read_prefixes) and its role may
+// read nothing else, so class A cannot load class B's outputs, nor the inputs of events it
+// does not consume, by naming them in a message.
 func ClaimCheckReadPrefixes(a *Agent) []string {
-	set := map[string]bool{ClaimCheckInputPrefix: true}
+	set := map[string]bool{}
 	if a.Consumes != nil && a.Consumes.Event != nil {
+		set[ClaimCheckEventInputPrefix(a.Consumes.Event)] = true
 		for _, p := range a.Consumes.Event.Producers {
 			set[ClaimCheckOutputPrefix(p)] = true
 		}
 	}
 	for _, w := range a.Workflows {
+		set[ClaimCheckWorkflowInputPrefix(w)] = true
 		set[fanOutPrefix(w)] = true
 	}
 	return slices.Sorted(maps.Keys(set))

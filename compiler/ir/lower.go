@@ -20,7 +20,7 @@ import (
 func Lower(file *spec.File) (*Fleet, diag.Diagnostics) {
 	l := &lowerer{src: file.Fleet, removed: file.Removed, idx: file.Index, env: file.Env}
 	f := l.lower()
-	f.Index = file.Index
+	f.Index, f.Local = file.Index, file.Local
 	file.Index.Locate(l.ds)
 	return f, l.ds.Sorted()
 }
@@ -193,6 +193,14 @@ func countModelProcesses(f *Fleet) {
 	}
 }
 
+// lowerAPIKey copies a policy's key reference (nil when it names none).
+func lowerAPIKey(k *spec.APIKey) *APIKey {
+	if k == nil {
+		return nil
+	}
+	return &APIKey{Secret: k.Secret, JSONKey: k.JSONKey, SSM: k.SSM, KMSKey: k.KMSKey}
+}
+
 func (l *lowerer) lowerModels() {
 	f, s := l.f, l.src
 	byName := map[string]*Model{}
@@ -204,8 +212,11 @@ func (l *lowerer) lowerModels() {
 			Timeout: durationOr(m.Timeout, Defaults.ModelTimeout), AllowedFails: valueOr(m.AllowedFails, Defaults.ModelAllowedFails),
 			Cooldown: durationOr(m.Cooldown, Defaults.ModelCooldown), MaxInFlight: valueOr(m.MaxInFlight, 0),
 			TokensPerMinute: valueOr(m.TokensPerMinute, 0),
-			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv,
+			BaseURL:         m.BaseURL, APIKeyEnv: m.APIKeyEnv, APIKey: lowerAPIKey(m.APIKey),
 			TimeoutDefaulted: m.Timeout == nil,
+		}
+		if m.Price != nil {
+			im.Price = &Price{InputPerMTok: m.Price.InputPerMTok, OutputPerMTok: m.Price.OutputPerMTok}
 		}
 		f.Models = append(f.Models, im)
 		byName[name] = im
@@ -291,6 +302,12 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 		if t.TokensPerStep != nil {
 			a.TokensPerStep = *t.TokensPerStep
 		}
+		if t.OutputTokensPerStep != nil {
+			a.OutputTokensPerStep = *t.OutputTokensPerStep
+			if a.OutputTokensPerStep > a.TokensPerStep {
+				l.ds.Errorf("P008", p+"/traffic/output_tokens_per_step", "output_tokens_per_step %d is above tokens_per_step %d, the input + output tokens it is part of", a.OutputTokensPerStep, a.TokensPerStep)
+			}
+		}
 	}
 	if sa.Payload != nil {
 		a.ClaimCheckOver = int64(valueOr(sa.Payload.ClaimCheckOver, Defaults.ClaimCheckOver))
@@ -330,7 +347,8 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 			a.Tool.StartName, a.Tool.StatusName = "start_"+id, "get_"+id+"_status"
 		}
 		if n := sa.Tool.Notify; n != nil {
-			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env), Path: p + "/tool/notify"}
+			a.Tool.Notify = &Notify{APIDestination: n.APIDestination, Queue: Qualified(n.Queue, l.env),
+				Rule: l.f.Name + "-" + name + "-notify", Path: p + "/tool/notify"}
 		}
 	}
 	return a

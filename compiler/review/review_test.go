@@ -509,7 +509,8 @@ func TestMovedDiagnosticIsNotNew(t *testing.T) {
 
 // TestCapacityDelta: a traffic change moves the model policy's token use from 45 % to 112.5 %
 // of its tokens_per_minute, makes that quota the first to break, and multiplies the
-// estimated bill by the same 2.5, in every format, from compiler/capacity's arithmetic.
+// estimated bill (model tokens included) by the same 2.5, in every format, from
+// compiler/capacity's arithmetic.
 func TestCapacityDelta(t *testing.T) {
 	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
 	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
@@ -543,7 +544,9 @@ func TestCapacityDelta(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{line, "first quota to break: Distributed Map open Map Runs (fleet) at 1.25× → model tokens per minute (claude-haiku-then-sonnet) at 0.89×",
-			"estimated cost/month: $2,974 → $7,434.9", "conversations per minute: 500 → 1,250"} {
+			// $2,974 of AWS requests, plus researcher's 75 steps/s × 400 tokens × 2,592,000 s a
+			// month at claude-haiku-4-5's $1 per million input tokens: $77,760; ×2.5 at the head.
+			"estimated cost/month: $80,734 → $201,834.9", "conversations per minute: 500 → 1,250"} {
 			if !strings.Contains(b.String(), want) {
 				t.Errorf("%s lacks %q:\n%s", f, want, b.String())
 			}
@@ -578,15 +581,28 @@ func TestCapacityDelta(t *testing.T) {
 	}
 }
 
-// The quota the head's traffic breaks is a capacity warning; a move that breaks nothing is
-// no finding, only the capacity section, which --fail-on capacity does not count.
+// A quota the head's traffic breaks that no rule checks (Lambda concurrency) is a capacity
+// warning; one a rule checks (the token budget, S011) is that rule's new error instead; a move
+// that breaks nothing is no finding, only the capacity section, which --fail-on capacity does
+// not count.
 func TestCapacityFindings(t *testing.T) {
+	triage, err := os.ReadFile("../../examples/express-triage/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 600 conversations × 4 steps a minute of ~3 s lambda steps: 120 concurrent executions; ×10
+	// is 1,200, over the account's 1,000.
+	lambda := string(triage) + "traffic:\n  conversations_per_minute: 600\n  steps_per_conversation: 4\n"
+	r := review(t, lambda, edit(t, lambda, "conversations_per_minute: 600", "conversations_per_minute: 6000"))
+	got := find(r, Capacity, "Lambda concurrent executions (fleet) breaks at the head's traffic: 1,200 of 1,000 executions")
+	if len(got) != 1 || got[0].Severity != Warning || got[0].Position == nil || !r.Has(string(Capacity)) {
+		t.Errorf("broken Lambda concurrency: %+v", r.Changes)
+	}
 	tokens := "    model: claude-haiku-then-sonnet\n    handler: { exec: [\"/app/researcher\"] }\n"
 	base := edit(t, research(t), tokens, tokens+"    traffic: { tokens_per_step: 400 }\n")
-	r := review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250"))
-	got := find(r, Capacity, "model tokens per minute (claude-haiku-then-sonnet) breaks at the head's traffic: 4,500,000 of 4,000,000 tokens/min")
-	if len(got) != 1 || got[0].Severity != Warning || got[0].Position == nil || !r.Has(string(Capacity)) {
-		t.Errorf("broken token quota: %+v", r.Changes)
+	r = review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 1250"))
+	if len(find(r, Capacity, "model tokens per minute")) != 0 || len(find(r, Diagnostic, "S011")) != 1 {
+		t.Errorf("broken token quota: want S011's new error, no capacity warning: %+v", r.Changes)
 	}
 	r = review(t, base, edit(t, base, "conversations_per_minute: 500", "conversations_per_minute: 600"))
 	if len(r.Changes) != 0 || r.Capacity.Empty() || r.Has(string(Capacity)) || r.Verdict() != "safe: capacity moves, nothing else changes" {

@@ -158,7 +158,7 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 		// The worker gives up one receive before SQS's redrive would: it then dead-letters the
 		// message itself, with ERROR_CODE and (for tasks) SendTaskFailure, and the last receive
 		// is left for a worker that crashed mid-step.
-		Retry: rc.Retry{MaxAttempts: max(1, a.Queue.MaxReceives-1), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
+		Retry: rc.Retry{MaxAttempts: a.RetryLimit(), BaseMS: RetryBaseMS, CapMS: RetryCapMS},
 		Idempotency: rc.Idempotency{
 			Table:         f.State.IdempotencyTable,
 			WindowSeconds: ir.Seconds(a.Idempotency.Window),
@@ -264,6 +264,7 @@ func models(allowed []*ir.Model) rc.Models {
 			TokensPerMinute: p.TokensPerMinute,
 			BaseURL:         p.BaseURL,
 			APIKeyEnv:       p.APIKeyEnv,
+			APIKey:          apiKey(p.APIKey),
 		}
 		if n := p.Processes; n > 1 {
 			mp.Processes = n
@@ -277,6 +278,15 @@ func models(allowed []*ir.Model) rc.Models {
 		out.Policies[p.Name] = mp
 	}
 	return out
+}
+
+// apiKey is the key's reference for the worker: where to read it, never its value (the
+// KMS key is IAM's business, not the worker's).
+func apiKey(k *ir.APIKey) *rc.APIKey {
+	if k == nil {
+		return nil
+	}
+	return &rc.APIKey{Secret: k.Secret, JSONKey: k.JSONKey, SSM: k.SSM}
 }
 
 // Closure returns ms and every policy reachable from them through fallbacks, sorted by name.

@@ -369,14 +369,17 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
 			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
 		// Reads follow payload references only where this class may find them: producers'
-		// inputs, the outputs of the classes whose events it consumes, its workflows' fan-out
-		// results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
+		// inputs for what it consumes, the outputs of the classes whose events it consumes, its
+		// workflows' fan-out results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
 		// this class's own prefix, where fleet-worker puts every output it offloads
 		// (runtime/claimcheck.OutputKey).
 		{sid: "ReadClaimCheckPayloads", actions: []string{"s3:GetObject"},
 			resources: claimCheckObjects(ir.ClaimCheckReadPrefixes(a))},
 		{sid: "WriteOwnClaimCheckOutputs", actions: []string{"s3:PutObject"},
 			resources: []tokens{tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+ir.ClaimCheckOutputPrefix(a)+"*"))}},
+	}
+	if len(ir.ClaimCheckReadPrefixes(a)) == 0 { // consumes nothing that could carry a payload_ref
+		st = slices.DeleteFunc(st, func(s stmt) bool { return s.sid == "ReadClaimCheckPayloads" })
 	}
 	if a.AgentCore != nil {
 		// AgentCore invokes the worker per step; its dispatcher function receives, deletes and
@@ -417,11 +420,17 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if a.Model != nil {
 		// Converse authorises as bedrock:InvokeModel, ConverseStream as ...WithResponseStream.
-		if res := g.modelResources(a.Models...); len(res) > 0 {
-			st = append(st, stmt{sid: "InvokeRoutedModels", actions: []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"},
-				resources: res})
+		invoke := []string{"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+		mg := g.modelResources(a.Models...)
+		if len(mg.direct) > 0 {
+			st = append(st, stmt{sid: "InvokeRoutedModels", actions: invoke, resources: mg.direct})
+		}
+		if len(mg.routed) > 0 {
+			st = append(st, stmt{sid: "InvokeModelsThroughProfiles", actions: invoke, resources: mg.routed,
+				conditions: []condition{{"ArnEquals", "bedrock:InferenceProfileArn", mg.profiles}}})
 		}
 	}
+	st = append(st, g.modelKeyReads(a)...)
 	if a.Tool != nil && a.Tool.Async && g.f.State.JobsTable != "" {
 		// UpdateItem only: the worker moves existing jobs (RUNNING, SUCCEEDED, FAILED). Creating
 		// and reading jobs is the tools role's (tools.go), so the two roles share no action.
@@ -431,8 +440,9 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	}
 	if named := g.f.AsyncToolClasses(a); len(named) > 0 && g.f.State.JobsTable != "" {
 		// The llm handler runs the async tools it names in-process, as class:<this class>:
-		// the agent side of those classes only, its job list held to its own owner keys.
-		st = append(st, agentSide(named, jobs.OwnerKeyPrefix(jobs.ClassPrincipal(a.Name)))...)
+		// the agent side of those classes only, its job items and its job list held to its own keys.
+		as := jobs.ClassPrincipal(a.Name)
+		st = append(st, agentSide(named, jobs.JobKeyPrefix(as), jobs.OwnerKeyPrefix(as))...)
 	}
 
 	var trust []stmt

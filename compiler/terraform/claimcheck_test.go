@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,9 +31,10 @@ func TestClaimCheckWritesInOwnPrefix(t *testing.T) {
 	}
 }
 
-// A worker role reads the claim-check bucket only where its class may find payloads: inputs/,
-// the outputs of its events' producers, its workflows' fan-out results. Before, every role
-// could s3:GetObject the whole bucket, so class A could load class B's outputs.
+// A worker role reads the claim-check bucket only where its class may find payloads: the
+// inputs of the event it consumes and of its workflows, the outputs of its events' producers,
+// its workflows' fan-out results. Before, every role could s3:GetObject the whole bucket, so
+// class A could load class B's outputs, and then every role all of inputs/.
 func TestClaimCheckReadsAreScoped(t *testing.T) {
 	f := lower(t, "../testdata/kitchen-sink/fleet.yaml")
 	files, ds := Generate(f, configs(t, f))
@@ -68,8 +70,22 @@ func TestClaimCheckReadsAreScoped(t *testing.T) {
 				t.Errorf("%s reads %s: %v, but consumes its events: %v\n%s", a.Name, p, !consumed, consumed, stmt)
 			}
 		}
-		if !strings.Contains(stmt, "/inputs/*") {
-			t.Errorf("%s cannot read inputs/:\n%s", a.Name, stmt)
+		// Producers' inputs: those of the event it consumes and of its workflows, no other's.
+		for _, ev := range f.Events {
+			p := "/" + ir.ClaimCheckEventInputPrefix(ev) + "*"
+			consumed := a.Consumes != nil && a.Consumes.Event == ev
+			if strings.Contains(stmt, p) != consumed {
+				t.Errorf("%s reads %s: %v, but consumes the event: %v\n%s", a.Name, p, !consumed, consumed, stmt)
+			}
+		}
+		for _, w := range f.Workflows {
+			p := "/" + ir.ClaimCheckWorkflowInputPrefix(w) + "*"
+			if in := slices.Contains(a.Workflows, w); strings.Contains(stmt, p) != in {
+				t.Errorf("%s reads %s: %v, but is in the workflow: %v\n%s", a.Name, p, !in, in, stmt)
+			}
+		}
+		if strings.Contains(stmt, "/inputs/*") {
+			t.Errorf("%s reads every producer's inputs:\n%s", a.Name, stmt)
 		}
 	}
 }

@@ -37,20 +37,20 @@ const TfsecWildcards = "aws-iam-no-policy-wildcards"
 // policyDoc writes the reason beside the statement as the tfsec:ignore that accepts it, so
 // the explanation is where the reader of the Terraform (and tfsec in CI) meets the wildcard.
 var wildcardWhy = map[string]string{
-	"AuthenticateToECR":         "ecr:GetAuthorizationToken has no resource-level permissions: AWS accepts only \"*\".",
-	"DistributedMapChildren":    "Distributed Map child executions are named at run time: only <machine>/* and execution:<machine>/* can name them.",
-	"FanOutResultWriter":        "ResultWriter exports are objects Step Functions names at run time, under this workflow's fanout/<workflow>/ prefix only.",
-	"InvokeRoutedModels":        "A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only.",
-	"KeyAdministration":         "A key policy's resource is always \"*\", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKey grants).",
-	"CloudWatchLogs":            "A key policy's resource is always \"*\", the key itself; CloudWatch Logs may use it only for this account's log groups in the region (encryption context).",
-	"EventBridgeToQueues":       "A key policy's resource is always \"*\", the key itself; EventBridge may use it only for this account's rules, to deliver into the encrypted queues.",
-	"InvokeTools":               "<function>:* names the function's versions and aliases, which a caller may invoke by qualified ARN; no other function.",
-	"LogDelivery":               "Step Functions log delivery (logs:CreateLogDelivery and friends) supports no resource-level permissions: AWS documents only \"*\".",
-	"ReadClaimCheckPayloads":    "Payloads are objects named per message under the prefixes this class may read (inputs/, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).",
-	"TaskTokenCallbacks":        "Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.",
-	"WriteFunctionLogs":         "Log streams are created at run time inside this function's own log group (<group>:*).",
-	"WriteOwnClaimCheckOutputs": "Outputs are objects named per message under this class's own outputs/<class>/ prefix.",
-	"WriteRuntimeLogs":          "AgentCore names each runtime's log group at run time, under /aws/bedrock-agentcore/runtimes/ only.",
+	"AuthenticateToECR":           "ecr:GetAuthorizationToken has no resource-level permissions: AWS accepts only \"*\".",
+	"DistributedMapChildren":      "Distributed Map child executions are named at run time: only <machine>/* and execution:<machine>/* can name them.",
+	"FanOutResultWriter":          "ResultWriter exports are objects Step Functions names at run time, under this workflow's fanout/<workflow>/ prefix only.",
+	"InvokeModelsThroughProfiles": "A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only, and only through this fleet's profiles (bedrock:InferenceProfileArn).",
+	"KeyAdministration":           "A key policy's resource is always \"*\", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKey grants).",
+	"CloudWatchLogs":              "A key policy's resource is always \"*\", the key itself; CloudWatch Logs may use it only for this account's log groups in the region (encryption context).",
+	"EventBridgeToQueues":         "A key policy's resource is always \"*\", the key itself; EventBridge may use it only for this account's rules, to deliver into the encrypted queues.",
+	"InvokeTools":                 "<function>:* names the function's versions and aliases, which a caller may invoke by qualified ARN; no other function.",
+	"LogDelivery":                 "Step Functions log delivery (logs:CreateLogDelivery and friends) supports no resource-level permissions: AWS documents only \"*\".",
+	"ReadClaimCheckPayloads":      "Payloads are objects named per message under the prefixes this class may read (inputs/ of the event it consumes and of its workflows, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).",
+	"TaskTokenCallbacks":          "Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.",
+	"WriteFunctionLogs":           "Log streams are created at run time inside this function's own log group (<group>:*).",
+	"WriteOwnClaimCheckOutputs":   "Outputs are objects named per message under this class's own outputs/<class>/ prefix.",
+	"WriteRuntimeLogs":            "AgentCore names each runtime's log group at run time, under /aws/bedrock-agentcore/runtimes/ only.",
 }
 
 // wildcard reports whether an Allow statement names a resource or action with a wildcard.
@@ -153,12 +153,22 @@ func (g *gen) role(fl *file, name, roleName, path string, trust []stmt, policy [
 // Geographic prefixes of cross-region inference profile ids (us.anthropic...).
 var profilePrefixes = []string{"us.", "eu.", "apac.", "jp.", "au.", "ca.", "us-gov.", "global."}
 
+// modelGrants are the Bedrock ARNs a class may invoke, in two statements.
+type modelGrants struct {
+	// direct: foundation models in the fleet's region, inference profiles in the fleet's
+	// region, and ARNs the spec names.
+	direct []tokens
+	// routed: the foundation model of each inference profile in whatever region the profile
+	// routes to (geographic profiles span their geography, global ones every commercial
+	// region and no region at all; IAM's * matches empty), allowed only through profiles
+	// (bedrock:InferenceProfileArn, as AWS documents): no direct call outside the region.
+	routed, profiles []tokens
+}
+
 // modelResources returns the Bedrock ARNs a class may invoke: every target of its policy and
-// of every policy reachable through fallbacks. An inference profile id becomes the profile
-// ARN in the fleet region plus the foundation model it routes to in any region (profiles
-// fan out across regions, and global ones have no region at all; IAM's * matches empty).
-// Targets of other providers (openai/..., anthropic/...) need no AWS permission.
-func (g *gen) modelResources(ms ...*ir.Model) []tokens {
+// of every policy reachable through fallbacks. Targets of other providers (openai/...,
+// anthropic/...) need no AWS permission.
+func (g *gen) modelResources(ms ...*ir.Model) modelGrants {
 	seen := map[*ir.Model]bool{}
 	var targets []string
 	var walk func(m *ir.Model)
@@ -179,12 +189,7 @@ func (g *gen) modelResources(ms ...*ir.Model) []tokens {
 		walk(m)
 	}
 
-	type arn struct {
-		key string
-		t   tokens
-	}
-	byKey := map[string]arn{}
-	add := func(key string, t tokens) { byKey[key] = arn{key, t} }
+	direct, routed, profiles := map[string]tokens{}, map[string]tokens{}, map[string]tokens{}
 	for _, target := range targets {
 		id, ok := strings.CutPrefix(target, "bedrock/")
 		if !ok || id == "" {
@@ -192,21 +197,24 @@ func (g *gen) modelResources(ms ...*ir.Model) []tokens {
 		}
 		switch {
 		case strings.HasPrefix(id, "arn:"):
-			add(id, str(id))
+			direct[id] = str(id)
 		case hasPrefixAny(id, profilePrefixes...):
 			base := id[strings.Index(id, ".")+1:]
-			add("profile/"+id, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+":"), interp(accountID()), lit(":inference-profile/"+id)))
-			add("model/*/"+base, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:*::foundation-model/"+base)))
+			profile := tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+":"), interp(accountID()), lit(":inference-profile/"+id))
+			direct["profile/"+id], profiles[id] = profile, profile
+			routed[base] = tmpl(lit("arn:"), interp(partition()), lit(":bedrock:*::foundation-model/"+base))
 		default:
-			add("model/"+g.f.Region+"/"+id, tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+"::foundation-model/"+id)))
+			direct["model/"+id] = tmpl(lit("arn:"), interp(partition()), lit(":bedrock:"+g.f.Region+"::foundation-model/"+id))
 		}
 	}
-	keys := slices.Sorted(maps.Keys(byKey))
-	out := make([]tokens, len(keys))
-	for i, k := range keys {
-		out[i] = byKey[k].t
+	sorted := func(m map[string]tokens) []tokens {
+		var out []tokens
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, m[k])
+		}
+		return out
 	}
-	return out
+	return modelGrants{direct: sorted(direct), routed: sorted(routed), profiles: sorted(profiles)}
 }
 
 // ecrRE matches a private ECR image: <account>.dkr.ecr.<region>.amazonaws.com[.cn]/<repo>[:tag|@digest].

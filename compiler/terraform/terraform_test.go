@@ -165,15 +165,22 @@ func TestAgentCoreFleet(t *testing.T) {
 	if got := pol["PullWorkerImage"].resources; got != `["arn:aws:ecr:us-west-2:123456789012:repository/fleet-worker"]` {
 		t.Errorf("ECR pull resources = %s", got)
 	}
+	profile := `"arn:${data.aws_partition.current.partition}:bedrock:us-west-2:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-haiku-4-5"`
 	models := pol["InvokeRoutedModels"].resources
-	for _, want := range []string{
-		`"arn:${data.aws_partition.current.partition}:bedrock:us-west-2:${data.aws_caller_identity.current.account_id}:inference-profile/us.anthropic.claude-haiku-4-5"`,
-		`"arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5"`,
+	for _, want := range []string{profile,
 		`"arn:${data.aws_partition.current.partition}:bedrock:us-west-2::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0"`,
 	} {
 		if !strings.Contains(models, want) {
 			t.Errorf("model resources lack %s:\n%s", want, models)
 		}
+	}
+	if strings.Contains(models, ":bedrock:*:") {
+		t.Errorf("models in any region without a profile:\n%s", models)
+	}
+	via := pol["InvokeModelsThroughProfiles"]
+	if via.resources != `["arn:${data.aws_partition.current.partition}:bedrock:*::foundation-model/anthropic.claude-haiku-4-5"]` ||
+		via.conditions != "ArnEquals bedrock:InferenceProfileArn ["+profile+"]" {
+		t.Errorf("models through profiles = %+v", via)
 	}
 
 	checkDispatcher(t, ac)
@@ -273,36 +280,41 @@ func TestQueuePoliciesScopedToRule(t *testing.T) {
 
 func TestWorkerIAMExact(t *testing.T) {
 	type want struct{ actions, resources string }
-	base := func(n string) map[string]want {
+	base := func(n, consumed string) map[string]want {
 		return map[string]want{
 			"ConsumeClassQueue":         {`["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl", "sqs:ReceiveMessage"]`, "[aws_sqs_queue." + n + ".arn]"},
 			"DeadLetterOwnMessages":     {`["sqs:GetQueueUrl", "sqs:SendMessage"]`, "[aws_sqs_queue." + n + "_dlq.arn]"},
 			"IdempotencyClaims":         {`["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]`, "[aws_dynamodb_table.idempotency.arn]"},
-			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/inputs/*"]`},
+			"ReadClaimCheckPayloads":    {`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/inputs/events/` + consumed + `/*"]`},
 			"WriteOwnClaimCheckOutputs": {`["s3:PutObject"]`, `["${aws_s3_bucket.claimcheck.arn}/outputs/` + strings.ReplaceAll(n, "_", "-") + `/*"]`},
 		}
 	}
-	researcher := base("researcher")
-	// In workflow conversation: its fan-out results too.
-	researcher["ReadClaimCheckPayloads"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", "${aws_s3_bucket.claimcheck.arn}/inputs/*"]`}
+	researcher := base("researcher", "agent.step.requested")
+	// In workflow conversation: its fan-out results and the workflow's inputs too.
+	researcher["ReadClaimCheckPayloads"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/fanout/conversation/*", ` +
+		`"${aws_s3_bucket.claimcheck.arn}/inputs/events/agent.step.requested/*", "${aws_s3_bucket.claimcheck.arn}/inputs/workflows/conversation/*"]`}
 	researcher["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	// "<arn>/*": Distributed Map children run as stateMachine:<name>/<label>.
 	researcher["TaskTokenCallbacks"] = want{`["states:SendTaskFailure", "states:SendTaskHeartbeat", "states:SendTaskSuccess"]`,
 		`[aws_sfn_state_machine.conversation.arn, "${aws_sfn_state_machine.conversation.arn}/*"]`}
 	p := "arn:${data.aws_partition.current.partition}:bedrock"
 	acct := "${data.aws_caller_identity.current.account_id}"
-	researcher["InvokeRoutedModels"] = want{`["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]`,
-		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
-			`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"]`}
+	profiles := `["` + p + `:us-east-1:` + acct + `:inference-profile/global.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
+		`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0", ` +
+		`"` + p + `:us-east-1:` + acct + `:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"]`
+	// Directly: the fleet region's profiles only. The foundation models they route to, in any
+	// region, only through those profiles (the condition is checked below).
+	researcher["InvokeRoutedModels"] = want{`["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]`, profiles}
+	researcher["InvokeModelsThroughProfiles"] = want{`["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"]`,
+		`["` + p + `:*::foundation-model/anthropic.claude-haiku-4-5-20251001-v1:0", "` + p + `:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0"]`}
+	throughProfiles := "ArnEquals bedrock:InferenceProfileArn " + profiles
 
-	synth := base("cdk_synth")
+	synth := base("cdk_synth", "CdkSynthRequested")
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	synth["JobStatus"] = want{`["dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
 	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
 
-	greeter := base("greeter")
+	greeter := base("greeter", "greeting.requested")
 	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
 
 	cases := []struct {
@@ -336,6 +348,9 @@ func TestWorkerIAMExact(t *testing.T) {
 				if g := got[sid]; g.actions != w.actions || g.resources != w.resources {
 					t.Errorf("%s:\n got  %s on %s\n want %s on %s", sid, g.actions, g.resources, w.actions, w.resources)
 				}
+			}
+			if via, ok := got["InvokeModelsThroughProfiles"]; ok && via.conditions != throughProfiles {
+				t.Errorf("models outside the region: conditions = %s, want %s", via.conditions, throughProfiles)
 			}
 			if pub, ok := got["PublishCompletionEvents"]; ok && pub.conditions != tc.emits {
 				t.Errorf("PutEvents conditions = %s, want %s", pub.conditions, tc.emits)

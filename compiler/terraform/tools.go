@@ -28,17 +28,18 @@ func leadingKeys(prefix string) condition {
 	return condition{"ForAllValues:StringLike", "dynamodb:LeadingKeys", []tokens{str(prefix + "*")}}
 }
 
-// agentSide is what a caller of the async tools of classes may do, with its job list held to
-// index keys starting with owner: publish the classes' request events (events:detail-type
-// and events:source conditions), create and read job items, and query its jobs on the owner
-// index. The tools role (every async class, any principal: jobs.OwnerPrefix) and an llm
-// class's worker role (the classes it names, as jobs.ClassPrincipal) get exactly these;
-// neither gets the worker's UpdateItem, so no agent side can do a worker's work.
-func agentSide(classes []*ir.Agent, owner string) []stmt {
+// agentSide is what a caller of the async tools of classes may do, with its job items held to
+// table keys starting with jobKey and its job list to index keys starting with owner: publish
+// the classes' request events (events:detail-type and events:source conditions), create and
+// read job items, and query its jobs on the owner index. The tools role (every async class,
+// any principal: jobs.KeyPrefix, jobs.OwnerPrefix; the function checks the caller) and an llm
+// class's worker role (the classes it names, as jobs.ClassPrincipal: its own jobs' keys only)
+// get exactly these; neither gets the worker's UpdateItem, so no agent side can do a worker's work.
+func agentSide(classes []*ir.Agent, jobKey, owner string) []stmt {
 	table := ref("aws_dynamodb_table", "jobs", "arn")
 	st := []stmt{
 		{sid: "CreateAndReadJobs", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem"},
-			resources: []tokens{table}, conditions: []condition{leadingKeys(jobs.KeyPrefix)}},
+			resources: []tokens{table}, conditions: []condition{leadingKeys(jobKey)}},
 		{sid: "ListOwnersJobs", actions: []string{"dynamodb:Query"},
 			resources:  []tokens{tmpl(interp(table), lit("/index/"+jobs.OwnerIndex))},
 			conditions: []condition{leadingKeys(owner)}},
@@ -71,7 +72,7 @@ func (g *gen) tools() {
 	}
 	fl := g.file("tools.tf").owner(PartState, "/state")
 	n := "async_tools"
-	st := append(agentSide(t.Classes, jobs.OwnerPrefix),
+	st := append(agentSide(t.Classes, jobs.KeyPrefix, jobs.OwnerPrefix),
 		stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
 	g.role(fl, n, t.RoleName, t.Path, serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole"), st,
@@ -195,7 +196,7 @@ func (g *gen) notify(fl *file, a *ir.Agent) {
 		types[e.DetailType], sources[e.Source] = true, true
 	}
 	pattern, _ := value(map[string]any{"detail-type": anySorted(types), "source": anySorted(sources)})
-	ruleName := g.f.Name + "-" + a.Name + "-notify"
+	ruleName := nt.Rule
 	g.claim("aws_cloudwatch_event_rule", n, nt.Path)
 	r := fl.resource("aws_cloudwatch_event_rule", n)
 	r.set("name", str(ruleName))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/internal/verifytest"
+	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
 // allFiles parses every generated top-level .tf file.
@@ -98,9 +99,11 @@ func TestToolsRoleSharesNothingWithWorkers(t *testing.T) {
 	// release-assistant names async:cdk-synth: the agent side of cdk-synth only, as
 	// class:release-assistant; the async worker classes and synth-alerts get none.
 	wantLLM := map[string]string{
-		"CreateAndReadJobs": want["CreateAndReadJobs"],
-		"ListOwnersJobs":    `["dynamodb:Query"] ["${aws_dynamodb_table.jobs.arn}/index/by_owner"] ForAllValues:StringLike dynamodb:LeadingKeys ["OWNER#23:class:release-assistant#*"]`,
-		"RequestJobs":       want["RequestJobs"],
+		// Its own jobs' items only: the key prefix of class:release-assistant's job ids.
+		"CreateAndReadJobs": `["dynamodb:GetItem", "dynamodb:PutItem"] [aws_dynamodb_table.jobs.arn] ForAllValues:StringLike dynamodb:LeadingKeys ["` +
+			jobs.JobKeyPrefix("class:release-assistant") + `*"]`,
+		"ListOwnersJobs": `["dynamodb:Query"] ["${aws_dynamodb_table.jobs.arn}/index/by_owner"] ForAllValues:StringLike dynamodb:LeadingKeys ["OWNER#23:class:release-assistant#*"]`,
+		"RequestJobs":    want["RequestJobs"],
 	}
 	for n, as := range agents {
 		switch {

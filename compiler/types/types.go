@@ -6,6 +6,8 @@
 // open maps) becomes the language's "any JSON value", said so in a comment.
 //
 // Each language is a text/template over one model built here; nothing is concatenated.
+// Spec text enters the model only as comment lines or string literals, and identifiers only
+// mangled (text.go), so a spec from a fork cannot put code into a handler's build.
 package types
 
 import (
@@ -17,7 +19,6 @@ import (
 	"slices"
 	"strings"
 	"text/template"
-	"unicode"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -39,15 +40,22 @@ var templatesFS embed.FS
 // Decl is one named type: a record of fields or a string enum.
 type Decl struct {
 	Name   string
-	Doc    []string // comment lines
-	Fields []Field  // a record
-	Enum   []string // a string enum (Fields empty)
+	Doc    []string    // comment lines, safe for the language (commentLines)
+	Fields []Field     // a record
+	Enum   []EnumValue // a string enum (Fields empty)
+}
+
+// EnumValue is one value of a string enum.
+type EnumValue struct {
+	Const   string // the Go constant's name, unique in the package
+	Literal string // the value as the language's string literal
 }
 
 // Field is one property of a record.
 type Field struct {
-	JSON     string   // the JSON name
-	Name     string   // the language's identifier
+	Key      string   // the JSON name as the language's string literal
+	Name     string   // the Go field's identifier, unique in its struct
+	Tag      string   // the Go struct tag
 	Type     string   // the language's type expression
 	Required bool     // listed in required
 	Doc      []string // comment lines: description, bounds
@@ -64,28 +72,41 @@ type File struct {
 	NeedJSON bool
 }
 
-// lang maps schema kinds to one language's type expressions.
+// lang maps schema kinds to one language's type expressions, and spec text to its
+// literals and comments.
 type lang struct {
 	file, tmpl                             string
 	str, integer, number, boolean, anyJSON string
 	array                                  func(elem string) string
 	optional                               func(t string) string // a non-required field's type
-	ident                                  func(json string) string
+	literal                                func(s string) string // a string literal of s
+	comment                                func(line string) string
+	tag                                    func(json string, required bool) (string, error) // Go's struct tag; nil elsewhere
+	// reserved are the names the template itself declares or imports.
+	reserved []string
 }
 
+// TypeScript has one number type: an integer is a number there, as JSON.parse returns it.
 var langs = map[string]lang{
 	Go: {file: "types.go", tmpl: "go.tmpl", str: "string", integer: "int64", number: "float64", boolean: "bool", anyJSON: "json.RawMessage",
 		array:    func(e string) string { return "[]" + e },
-		optional: func(t string) string { return goOptional(t) },
-		ident:    exported},
+		optional: goOptional,
+		literal:  goLiteral,
+		comment:  func(l string) string { return l },
+		tag:      goTag,
+		reserved: []string{"json"}},
 	TypeScript: {file: "types.ts", tmpl: "typescript.tmpl", str: "string", integer: "number", number: "number", boolean: "boolean", anyJSON: "unknown",
 		array:    func(e string) string { return "Array<" + e + ">" },
 		optional: func(t string) string { return t },
-		ident:    func(j string) string { return j }},
+		literal:  tsLiteral,
+		comment:  tsComment,
+		reserved: []string{"Array"}},
 	Python: {file: "fleet_types.py", tmpl: "python.tmpl", str: "str", integer: "int", number: "float", boolean: "bool", anyJSON: "Any",
 		array:    func(e string) string { return "List[" + e + "]" },
 		optional: func(t string) string { return t },
-		ident:    func(j string) string { return j }},
+		literal:  pyLiteral,
+		comment:  func(l string) string { return l },
+		reserved: []string{"Any", "List", "Literal", "NotRequired", "TypedDict"}},
 }
 
 // goOptional makes a Go field type nullable when its zero value would be a real value.
@@ -102,24 +123,37 @@ func Generate(f *ir.Fleet, l string) (artifact.File, error) {
 	if !ok {
 		return artifact.File{}, fmt.Errorf("unknown language %q (want %s)", l, strings.Join(Langs(), ", "))
 	}
-	b := &builder{lang: lg, seen: map[string]bool{}}
-	for _, a := range f.Agents {
-		base := exported(a.Name)
+	b := &builder{lang: lg, names: names{}}
+	for _, r := range lg.reserved {
+		b.names[r] = true
+	}
+	// The class types are what handlers import: they get their names before any nested type.
+	type classNames struct{ in, out string }
+	top := make([]classNames, len(f.Agents))
+	for i, a := range f.Agents {
+		base := ident(a.Name)
+		top[i] = classNames{b.names.unique(base + "Input"), b.names.unique(base + "Output")}
+	}
+	for i, a := range f.Agents {
+		in, out := top[i].in, top[i].out
 		switch {
 		case a.Consumes != nil && a.Consumes.Event != nil:
-			b.record(base+"Input", a.Consumes.Event.Detail, []string{
-				fmt.Sprintf("%sInput is what class %s's handler receives: the detail of %s.", base, a.Name, a.Consumes.Event.DetailType)})
+			b.record(in, a.Consumes.Event.Detail, []string{
+				fmt.Sprintf("%s is what class %s's handler receives: the detail of %s.", in, a.Name, a.Consumes.Event.DetailType)})
 		default:
-			b.alias(base+"Input", fmt.Sprintf("%sInput is what class %s's handler receives: its workflow step's input (any JSON object).", base, a.Name))
+			b.alias(in, fmt.Sprintf("%s is what class %s's handler receives: its workflow step's input (any JSON object).", in, a.Name))
 		}
 		if a.Output != nil {
-			b.record(base+"Output", a.Output, []string{
-				fmt.Sprintf("%sOutput is what class %s's handler returns (agents.%s.output); fleet-worker refuses any other result (HandlerOutputInvalid).", base, a.Name, a.Name)})
+			b.record(out, a.Output, []string{
+				fmt.Sprintf("%s is what class %s's handler returns (agents.%s.output); fleet-worker refuses any other result (HandlerOutputInvalid).", out, a.Name, a.Name)})
 		} else {
-			b.alias(base+"Output", fmt.Sprintf("%sOutput is what class %s's handler returns: any JSON value (the class declares no output).", base, a.Name))
+			b.alias(out, fmt.Sprintf("%s is what class %s's handler returns: any JSON value (the class declares no output).", out, a.Name))
 		}
 	}
-	file := File{Fleet: f.Name, Package: goPackage(f.Name), Decls: b.decls, Reversed: slices.Clone(b.decls)}
+	if b.err != nil {
+		return artifact.File{}, b.err
+	}
+	file := File{Fleet: oneLine(f.Name), Package: goPackage(f.Name), Decls: b.decls, Reversed: slices.Clone(b.decls)}
 	slices.Reverse(file.Reversed)
 	for _, d := range b.decls {
 		file.NeedJSON = file.NeedJSON || len(d.Fields) == 0 && len(d.Enum) == 0
@@ -127,8 +161,7 @@ func Generate(f *ir.Fleet, l string) (artifact.File, error) {
 			file.NeedJSON = file.NeedJSON || strings.Contains(fl.Type, "json.RawMessage")
 		}
 	}
-	funcs := template.FuncMap{"quote": func(s string) string { return fmt.Sprintf("%q", s) }, "ident": exported}
-	t, err := template.New(lg.tmpl).Funcs(funcs).ParseFS(templatesFS, "templates/"+lg.tmpl)
+	t, err := template.New(lg.tmpl).ParseFS(templatesFS, "templates/"+lg.tmpl)
 	if err != nil {
 		return artifact.File{}, err
 	}
@@ -150,19 +183,24 @@ func Generate(f *ir.Fleet, l string) (artifact.File, error) {
 type builder struct {
 	lang  lang
 	decls []Decl
-	seen  map[string]bool
+	names names // the package's (module's) scope: types, and Go's enum constants
+	err   error // the first property no field can carry
 }
 
-func (b *builder) add(d Decl) {
-	if !b.seen[d.Name] {
-		b.seen[d.Name] = true
-		b.decls = append(b.decls, d)
+// doc is spec text as the language's comment lines.
+func (b *builder) doc(texts ...string) []string {
+	var out []string
+	for _, t := range texts {
+		for _, l := range commentLines(t) {
+			out = append(out, b.lang.comment(l))
+		}
 	}
+	return out
 }
 
 // alias declares name as "any JSON value" (a record with no fields renders as an open map).
 func (b *builder) alias(name, doc string) {
-	b.add(Decl{Name: name, Doc: []string{doc}})
+	b.decls = append(b.decls, Decl{Name: name, Doc: b.doc(doc)})
 }
 
 // record declares a type for an object schema and returns its name, or the language's type
@@ -177,26 +215,40 @@ func (b *builder) record(name string, schema map[string]any, doc []string) strin
 	}
 	props, _ := schema["properties"].(map[string]any)
 	req, _ := schema["required"].([]any)
-	d := Decl{Name: name, Doc: doc}
+	d := Decl{Name: name, Doc: b.doc(doc...)}
 	i := len(b.decls)
-	b.add(d)
+	b.decls = append(b.decls, d)
+	fields := names{}
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		ps, _ := props[k].(map[string]any)
 		required := slices.Contains(req, any(k))
-		t := b.typeOf(name+exported(k), ps)
+		t := b.typeOf(name+ident(k), ps)
 		if !required {
 			t = b.lang.optional(t)
 		}
-		d.Fields = append(d.Fields, Field{JSON: k, Name: b.lang.ident(k), Type: t, Required: required, Doc: fieldDoc(ps)})
+		f := Field{Key: b.lang.literal(k), Name: fields.unique(ident(k)), Type: t, Required: required, Doc: b.doc(fieldDoc(ps)...)}
+		if b.lang.tag != nil {
+			var err error
+			if f.Tag, err = b.lang.tag(k, required); err != nil && b.err == nil {
+				b.err = err
+			}
+		}
+		d.Fields = append(d.Fields, f)
 	}
 	b.decls[i] = d
 	return name
 }
 
-// typeOf is the language's type for schema s; nested records and enums get named s.
-func (b *builder) typeOf(name string, s map[string]any) string {
+// typeOf is the language's type for schema s; a nested record or enum is declared under
+// base, made unique.
+func (b *builder) typeOf(base string, s map[string]any) string {
 	if e, ok := stringEnum(s); ok {
-		b.add(Decl{Name: name, Enum: e, Doc: []string{fmt.Sprintf("%s is one of %s.", name, strings.Join(e, ", "))}})
+		name := b.names.unique(base)
+		d := Decl{Name: name, Doc: b.doc(fmt.Sprintf("%s is one of %s.", name, strings.Join(e, ", ")))}
+		for _, v := range e {
+			d.Enum = append(d.Enum, EnumValue{Const: b.names.unique(name + ident(v)), Literal: b.lang.literal(v)})
+		}
+		b.decls = append(b.decls, d)
 		return name
 	}
 	switch t, _ := s["type"].(string); t {
@@ -213,10 +265,10 @@ func (b *builder) typeOf(name string, s map[string]any) string {
 		if items == nil {
 			return b.lang.array(b.lang.anyJSON)
 		}
-		return b.lang.array(b.typeOf(name+"Item", items))
+		return b.lang.array(b.typeOf(base+"Item", items))
 	case "object":
 		if isRecord(s) {
-			return b.record(name, s, nil)
+			return b.record(b.names.unique(base), s, nil)
 		}
 	}
 	return b.lang.anyJSON
@@ -271,37 +323,15 @@ func fieldDoc(s map[string]any) []string {
 	return doc
 }
 
-// exported turns a spec name (cdk-synth, invoice_id, jobId) into a Go/TS/Python type name.
-func exported(s string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
-			continue
-		}
-		if up {
-			r = unicode.ToUpper(r)
-			up = false
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	if out == "" || unicode.IsDigit(rune(out[0])) {
-		out = "X" + out
-	}
-	return out
-}
-
 // goPackage is a Go package name from the fleet's name.
 func goPackage(fleet string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(fleet) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+		if isASCIILetter(r) || '0' <= r && r <= '9' {
 			b.WriteRune(r)
 		}
 	}
-	if b.Len() == 0 || unicode.IsDigit(rune(b.String()[0])) {
+	if b.Len() == 0 || '0' <= b.String()[0] && b.String()[0] <= '9' {
 		return "fleettypes"
 	}
 	return b.String() + "types"

@@ -21,7 +21,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -37,6 +36,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/fleetc/fleetc/internal/localhttp"
 )
 
 // Environment variables read by Load. EnvEndpoint wins over EnvEndpointSDK.
@@ -180,12 +181,7 @@ func isLoopback(endpoint string) bool {
 	if err != nil {
 		return false
 	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return localhttp.IsLoopbackName(u.Hostname())
 }
 
 // WithoutCRC32 disables DynamoDB's X-Amz-Crc32 response validation.

@@ -88,8 +88,9 @@ type Store struct {
 	// message naming another bucket or key is refused before any request, so a class cannot
 	// be made to load another class's outputs. Empty: no reference is accepted.
 	ReadPrefixes []string
-	// Owner is the account that must own Bucket, sent as ExpectedBucketOwner: a bucket
-	// deleted and re-created by someone else under the same name answers 403, not their data.
+	// Owner is the account that must own Bucket, sent as ExpectedBucketOwner on every read
+	// and write: a bucket deleted and re-created by someone else under the same name answers
+	// 403, neither serving their data nor receiving ours. Empty: nothing is read or written.
 	Owner string
 }
 
@@ -242,17 +243,21 @@ func (s *Store) Write(ctx context.Context, class, workKey, owner string, output 
 }
 
 // Put writes body to ref as application/json (producers use it to create
-// input references).
+// input references), only into a bucket Owner owns.
 func (s *Store) Put(ctx context.Context, ref Ref, body []byte) error {
 	if err := ref.Validate(); err != nil {
 		return err
 	}
+	if s.Owner == "" {
+		return fmt.Errorf("claimcheck: put s3://%s/%s: the bucket owner's account is unknown", ref.Bucket, ref.Key)
+	}
 	_, err := s.Client.PutObject(ctx, &s3.PutObjectInput{
-		Bucket:        aws.String(ref.Bucket),
-		Key:           aws.String(ref.Key),
-		Body:          bytes.NewReader(body),
-		ContentLength: aws.Int64(int64(len(body))),
-		ContentType:   aws.String(ContentType),
+		Bucket:              aws.String(ref.Bucket),
+		Key:                 aws.String(ref.Key),
+		Body:                bytes.NewReader(body),
+		ContentLength:       aws.Int64(int64(len(body))),
+		ContentType:         aws.String(ContentType),
+		ExpectedBucketOwner: aws.String(s.Owner), // a same-named bucket of another account gets nothing
 	})
 	if err != nil {
 		return fmt.Errorf("claimcheck: put s3://%s/%s: %w", ref.Bucket, ref.Key, err)

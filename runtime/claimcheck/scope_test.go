@@ -75,3 +75,42 @@ func TestFetchScope(t *testing.T) {
 		t.Errorf("no owner: err %v", err)
 	}
 }
+
+// Every write names the account that must own the bucket (ExpectedBucketOwner, the
+// x-amz-expected-bucket-owner header): S3 answers 403 when a bucket of that name belongs to
+// another account, so an output never lands in a bucket someone re-created under the fleet's
+// name. Without a known owner nothing is written. The httptest S3 answers PutObject as AWS
+// documents (200, an ETag) and records each request.
+func TestPutNamesTheBucketOwner(t *testing.T) {
+	var seen []*http.Request
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Clone(context.Background()))
+		w.Header().Set("ETag", `"d41d8cd98f00b204e9800998ecf8427e"`)
+	}))
+	defer srv.Close()
+	client := s3.New(s3.Options{
+		Region: "eu-west-1", BaseEndpoint: aws.String(srv.URL), UsePathStyle: true,
+		Credentials: aws.AnonymousCredentials{},
+	})
+	store := New(client, "fleet-cc", 4)
+	store.Owner = "123456789012"
+	ctx := context.Background()
+	ref, err := store.Offload(ctx, "planner", "k", "o1", []byte(`{"big":true}`))
+	if err != nil || ref == nil {
+		t.Fatalf("offload: %v, %v", ref, err)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("%d requests, want one PutObject", len(seen))
+	}
+	if r := seen[0]; r.Method != http.MethodPut || r.URL.Path != "/fleet-cc/"+ref.Key || r.Header.Get("X-Amz-Expected-Bucket-Owner") != "123456789012" {
+		t.Errorf("PutObject: %s %s owner %q", r.Method, r.URL.Path, r.Header.Get("X-Amz-Expected-Bucket-Owner"))
+	}
+
+	store.Owner = ""
+	if err := store.Put(ctx, Ref{Type: "s3", Bucket: "fleet-cc", Key: "inputs/x.json"}, []byte(`{}`)); err == nil {
+		t.Error("no owner: the object was written")
+	}
+	if len(seen) != 1 {
+		t.Errorf("no owner: %d more requests reached S3", len(seen)-1)
+	}
+}

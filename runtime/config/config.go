@@ -71,6 +71,7 @@ type (
 	Handler     = rc.Handler
 	Models      = rc.Models
 	ModelPolicy = rc.ModelPolicy
+	APIKey      = rc.APIKey
 	Telemetry   = rc.Telemetry
 	// Error lists every problem found in a config, each prefixed by its JSON pointer.
 	Error = rc.Error

@@ -69,50 +69,74 @@ type streamState struct {
 	committed bool // an event reached the caller: no more retries or fallbacks
 }
 
-// assembler builds the Response a stream amounts to.
+// assembler builds the Response a stream amounts to. Each block's text and tool input
+// grow in a strings.Builder (amortised appends: linear in the answer, where += copied the
+// whole text per delta), and the content held is counted against MaxResponseBytes.
 type assembler struct {
 	resp   Response
 	blocks map[int]*Block
 	order  []int
+	text   map[int]*strings.Builder
 	input  map[int]*strings.Builder
+	size   int // bytes of content held: text, tool ids, names and inputs, blockCost a block
 }
 
-func (a *assembler) add(ev StreamEvent) {
+// blockCost is what a block counts against MaxResponseBytes besides its content, so a
+// stream of empty blocks cannot grow without bound either.
+const blockCost = 64
+
+// add takes one event into the answer; past MaxResponseBytes it refuses it.
+func (a *assembler) add(ev StreamEvent) error {
 	if a.blocks == nil {
-		a.blocks, a.input = map[int]*Block{}, map[int]*strings.Builder{}
+		a.blocks, a.text, a.input = map[int]*Block{}, map[int]*strings.Builder{}, map[int]*strings.Builder{}
 		a.resp.Message.Role = RoleAssistant
+	}
+	a.size += len(ev.Text) + len(ev.ToolInput)
+	if ev.ToolUse != nil {
+		a.size += len(ev.ToolUse.ID) + len(ev.ToolUse.Name)
 	}
 	block := func() *Block {
 		b := a.blocks[ev.Index]
 		if b == nil {
 			b = &Block{}
 			a.blocks[ev.Index] = b
+			a.size += blockCost
 			a.order = append(a.order, ev.Index)
 		}
 		return b
+	}
+	builder := func(m map[int]*strings.Builder) *strings.Builder {
+		sb := m[ev.Index]
+		if sb == nil {
+			sb = &strings.Builder{}
+			m[ev.Index] = sb
+		}
+		return sb
 	}
 	switch ev.Kind {
 	case EventBlockStart:
 		if ev.ToolUse != nil {
 			tu := *ev.ToolUse
 			block().ToolUse = &tu
-			a.input[ev.Index] = &strings.Builder{}
+			builder(a.input)
 		}
 	case EventBlockDelta:
-		b := block()
+		block()
 		if ev.ToolInput != "" {
-			if a.input[ev.Index] == nil {
-				a.input[ev.Index] = &strings.Builder{}
-			}
-			a.input[ev.Index].WriteString(ev.ToolInput)
+			builder(a.input).WriteString(ev.ToolInput)
 		} else {
-			b.Text += ev.Text
+			builder(a.text).WriteString(ev.Text)
 		}
 	case EventMessageStop:
 		a.resp.StopReason = ev.StopReason
 	case EventMetadata:
 		a.resp.Usage = ev.Usage
 	}
+	if a.size > MaxResponseBytes {
+		return &ProviderError{Status: 502, Code: "UnexpectedOutput",
+			Message: fmt.Sprintf("the streamed answer is over %d bytes (router.MaxResponseBytes)", MaxResponseBytes)}
+	}
+	return nil
 }
 
 func (a *assembler) response(model string) *Response {
@@ -121,6 +145,9 @@ func (a *assembler) response(model string) *Response {
 	resp.Message.Role = RoleAssistant
 	for _, i := range a.order {
 		b := *a.blocks[i]
+		if t := a.text[i]; t != nil {
+			b.Text = t.String()
+		}
 		if b.ToolUse != nil {
 			in := a.input[i].String()
 			if in == "" {
@@ -184,7 +211,9 @@ func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) 
 		if err != nil {
 			return nil, err
 		}
-		a.add(ev)
+		if err := a.add(ev); err != nil {
+			return nil, err
+		}
 		st.committed = true
 		if err := st.emit(ev); err != nil {
 			return nil, &callerGone{err}

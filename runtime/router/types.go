@@ -14,6 +14,7 @@ package router
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -154,11 +155,11 @@ type Response struct {
 
 // Text concatenates the text blocks of the answer.
 func (r *Response) Text() string {
-	var s string
+	var s strings.Builder
 	for _, b := range r.Message.Content {
-		s += b.Text
+		s.WriteString(b.Text)
 	}
-	return s
+	return s.String()
 }
 
 // ToolUses lists the tool calls the answer asks for.

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/uuid"
 
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
@@ -389,5 +390,42 @@ func TestRefusedEventLeavesNoQueuedJob(t *testing.T) {
 	}
 	if evs := e.events(t); len(evs) != 1 {
 		t.Errorf("events after the retry = %d, want 1", len(evs))
+	}
+}
+
+// Every job's table key starts with its principal's jobs.JobKeyPrefix, the prefix an llm
+// class's role is held to (dynamodb:LeadingKeys): the key a role may get and put says whose
+// job it is, so a class's role cannot read or overwrite another principal's job by its id.
+// The ids stay UUIDs, as the request events' contracts declare jobId.
+func TestJobKeysStartWithTheOwnersPrefix(t *testing.T) {
+	e := newEnv(t)
+	llm := tools.Caller{Principal: jobs.ClassPrincipal("release-assistant"), Session: "conv-1"}
+	for _, who := range []tools.Caller{alice, bob, llm} {
+		if a := e.call(t, who, "start_cdk_synth", synthArgs); !a.OK {
+			t.Fatalf("%s: %+v", who.Principal, a.Error)
+		}
+	}
+	out, err := e.ddb.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Items) != 3 {
+		t.Fatalf("%d job items, want 3", len(out.Items))
+	}
+	for _, it := range out.Items {
+		pk := it[jobs.AttrPK].(*ddbtypes.AttributeValueMemberS).Value
+		principal := it[jobs.AttrPrincipal].(*ddbtypes.AttributeValueMemberS).Value
+		id := it[jobs.AttrJobID].(*ddbtypes.AttributeValueMemberS).Value
+		if !strings.HasPrefix(pk, jobs.JobKeyPrefix(principal)) {
+			t.Errorf("job %s of %s: key %q does not start with %q", id, principal, pk, jobs.JobKeyPrefix(principal))
+		}
+		if _, err := uuid.Parse(id); err != nil {
+			t.Errorf("job id %q is not a UUID: %v", id, err)
+		}
+		for _, other := range []tools.Caller{alice, bob, llm} {
+			if other.Principal != principal && strings.HasPrefix(pk, jobs.JobKeyPrefix(other.Principal)) {
+				t.Errorf("job %s of %s is under %s's key prefix too", id, principal, other.Principal)
+			}
+		}
 	}
 }

@@ -13,9 +13,9 @@ import (
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
-// Headers that name the caller. The tools sit behind an authenticated front (the function
-// URL's AWS_IAM auth, an AgentCore Gateway, a private listener), which asserts the end
-// user's principal and the conversation on each request.
+// Headers that name the caller. On the local listener (fleet-worker --mode tools, loopback
+// only) the caller asserts its principal and conversation; on the function URL the
+// principal is the SigV4 identity and the principal header may only repeat it (urlPrincipal).
 const (
 	HeaderPrincipal = "X-Fleet-Principal"
 	HeaderSession   = "X-Fleet-Session"
@@ -34,6 +34,8 @@ func httpStatus(a Answer) int {
 		return http.StatusNotFound
 	case Unauthenticated:
 		return http.StatusUnauthorized
+	case PermissionDenied:
+		return http.StatusForbidden
 	case InvalidArgument, UnknownTool:
 		return http.StatusBadRequest
 	default:

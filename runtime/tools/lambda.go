@@ -20,7 +20,8 @@ import (
 //     application that calls InvokeAgent);
 //   - AgentCore Gateway Lambda targets: the event is the bare arguments, the tool name
 //     (prefixed with the target's name) is the client context's bedrockAgentCoreToolName;
-//   - the function URL (AWS_IAM): an HTTP request, served by Handler (HTTP+JSON and MCP).
+//   - the function URL (AWS_IAM): an HTTP request, served by Handler (HTTP+JSON and MCP),
+//     the principal the IAM identity that signed it (urlPrincipal).
 
 // PrincipalAttribute is the Bedrock session attribute naming the end user.
 const PrincipalAttribute = "principalId"
@@ -151,11 +152,39 @@ func (w *urlWriter) WriteHeader(code int) {
 	}
 }
 
+// urlPrincipal is a function URL caller's principal: the IAM identity whose SigV4 signature
+// the function URL verified (requestContext.authorizer.iam.userArn, present with AWS_IAM
+// auth). A request naming another principal in X-Fleet-Principal is refused, never believed:
+// any caller allowed to invoke the URL could otherwise read and start another's jobs.
+func urlPrincipal(req events.LambdaFunctionURLRequest) (string, *Answer) {
+	var arn string
+	if a := req.RequestContext.Authorizer; a != nil && a.IAM != nil {
+		arn = a.IAM.UserARN
+	}
+	if arn == "" {
+		a := fail(Unauthenticated, false, "no verified IAM identity in the request context: the function URL must use AWS_IAM auth")
+		return "", &a
+	}
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, HeaderPrincipal) && v != arn {
+			a := fail(PermissionDenied, false, "%s may only name the identity that signed the request (%s)", HeaderPrincipal, arn)
+			return "", &a
+		}
+	}
+	return arn, nil
+}
+
 // serveURL runs a function URL request through Handler.
 func (s *Service) serveURL(ctx context.Context, req events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	h, err := s.Handler()
 	if err != nil {
 		return events.LambdaFunctionURLResponse{}, err
+	}
+	principal, refused := urlPrincipal(req)
+	if refused != nil {
+		b, _ := json.Marshal(refused)
+		return events.LambdaFunctionURLResponse{StatusCode: httpStatus(*refused),
+			Headers: map[string]string{"content-type": "application/json"}, Body: string(b)}, nil
 	}
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
@@ -174,11 +203,8 @@ func (s *Service) serveURL(ctx context.Context, req events.LambdaFunctionURLRequ
 	for k, v := range req.Headers {
 		hr.Header.Set(k, v)
 	}
-	// The function URL authenticated the caller with SigV4; without an asserted principal
-	// the caller's own IAM identity is the principal.
-	if hr.Header.Get(HeaderPrincipal) == "" && req.RequestContext.Authorizer != nil && req.RequestContext.Authorizer.IAM != nil {
-		hr.Header.Set(HeaderPrincipal, req.RequestContext.Authorizer.IAM.UserARN)
-	}
+	// Handler reads the principal from its header: here it is only the verified identity.
+	hr.Header.Set(HeaderPrincipal, principal)
 	w := &urlWriter{header: http.Header{}}
 	h.ServeHTTP(w, hr)
 	if w.code == 0 {

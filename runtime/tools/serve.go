@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/jobstore"
@@ -57,8 +57,13 @@ func NewAWS(ctx context.Context, cfg *rc.Tools) (*Service, error) {
 	return New(cfg, &jobstore.Store{API: ddb, Table: cfg.Table}, &EventBridge{API: awsconfig.EventBridge(awsCfg), Bus: cfg.Bus})
 }
 
+// DefaultListen is the local listener's address when --listen names none.
+const DefaultListen = localhttp.DefaultHost + ":8080"
+
 // Run serves the tools until ctx ends: as a Lambda function when the Lambda runtime API is
-// present, else as an HTTP server on listen (HTTP+JSON under /tools/, MCP at /mcp).
+// present, else as an HTTP server on listen (HTTP+JSON under /tools/, MCP at /mcp). The
+// local listener believes the principal header, so it is loopback only and localhttp guards
+// it: a page the developer opens cannot start or read jobs through it.
 func Run(ctx context.Context, s *Service, getenv func(string) string, listen string, log *slog.Logger) error {
 	if getenv(envLambdaAPI) != "" {
 		lambda.StartWithOptions(s.HandleLambda, lambda.WithContext(ctx))
@@ -68,11 +73,14 @@ func Run(ctx context.Context, s *Service, getenv func(string) string, listen str
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", listen)
+	if listen == "" {
+		listen = DefaultListen
+	}
+	ln, err := localhttp.Listen(listen)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: localhttp.Guard(h), ReadHeaderTimeout: 10 * time.Second}
 	log.Info("async tools listening", "addr", ln.Addr().String(), "tools", s.Names())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -168,7 +168,7 @@ func TestHTTPAndLambdaShapes(t *testing.T) {
 	}
 
 	// The function URL (AWS_IAM): an HTTP request event, the caller's IAM identity the
-	// principal when no principal header is asserted.
+	// principal (url_test.go has the cross-principal cases).
 	urlEvent := events.LambdaFunctionURLRequest{RawPath: tools.ToolsPath + "get_cdk_synth_status", Body: `{"jobId":"` + viaHTTP.JobID + `"}`,
 		Headers: map[string]string{"content-type": "application/json", strings.ToLower(tools.HeaderSession): alice.Session}}
 	urlEvent.RequestContext.HTTP.Method = http.MethodPost
@@ -183,6 +183,12 @@ func TestHTTPAndLambdaShapes(t *testing.T) {
 		t.Errorf("function URL status as another IAM identity = %d %s, want 404", r.StatusCode, r.Body)
 	}
 	urlEvent.Headers[strings.ToLower(tools.HeaderPrincipal)] = alice.Principal
+	raw, _ = json.Marshal(urlEvent)
+	out, _ = e.svc.HandleLambda(context.Background(), raw)
+	if r := out.(events.LambdaFunctionURLResponse); r.StatusCode != http.StatusForbidden || !strings.Contains(r.Body, `"code":"PERMISSION_DENIED"`) {
+		t.Errorf("function URL status naming alice, signed by another identity = %d %s, want 403", r.StatusCode, r.Body)
+	}
+	urlEvent.RequestContext.Authorizer.IAM.UserARN = alice.Principal
 	raw, _ = json.Marshal(urlEvent)
 	out, _ = e.svc.HandleLambda(context.Background(), raw)
 	if r := out.(events.LambdaFunctionURLResponse); r.StatusCode != http.StatusOK || !strings.Contains(r.Body, `"status":"QUEUED"`) {

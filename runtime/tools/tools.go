@@ -55,7 +55,9 @@ const (
 	InvalidArgument Code = "INVALID_ARGUMENT"
 	NotFound        Code = "NOT_FOUND"
 	Unauthenticated Code = "UNAUTHENTICATED"
-	UnknownTool     Code = "UNKNOWN_TOOL"
+	// PermissionDenied: the request names a principal other than the one that signed it.
+	PermissionDenied Code = "PERMISSION_DENIED"
+	UnknownTool      Code = "UNKNOWN_TOOL"
 	// StartFailed: the bus refused the request event; the job is FAILED_TO_START and the
 	// same start may be retried.
 	StartFailed Code = "START_FAILED"
@@ -266,8 +268,11 @@ func (s *Service) call(ctx context.Context, who Caller, tool string, args json.R
 // another's job.
 var jobNamespace = uuid.MustParse("6f0c3b1e-4a58-5d2e-9f1a-0e5b7c9d2a41")
 
+// jobID is a UUID deterministic in (class, principal, idempotency key) whose first group is
+// the principal's jobs.JobIDPrefix, which IAM can hold a role to.
 func jobID(class, principal, key string) string {
-	return uuid.NewSHA1(jobNamespace, []byte(strings.Join([]string{class, principal, key}, "\x00"))).String()
+	id, owner := uuid.NewSHA1(jobNamespace, []byte(strings.Join([]string{class, principal, key}, "\x00"))).String(), jobs.JobIDPrefix(principal)
+	return owner + id[len(owner):]
 }
 
 func (s *Service) start(ctx context.Context, who Caller, c *class, args map[string]json.RawMessage) Answer {

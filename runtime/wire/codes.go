@@ -20,7 +20,7 @@ const (
 	NoClaimCheck           Code = "NoClaimCheck"           // payload_ref given, no claim-check store configured
 	PayloadFetchFailed     Code = "PayloadFetchFailed"     // the claim-checked input could not be read
 	PayloadTooLarge        Code = "PayloadTooLarge"        // the body exceeds the invocation limit
-	DeadlineExceeded       Code = "DeadlineExceeded"       // the run's deadline passed before the step started
+	DeadlineExceeded       Code = "DeadlineExceeded"       // the run's deadline (or the TTL) passed before the step could finish, even held through a throttle
 	InvocationTimeLeft     Code = "InvocationTimeLeft"     // no invocation time left to start the step
 )
 

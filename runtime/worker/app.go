@@ -89,7 +89,7 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if err != nil {
 		return nil, err
 	}
-	models, err := newRouter(cfg, awsCfg, getenv, o.Telemetry)
+	models, err := newRouter(ctx, cfg, awsCfg, getenv, o.Telemetry)
 	if err != nil {
 		return nil, err
 	}

@@ -19,12 +19,13 @@ import (
 )
 
 // newRouter builds the class's model router (nil when the class has no policy), with
-// spans and per-policy metrics on the worker's telemetry.
-func newRouter(cfg *config.Config, awsCfg aws.Config, getenv func(string) string, tel *telemetry.Telemetry) (*router.Router, error) {
+// spans and per-policy metrics on the worker's telemetry. API keys named by api_key are
+// read now (ctx bounds the reads): a key that cannot be read fails the start.
+func newRouter(ctx context.Context, cfg *config.Config, awsCfg aws.Config, getenv func(string) string, tel *telemetry.Telemetry) (*router.Router, error) {
 	if cfg.Models.Policy == "" {
 		return nil, nil
 	}
-	policies, err := fromconfig.Policies(cfg.Models, fromconfig.Options{AWS: &awsCfg, BedrockEndpoint: getenv(config.EnvBedrockEndpoint), Getenv: getenv})
+	policies, err := fromconfig.Policies(cfg.Models, fromconfig.Options{AWS: &awsCfg, BedrockEndpoint: getenv(config.EnvBedrockEndpoint), Getenv: getenv, Context: ctx})
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRouter(cfg, awsCfg, getenv, tel)
+	r, err := newRouter(ctx, cfg, awsCfg, getenv, tel)
 	if err != nil {
 		return nil, err
 	}

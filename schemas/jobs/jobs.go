@@ -7,6 +7,8 @@
 package jobs
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +77,22 @@ const (
 
 // Key is the table key value of a job.
 func Key(jobID string) string { return KeyPrefix + jobID }
+
+// JobIDPrefix starts every job id principal's starts create: the first 8 hex digits of the
+// principal's SHA-256, which replace a job UUID's first group (the version and variant bits
+// are elsewhere, so the id stays a UUID, as request-event contracts declare it). An id so
+// says whose it is without naming the principal, and a role that acts as one principal can
+// be held to its own jobs' items by their keys (JobKeyPrefix), not only by the runtime's
+// ownership check.
+func JobIDPrefix(principal string) string {
+	sum := sha256.Sum256([]byte(principal))
+	return hex.EncodeToString(sum[:4])
+}
+
+// JobKeyPrefix starts the table key of every job of principal: an llm class's role may get
+// and put only items whose key starts with JobKeyPrefix(ClassPrincipal(class))
+// (dynamodb:LeadingKeys), so it cannot read or overwrite another principal's job by its id.
+func JobKeyPrefix(principal string) string { return Key(JobIDPrefix(principal)) }
 
 // ClassPrincipal is the principal an llm class's async tool calls run as ("class:<class>"),
 // so the jobs one class starts are its own to read and list; its worker role's Query on the

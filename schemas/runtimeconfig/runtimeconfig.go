@@ -321,6 +321,9 @@ type ModelPolicy struct {
 	// environment variable holding its API key (never the key itself).
 	BaseURL   string `json:"base_url,omitempty"`
 	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// APIKey is where the worker reads that key in AWS when the variable is unset (a
+	// deployed function): a reference, never the key.
+	APIKey *APIKey `json:"api_key,omitempty"`
 	// ContextWindowFallbacks are tried when a target reports that the input exceeds its
 	// context window.
 	ContextWindowFallbacks []string `json:"context_window_fallbacks,omitempty"`
@@ -328,6 +331,15 @@ type ModelPolicy struct {
 	// max_in_flight and tokens_per_minute (the sum of scaling.max of the classes that can
 	// reach it); each process enforces its share. Omitted when 1.
 	Processes int `json:"processes,omitempty"`
+}
+
+// APIKey references a model API key: exactly one of Secret (a Secrets Manager secret's
+// name or ARN, JSONKey picking a field of its JSON string) and SSM (a SecureString
+// parameter's name or ARN).
+type APIKey struct {
+	Secret  string `json:"secret,omitempty"`
+	JSONKey string `json:"json_key,omitempty"`
+	SSM     string `json:"ssm,omitempty"`
 }
 
 // Timeout as a duration.

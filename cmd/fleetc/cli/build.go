@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -146,8 +145,14 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 			stale = append(stale, o)
 		}
 		for _, p := range left {
-			if b, err := os.ReadFile(p); err == nil {
-				_ = r.have.Add(artifact.File{Path: path.Join(o.Env, "terraform", filepath.Base(p)), Bytes: b})
+			rel := path.Join("terraform", filepath.Base(p))
+			b, err := artifact.ReadFileIn(dir, rel)
+			if err != nil && checkOnly {
+				r.err = fmt.Sprintf("fleetc build --check: reading %s: %v", dir, err)
+				return exitUsage
+			}
+			if err == nil {
+				_ = r.have.Add(artifact.File{Path: path.Join(o.Env, rel), Bytes: b})
 			}
 		}
 		for _, p := range o.Set.Paths() {

@@ -44,7 +44,7 @@ var noSpec = map[string]string{"fleetc/spec": "none"}
 var commands = []func(*streams) *cobra.Command{
 	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newDLQCmd, newExplainCmd,
 	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
-	newRedriveExecutionCmd,
+	newRedriveExecutionCmd, newSimulateCmd,
 	newReplayCmd,
 	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },

@@ -83,7 +83,7 @@ var devActions = []devAction{
 	{name: "redrive", arg: "CLASS", short: "Move a class's dead letters back to its queue",
 		path: classPath("redrive"),
 		done: func(a map[string]any, _ devActionOptions, c string) string {
-			return fmt.Sprintf("moved %v messages from %s's DLQ back to its queue", a["moved"], c)
+			return fmt.Sprintf("%s's DLQ: moved %v back to its queue, %v failed again, %v left", c, a["moved"], a["failed_again"], a["left"])
 		}},
 	{name: "start", arg: "WORKFLOW", short: "Start a workflow execution (default input: the generated example)",
 		path: func(w string) string { return "/api/workflows/" + url.PathEscape(w) + "/executions" },

@@ -39,7 +39,7 @@ func TestDevActions(t *testing.T) {
 		{[]string{"fail", "coder", "--for", "30s"}, `{}`, request{"POST", "/api/classes/coder/fault", `{"kind":"fail","seconds":30}`}, "coder's handler fails (exit 75, retryable) for 30s"},
 		{[]string{"slow", "coder", "--for", "1m", "--delay", "1.5s"}, `{}`, request{"POST", "/api/classes/coder/fault", `{"delay_seconds":1.5,"kind":"slow","seconds":60}`}, "sleeps 1.5s before each step for 1m0s"},
 		{[]string{"throttle", "--for", "20s"}, `{}`, request{"POST", "/api/faults/model-429", `{"seconds":20}`}, "429 ThrottlingException for 20s"},
-		{[]string{"redrive", "a/b"}, `{"moved": 3}`, request{"POST", "/api/classes/a%2Fb/redrive", ""}, "moved 3 messages from a/b's DLQ"},
+		{[]string{"redrive", "a/b"}, `{"moved": 3, "failed_again": 1, "left": 2}`, request{"POST", "/api/classes/a%2Fb/redrive", ""}, "a/b's DLQ: moved 3 back to its queue, 1 failed again, 2 left"},
 		{[]string{"start", "conversation"}, `{"execution_arn": "arn:x", "trace_id": "t1"}`, request{"POST", "/api/workflows/conversation/executions", ""}, "started conversation: arn:x (trace id t1)"},
 		{[]string{"start", "conversation", "--input", `{"trace_id":"t2"}`}, `{"execution_arn": "arn:y", "trace_id": "t2"}`, request{"POST", "/api/workflows/conversation/executions", `{"input":{"trace_id":"t2"}}`}, "arn:y"},
 	} {

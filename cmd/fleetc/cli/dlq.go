@@ -125,12 +125,13 @@ type redriveOptions struct {
 	rate          float64
 	canaryTimeout time.Duration
 	auto          bool
+	format        *formatFlag
 }
 
 func newDLQRedriveCmd(s *streams) *cobra.Command {
-	var o redriveOptions
+	o := redriveOptions{format: newFormat("text", "text", "json")}
 	c := &cobra.Command{
-		Use:   "redrive FILE CLASS [--code CODE] [--max N] [--rate R] [--canary N] [--auto-approve] [--endpoint URL]",
+		Use:   "redrive FILE CLASS [--code CODE] [--max N] [--rate R] [--canary N] [--auto-approve] [--endpoint URL] [--format text|json]",
 		Short: "Move a class's dead letters back to its queue, optionally filtered and canaried",
 		Long: `Redrive moves CLASS's dead letters back to the class queue, after showing what it will
 move and asking for yes (unless --auto-approve).
@@ -142,16 +143,23 @@ second: the copy is sent to the class queue first (FIFO: the letter's group and 
 deduplication id derived from the dead letter's id) and only then deleted from the DLQ, so
 an interruption at any point loses nothing (at worst the letter is in both places, and the
 worker's idempotency record answers the duplicate). The worker's ERROR_CODE, ERROR_MESSAGE
-and RETRY_ATTEMPTS stay behind: the message starts over.
+and RETRY_ATTEMPTS stay behind: the message starts over. Each copy carries FLEETC_REDRIVE,
+which the worker keeps when it dead-letters the copy again: one invocation moves each dead
+letter at most once, and ends.
 
 --canary N moves N first and waits for their outcome: completed (the idempotency record is
-done) or dead-lettered again. Only when all N completed does it offer to move the rest.
+done) or dead-lettered again. Only when all N completed does it offer to move the rest; a
+canary still pending at --canary-timeout is not a pass.
+
+At the end it watches the DLQ for a few seconds and reports how many it moved, how many of
+them failed again (came back to the DLQ during the invocation) and how many are left there.
 
 Arguments:
   FILE   the fleet.yaml
   CLASS  the agent class whose DLQ to redrive
 
-Exit 0 moved, 1 refused, cancelled, canary failed or AWS error, 2 usage error.`,
+Exit 0 moved, none failed again; 1 refused, cancelled, canary failed or pending, a letter
+failed again, or AWS error; 2 usage error.`,
 		Example: `  fleetc dlq redrive fleet.yaml researcher
   fleetc dlq redrive fleet.yaml researcher --code ModelUnavailable --canary 2 --rate 5`,
 		Args: cobra.ExactArgs(2),
@@ -165,8 +173,9 @@ Exit 0 moved, 1 refused, cancelled, canary failed or AWS error, 2 usage error.`,
 	c.Flags().IntVar(&o.max, "max", 0, "move at most N dead letters (0: all)")
 	c.Flags().Float64Var(&o.rate, "rate", 0, fmt.Sprintf("messages per second (default: SQS decides for a managed redrive, %g one at a time)", dlq.DefaultRate))
 	c.Flags().IntVar(&o.canary, "canary", 0, "move N first, wait for their outcome and stop unless all completed")
-	c.Flags().DurationVar(&o.canaryTimeout, "canary-timeout", 10*time.Minute, "how long to wait for the canaries' outcome")
+	c.Flags().DurationVar(&o.canaryTimeout, "canary-timeout", 10*time.Minute, "how long to wait for the canaries' outcome (one still pending then is not a pass)")
 	c.Flags().BoolVar(&o.auto, "auto-approve", false, "move without asking for yes")
+	addFormat(c, o.format, " (json: the counts as one document on stdout, the progress on stderr)")
 	return c
 }
 
@@ -184,7 +193,7 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	_, ts, cfg, code := o.connect(ctx, redriveCmd, pos[0], pos[1], stderr)
+	f, ts, cfg, code := o.connect(ctx, redriveCmd, pos[0], pos[1], stderr)
 	if ts == nil {
 		return code
 	}
@@ -215,30 +224,36 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 	if o.max > 0 {
 		n = min(n, o.max)
 	}
+	// With --format json the document alone goes to stdout; what a person reads, to stderr.
+	human := stdout
+	if o.format.value == "json" {
+		human = stderr
+	}
 	oneByOne := o.code != "" || o.max > 0 || o.canary > 0
-	printRedrivePlan(stdout, o, t, p, groups, n, oneByOne)
+	printRedrivePlan(human, o, t, p, groups, n, oneByOne)
 	if !o.auto {
-		ok, err := ask("Do you want to move them?", "review with fleetc dlq, then pass --auto-approve", stdin, stdout)
+		ok, err := ask("Do you want to move them?", "review with fleetc dlq, then pass --auto-approve", stdin, human)
 		if err != nil || !ok {
 			fmt.Fprintf(stderr, "fleetc %s: cancelled; nothing was moved\n", redriveCmd)
 			return exitInvalid
 		}
-		fmt.Fprintln(stdout)
+		fmt.Fprintln(human)
 	}
+	s := dlq.NewSession()
+	m := &mover{ctx: ctx, api: api, t: t, o: dlq.MoveOptions{Code: wire.Code(o.code), Max: o.max, Rate: o.rate, Session: s}, n: n,
+		stdout: human, stderr: stderr, report: dlq.NewRedriveReport(f.Name, t, time.Now())}
+	code, managed := exitOK, int64(-1)
 	if !oneByOne {
-		if code, done := managedRedrive(ctx, api, t, o, stdout, stderr); done {
-			return code
-		}
+		code, managed = managedRedrive(ctx, api, t, o, human, stderr)
 	}
-	m := &mover{ctx: ctx, api: api, t: t, o: dlq.MoveOptions{Code: wire.Code(o.code), Max: o.max, Rate: o.rate}, n: n, stdout: stdout, stderr: stderr}
-	if o.canary > 0 {
-		return m.canaryFirst(o, cfg, stdin)
+	switch {
+	case managed >= 0:
+	case o.canary > 0:
+		code = m.canaryFirst(o, cfg, stdin)
+	case !m.move(o.max):
+		code = exitInvalid
 	}
-	if _, ok := m.move(o.max); !ok {
-		return exitInvalid
-	}
-	fmt.Fprintf(stdout, "done: %d moved\n", m.total)
-	return exitOK
+	return m.finish(s, managed, code, o.format.value == "json", stdout)
 }
 
 // printRedrivePlan says what dlq redrive is about to move, and how.
@@ -265,25 +280,26 @@ func printRedrivePlan(stdout io.Writer, o redriveOptions, t *dlq.Target, p *dlq.
 	fmt.Fprintln(stdout, ".")
 }
 
-// managedRedrive moves every dead letter with SQS's managed redrive; done is false where
-// the endpoint has none (kumo), and the caller moves them one at a time.
-func managedRedrive(ctx context.Context, api dlq.API, t *dlq.Target, o redriveOptions, stdout, stderr io.Writer) (code int, done bool) {
+// managedRedrive moves every dead letter with SQS's managed redrive and returns how many it
+// moved; moved is -1 where the endpoint has none (kumo), and the caller moves them one at a
+// time.
+func managedRedrive(ctx context.Context, api dlq.API, t *dlq.Target, o redriveOptions, stdout, stderr io.Writer) (code int, moved int64) {
 	task, err := dlq.Redrive(ctx, api, t, dlq.ManagedOptions{Rate: int(o.rate), Progress: func(k dlq.Task) {
 		fmt.Fprintf(stdout, "  %s: %d of %d moved\n", k.Status, k.Moved, k.ToMove)
 	}})
 	switch {
 	case err == nil:
 		fmt.Fprintf(stdout, "managed redrive %s: %d moved\n", task.Status, task.Moved)
-		return exitOK, true
+		return exitOK, task.Moved
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintf(stderr, "fleetc %s: interrupted; the move task is %s after %d moved; the rest stays in %s\n", redriveCmd, task.Status, task.Moved, t.DLQ)
-		return exitInvalid, true
+		return exitInvalid, task.Moved
 	case !errors.Is(err, dlq.ErrNoManagedRedrive):
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", redriveCmd, err)
-		return exitInvalid, true
+		return exitInvalid, task.Moved
 	}
 	fmt.Fprintf(stdout, "%v; moving one at a time at %g/s\n", dlq.ErrNoManagedRedrive, rateOr(o.rate))
-	return 0, false
+	return exitOK, -1
 }
 
 // mover moves a class's dead letters one at a time, counting what it moved.
@@ -295,11 +311,17 @@ type mover struct {
 	n              int // letters still to move, for the progress lines
 	total          int // moved so far
 	stdout, stderr io.Writer
+	report         *dlq.RedriveReport
 }
 
-// move moves up to limit letters (0: all that match), reporting progress every tenth; ok is
-// false when it stopped on an error (said on stderr).
-func (m *mover) move(limit int) ([]dlq.Moved, bool) {
+// move moves up to limit letters (0: all that match), reporting progress every tenth; it
+// returns false when it stopped on an error (said on stderr).
+func (m *mover) move(limit int) bool {
+	_, ok := m.moveSome(limit)
+	return ok
+}
+
+func (m *mover) moveSome(limit int) ([]dlq.Moved, bool) {
 	o := m.o
 	o.Max = limit
 	step := limit
@@ -314,6 +336,7 @@ func (m *mover) move(limit int) ([]dlq.Moved, bool) {
 	moved, err := dlq.Move(m.ctx, m.api, m.t, o)
 	m.total += len(moved)
 	if err != nil {
+		m.report.Stopped = err.Error()
 		fmt.Fprintf(m.stderr, "fleetc %s: %v\n%d moved before it stopped; the rest stays in %s\n", redriveCmd, err, m.total, m.t.DLQ)
 		return moved, false
 	}
@@ -324,7 +347,7 @@ func (m *mover) move(limit int) ([]dlq.Moved, bool) {
 // every canary completed (and, without --auto-approve, the user says yes).
 func (m *mover) canaryFirst(o redriveOptions, cfg aws.Config, stdin io.Reader) int {
 	stdout, stderr, t := m.stdout, m.stderr, m.t
-	moved, ok := m.move(min(o.canary, m.n))
+	moved, ok := m.moveSome(min(o.canary, m.n))
 	if !ok {
 		return exitInvalid
 	}
@@ -332,27 +355,30 @@ func (m *mover) canaryFirst(o redriveOptions, cfg aws.Config, stdin io.Reader) i
 	recs := &idem.Dynamo{API: dynamo(cfg, o.endpoint), Table: t.Table, Class: t.Class}
 	v, err := dlq.Watch(m.ctx, m.api, recs, t, moved, time.Second, o.canaryTimeout)
 	if err != nil {
+		m.report.Stopped = "canary: " + err.Error()
 		fmt.Fprintf(stderr, "fleetc %s: canary: %v\n", redriveCmd, err)
 		return exitInvalid
 	}
+	m.report.Canary = v
 	fmt.Fprintf(stdout, "canary: %d completed, %d back in the DLQ, %d pending\n", v.Completed, v.Failed, v.Pending)
 	for _, w := range v.Watched {
 		if w.Again != nil {
 			fmt.Fprintf(stdout, "  %s died again: %s: %s\n", w.Moved.Letter.ID, w.Again.Code, w.Again.Message)
 		}
 	}
-	if !v.OK() {
-		fmt.Fprintf(stderr, "fleetc %s: the canary did not pass; the other %d stay in %s\n", redriveCmd, m.n-len(moved), t.DLQ)
+	rest := m.n - len(moved)
+	if why := canaryFailure(v, o.canaryTimeout); why != "" {
+		m.report.Stopped = why
+		fmt.Fprintf(stderr, "fleetc %s: %s; the other %d stay in %s\n", redriveCmd, why, rest, t.DLQ)
 		return exitInvalid
 	}
-	rest := m.n - len(moved)
 	if rest <= 0 {
-		fmt.Fprintf(stdout, "done: %d moved\n", m.total)
 		return exitOK
 	}
 	if !o.auto {
 		ok, err := ask(fmt.Sprintf("The canary passed. Move the other %d?", rest), "pass --auto-approve", stdin, stdout)
 		if err != nil || !ok {
+			m.report.Stopped = "stopped after the canary"
 			fmt.Fprintf(stderr, "fleetc %s: stopped after the canary; the other %d stay in %s\n", redriveCmd, rest, t.DLQ)
 			return exitInvalid
 		}
@@ -363,11 +389,55 @@ func (m *mover) canaryFirst(o redriveOptions, cfg aws.Config, stdin io.Reader) i
 		restMax = rest
 	}
 	m.n = rest
-	if _, ok := m.move(restMax); !ok {
+	if !m.move(restMax) {
 		return exitInvalid
 	}
-	fmt.Fprintf(stdout, "done: %d moved\n", m.total)
 	return exitOK
+}
+
+// canaryFailure says why the canary did not pass ("" when it did). A canary with no outcome
+// by the timeout is not a pass: the work it stands for may be stuck as well as slow.
+func canaryFailure(v *dlq.Verdict, timeout time.Duration) string {
+	switch {
+	case v.Failed > 0:
+		return fmt.Sprintf("the canary did not pass: %d of %d back in the DLQ", v.Failed, len(v.Watched))
+	case v.Pending > 0:
+		return fmt.Sprintf("the canary did not pass: %d of %d still pending after --canary-timeout %s (no outcome is not a pass: are the workers running? raise --canary-timeout for slow steps)", v.Pending, len(v.Watched), timeout)
+	case !v.OK():
+		return "the canary did not pass"
+	}
+	return ""
+}
+
+// finish watches the DLQ for returning letters, reports what the invocation did (moved, failed
+// again, left) and returns the exit code: code, or 1 when a moved letter failed again.
+// managed is what SQS's managed redrive moved (-1: it did not run).
+func (m *mover) finish(s *dlq.Session, managed int64, code int, asJSON bool, stdout io.Writer) int {
+	r, err := s.Tally(m.ctx, m.api, m.t, dlq.DefaultSettle)
+	if err != nil {
+		fmt.Fprintf(m.stderr, "fleetc %s: %v\n", redriveCmd, err)
+		return exitInvalid
+	}
+	if managed >= 0 {
+		r.Moved = int(managed) // SQS's copies are not stamped: those back in the DLQ count as left
+	}
+	m.report.Result = *r
+	if asJSON {
+		b, _ := json.MarshalIndent(m.report, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	}
+	fmt.Fprintf(m.stdout, "done: %s\n", r)
+	if r.FailedAgain > 0 {
+		fmt.Fprintf(m.stdout, "  failed again: %s\n", dlq.Codes(r.FailedAgainCodes))
+	}
+	if r.Left > 0 && len(r.LeftCodes) > 0 {
+		fmt.Fprintf(m.stdout, "  left in %s: %s\n", m.t.DLQ, dlq.Codes(r.LeftCodes))
+	}
+	if r.FailedAgain > 0 && code == exitOK {
+		fmt.Fprintf(m.stderr, "fleetc %s: %s came back to %s during this redrive: the cause is not fixed (see fleetc dlq)\n", redriveCmd, dlq.Count(r.FailedAgain, "moved letter"), m.t.DLQ)
+		return exitInvalid
+	}
+	return code
 }
 
 func rateOr(r float64) float64 {

@@ -109,5 +109,6 @@ func runInit(dir, runtime string, stdout, stderr io.Writer) int {
 	}
 	spec0 := filepath.Join(dir, initSpec)
 	fmt.Fprintf(stdout, "Next: fleetc validate %s && fleetc build %s -o %s\n", spec0, spec0, filepath.Join(dir, initOut))
+	fmt.Fprintln(stdout, "Then set FLEETC_REF in .github/workflows/*.yml to the fleetc commit (40 hex digits) or release (vX.Y.Z) the workflows install: they refuse a branch.")
 	return exitOK
 }

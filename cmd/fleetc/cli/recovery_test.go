@@ -291,6 +291,14 @@ func TestReplayRefusals(t *testing.T) {
 		return 200, map[string]any{"ArchiveArn": "arn:aws:events:us-east-1:" + acct + ":archive/" + f.Bus.Archive.Name, "ArchiveName": b["ArchiveName"],
 			"EventSourceArn": "arn:aws:events:us-east-1:" + acct + ":event-bus/research-fleet", "State": "ENABLED", "RetentionDays": retention}
 	})
+	// A replay of every event lists the bus's rules: the fleet's own, and one a service manages.
+	rules := []map[string]any{{"Name": "research-coder"}, {"Name": "research-researcher"}, {"Name": "Schemas-research-fleet-1", "ManagedBy": "schemas.amazonaws.com"}}
+	fake.on("AWSEvents.ListRules", func(b map[string]any) (int, any) {
+		if b["EventBusName"] != f.Bus.Name {
+			t.Errorf("ListRules of bus %v, want %s", b["EventBusName"], f.Bus.Name)
+		}
+		return 200, map[string]any{"Rules": rules}
+	})
 	code, _, errs := run(t, "replay", research, "--from", "30d", "--to", "1h", "--endpoint", url, "--auto-approve")
 	if code != exitInvalid || !strings.Contains(errs, "refused (rule E013): the archive keeps events forever") ||
 		!strings.Contains(errs, "coder (non_idempotent, remembers keys for 192h0m0s)") || strings.Contains(errs, "researcher") {
@@ -316,6 +324,16 @@ func TestReplayRefusals(t *testing.T) {
 	}
 	if d := fake.called("AWSEvents.StartReplay")[0]["Destination"].(map[string]any); d["FilterArns"] != nil {
 		t.Errorf("a replay of every event filters rules: %v", d)
+	}
+	// A rule on the bus the spec does not define (a webhook added by hand) has targets outside
+	// the fleet: a replay of every event would deliver each archived event to them again.
+	rules = append(rules, map[string]any{"Name": "billing-webhook"})
+	code, _, errs = run(t, "replay", research, "--from", "2h", "--to", "1h", "--endpoint", url, "--auto-approve")
+	if code != exitInvalid || !strings.Contains(errs, "refused (rule E013)") || !strings.Contains(errs, "does not define (billing-webhook)") {
+		t.Errorf("foreign rule on the bus: exit %d %s", code, errs)
+	}
+	if n := len(fake.called("AWSEvents.StartReplay")); n != 1 {
+		t.Errorf("a replay reaching a foreign rule still called StartReplay (%d calls)", n)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{"--from 2h --to 1h --event nope", `unknown event "nope"`},

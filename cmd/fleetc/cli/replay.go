@@ -36,7 +36,11 @@ With --event it replays to the rules of the classes consuming those detail-types
 It reads the deployed archive (DescribeArchive) and refuses when a consuming class is
 non_idempotent and the replay reaches events older than its idempotency window (rule E013's
 reasoning, at run time, against the archive's real retention): their keys are forgotten, so
-the replay would repeat their side effects. It prints the plan, asks for yes (unless
+the replay would repeat their side effects. Without --event it also refuses when the bus has
+a rule whose target is outside the fleet: a class's tool.notify (pushing its completion events
+to an API destination or a client's queue), or any rule the spec does not define (ListRules;
+rules a service manages are left out). Nothing there remembers keys, so every archived event
+would be delivered there again. It prints the plan, asks for yes (unless
 --auto-approve; --dry-run stops after the plan), starts the replay and follows it with
 DescribeReplay until it is COMPLETED, CANCELLED or FAILED.
 

@@ -59,6 +59,7 @@ func TestEveryJSONOutputHasAnIntegerFormatVersion(t *testing.T) {
 		{[]string{"rules", "--format", "json"}, jsonreport.FormatVersion},
 		{[]string{"schemas", "check", research, "--base-file", research, "--format", "json"}, jsonreport.FormatVersion},
 		{[]string{"capacity", "--format", "json", research}, jsonreport.FormatVersion},
+		{[]string{"simulate", "--format", "json", "--duration", "2m", research}, jsonreport.FormatVersion},
 		{[]string{"validate", "--format", "json", envExample}, jsonreport.FormatVersion},
 	} {
 		_, stdout, errs := run(t, tc.args...)

@@ -145,7 +145,19 @@ func loadFleet(cmd, path, env string, stderr io.Writer) (*ir.Fleet, int) {
 }
 
 // endpointFlag registers --endpoint for a command that calls AWS APIs directly (send, dlq,
-// replay, redrive-execution): one flag, one default, one help text.
+// replay, redrive-execution): one flag, one default, one help text, and plan's loopback
+// check before the command runs. These commands sign with the caller's own credentials, so
+// unlike plan they have no --force: another host would receive real signed requests.
 func endpointFlag(c *cobra.Command, p *string) {
 	c.Flags().StringVar(p, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"); default: AWS")
+	run := c.PreRunE
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := deploy.LoopbackEndpoint(*p); err != nil {
+			return fmt.Errorf("%w: %s signs with your AWS credentials", err, cmd.CommandPath())
+		}
+		if run != nil {
+			return run(cmd, args)
+		}
+		return nil
+	}
 }

@@ -2,10 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
 // apply and destroy that would have to ask refuse before planning when stdin is no terminal
@@ -49,4 +56,73 @@ func TestSendRefusesABadDetail(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "exactly one of") {
 		t.Errorf("two detail sources: exit %d, %s", code, stderr)
 	}
+}
+
+// TestSendRefusesAnEndpointOffLoopback: send signs with the caller's own credentials, so an
+// --endpoint on another host (here a recording server on this machine's non-loopback
+// address) is refused before any request, by plan's check; so are dlq, dlq redrive, replay
+// and redrive-execution. Before, the server received PutEvents signed with the real key.
+func TestSendRefusesAnEndpointOffLoopback(t *testing.T) {
+	ip := nonLoopbackIP(t)
+	var got atomic.Int32
+	var auth atomic.Value
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		auth.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		_, _ = io.WriteString(w, `{"FailedEntryCount":0,"Entries":[{"EventId":"e-1"}]}`)
+	}))
+	srv.Listener = ln
+	srv.Start()
+	defer srv.Close()
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAREALKEYDONOTSEND")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "real-secret")
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv(deploy.EnvEndpoint, "")
+
+	code, stdout, stderr := runCLI(t, "", "send", research, "agent.step.requested", "--example", "--endpoint", srv.URL)
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--endpoint "+srv.URL+" is not on loopback") {
+		t.Errorf("send to %s: exit %d, stdout %q, stderr %q", srv.URL, code, stdout, stderr)
+	}
+	if n := got.Load(); n != 0 {
+		t.Fatalf("%s got %d requests, signed %q", srv.URL, n, auth.Load())
+	}
+	for _, args := range [][]string{
+		{"dlq", research},
+		{"dlq", "redrive", research, "researcher"},
+		{"replay", research, "--from", "2026-12-01T00:00:00Z", "--to", "2026-12-02T00:00:00Z", "--dry-run"},
+		{"redrive-execution", research, "conversation"},
+	} {
+		code, _, stderr := runCLI(t, "", append(args, "--endpoint", srv.URL)...)
+		if code != exitUsage || !strings.Contains(stderr, "is not on loopback") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+	}
+	if n := got.Load(); n != 0 {
+		t.Errorf("%s got %d requests", srv.URL, n)
+	}
+	// The loopback endpoint still goes through to the request (nothing listens on port 1).
+	if _, _, stderr := runCLI(t, "", "send", research, "agent.step.requested", "--example", "--endpoint", "http://127.0.0.1:1"); strings.Contains(stderr, "not on loopback") {
+		t.Errorf("loopback endpoint refused: %s", stderr)
+	}
+}
+
+// nonLoopbackIP is an IPv4 address of this machine that is not loopback.
+func nonLoopbackIP(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.String()
+		}
+	}
+	t.Skip("no non-loopback IPv4 address on this machine")
+	return ""
 }

@@ -75,7 +75,7 @@ type queueURLs struct{ queue, dlq, ingress string }
 // starts them again; a spec that stops building keeps the last fleet down until it is fixed.
 func Run(ctx context.Context, o Options) (err error) {
 	out := o.Stdout
-	_, f, ds := compiler.LoadEnv(o.Spec, o.Env)
+	_, f, ds := compiler.LoadLocalEnv(o.Spec, o.Env)
 	if f == nil || ds.HasErrors() {
 		return &deploy.BuildError{Diagnostics: ds}
 	}
@@ -207,7 +207,7 @@ func waitChange(ctx context.Context, path, stamp string) bool {
 func session(ctx context.Context, o Options, emu *emulator, bins binaries, model *modelStandIn, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
 	out := o.Stdout
 	stamp := specStamp(o.Spec)
-	_, f, ds := compiler.LoadEnv(o.Spec, o.Env)
+	_, f, ds := compiler.LoadLocalEnv(o.Spec, o.Env)
 	if f == nil || ds.HasErrors() {
 		return false, &deploy.BuildError{Diagnostics: ds}
 	}

@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
+	"github.com/fleetc/fleetc/internal/localhttp"
 )
 
 //go:embed page/index.html
@@ -250,27 +251,33 @@ func (d *Fleet) StartExecution(ctx context.Context, workflow string, input []byt
 	return aws.ToString(out.ExecutionArn), trace, nil
 }
 
-// Redrive moves every message of a class's DLQ back to its queue and returns how many, as
-// `fleetc dlq redrive` moves them one by one (send first, then delete; the worker's
-// ERROR_CODE… stay behind: the redriven message starts over).
-func (d *Fleet) Redrive(ctx context.Context, class string) (int, error) {
+// Redrive moves every message of a class's DLQ back to its queue, as `fleetc dlq redrive`
+// moves them one by one (send first, then delete; the worker's ERROR_CODE… stay behind: the
+// redriven message starts over; each letter at most once, so a message that fails fast ends
+// the redrive instead of looping), and reports moved / failed again / left.
+func (d *Fleet) Redrive(ctx context.Context, class string) (*dlq.Result, error) {
 	ts, err := dlq.Targets(d.ir, class)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	t, q := ts[0], d.queues[class]
 	t.QueueURL, t.DLQURL = q.queue, q.dlq
-	moved, err := dlq.Move(ctx, d.sqs, t, dlq.MoveOptions{Rate: devRedriveRate})
-	return len(moved), err
+	s := dlq.NewSession()
+	moved, err := dlq.Move(ctx, d.sqs, t, dlq.MoveOptions{Rate: devRedriveRate, Session: s})
+	if err != nil {
+		return &dlq.Result{Moved: len(moved)}, err
+	}
+	return s.Tally(ctx, d.sqs, t, dlq.DefaultSettle)
 }
 
 // devRedriveRate paces the live page's redrive: an emulator, and a person waiting.
 const devRedriveRate = 1000
 
 // serve starts the live page and its API on 127.0.0.1:port for the whole run; requests go to
-// the fleet of the current session (503 between sessions).
+// the fleet of the current session (503 between sessions). localhttp guards it: any page the
+// developer opens could otherwise kill workers, send events or read the fleet.
 func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http.Server, string, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	l, err := localhttp.Listen(net.JoinHostPort(localhttp.DefaultHost, strconv.Itoa(port)))
 	if err != nil {
 		return nil, "", fmt.Errorf("live page: %w", err)
 	}
@@ -293,7 +300,7 @@ func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http
 		mu.Unlock()
 		fh.ServeHTTP(w, r)
 	})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: localhttp.Guard(h), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	return srv, l.Addr().String(), nil
 }
@@ -447,14 +454,18 @@ func (a *liveAPI) startExecution(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
 }
 
-// redrive moves class {name}'s dead letters back to its queue.
+// redrive moves class {name}'s dead letters back to its queue and answers the counts.
 func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
-	n, err := a.d.Redrive(r.Context(), r.PathValue("name"))
+	res, err := a.d.Redrive(r.Context(), r.PathValue("name"))
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error(), "moved": n})
+		answer := map[string]any{"error": err.Error()}
+		if res != nil {
+			answer["moved"] = res.Moved
+		}
+		writeJSON(w, http.StatusBadRequest, answer)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"moved": n})
+	writeJSON(w, http.StatusOK, res)
 }
 
 // kill kills class {name}'s worker; it restarts after RestartDelay.

@@ -32,8 +32,10 @@ type Watched struct {
 
 // Verdict is a canary's result.
 type Verdict struct {
-	Watched                    []Watched
-	Completed, Failed, Pending int
+	Watched   []Watched `json:"-"`
+	Completed int       `json:"completed"`
+	Failed    int       `json:"failed"`
+	Pending   int       `json:"pending"`
 }
 
 // OK reports whether every canary completed.

@@ -43,6 +43,9 @@ type MoveOptions struct {
 	AfterSend func(Letter) error
 	// Progress is called after each moved message.
 	Progress func(moved int)
+	// Session is the invocation this move belongs to: a letter it already moved, back in
+	// the DLQ, is not moved again (nil: a session of this move alone).
+	Session *Session
 }
 
 // Moved is one dead letter back on the class queue.
@@ -56,15 +59,20 @@ type Moved struct {
 var ErrInterrupted = errors.New("move interrupted between send and delete")
 
 // Move moves dead letters of t's DLQ back to its queue one at a time, never deleting a dead
-// letter before the class queue accepted its copy. Letters it skipped (another code) or
-// could not move are made visible again. The error says why it stopped early; the letters
-// moved until then are returned either way.
+// letter before the class queue accepted its copy, and each at most once per session (see
+// AttrRedrive): it returns once a receive offers no letter it has not seen or moved. Letters
+// it skipped (another code, back again) or could not move are made visible again. The error
+// says why it stopped early; the letters moved until then are returned either way.
 func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, error) {
 	if o.Rate <= 0 {
 		o.Rate = DefaultRate
 	}
 	if o.Hold <= 0 {
 		o.Hold = DefaultHold
+	}
+	s := o.Session
+	if s == nil {
+		s = NewSession()
 	}
 	var moved []Moved
 	var held []string // receipts to make visible again at the end
@@ -96,6 +104,10 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 				continue
 			}
 			seen[l.ID] = true
+			if s.classify(l) != fresh {
+				held = append(held, l.receipt)
+				continue
+			}
 			batch = append(batch, l)
 		}
 		if len(batch) == 0 {
@@ -117,7 +129,7 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 				}
 			}
 			last = time.Now()
-			id, err := send(ctx, api, t, l)
+			id, err := send(ctx, api, t, l, s.stampAttr(l))
 			if err != nil {
 				for _, r := range batch[i:] {
 					held = append(held, r.receipt)
@@ -134,12 +146,14 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 			// worker's idempotency record absorbs the duplicate.
 			if _, err := api.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(t.DLQURL), ReceiptHandle: aws.String(l.receipt)}); err != nil {
 				moved = append(moved, Moved{Letter: l, NewID: id, At: last})
+				s.record(l, last)
 				for _, r := range batch[i+1:] {
 					held = append(held, r.receipt)
 				}
 				return moved, fmt.Errorf("dead letter %s was sent back but not deleted from %s (%w): it reappears there and the worker answers the duplicate from its idempotency record", l.ID, t.DLQ, err)
 			}
 			moved = append(moved, Moved{Letter: l, NewID: id, At: last})
+			s.record(l, last)
 			if o.Progress != nil {
 				o.Progress(len(moved))
 			}
@@ -149,21 +163,19 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 }
 
 // send puts l's body back on the class queue without the diagnosis the worker added (the
-// redriven message starts over), keeping the producer's attributes (traceparent...). FIFO:
-// the letter's group, and a deduplication id derived from the dead letter's id.
-func send(ctx context.Context, api API, t *Target, l Letter) (string, error) {
-	attrs := map[string]types.MessageAttributeValue{}
+// redriven message starts over), keeping the producer's attributes (traceparent...) and
+// stamped with the session's AttrRedrive. FIFO: the letter's group, and a deduplication id
+// derived from the dead letter's id.
+func send(ctx context.Context, api API, t *Target, l Letter, stamp types.MessageAttributeValue) (string, error) {
+	attrs := map[string]types.MessageAttributeValue{AttrRedrive: stamp}
 	for k, v := range l.Attributes {
 		switch k {
-		case queue.AttrErrorCode, queue.AttrErrorMessage, queue.AttrRetryAttempts:
+		case queue.AttrErrorCode, queue.AttrErrorMessage, queue.AttrRetryAttempts, AttrRedrive:
 			continue
 		}
 		attrs[k] = v
 	}
-	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(l.Body)}
-	if len(attrs) > 0 {
-		in.MessageAttributes = attrs
-	}
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(t.QueueURL), MessageBody: aws.String(l.Body), MessageAttributes: attrs}
 	if t.FIFO {
 		in.MessageGroupId = aws.String(groupOf(t, l))
 		in.MessageDeduplicationId = aws.String(dedupPrefix + l.ID)

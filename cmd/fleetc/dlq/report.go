@@ -35,6 +35,28 @@ type ClassReport struct {
 	Codes      []Group `json:"codes"`
 }
 
+// RedriveReport is `fleetc dlq redrive --format json`'s document: the header of Report, the
+// class, and what the invocation did.
+type RedriveReport struct {
+	FormatVersion int       `json:"format_version"`
+	Fleet         string    `json:"fleet"`
+	Time          time.Time `json:"time"`
+	Class         string    `json:"class"`
+	DLQ           string    `json:"dlq"`
+	Queue         string    `json:"queue"`
+	Result
+	// Canary is the canaries' verdict (nil without --canary).
+	Canary *Verdict `json:"canary,omitempty"`
+	// Stopped says why the redrive stopped before moving all it planned ("" when it did not).
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// NewRedriveReport is the document of a redrive of t in fleet.
+func NewRedriveReport(fleet string, t *Target, now time.Time) *RedriveReport {
+	return &RedriveReport{FormatVersion: jsonreport.FormatVersion, Fleet: fleet, Time: now.UTC(), Class: t.Class, DLQ: t.DLQ, Queue: t.Queue,
+		Result: Result{FailedAgainCodes: []Group{}, LeftCodes: []Group{}}}
+}
+
 // Inspect peeks at every target's DLQ (URLs resolved).
 func Inspect(ctx context.Context, api API, fleet string, targets []*Target, limit int, now time.Time) (*Report, error) {
 	r := &Report{FormatVersion: jsonreport.FormatVersion, Fleet: fleet, Time: now.UTC(), Classes: []ClassReport{}}

@@ -24,6 +24,12 @@ type Replay struct {
 	Events     []string // detail-types asked for (none: every event)
 	Consumers  []*ir.Agent
 	RuleFilter bool // replay only to the consumers' rules (when Events names some)
+	// Redeliveries are the rules outside the fleet the replay reaches: all of them without
+	// a rule filter, none with one.
+	Redeliveries []check.Redelivery
+	// ForeignRules are rules on the deployed bus the spec does not define (set by Resolve
+	// for a replay without a rule filter): their targets are unknown, so outside the fleet.
+	ForeignRules []string
 
 	// Set by Resolve.
 	ArchiveARN, BusARN string
@@ -31,7 +37,8 @@ type Replay struct {
 	// Retention is the deployed archive's (0: events kept forever).
 	Retention time.Duration
 
-	now time.Time
+	now        time.Time
+	fleetRules map[string]bool // the rules the spec defines on the bus
 }
 
 // Reach is how old the oldest event the replay can deliver is: from --from to now, but no
@@ -48,7 +55,24 @@ func (r *Replay) Reach() time.Duration {
 // check.ReplaySafe, rule E013's reasoning, asked of the archive as deployed (which may keep
 // events longer than the spec says, e.g. before the spec's retention was applied) and the
 // replay's reach.
+//
+// A replay without a rule filter also reaches every rule whose target is outside the fleet
+// (check.Redeliveries: tool.notify), which no idempotency table guards: it is refused too.
 func (r *Replay) Safe() error {
+	if len(r.ForeignRules) > 0 {
+		return fmt.Errorf("refused (rule E013): a replay of every event reaches rules on bus %s that the fleet does not define (%s): their targets are outside the fleet and would receive each archived event again. "+
+			"Replay only the events classes consume (--event): the replay then goes to their rules alone",
+			r.Bus, strings.Join(r.ForeignRules, ", "))
+	}
+	if len(r.Redeliveries) > 0 {
+		var to []string
+		for _, rd := range r.Redeliveries {
+			to = append(to, fmt.Sprintf("rule %s delivers %s's completion events (%s) to %s", rd.Rule, rd.Class.Name, strings.Join(rd.Events, ", "), rd.Target))
+		}
+		return fmt.Errorf("refused (rule E013): a replay of every event reaches rules whose targets are outside the fleet, and would deliver each archived event there again: %s. "+
+			"Replay only the events classes consume (--event): the replay then goes to their rules alone",
+			strings.Join(to, "; "))
+	}
 	var unsafe []string
 	for _, a := range r.Consumers {
 		if !check.ReplaySafe(a, r.Reach()) {
@@ -93,6 +117,18 @@ func PlanReplay(f *ir.Fleet, from, to time.Time, events []string, now time.Time)
 		}
 	}
 	r := &Replay{Archive: ar.Name, Bus: f.Bus.Name, From: from, To: to, Events: events, RuleFilter: len(events) > 0, now: now}
+	if !r.RuleFilter {
+		r.Redeliveries = check.Redeliveries(f)
+	}
+	r.fleetRules = map[string]bool{}
+	for _, a := range f.Agents {
+		if a.Rule != nil {
+			r.fleetRules[a.Rule.Name] = true
+		}
+	}
+	for _, rd := range check.Redeliveries(f) {
+		r.fleetRules[rd.Rule] = true
+	}
 	for _, a := range f.Agents {
 		if a.Rule == nil || a.Consumes == nil || a.Consumes.Event == nil {
 			continue
@@ -116,7 +152,7 @@ func (r *Replay) Resolve(ctx context.Context, c *eventbridge.Client) error {
 	r.ArchiveARN, r.BusARN = aws.ToString(out.ArchiveArn), aws.ToString(out.EventSourceArn)
 	r.Retention = time.Duration(aws.ToInt32(out.RetentionDays)) * 24 * time.Hour
 	if !r.RuleFilter {
-		return nil
+		return r.findForeignRules(ctx, c)
 	}
 	r.RuleARNs = nil
 	for _, a := range r.Consumers {
@@ -127,6 +163,28 @@ func (r *Replay) Resolve(ctx context.Context, c *eventbridge.Client) error {
 		r.RuleARNs = append(r.RuleARNs, aws.ToString(rule.Arn))
 	}
 	return nil
+}
+
+// findForeignRules lists the bus's rules (ListRules) and keeps those the spec does not
+// define; rules a service manages (ManagedBy, e.g. schema discovery) are left out.
+func (r *Replay) findForeignRules(ctx context.Context, c *eventbridge.Client) error {
+	r.ForeignRules = nil
+	var token *string
+	for {
+		out, err := c.ListRules(ctx, &eventbridge.ListRulesInput{EventBusName: aws.String(r.Bus), NextToken: token})
+		if err != nil {
+			return fmt.Errorf("rules of bus %s: %w", r.Bus, err)
+		}
+		for _, rule := range out.Rules {
+			if name := aws.ToString(rule.Name); !r.fleetRules[name] && aws.ToString(rule.ManagedBy) == "" {
+				r.ForeignRules = append(r.ForeignRules, name)
+			}
+		}
+		if token = out.NextToken; token == nil {
+			slices.Sort(r.ForeignRules)
+			return nil
+		}
+	}
 }
 
 // Name is a replay name unique to the second (EventBridge: 1-64 of [.-_A-Za-z0-9]).

@@ -1,6 +1,8 @@
 package bedrock
 
 import (
+	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,6 +90,7 @@ func (ew *EventWriter) Exception(exceptionType, msg string) error {
 // an exception message becomes a *router.ProviderError with its :exception-type.
 type EventReader struct {
 	body   io.ReadCloser
+	in     *bufio.Reader // body, so each message's length can be read before it is decoded
 	dec    *eventstream.Decoder
 	buf    []byte
 	forced bool // a response_format's forced tool: its input is relayed as text
@@ -96,7 +99,7 @@ type EventReader struct {
 
 // NewEventReader reads body.
 func NewEventReader(body io.ReadCloser) *EventReader {
-	return &EventReader{body: body, dec: eventstream.NewDecoder()}
+	return &EventReader{body: body, in: bufio.NewReader(body), dec: eventstream.NewDecoder()}
 }
 
 // Close closes the body.
@@ -105,7 +108,10 @@ func (r *EventReader) Close() error { return r.body.Close() }
 // Recv returns the next event; io.EOF after the last.
 func (r *EventReader) Recv() (router.StreamEvent, error) {
 	for {
-		msg, err := r.dec.Decode(r.body, r.buf[:0])
+		if err := r.checkLength(); err != nil {
+			return router.StreamEvent{}, err
+		}
+		msg, err := r.dec.Decode(r.in, r.buf[:0])
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return router.StreamEvent{}, io.EOF
@@ -144,6 +150,21 @@ func (r *EventReader) Recv() (router.StreamEvent, error) {
 			return ev, nil
 		}
 	}
+}
+
+// checkLength refuses a message whose prelude announces more than
+// router.MaxStreamLineBytes: the SDK's decoder buffers a whole message, up to the 4 GiB its
+// 32-bit length allows. The prelude's first field is the message's total length.
+func (r *EventReader) checkLength() error {
+	prelude, err := r.in.Peek(4)
+	if err != nil {
+		return nil // end of stream or a short read: Decode says which
+	}
+	if n := binary.BigEndian.Uint32(prelude); n > router.MaxStreamLineBytes {
+		return &router.ProviderError{Status: 502, Code: "UnexpectedOutput",
+			Message: fmt.Sprintf("ConverseStream: a %d-byte message, over %d (router.MaxStreamLineBytes)", n, router.MaxStreamLineBytes)}
+	}
+	return nil
 }
 
 // upperFirst turns an event-stream exception type (modelStreamErrorException) into the

@@ -7,6 +7,7 @@
 package fromconfig
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -15,9 +16,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/apikey"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 	"github.com/fleetc/fleetc/runtime/router/transport"
@@ -34,6 +38,12 @@ type Options struct {
 	// HTTP is the client for OpenAI-compatible targets (nil: one pooled client per
 	// base_url, see runtime/router/transport).
 	HTTP *http.Client
+	// Context bounds the API-key reads made at start (nil: context.Background()).
+	Context context.Context
+	// Secrets and Parameters read api_key secrets and parameters (nil: clients on AWS, in
+	// the region an ARN names, else AWS's).
+	Secrets    func(region string) apikey.SecretsAPI
+	Parameters func(region string) apikey.ParametersAPI
 }
 
 // poolSizes sums, per provider endpoint ("bedrock" or an OpenAI base_url), the calls this
@@ -78,6 +88,7 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
+	keys := &keyring{o: o, getenv: getenv, read: map[config.APIKey]*apikey.Source{}}
 	var br *bedrock.Provider
 	pools := poolSizes(m)
 	clients := map[string]*http.Client{} // one pooled client per OpenAI base_url
@@ -119,10 +130,9 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 						}
 					}
 					oa = &openai.Client{BaseURL: mp.BaseURL, HTTP: hc}
-					if mp.APIKeyEnv != "" {
-						if oa.APIKey = getenv(mp.APIKeyEnv); oa.APIKey == "" {
-							return nil, fmt.Errorf("model policy %s: environment variable %s (api_key_env) is empty", name, mp.APIKeyEnv)
-						}
+					var err error
+					if oa.Keys, err = keys.source(name, mp); err != nil {
+						return nil, err
 					}
 				}
 				d.Provider = oa
@@ -134,4 +144,82 @@ func Policies(m config.Models, o Options) ([]router.Policy, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// keyring finds each policy's API key: the variable api_key_env names when it is set
+// (fleetc dev, a local run), else the secret or parameter api_key names (a deployed
+// worker). Policies naming the same secret share one read and one rotation.
+type keyring struct {
+	o      Options
+	getenv func(string) string
+	read   map[config.APIKey]*apikey.Source
+}
+
+// source is policy name's key; nil when the policy names none (an endpoint without auth).
+func (k *keyring) source(name string, mp config.ModelPolicy) (*apikey.Source, error) {
+	if mp.APIKeyEnv != "" {
+		if v := k.getenv(mp.APIKeyEnv); v != "" {
+			return apikey.Static(v), nil
+		}
+		if mp.APIKey == nil {
+			return nil, fmt.Errorf("model policy %s: environment variable %s (api_key_env) is empty and the policy names no api_key", name, mp.APIKeyEnv)
+		}
+	}
+	if mp.APIKey == nil {
+		return nil, nil
+	}
+	ref := *mp.APIKey
+	if s := k.read[ref]; s != nil {
+		return s, nil
+	}
+	fetch, err := k.fetch(ref)
+	if err != nil {
+		return nil, fmt.Errorf("model policy %s: %w", name, err)
+	}
+	ctx := k.o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s, err := apikey.New(ctx, fetch)
+	if err != nil {
+		return nil, fmt.Errorf("model policy %s: api_key: %w", name, err)
+	}
+	k.read[ref] = s
+	return s, nil
+}
+
+// fetch reads ref from its service, in the region its ARN names (a name: the worker's).
+func (k *keyring) fetch(ref config.APIKey) (apikey.Fetch, error) {
+	switch {
+	case ref.Secret != "":
+		api := k.o.Secrets
+		if api == nil {
+			if k.o.AWS == nil {
+				return nil, fmt.Errorf("api_key secret %s needs AWS configuration", ref.Secret)
+			}
+			api = func(region string) apikey.SecretsAPI {
+				return secretsmanager.NewFromConfig(*k.o.AWS, func(o *secretsmanager.Options) { regionOf(&o.Region, region) })
+			}
+		}
+		return apikey.FromSecret(api(apikey.Region(ref.Secret)), ref.Secret, ref.JSONKey), nil
+	case ref.SSM != "":
+		api := k.o.Parameters
+		if api == nil {
+			if k.o.AWS == nil {
+				return nil, fmt.Errorf("api_key parameter %s needs AWS configuration", ref.SSM)
+			}
+			api = func(region string) apikey.ParametersAPI {
+				return ssm.NewFromConfig(*k.o.AWS, func(o *ssm.Options) { regionOf(&o.Region, region) })
+			}
+		}
+		return apikey.FromParameter(api(apikey.Region(ref.SSM)), ref.SSM), nil
+	}
+	return nil, fmt.Errorf("api_key names neither a secret nor an ssm parameter")
+}
+
+// regionOf sets a client's region to the one an ARN named, if any.
+func regionOf(client *string, region string) {
+	if region != "" {
+		*client = region
+	}
 }

@@ -10,9 +10,11 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/apikey"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 	rt "github.com/fleetc/fleetc/runtime/router/routertest"
@@ -115,5 +117,51 @@ func TestOneSizedPoolPerEndpoint(t *testing.T) {
 	wg.Wait()
 	if pool := a.HTTP.Transport.(*http.Transport).MaxIdleConnsPerHost; srv.Calls() != 200 || srv.Conns() > pool {
 		t.Fatalf("%d calls over %d connections, want at most the pool's %d", srv.Calls(), srv.Conns(), pool)
+	}
+}
+
+// fakeSecrets answers GetSecretValue as Secrets Manager does, recording the SecretId and
+// the region of the client that asked.
+type fakeSecrets struct {
+	region string
+	asked  *[]string
+	value  string
+}
+
+func (f fakeSecrets) GetSecretValue(_ context.Context, in *secretsmanager.GetSecretValueInput, _ ...func(*secretsmanager.Options)) (*secretsmanager.GetSecretValueOutput, error) {
+	*f.asked = append(*f.asked, f.region+" "+aws.ToString(in.SecretId))
+	return &secretsmanager.GetSecretValueOutput{SecretString: aws.String(f.value)}, nil
+}
+
+// api_key_env wins when the variable is set (fleetc dev, a local run); otherwise the key
+// is read from api_key, in the region its ARN names, once per secret however many policies
+// name it.
+func TestKeySources(t *testing.T) {
+	const arn = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai-AbCdEf"
+	var asked []string
+	secrets := func(region string) apikey.SecretsAPI {
+		return fakeSecrets{region: region, asked: &asked, value: `{"api_key":"sk-from-secret"}`}
+	}
+	key := &config.APIKey{Secret: arn, JSONKey: "api_key"}
+	m := config.Models{Policy: "a", Policies: map[string]config.ModelPolicy{
+		"a": {Targets: []string{"openai/m1"}, BaseURL: "http://x/v1", APIKeyEnv: "DEV_KEY", APIKey: key},
+		"b": {Targets: []string{"openai/m2"}, BaseURL: "http://x/v1", APIKey: key},
+	}}
+	for _, c := range []struct {
+		env, wantA string
+		reads      int
+	}{{"sk-from-shell", "sk-from-shell", 1}, {"", "sk-from-secret", 1}} {
+		asked = nil
+		ps, err := Policies(m, Options{Getenv: func(string) string { return c.env }, Secrets: secrets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := ps[0].Deployments[0].Provider.(*openai.Client), ps[1].Deployments[0].Provider.(*openai.Client)
+		if a.Keys.Key() != c.wantA || b.Keys.Key() != "sk-from-secret" {
+			t.Errorf("env %q: keys %q, %q, want %q, sk-from-secret", c.env, a.Keys.Key(), b.Keys.Key(), c.wantA)
+		}
+		if len(asked) != c.reads || asked[0] != "eu-west-1 "+arn {
+			t.Errorf("env %q: reads %q, want %d in eu-west-1", c.env, asked, c.reads)
+		}
 	}
 }

@@ -78,7 +78,8 @@ func BenchmarkGatewayHandler(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w := httptest.NewRecorder()
-		req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", bytes.NewReader(body))
+		// httptest's default Host, example.com, is what the gateway refuses (DNS rebinding).
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/v1/chat/completions", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+g.Token())
 		g.ServeHTTP(w, req)

@@ -13,7 +13,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
@@ -24,6 +23,7 @@ import (
 
 	"go.opentelemetry.io/otel/propagation"
 
+	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/bedrock"
 	"github.com/fleetc/fleetc/runtime/router/bedrock/converse"
@@ -58,14 +58,7 @@ func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gatew
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("model gateway address %q: %w", addr, err)
-	}
-	if !loopbackName(host) {
-		return nil, fmt.Errorf("model gateway address %q: loopback only", addr)
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := localhttp.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("model gateway: %w", err)
 	}
@@ -112,13 +105,13 @@ func (g *Gateway) Close(ctx context.Context) error {
 	return g.srv.Shutdown(ctx)
 }
 
-// loopbackName is a host a loopback listener may be addressed by.
-func loopbackName(host string) bool {
-	if host == "localhost" {
-		return true
+// refused is how a localhttp refusal answers in both wire formats.
+func refused(ref *localhttp.Refusal) failure {
+	f := failure{status: ref.Status, openaiType: "invalid_request_error", code: string(ref.Reason), bedrockType: "AccessDeniedException", final: true}
+	if ref.Reason == localhttp.NotJSON {
+		f.bedrockType = "ValidationException"
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return f
 }
 
 // api is the wire format a request speaks; errors answer in it.
@@ -129,7 +122,8 @@ const (
 	apiConverse
 )
 
-// ServeHTTP checks the caller (Host, token, Content-Type) and routes the API shapes.
+// ServeHTTP checks the caller (localhttp: Host, Origin, Content-Type; then the token) and
+// routes the API shapes.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	if r.Method == http.MethodGet && path == "/healthz" {
@@ -140,14 +134,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(path, "/model/") {
 		a = apiConverse
 	}
-	// A browser page on a rebound DNS name reaches loopback with its own Host: refused.
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if !loopbackName(strings.Trim(host, "[]")) {
-		g.fail(w, a, failure{status: http.StatusForbidden, openaiType: "invalid_request_error", code: "forbidden_host", bedrockType: "AccessDeniedException", final: true},
-			fmt.Sprintf("Host %q is not a loopback name", r.Host), 0)
+	// A page on another site, or on a DNS name rebound to loopback, reaches the gateway too:
+	// localhttp refuses its Host, its Origin, and any body but JSON.
+	if ref := localhttp.Check(r); ref != nil {
+		g.fail(w, a, refused(ref), ref.Message, 0)
 		return
 	}
 	if !g.authorized(r) {
@@ -156,11 +146,6 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		g.fail(w, a, notFound, "the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse[-stream]", 0)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		g.fail(w, a, failure{status: http.StatusUnsupportedMediaType, openaiType: "invalid_request_error", code: "unsupported_media_type", bedrockType: "ValidationException", final: true},
-			fmt.Sprintf("Content-Type %q: want application/json", r.Header.Get("Content-Type")), 0)
 		return
 	}
 	switch {

@@ -7,19 +7,24 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 
 	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/apikey"
 )
 
 // Client calls one OpenAI-compatible endpoint.
 type Client struct {
 	BaseURL string // e.g. https://api.openai.com/v1 (no trailing /chat/completions)
 	APIKey  string // sent as a bearer token when set; read from the environment, never the spec
-	HTTP    *http.Client
+	// Keys, when set, supplies the bearer token instead of APIKey: a key read from Secrets
+	// Manager or SSM, re-read after a 401 so a rotated key is picked up.
+	Keys *apikey.Source
+	HTTP *http.Client
 }
 
 // System is the OpenTelemetry gen_ai.provider.name.
@@ -32,9 +37,13 @@ func (c *Client) Chat(ctx context.Context, model string, req *router.Request) (*
 		return nil, err
 	}
 	defer hresp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(hresp.Body, 32<<20))
+	raw, err := io.ReadAll(io.LimitReader(hresp.Body, router.MaxResponseBytes+1))
 	if err != nil {
 		return nil, &router.ProviderError{Err: err}
+	}
+	if len(raw) > router.MaxResponseBytes {
+		return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput",
+			Message: fmt.Sprintf("chat completion over %d bytes (router.MaxResponseBytes)", router.MaxResponseBytes)}
 	}
 	var cr ChatResponse
 	if err := json.Unmarshal(raw, &cr); err != nil || len(cr.Choices) == 0 {
@@ -58,19 +67,45 @@ func (c *Client) ChatStream(ctx context.Context, model string, req *router.Reque
 	return NewSSEReader(hresp.Body), nil
 }
 
-// post sends the request; a non-2xx answer is read and returned as its *ProviderError.
+// post sends the request; a non-2xx answer is read and returned as its *ProviderError. A
+// 401 to a key from Keys re-reads the key (once per burst, see apikey) and, when it changed,
+// sends the request once more with the new one.
 func (c *Client) post(ctx context.Context, cr *ChatRequest) (*http.Response, error) {
 	body, err := json.Marshal(cr)
 	if err != nil {
 		return nil, &router.ProviderError{Status: 400, Code: "InvalidRequest", Message: err.Error()}
 	}
+	key := c.APIKey
+	if c.Keys != nil {
+		key = c.Keys.Key()
+	}
+	hresp, err := c.send(ctx, body, key)
+	if err == nil || c.Keys == nil {
+		return hresp, err
+	}
+	var pe *router.ProviderError
+	if !errors.As(err, &pe) || pe.Status != http.StatusUnauthorized {
+		return nil, err
+	}
+	fresh, changed, ferr := c.Keys.Rejected(ctx, key)
+	if ferr != nil {
+		pe.Message += " (re-reading the API key failed: " + ferr.Error() + ")"
+	}
+	if !changed {
+		return nil, pe
+	}
+	return c.send(ctx, body, fresh)
+}
+
+// send makes one POST with key as the bearer token ("" = none).
+func (c *Client) send(ctx context.Context, body []byte, key string) (*http.Response, error) {
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
 		return nil, &router.ProviderError{Status: 400, Code: "InvalidRequest", Message: err.Error()}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	if c.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.APIKey)
+	if key != "" {
+		hreq.Header.Set("Authorization", "Bearer "+key)
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -83,10 +118,19 @@ func (c *Client) post(ctx context.Context, cr *ChatRequest) (*http.Response, err
 	if hresp.StatusCode/100 != 2 {
 		defer hresp.Body.Close()
 		raw, _ := io.ReadAll(io.LimitReader(hresp.Body, 1<<20))
-		return nil, errorFrom(hresp.StatusCode, hresp.Header, raw)
+		pe := errorFrom(hresp.StatusCode, hresp.Header, raw)
+		if pe.Status == http.StatusUnauthorized {
+			// OpenAI's invalid_api_key message quotes the key's first and last characters:
+			// it would reach logs, spans and the dead letter.
+			pe.Message = KeyRefused
+		}
+		return nil, pe
 	}
 	return hresp, nil
 }
+
+// KeyRefused is a 401's message, in place of the upstream's (which may quote the key).
+const KeyRefused = "the upstream refused the API key (401)"
 
 // OpenAI's error codes for its two kinds of 429: a rate limit (requests or tokens per
 // minute, type "requests" or "tokens"), which clears by itself, and the spent quota, which

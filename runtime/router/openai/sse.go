@@ -58,6 +58,7 @@ type ChunkToolCall struct {
 type SSEReader struct {
 	body     io.ReadCloser
 	r        *bufio.Reader
+	line     []byte // the line being read, reused
 	queue    []router.StreamEvent
 	started  bool
 	stopped  bool
@@ -82,7 +83,7 @@ func (s *SSEReader) Recv() (router.StreamEvent, error) {
 		if s.finished {
 			return router.StreamEvent{}, io.EOF
 		}
-		line, err := s.r.ReadBytes('\n')
+		line, err := s.readLine()
 		if err != nil {
 			if errors.Is(err, io.EOF) && s.stopped {
 				s.done()
@@ -115,6 +116,26 @@ func (s *SSEReader) Recv() (router.StreamEvent, error) {
 	ev := s.queue[0]
 	s.queue = s.queue[1:]
 	return ev, nil
+}
+
+// readLine reads up to and including the next newline, holding at most
+// router.MaxStreamLineBytes: a longer line is refused before it is buffered whole.
+func (s *SSEReader) readLine() ([]byte, error) {
+	s.line = s.line[:0]
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		if len(s.line)+len(frag) > router.MaxStreamLineBytes {
+			return nil, &router.ProviderError{Status: 502, Code: "UnexpectedOutput",
+				Message: fmt.Sprintf("chat completion stream: a line over %d bytes (router.MaxStreamLineBytes)", router.MaxStreamLineBytes)}
+		}
+		if need := len(s.line) + len(frag); need > cap(s.line) { // double (append grows big slices by 1.25x)
+			s.line = slices.Grow(s.line, min(max(need, 2*cap(s.line)), router.MaxStreamLineBytes)-len(s.line))
+		}
+		s.line = append(s.line, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return s.line, err
+		}
+	}
 }
 
 func (s *SSEReader) emit(ev router.StreamEvent) { s.queue = append(s.queue, ev) }

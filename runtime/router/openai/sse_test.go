@@ -1,0 +1,81 @@
+package openai_test
+
+import (
+	"errors"
+	"io"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/fleetc/fleetc/runtime/router"
+	"github.com/fleetc/fleetc/runtime/router/openai"
+)
+
+// endlessLine is an upstream that sends "data: " and then n bytes without a newline,
+// from one small buffer, so what the test measures is the reader's memory, not its own.
+type endlessLine struct {
+	head string
+	n    int
+	fill [32 << 10]byte
+}
+
+func (e *endlessLine) Read(p []byte) (int, error) {
+	if e.head != "" {
+		k := copy(p, e.head)
+		e.head = e.head[k:]
+		return k, nil
+	}
+	if e.n == 0 {
+		return 0, io.EOF
+	}
+	k := copy(p, e.fill[:min(len(e.fill), e.n)])
+	e.n -= k
+	return k, nil
+}
+
+// A huge SSE line is refused with an error naming the cap, having held at most about
+// router.MaxStreamLineBytes of it: reading the line whole (a 1 GiB line took the gateway
+// to 6.3 GB) allocates at least the line.
+func TestHugeSSELineIsRefusedWithBoundedMemory(t *testing.T) {
+	up := &endlessLine{head: `data: {"choices":[{"index":0,"delta":{"content":"`, n: 8 * router.MaxStreamLineBytes}
+	for i := range up.fill {
+		up.fill[i] = 'a'
+	}
+	s := openai.NewSSEReader(io.NopCloser(up))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := s.Recv()
+	runtime.ReadMemStats(&after)
+	var pe *router.ProviderError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "router.MaxStreamLineBytes") {
+		t.Errorf("a %d-byte line: %v", 8*router.MaxStreamLineBytes, err)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d bytes for a %d-byte line (cap %d)", alloc, 8*router.MaxStreamLineBytes, router.MaxStreamLineBytes)
+	if alloc > 3*router.MaxStreamLineBytes {
+		t.Errorf("allocated %d bytes reading a %d-byte line; the cap is %d", alloc, 8*router.MaxStreamLineBytes, router.MaxStreamLineBytes)
+	}
+}
+
+// Lines up to the cap are read as before, however they are split by the reader's buffer.
+func TestLongSSELineUnderTheCapIsRead(t *testing.T) {
+	text := strings.Repeat("b", router.MaxStreamLineBytes-200)
+	body := `data: {"choices":[{"index":0,"delta":{"content":"` + text + `"}}]}` + "\n\n" +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n"
+	s := openai.NewSSEReader(io.NopCloser(strings.NewReader(body)))
+	var got strings.Builder
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.WriteString(ev.Text)
+	}
+	if got.String() != text {
+		t.Errorf("read %d bytes of text, want %d", got.Len(), len(text))
+	}
+}
