@@ -54,6 +54,7 @@ func TestDevChaos(t *testing.T) {
 	step := func(trace, class string) { send(trace, class, nil); good = append(good, trace) }
 
 	// The 429 wave, and the poison during it.
+	start := time.Now()
 	s.Action(t, "throttle", "--for", chaosFault.String())
 	for _, c := range []string{"poller", "fn"} {
 		step("wave-"+c+"-1", c)
@@ -85,7 +86,7 @@ func TestDevChaos(t *testing.T) {
 		time.Sleep(time.Second)
 	}
 	v := readVerdicts(s.Log())
-	t.Logf("ledger: %s", chaosLedger(f, v))
+	t.Logf("ledger %s after the first fault: %s", time.Since(start).Round(time.Second), chaosLedger(f, v))
 	defer func() {
 		if t.Failed() {
 			t.Logf("what happened:\n%s", story(s.Log()))
@@ -138,6 +139,7 @@ type verdict struct {
 // duplicate), dead letters, releases.
 type verdicts struct {
 	finished      map[string]int
+	receives      map[string]int // the receive each step finished on
 	dead          map[string][]verdict
 	released      int
 	releasedCodes map[wire.Code]int
@@ -146,7 +148,7 @@ type verdicts struct {
 var workerLine = regexp.MustCompile(`(?m)^\s*\S+\s+\| (\{.*\})$`)
 
 func readVerdicts(log string) verdicts {
-	v := verdicts{finished: map[string]int{}, dead: map[string][]verdict{}, releasedCodes: map[wire.Code]int{}}
+	v := verdicts{finished: map[string]int{}, receives: map[string]int{}, dead: map[string][]verdict{}, releasedCodes: map[wire.Code]int{}}
 	for _, m := range workerLine.FindAllStringSubmatch(log, -1) {
 		var l verdict
 		if json.Unmarshal([]byte(m[1]), &l) != nil {
@@ -156,6 +158,7 @@ func readVerdicts(log string) verdicts {
 		case "step finished":
 			if !l.Duplicate {
 				v.finished[l.TraceID]++
+				v.receives[l.TraceID] = l.Attempt
 			}
 		case "step dead-lettered":
 			v.dead[l.TraceID] = append(v.dead[l.TraceID], l)
@@ -184,8 +187,8 @@ func chaosLedger(f devtest.FleetView, v verdicts) string {
 	for _, c := range f.Classes {
 		fmt.Fprintf(&b, " %s: completed %d, dead-lettered %d %v, worker starts %d;", c.Name, c.Completed, c.DeadLettered, c.DLQ.ErrorCodes, c.Worker.Starts)
 	}
-	fmt.Fprintf(&b, " releases %d %v; step.completed events %d; model calls %d, throttled %d",
-		v.released, v.releasedCodes, eventsSeen(f, "step.completed"), f.Model.Calls, f.Model.Throttled)
+	fmt.Fprintf(&b, " releases %d %v; finished on receive %v; step.completed events %d; model calls %d, throttled %d",
+		v.released, v.releasedCodes, v.receives, eventsSeen(f, "step.completed"), f.Model.Calls, f.Model.Throttled)
 	return b.String()
 }
 
