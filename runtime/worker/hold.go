@@ -94,6 +94,11 @@ func (w *Worker) hold(ctx, stepCtx context.Context, env *wire.Envelope, d Delive
 			}
 			return verdict(w.failed(ctx, env, d, e)) // shutdown: hand the work on now
 		}
+		if w.leaseGone(st) {
+			// The renewals failed during the wait: another worker may own the step now, and
+			// calling the handler again would repeat its side effect.
+			return nil, leaseLost(fmt.Errorf("lease ended while the step was held for a retry: %w", e))
+		}
 	}
 }
 
