@@ -39,6 +39,7 @@ type Source struct {
 	mu        sync.Mutex
 	key       string
 	refetched time.Time // when a 401 last made us read the key
+	readErr   error     // that read's failure: until the next read, whether the key rotated is unknown
 }
 
 // Static is a key that never changes (read from the environment).
@@ -72,11 +73,11 @@ func (s *Source) Rejected(ctx context.Context, stale string) (string, bool, erro
 		return s.key, true, nil // another request already read the new key
 	}
 	if s.fetch == nil || (!s.refetched.IsZero() && s.now().Sub(s.refetched) < RefetchAfter) {
-		return s.key, false, nil
+		return s.key, false, s.readErr
 	}
 	s.refetched = s.now()
 	key, err := s.fetch(ctx)
-	if err != nil {
+	if s.readErr = err; err != nil {
 		return s.key, false, err
 	}
 	if key != stale {

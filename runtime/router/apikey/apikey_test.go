@@ -2,6 +2,7 @@ package apikey
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,5 +113,33 @@ func TestRegion(t *testing.T) {
 		if got := Region(ref); got != want {
 			t.Errorf("Region(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// A re-read that failed (the store unreachable) is not "the key is unchanged": every 401 until
+// the next read (RefetchAfter later, still one read per burst) gets that failure, so the
+// caller can treat the refusal as transient instead of final.
+func TestRejectedAfterFailedReadReportsIt(t *testing.T) {
+	fail := false
+	now := time.Unix(1000, 0)
+	src, _ := New(context.Background(), func(context.Context) (string, error) {
+		if fail {
+			return "", errors.New("store unreachable")
+		}
+		return "sk-old", nil
+	})
+	src.now = func() time.Time { return now }
+	fail = true
+	if _, changed, err := src.Rejected(context.Background(), "sk-old"); err == nil || changed {
+		t.Fatalf("first 401, failing read: changed=%t err=%v, want the read's error", changed, err)
+	}
+	now = now.Add(RefetchAfter / 2)
+	if _, changed, err := src.Rejected(context.Background(), "sk-old"); err == nil || changed {
+		t.Errorf("401 inside RefetchAfter after a failed read: changed=%t err=%v, want that failure again", changed, err)
+	}
+	fail = false
+	now = now.Add(RefetchAfter)
+	if _, _, err := src.Rejected(context.Background(), "sk-old"); err != nil {
+		t.Errorf("401 after RefetchAfter with the store back: %v", err)
 	}
 }
