@@ -98,8 +98,21 @@ type Outcome struct {
 }
 
 // ProcessFunc runs one message. ctx is cancelled when the drain budget at
-// shutdown runs out.
+// shutdown runs out; ShuttingDown(ctx) is closed at the shutdown itself.
 type ProcessFunc func(ctx context.Context, m *Message) Outcome
+
+// shutdownKey carries, in a step's context, the consumer's own context (it ends at SIGTERM).
+type shutdownKey struct{}
+
+// ShuttingDown is closed once the consumer running the step is told to stop (SIGTERM), before
+// the drain budget cancels the step; nil (never ready) outside a consumer. A step waiting
+// between attempts hands its message back then, instead of waiting out the drain budget.
+func ShuttingDown(ctx context.Context) <-chan struct{} {
+	if c, ok := ctx.Value(shutdownKey{}).(context.Context); ok {
+		return c.Done()
+	}
+	return nil
+}
 
 // DLQ message attribute names carrying the diagnosis.
 const (
@@ -214,7 +227,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	// starts at ctx's end, runs out.
 	drainCtx, stopDrain := c.drainBudget(ctx)
 	defer stopDrain()
-	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
+	stepCtx, cancelSteps := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), shutdownKey{}, ctx))
 	defer cancelSteps()
 	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
 	hbDone := make(chan struct{})

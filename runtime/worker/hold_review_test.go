@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
@@ -119,5 +122,28 @@ func TestHoldLeaseLapsedDuringWaitStops(t *testing.T) {
 	res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: []byte(`{"trace_id":"lapse-1"}`), Attempt: 1})
 	if calls != 1 || res.Action != queue.Leave || code(res) != string(wire.LeaseLost) {
 		t.Errorf("%d handler calls, verdict %v %v; want 1 call and Leave/LeaseLost (the lease ended during the wait)", calls, res.Action, res.Reason)
+	}
+}
+
+// SIGTERM during a hold's wait (a 20 s throttle) hands the message back at once: the poller
+// stops within a second or two, not when the 25 s drain budget cancels the step, and the
+// message is visible again for another worker right away. On kumo, the real poller.
+func TestHoldReleasesAtSIGTERM(t *testing.T) {
+	e := newEnv(t, envOpts{heartbeat: 1, stepMax: 120})
+	e.send(envelope("evt-sigterm", stepSpec{TraceID: "sigterm-1", Behavior: "throttle", FaultMS: 120000, RetryAfterMS: 20000}), "")
+	_, stop := e.startWorker(25 * time.Second)
+	waitFor(t, "the first throttled call", 15*time.Second, func() bool {
+		calls, _ := e.fx.snapshot()
+		return calls["sigterm-1"] >= 1
+	})
+	time.Sleep(300 * time.Millisecond) // into the 20 s wait
+	start := time.Now()
+	stop() // the poller's context ends: SIGTERM
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the poller stopped %v after SIGTERM: the hold waited out its throttle", took.Round(time.Millisecond))
+	}
+	out, err := e.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queueURL), WaitTimeSeconds: 3, VisibilityTimeout: 30})
+	if err != nil || len(out.Messages) != 1 {
+		t.Errorf("the held message is not back in the queue 3 s after SIGTERM: %v %v", out, err)
 	}
 }
