@@ -98,20 +98,24 @@ type Outcome struct {
 }
 
 // ProcessFunc runs one message. ctx is cancelled when the drain budget at
-// shutdown runs out; ShuttingDown(ctx) is closed at the shutdown itself.
+// shutdown runs out; UntilShutdown(ctx) ends at the shutdown itself.
 type ProcessFunc func(ctx context.Context, m *Message) Outcome
 
 // shutdownKey carries, in a step's context, the consumer's own context (it ends at SIGTERM).
 type shutdownKey struct{}
 
-// ShuttingDown is closed once the consumer running the step is told to stop (SIGTERM), before
-// the drain budget cancels the step; nil (never ready) outside a consumer. A step waiting
-// between attempts hands its message back then, instead of waiting out the drain budget.
-func ShuttingDown(ctx context.Context) <-chan struct{} {
-	if c, ok := ctx.Value(shutdownKey{}).(context.Context); ok {
-		return c.Done()
+// UntilShutdown returns ctx, cancelled also once the consumer running the step is told to
+// stop (SIGTERM), before the drain budget cancels the step itself; outside a consumer, ctx
+// as it is. A step waiting between attempts waits under it, so that it hands its message back
+// at SIGTERM instead of waiting out the drain budget; a running call still gets the budget.
+func UntilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	consumer, ok := ctx.Value(shutdownKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
 	}
-	return nil
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(consumer, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // DLQ message attribute names carrying the diagnosis.

@@ -154,18 +154,8 @@ func (w *Worker) busyWait(ctx context.Context, d Delivery, key string, win windo
 // poller is told to stop (SIGTERM): the message is handed back then, not held until the drain
 // budget cancels the step. A running handler call still gets that budget.
 func (w *Worker) holdWait(ctx context.Context, d time.Duration) error {
-	if sd := queue.ShuttingDown(ctx); sd != nil {
-		c, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go func() {
-			select {
-			case <-sd:
-				cancel()
-			case <-c.Done():
-			}
-		}()
-		ctx = c
-	}
+	ctx, cancel := queue.UntilShutdown(ctx)
+	defer cancel()
 	return w.wait(ctx, d)
 }
 
