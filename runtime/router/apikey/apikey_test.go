@@ -143,3 +143,52 @@ func TestRejectedAfterFailedReadReportsIt(t *testing.T) {
 		t.Errorf("401 after RefetchAfter with the store back: %v", err)
 	}
 }
+
+// A key read after a 401 that hangs (the store slow to answer) holds up neither the other
+// requests' Key() (they send the cached key: most are not refused) nor a refused request
+// whose own context ends while it waits for that read.
+func TestSlowReadBlocksNoOne(t *testing.T) {
+	release := make(chan struct{})
+	first := true
+	src, _ := New(context.Background(), func(ctx context.Context) (string, error) {
+		if first {
+			first = false
+			return "sk-old", nil
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "sk-new", nil
+	})
+	reading := make(chan struct{})
+	go func() {
+		close(reading)
+		src.Rejected(context.Background(), "sk-old")
+	}()
+	<-reading
+	time.Sleep(50 * time.Millisecond) // the read has begun
+	got := make(chan string, 1)
+	go func() { got <- src.Key() }()
+	select {
+	case k := <-got:
+		if k != "sk-old" {
+			t.Errorf("Key() during the read = %q, want the cached key", k)
+		}
+	case <-time.After(time.Second):
+		t.Error("Key() blocked behind a key read in progress")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, _, err := src.Rejected(ctx, "sk-old"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a refused request whose context ended while waiting for the read got no error")
+		}
+	case <-time.After(time.Second):
+		t.Error("a refused request waited for the read past its own context")
+	}
+	close(release)
+}
