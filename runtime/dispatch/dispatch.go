@@ -120,6 +120,8 @@ func (d *Dispatcher) log() *slog.Logger {
 }
 
 func (d *Dispatcher) wait(ctx context.Context, t time.Duration) error {
+	ctx, cancel := queue.UntilShutdown(ctx) // SIGTERM hands the message back, not only the drain budget
+	defer cancel()
 	if d.Wait != nil {
 		return d.Wait(ctx, t)
 	}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,9 +197,13 @@ func newHarness(t *testing.T, syncLimit time.Duration) *harness {
 			return nil, retry.Permanent("NoQuestion", errors.New("the request names no question"))
 		case strings.HasPrefix(req.Key, "flaky"):
 			return nil, retry.FromStatus(503, "", "model overloaded")
-		case strings.HasPrefix(req.Key, "slow"):
+		case strings.HasPrefix(req.Key, "slow"), strings.HasPrefix(req.Key, "long"):
+			d := 3 * time.Second
+			if strings.HasPrefix(req.Key, "long") {
+				d = 30 * time.Second
+			}
 			select {
-			case <-time.After(3 * time.Second):
+			case <-time.After(d):
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
@@ -580,5 +585,39 @@ func TestBusyHeldOnLastReceive(t *testing.T) {
 	m.ReceiveCount = h.cfg.RetryLimit()
 	if out := h.disp.Dispatch(context.Background(), m, time.Time{}); out.Action != queue.Delete || h.effect("slow-last") != 1 {
 		t.Errorf("last receive: %+v, effects %d; want held until done, one run", out, h.effect("slow-last"))
+	}
+}
+
+// SIGTERM while the dispatcher holds busy work (a 30 s step, answered busy after the 500 ms
+// sync limit): the message is handed back at once (the runtime keeps the step, the next
+// delivery is answered from it), not asked about every second until the drain budget (5 s)
+// cancels the hold.
+func TestBusyHoldReleasedAtSIGTERM(t *testing.T) {
+	h := newHarness(t, 500*time.Millisecond)
+	h.send(event("long-1", "conv-9"))
+	rt := &worker.Runtime{Cfg: h.cfg, Worker: &worker.Worker{Cfg: h.cfg}, SQS: h.sqs, Log: h.disp.Log}
+	c, err := dispatch.NewPoller(h.disp, rt.Host(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { defer close(stopped); _ = c.Run(ctx) }()
+	waitBusy := time.Now().Add(15 * time.Second)
+	for !slices.ContainsFunc(h.fake.seen(), func(cl call) bool { return strings.Contains(cl.Answer, `"outcome":"busy"`) }) {
+		if time.Now().After(waitBusy) {
+			cancel()
+			t.Fatal("no busy answer")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	start := time.Now()
+	cancel()
+	<-stopped
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the consumer stopped %v after SIGTERM: the busy hold went on until the drain budget", took.Round(time.Millisecond))
+	}
+	if c.Stats.Released.Load() != 1 {
+		t.Errorf("released %d, want the held message handed back", c.Stats.Released.Load())
 	}
 }

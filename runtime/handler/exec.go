@@ -186,7 +186,7 @@ func parseFailure(b []byte) *retry.Error {
 	if f.Error.RetryAfterSeconds > 0 && e.Retryable {
 		// The handler named when to come back (its dependency throttled it): a throttle,
 		// held through without spending the class's failure budget.
-		e.RetryAfter = time.Duration(f.Error.RetryAfterSeconds) * time.Second
+		e.RetryAfter = retry.CapRetryAfter(float64(f.Error.RetryAfterSeconds) * float64(time.Second))
 		e.Throttle = true
 	}
 	return e

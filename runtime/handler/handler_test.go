@@ -310,3 +310,12 @@ func TestExecStderrIsBounded(t *testing.T) {
 		t.Errorf("tail = %q", got[MaxStderrLines-1:])
 	}
 }
+
+// A handler naming an absurd retry_after_seconds is read as retry.MaxRetryAfter, not as an
+// overflowed (wrapped) Duration.
+func TestExecHugeRetryAfterIsCapped(t *testing.T) {
+	e := parseFailure([]byte(`{"error":{"code":"Busy","retry_after_seconds":100000000000}}`))
+	if e == nil || !e.Throttle || e.RetryAfter != retry.MaxRetryAfter {
+		t.Errorf("got %+v, want a throttle of retry.MaxRetryAfter", e)
+	}
+}

@@ -98,8 +98,25 @@ type Outcome struct {
 }
 
 // ProcessFunc runs one message. ctx is cancelled when the drain budget at
-// shutdown runs out.
+// shutdown runs out; UntilShutdown(ctx) ends at the shutdown itself.
 type ProcessFunc func(ctx context.Context, m *Message) Outcome
+
+// shutdownKey carries, in a step's context, the consumer's own context (it ends at SIGTERM).
+type shutdownKey struct{}
+
+// UntilShutdown returns ctx, cancelled also once the consumer running the step is told to
+// stop (SIGTERM), before the drain budget cancels the step itself; outside a consumer, ctx
+// as it is. A step waiting between attempts waits under it, so that it hands its message back
+// at SIGTERM instead of waiting out the drain budget; a running call still gets the budget.
+func UntilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	consumer, ok := ctx.Value(shutdownKey{}).(context.Context)
+	if !ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(consumer, cancel)
+	return ctx, func() { stop(); cancel() }
+}
 
 // DLQ message attribute names carrying the diagnosis.
 const (
@@ -214,7 +231,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	// starts at ctx's end, runs out.
 	drainCtx, stopDrain := c.drainBudget(ctx)
 	defer stopDrain()
-	stepCtx, cancelSteps := context.WithCancel(context.WithoutCancel(ctx))
+	stepCtx, cancelSteps := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), shutdownKey{}, ctx))
 	defer cancelSteps()
 	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
 	hbDone := make(chan struct{})

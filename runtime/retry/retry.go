@@ -111,7 +111,7 @@ var throttleStatus = map[int]bool{429: true, 503: true, 529: true}
 func RetryAfterHeaders(h http.Header, now time.Time) (time.Duration, bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < float64(1<<53) {
-			return time.Duration(ms * float64(time.Millisecond)), true
+			return CapRetryAfter(ms * float64(time.Millisecond)), true
 		}
 	}
 	return ParseRetryAfter(h.Get("Retry-After"), now)
@@ -123,20 +123,27 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if n, err := strconv.Atoi(v); err == nil {
-		if n < 0 {
-			return 0, false
-		}
-		return time.Duration(n) * time.Second, true
+	if n, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		return CapRetryAfter(float64(n) * float64(time.Second)), true // ErrRange: n is the largest uint64
 	}
 	if t, err := http.ParseTime(v); err == nil {
-		d := t.Sub(now)
-		if d < 0 {
-			d = 0
-		}
-		return d, true
+		return CapRetryAfter(max(float64(t.Sub(now)), 0)), true
 	}
 	return 0, false
+}
+
+// MaxRetryAfter is the longest retry-after the worker reads: a wait past the time a message
+// can stay hidden (SQS's visibility ceiling) means the same, and a longer one would overflow
+// a time.Duration (a retry-after-ms near 2^53, a Retry-After of 10^11 s).
+const MaxRetryAfter = wire.SQSMaxVisibility
+
+// CapRetryAfter turns a wait in nanoseconds (a float, so that it cannot overflow) into a
+// Duration no longer than MaxRetryAfter.
+func CapRetryAfter(ns float64) time.Duration {
+	if ns >= float64(MaxRetryAfter) {
+		return MaxRetryAfter
+	}
+	return time.Duration(ns)
 }
 
 // Classify turns any error into an *Error. Deadline and cancellation are
@@ -212,13 +219,15 @@ func (p Policy) Decide(err error, attempt int) Decision {
 // workers a throttle sent away do not all come back at the same instant.
 const ThrottleJitter = 0.1
 
-// Delay is the wait before retrying e after n counted failures: a throttle's RetryAfter plus
-// up to ThrottleJitter of it; another server-advised RetryAfter as given; else full jitter
-// on n. A throttle's delay does not grow with n: it is not a failure (Counts).
+// Delay is the wait before retrying e after n counted failures: a throttle's RetryAfter (at
+// least the policy's base, so a retry-after of 0 cannot spin; at most MaxRetryAfter) plus up
+// to ThrottleJitter of it; another server-advised RetryAfter as given; else full jitter on n.
+// A throttle's delay does not grow with n: it is not a failure (Counts).
 func (p Policy) Delay(e *Error, n int) time.Duration {
 	switch {
 	case e.Throttle:
-		return e.RetryAfter + time.Duration(p.rand()()*ThrottleJitter*float64(e.RetryAfter))
+		ra := min(max(e.RetryAfter, p.Base), MaxRetryAfter)
+		return ra + time.Duration(p.rand()()*ThrottleJitter*float64(ra))
 	case e.RetryAfter > 0:
 		return e.RetryAfter
 	}

@@ -182,3 +182,36 @@ func TestDelayThrottleIsNotAFailure(t *testing.T) {
 		t.Errorf("full jitter at 0.999: n=0 %v (ceiling 100 ms), n=3 %v (ceiling 800 ms)", a, b)
 	}
 }
+
+// A retry-after too large for a time.Duration (retry-after-ms up to 2^53, Retry-After of
+// 10^11 s, a handler's retry_after_seconds) is read as MaxRetryAfter, never as an overflowed
+// (negative or wrapped) wait; and a throttle's jitter on it does not overflow either.
+func TestRetryAfterHugeIsCapped(t *testing.T) {
+	now := time.Now()
+	for _, h := range []http.Header{
+		{"Retry-After-Ms": {"9007199254740000"}},
+		{"Retry-After": {"100000000000"}},
+		{"Retry-After": {"9223372036854775807"}},
+	} {
+		d, ok := RetryAfterHeaders(h, now)
+		if !ok || d != MaxRetryAfter {
+			t.Errorf("%v: retry-after %v %t, want MaxRetryAfter %v", h, d, ok, MaxRetryAfter)
+		}
+	}
+	p := Policy{Base: 100 * time.Millisecond, Cap: time.Second, Rand: func() float64 { return 0.999 }}
+	e := Throttled(wire.ModelUnavailable, time.Duration(1<<63-1), nil)
+	if d := p.Delay(e, 0); d < MaxRetryAfter {
+		t.Errorf("throttle of %v: delay %v, want at least MaxRetryAfter", e.RetryAfter, d)
+	}
+}
+
+// A throttle naming no wait (retry-after 0) waits at least the policy's base: it is not a
+// call back at once, which would spin on the dependency for the whole step window.
+func TestDelayZeroThrottleHasAFloor(t *testing.T) {
+	p := Policy{Base: 500 * time.Millisecond, Cap: 30 * time.Second, Rand: func() float64 { return 0 }}
+	for _, e := range []*Error{Throttled(wire.ModelUnavailable, 0, nil), FromStatus(429, "0", "")} {
+		if d := p.Delay(e, 0); d < p.Base {
+			t.Errorf("%+v: delay %v, want at least the base %v", e, d, p.Base)
+		}
+	}
+}

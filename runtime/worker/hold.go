@@ -88,11 +88,17 @@ func (w *Worker) hold(ctx, stepCtx context.Context, env *wire.Envelope, d Delive
 			return nil, leaseLost(fmt.Errorf("lease ended while the step was held for a retry: %w", e))
 		}
 		w.held(ctx, d, st.key, kind, e, delay)
-		if w.wait(stepCtx, delay) != nil {
+		if w.holdWait(stepCtx, delay) != nil {
 			if w.isStale(st) {
 				return verdict(staleToken("task token went stale while the step was held for a retry"))
 			}
-			return verdict(w.failed(ctx, env, d, e)) // shutdown: hand the work on now
+			// Shutdown: hand the work on now.
+			return verdict(Result{Outcome: queue.Outcome{Action: queue.Release, Reason: e}})
+		}
+		if w.leaseGone(st) {
+			// The renewals failed during the wait: another worker may own the step now, and
+			// calling the handler again would repeat its side effect.
+			return nil, leaseLost(fmt.Errorf("lease ended while the step was held for a retry: %w", e))
 		}
 	}
 }
@@ -138,10 +144,19 @@ func (w *Worker) busyWait(ctx context.Context, d Delivery, key string, win windo
 		return release
 	}
 	w.held(ctx, d, key, telemetry.RetryBusy, busy, wait)
-	if w.wait(ctx, wait) != nil {
+	if w.holdWait(ctx, wait) != nil {
 		return release // shutdown
 	}
 	return nil
+}
+
+// holdWait is wait for a hold's pauses (throttle, backoff, Busy), which also end when the
+// poller is told to stop (SIGTERM): the message is handed back then, not held until the drain
+// budget cancels the step. A running handler call still gets that budget.
+func (w *Worker) holdWait(ctx context.Context, d time.Duration) error {
+	ctx, cancel := queue.UntilShutdown(ctx)
+	defer cancel()
+	return w.wait(ctx, d)
 }
 
 // busyFloor keeps a Busy wait from spinning on a lease that is just ending.

@@ -35,10 +35,14 @@ type Fetch func(ctx context.Context) (string, error)
 type Source struct {
 	fetch Fetch
 	now   func() time.Time
+	// reading admits one key read at a time; a refused request waits for it under its own
+	// context, and mu is never held across it, so Key() never waits for the store.
+	reading chan struct{}
 
 	mu        sync.Mutex
 	key       string
 	refetched time.Time // when a 401 last made us read the key
+	readErr   error     // that read's failure: until the next read, whether the key rotated is unknown
 }
 
 // Static is a key that never changes (read from the environment).
@@ -51,7 +55,7 @@ func New(ctx context.Context, fetch Fetch) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Source{fetch: fetch, key: key, now: time.Now}, nil
+	return &Source{fetch: fetch, key: key, now: time.Now, reading: make(chan struct{}, 1)}, nil
 }
 
 // Key is the cached key.
@@ -66,17 +70,28 @@ func (s *Source) Key() string {
 // the same key share one read: the first reads while the others wait, and they get its
 // result without reading again.
 func (s *Source) Rejected(ctx context.Context, stale string) (string, bool, error) {
+	if s.fetch == nil {
+		return s.Key(), false, nil
+	}
+	select {
+	case s.reading <- struct{}{}:
+		defer func() { <-s.reading }()
+	case <-ctx.Done():
+		return s.Key(), false, ctx.Err()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.key != stale {
 		return s.key, true, nil // another request already read the new key
 	}
-	if s.fetch == nil || (!s.refetched.IsZero() && s.now().Sub(s.refetched) < RefetchAfter) {
-		return s.key, false, nil
+	if !s.refetched.IsZero() && s.now().Sub(s.refetched) < RefetchAfter {
+		return s.key, false, s.readErr
 	}
 	s.refetched = s.now()
+	s.mu.Unlock()
 	key, err := s.fetch(ctx)
-	if err != nil {
+	s.mu.Lock()
+	if s.readErr = err; err != nil {
 		return s.key, false, err
 	}
 	if key != stale {

@@ -2,6 +2,7 @@ package apikey
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,4 +114,81 @@ func TestRegion(t *testing.T) {
 			t.Errorf("Region(%q) = %q, want %q", ref, got, want)
 		}
 	}
+}
+
+// A re-read that failed (the store unreachable) is not "the key is unchanged": every 401 until
+// the next read (RefetchAfter later, still one read per burst) gets that failure, so the
+// caller can treat the refusal as transient instead of final.
+func TestRejectedAfterFailedReadReportsIt(t *testing.T) {
+	fail := false
+	now := time.Unix(1000, 0)
+	src, _ := New(context.Background(), func(context.Context) (string, error) {
+		if fail {
+			return "", errors.New("store unreachable")
+		}
+		return "sk-old", nil
+	})
+	src.now = func() time.Time { return now }
+	fail = true
+	if _, changed, err := src.Rejected(context.Background(), "sk-old"); err == nil || changed {
+		t.Fatalf("first 401, failing read: changed=%t err=%v, want the read's error", changed, err)
+	}
+	now = now.Add(RefetchAfter / 2)
+	if _, changed, err := src.Rejected(context.Background(), "sk-old"); err == nil || changed {
+		t.Errorf("401 inside RefetchAfter after a failed read: changed=%t err=%v, want that failure again", changed, err)
+	}
+	fail = false
+	now = now.Add(RefetchAfter)
+	if _, _, err := src.Rejected(context.Background(), "sk-old"); err != nil {
+		t.Errorf("401 after RefetchAfter with the store back: %v", err)
+	}
+}
+
+// A key read after a 401 that hangs (the store slow to answer) holds up neither the other
+// requests' Key() (they send the cached key: most are not refused) nor a refused request
+// whose own context ends while it waits for that read.
+func TestSlowReadBlocksNoOne(t *testing.T) {
+	release := make(chan struct{})
+	first := true
+	src, _ := New(context.Background(), func(ctx context.Context) (string, error) {
+		if first {
+			first = false
+			return "sk-old", nil
+		}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return "sk-new", nil
+	})
+	reading := make(chan struct{})
+	go func() {
+		close(reading)
+		src.Rejected(context.Background(), "sk-old")
+	}()
+	<-reading
+	time.Sleep(50 * time.Millisecond) // the read has begun
+	got := make(chan string, 1)
+	go func() { got <- src.Key() }()
+	select {
+	case k := <-got:
+		if k != "sk-old" {
+			t.Errorf("Key() during the read = %q, want the cached key", k)
+		}
+	case <-time.After(time.Second):
+		t.Error("Key() blocked behind a key read in progress")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { _, _, err := src.Rejected(ctx, "sk-old"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("a refused request whose context ended while waiting for the read got no error")
+		}
+	case <-time.After(time.Second):
+		t.Error("a refused request waited for the read past its own context")
+	}
+	close(release)
 }

@@ -89,7 +89,10 @@ func (c *Client) post(ctx context.Context, cr *ChatRequest) (*http.Response, err
 	}
 	fresh, changed, ferr := c.Keys.Rejected(ctx, key)
 	if ferr != nil {
+		// Whether the key was rotated is unknown: a transient refusal (the router retries,
+		// the worker holds the step), not a final one dead-lettered on its first attempt.
 		pe.Message += " (re-reading the API key failed: " + ferr.Error() + ")"
+		pe.Transient = true
 	}
 	if !changed {
 		return nil, pe
