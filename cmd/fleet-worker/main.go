@@ -18,6 +18,7 @@ import (
 	"github.com/fleetc/fleetc/internal/buildinfo"
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/config/s3config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
@@ -140,9 +141,9 @@ func loadConfig(ctx context.Context, path string, getenv func(string) string) (*
 	case path != "":
 		cfg, err = config.Load(path)
 	case getenv(config.EnvConfigS3) != "":
-		var s3 config.ObjectGetter
-		if s3, err = config.NewObjectGetter(ctx, getenv); err == nil {
-			cfg, err = config.LoadObject(ctx, s3, config.EnvConfigS3, getenv(config.EnvConfigS3))
+		var s3 s3config.Getter
+		if s3, err = s3config.NewGetter(ctx, getenv); err == nil {
+			cfg, err = s3config.Load(ctx, s3, config.EnvConfigS3, getenv(config.EnvConfigS3))
 		}
 	case getenv(config.EnvConfigJSON) != "":
 		cfg, err = config.Parse(config.EnvConfigJSON, []byte(getenv(config.EnvConfigJSON)))

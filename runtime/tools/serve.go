@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/config/s3config"
 	"github.com/fleetc/fleetc/runtime/jobstore"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -27,7 +28,7 @@ const (
 )
 
 // LoadConfig reads the tools config from path, else the environment: the S3 object the
-// generated function names (hash-checked, config.FetchObject), inline JSON, or a path.
+// generated function names (hash-checked, s3config.Fetch), inline JSON, or a path.
 func LoadConfig(ctx context.Context, path string, getenv func(string) string) (*rc.Tools, error) {
 	switch {
 	case path != "":
@@ -36,11 +37,11 @@ func LoadConfig(ctx context.Context, path string, getenv func(string) string) (*
 		if err != nil {
 			return nil, err
 		}
-		api, err := config.NewObjectGetter(ctx, getenv)
+		api, err := s3config.NewGetter(ctx, getenv)
 		if err != nil {
 			return nil, err
 		}
-		raw, err := config.FetchObject(ctx, api, r)
+		raw, err := s3config.Fetch(ctx, api, r)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package config
+package s3config
 
 import (
 	"net/http"
