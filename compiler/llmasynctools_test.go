@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 
 	"github.com/fleetc/fleetc/compiler/keda"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -18,7 +19,7 @@ const llmAsyncTools = "testdata/llm-async-tools/fleet.yaml"
 // TestLLMAsyncToolsOnEveryRuntime: an llm class naming async:<class> tools gets, on eks,
 // lambda and agentcore alike, the tools config of exactly the classes it names (in the
 // runtime config fleet-worker parses, which reaches it unchanged: the ConfigMap's
-// config.json, FLEET_CONFIG_JSON of the function or the AgentCore runtime), equal to those
+// config.json, the S3 object FLEET_CONFIG_S3 of the function or AgentCore runtime names), equal to those
 // classes' entries of tools/tools.json; and its worker role may publish exactly those
 // classes' request events, create and read job items, and list only its own jobs
 // (class:<its class>), never move a job (the async worker's UpdateItem). A class without
@@ -81,22 +82,26 @@ func TestLLMAsyncToolsOnEveryRuntime(t *testing.T) {
 
 			// The config reaches the runtime as rendered.
 			n := strings.ReplaceAll(tc.class, "-", "_")
-			fromFile := `jsonencode(jsondecode(file("${path.module}/../runtime/` + tc.class + `.json")))`
+			fromFile := `file("${path.module}/../runtime/` + tc.class + `.json")`
+			objectRef := config.EnvConfigS3 + ` = "s3://${aws_s3_object.` + n + `_config.bucket}/${aws_s3_object.` + n + `_config.key}?`
 			switch tc.runtime {
 			case rc.RuntimeEKS:
 				cm := manifest(t, set, "k8s/"+tc.class+"/configmap.yaml")
 				if dig(t, cm, "data", keda.ConfigKey) != string(b) {
 					t.Errorf("ConfigMap %s is not %s", keda.ConfigKey, path)
 				}
-			case rc.RuntimeLambda:
-				env := tf.text(t, tf.block(t, "resource", "aws_lambda_function", n))
-				if !strings.Contains(env, "FLEET_CONFIG_JSON = "+fromFile) {
-					t.Errorf("function environment lacks FLEET_CONFIG_JSON from %s:\n%s", path, env)
+			case rc.RuntimeLambda, rc.RuntimeAgentCore:
+				if got := tf.attr(t, tf.block(t, "resource", "aws_s3_object", n+"_config"), "content"); got != fromFile {
+					t.Errorf("config object content = %s, want %s", got, fromFile)
 				}
-			case rc.RuntimeAgentCore:
-				env := tf.attr(t, tf.block(t, "resource", "aws_bedrockagentcore_agent_runtime", n), "environment_variables")
-				if !strings.Contains(spaceRun.ReplaceAllString(env, " "), "FLEET_CONFIG_JSON = "+fromFile) {
-					t.Errorf("AgentCore environment lacks FLEET_CONFIG_JSON from %s:\n%s", path, env)
+				env := ""
+				if tc.runtime == rc.RuntimeLambda {
+					env = tf.text(t, tf.block(t, "resource", "aws_lambda_function", n))
+				} else {
+					env = tf.attr(t, tf.block(t, "resource", "aws_bedrockagentcore_agent_runtime", n), "environment_variables")
+				}
+				if !strings.Contains(spaceRun.ReplaceAllString(env, " "), objectRef) {
+					t.Errorf("%s environment lacks %s... naming the object of %s:\n%s", tc.runtime, objectRef, path, env)
 				}
 			}
 

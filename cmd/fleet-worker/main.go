@@ -18,6 +18,7 @@ import (
 	"github.com/fleetc/fleetc/internal/buildinfo"
 	"github.com/fleetc/fleetc/runtime/agentcore"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/config/s3config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
@@ -82,7 +83,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
 		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)
 	}
-	cfg, err := loadConfig(*cfgPath, getenv)
+	cfg, err := loadConfig(ctx, *cfgPath, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
@@ -137,20 +138,26 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return exitOK
 }
 
-// loadConfig reads the runtime config from --config, else the environment
-// (inline JSON, then a path), and applies the environment's overrides.
-func loadConfig(path string, getenv func(string) string) (*config.Config, error) {
+// loadConfig reads the runtime config from --config, else the environment (the S3 object
+// the generated Terraform names, inline JSON, then a path), and applies the environment's
+// overrides.
+func loadConfig(ctx context.Context, path string, getenv func(string) string) (*config.Config, error) {
 	var cfg *config.Config
 	var err error
 	switch {
 	case path != "":
 		cfg, err = config.Load(path)
+	case getenv(config.EnvConfigS3) != "":
+		var s3 s3config.Getter
+		if s3, err = s3config.NewGetter(ctx, getenv); err == nil {
+			cfg, err = s3config.Load(ctx, s3, config.EnvConfigS3, getenv(config.EnvConfigS3))
+		}
 	case getenv(config.EnvConfigJSON) != "":
 		cfg, err = config.Parse(config.EnvConfigJSON, []byte(getenv(config.EnvConfigJSON)))
 	case getenv(config.EnvConfigPath) != "":
 		cfg, err = config.Load(getenv(config.EnvConfigPath))
 	default:
-		return nil, fmt.Errorf("--config is required (or %s / %s in the environment)", config.EnvConfigJSON, config.EnvConfigPath)
+		return nil, fmt.Errorf("--config is required (or %s / %s / %s in the environment)", config.EnvConfigS3, config.EnvConfigJSON, config.EnvConfigPath)
 	}
 	if err != nil {
 		return nil, err
@@ -267,7 +274,7 @@ func Gateway(ctx context.Context, args []string, getenv func(string) string, std
 
 // runTools is --mode tools: the agent side of the async tools.
 func runTools(ctx context.Context, path, listen string, getenv func(string) string, stderr io.Writer) int {
-	cfg, err := tools.LoadConfig(path, getenv)
+	cfg, err := tools.LoadConfig(ctx, path, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage

@@ -257,6 +257,7 @@ var Services = map[string][]string{
 	"aws_s3_bucket_policy":                               {"s3"},
 	"aws_s3_bucket_public_access_block":                  {"s3"},
 	"aws_s3_bucket_server_side_encryption_configuration": {"s3", "kms"},
+	"aws_s3_object":                                      {"s3"},
 	"aws_schemas_registry":                               {"schemas"},
 	"aws_schemas_schema":                                 {"schemas"},
 	"aws_sfn_state_machine":                              {"sfn"},

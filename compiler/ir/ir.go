@@ -516,10 +516,22 @@ func FunctionARNVar(a *Agent) string {
 // ClaimCheckOutputPrefix is the key prefix under which a class's workers write the outputs
 // they offload to the claim-check bucket: "outputs/<class>/" (runtime/claimcheck.OutputKey).
 // Terraform grants the class's role s3:PutObject under it and nowhere else.
-func ClaimCheckOutputPrefix(a *Agent) string { return "outputs/" + a.Name + "/" }
+func ClaimCheckOutputPrefix(a *Agent) string { return claimCheckOutputRoot + a.Name + "/" }
 
 // fanOutPrefix holds every fan-out result of workflow w.
-func fanOutPrefix(w *Workflow) string { return "fanout/" + w.Name + "/" }
+func fanOutPrefix(w *Workflow) string { return claimCheckFanOutRoot + w.Name + "/" }
+
+const (
+	claimCheckOutputRoot = "outputs/"
+	claimCheckFanOutRoot = "fanout/"
+)
+
+// ClaimCheckRoots are the key prefixes every claim-check payload lives under: producers'
+// inputs, classes' outputs, fan-out results. The bucket's lifecycle expires exactly these, so
+// the generated config objects it also holds (under another prefix) never expire.
+func ClaimCheckRoots() []string {
+	return []string{ClaimCheckInputPrefix, claimCheckOutputRoot, claimCheckFanOutRoot}
+}
 
 // ClaimCheckInputPrefix is where producers outside the fleet put the payloads they reference
 // (payload_ref), one prefix per consumer-facing name: ClaimCheckEventInputPrefix for an

@@ -39,6 +39,7 @@ var forceNew = map[string][]string{
 	"aws_s3_bucket_public_access_block":                  {"bucket"},
 	"aws_s3_bucket_server_side_encryption_configuration": {"bucket", "expected_bucket_owner"},
 	"aws_s3_bucket_versioning":                           {"bucket", "expected_bucket_owner"},
+	"aws_s3_object":                                      {"bucket", "key"},
 	"aws_schemas_registry":                               {"name"},
 	"aws_schemas_schema":                                 {"name", "registry_name"},
 	"aws_sfn_state_machine":                              {"name", "name_prefix", "type"},

@@ -42,7 +42,7 @@ type ResourceChange struct {
 //
 // An argument that reads a generated file (file(), templatefile()) changes when that file's
 // bytes do, even though its expression is the same: a runtime config behind
-// FLEET_CONFIG_JSON, a schema's content, a state machine's definition.
+// its S3 object, a schema's content, a state machine's definition.
 func predict(base, head map[string]*resource, bfiles, hfiles *artifact.Set) []ResourceChange {
 	p := &prediction{base: base, head: head, changed: map[string]map[string]string{}, status: map[string]Action{}}
 	inputs := map[string][]InputChange{}

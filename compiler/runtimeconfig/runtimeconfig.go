@@ -61,7 +61,7 @@ func Codes() []Code {
 // Configs holds each class's rendered runtime config, by class name, and the tools config
 // under rc.ToolsFile (a path, never a class name): rendered once by the
 // compiler driver, written as runtime/<class>.json and embedded verbatim by the backends that
-// ship a config (compiler/keda's ConfigMap, compiler/terraform's FLEET_CONFIG_JSON).
+// ship a config (compiler/keda's ConfigMap, compiler/terraform's config objects).
 type Configs map[string][]byte
 
 // RenderAll renders every class's config; a class that cannot be rendered gets G001 and no

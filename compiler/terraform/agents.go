@@ -1,7 +1,6 @@
 package terraform
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/fleetc/fleetc/compiler/artifact"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
@@ -452,7 +452,8 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		trust = serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole")
 		// AWSLambdaBasicExecutionRole, narrowed to the function's own log group.
 		st = append(st, stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
-			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
+			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}},
+			readConfig(a.ConfigPath))
 	case a.AgentCore != nil:
 		// AgentCore names the runtime (an id AWS assigns) as the source: this account's, in the fleet's region.
 		trust = serviceTrust("bedrock-agentcore.amazonaws.com", true, []tokens{g.serviceARN("bedrock-agentcore", "*")}, "sts:AssumeRole")
@@ -461,7 +462,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 				stmt{sid: "PullWorkerImage", actions: []string{"ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"}, resources: []tokens{str(repo)}},
 				stmt{sid: "AuthenticateToECR", actions: []string{"ecr:GetAuthorizationToken"}, resources: []tokens{str("*")}})
 		}
-		st = append(st, stmt{sid: "WriteRuntimeLogs", actions: []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
+		st = append(st, readConfig(a.ConfigPath), stmt{sid: "WriteRuntimeLogs", actions: []string{"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"},
 			resources: []tokens{tmpl(lit("arn:"), interp(partition()), lit(":logs:"+g.f.Region+":"), interp(accountID()),
 				lit(":log-group:/aws/bedrock-agentcore/runtimes/*"))}})
 	default:
@@ -470,16 +471,22 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 	g.role(fl, n+"_worker", a.RoleName, a.Path, trust, st, "fleet-worker role of "+a.Name+" ("+a.Runtime+").")
 }
 
-// workerEnv is the environment every non-EKS worker gets: its runtime config (minified, as
-// Lambda caps all variables at 4 KB) and the queue URLs, which spares a GetQueueUrl call.
-func workerEnv(a *ir.Agent, n string, extra ...kv) tokens {
+// workerEnv is the environment every non-EKS worker gets: the reference to its runtime
+// config's object (configObject: Lambda caps all variables at 4 KB, so the config itself
+// stays out) and the queue URLs, which spares a GetQueueUrl call.
+func workerEnv(n string, cfgRef tokens, extra ...kv) tokens {
 	attrs := []kv{
-		{"FLEET_CONFIG_JSON", call("jsonencode", call("jsondecode", call("file", pathModule("../"+a.ConfigPath))))},
-		{"FLEET_DLQ_URL", ref("aws_sqs_queue", n+"_dlq", "url")},
+		{config.EnvConfigS3, cfgRef},
+		{config.EnvDLQURL, ref("aws_sqs_queue", n+"_dlq", "url")},
 	}
 	attrs = append(attrs, extra...)
-	attrs = append(attrs, kv{"FLEET_QUEUE_URL", ref("aws_sqs_queue", n, "url")})
+	attrs = append(attrs, kv{config.EnvQueueURL, ref("aws_sqs_queue", n, "url")})
 	return object(attrs...)
+}
+
+// workerConfig emits a non-EKS class's config object and returns the variable's value.
+func (g *gen) workerConfig(fl *file, a *ir.Agent, n, path string) tokens {
+	return g.configObject(fl, n+"_config", path, a.ConfigPath)
 }
 
 func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
@@ -514,7 +521,7 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	fn.set("timeout", seconds(l.Timeout))
 	fn.set("memory_size", num(int64(l.Memory)))
 	fn.nested("image_config").set("command", strs("--mode", "lambda"))
-	fn.nested("environment").set("variables", workerEnv(a, n))
+	fn.nested("environment").set("variables", workerEnv(n, g.workerConfig(fl, a, n, l.Path)))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n+"_worker")))
 
 	g.claim("aws_lambda_event_source_mapping", n, l.Path)
@@ -548,42 +555,40 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 
 // checkLambdaEnv reports TF008 when the function's variables would exceed Lambda's 4 KB.
 func (g *gen) checkLambdaEnv(a *ir.Agent, cfg []byte) {
-	if size, err := lambdaEnvSize(g.f, a, cfg); err != nil {
-		d := g.ds.Errorf("TF008", a.Path, "%s: cannot size the Lambda environment: %v", a.Name, err)
-		d.Detail = "The runtime config is not JSON; this is a compiler bug, please report it."
-	} else if size > lambdaEnvLimit {
-		d := g.ds.Errorf("TF008", a.Path, "%s: the Lambda environment is %d bytes, over Lambda's 4 KB limit (%d bytes)", a.Name, size, lambdaEnvLimit)
-		d.Detail = "FLEET_CONFIG_JSON carries the whole runtime config, and Lambda refuses the function when all variables exceed 4 KB. " +
-			"Shorten handler.system, trim model fallbacks, tools or emitted events, or run the class on eks (its ConfigMap has no such limit)."
+	g.checkEnv(a.Path, a.Name+": the Lambda environment", g.lambdaEnv(a, cfg))
+}
+
+// lambdaEnv is workerEnv as Lambda sees it, for sizing: the config reference as Terraform
+// renders it for cfg, and the queue URLs as AWS forms them (12-digit account id).
+func (g *gen) lambdaEnv(a *ir.Agent, cfg []byte) map[string]string {
+	host := "https://sqs." + g.f.Region + ".amazonaws.com"
+	if strings.HasPrefix(g.f.Region, "cn-") {
+		host += ".cn"
+	}
+	url := func(q ir.Queue) string { return host + "/" + sizingAccount + "/" + q.Name }
+	return map[string]string{
+		config.EnvConfigS3: g.configRef(a.ConfigPath, cfg),
+		config.EnvDLQURL:   url(a.DLQ),
+		config.EnvQueueURL: url(a.Queue),
 	}
 }
 
-// lambdaEnvSize is the size Lambda measures for workerEnv: the JSON object of every variable,
-// with FLEET_CONFIG_JSON as Terraform's jsonencode renders the runtime config cfg (minified,
-// <>& escaped) and the queue URLs as AWS forms them (12-digit account id).
-func lambdaEnvSize(f *ir.Fleet, a *ir.Agent, cfg []byte) (int, error) {
-	var compact, escaped bytes.Buffer
-	if err := json.Compact(&compact, cfg); err != nil {
-		return 0, err
+// checkEnv reports TF008 when a function's variables exceed Lambda's 4 KB. Generated configs
+// travel as S3 objects, so what remains is names and references, far below the limit; the
+// check holds whatever else comes to be put in an environment.
+func (g *gen) checkEnv(path, what string, env map[string]string) {
+	if size := envSize(env); size > lambdaEnvLimit {
+		d := g.ds.Errorf("TF008", path, "%s is %d bytes, over Lambda's 4 KB limit (%d bytes)", what, size, lambdaEnvLimit)
+		d.Detail = "Lambda refuses a function whose variables together exceed 4 KB. Shorten the values named in the environment (queue, bucket and class names)."
 	}
-	json.HTMLEscape(&escaped, compact.Bytes())
-	host := "https://sqs." + f.Region + ".amazonaws.com"
-	if strings.HasPrefix(f.Region, "cn-") {
-		host += ".cn"
-	}
-	url := func(q ir.Queue) string { return host + "/123456789012/" + q.Name }
-	env := map[string]string{ // encoding/json sorts the keys, as Lambda's measure does
-		"FLEET_CONFIG_JSON": escaped.String(),
-		"FLEET_DLQ_URL":     url(a.DLQ),
-		"FLEET_QUEUE_URL":   url(a.Queue),
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return 0, err
-	}
-	return b.Len() - 1, nil // Encode appends a newline
+}
+
+// envSize is the size Lambda measures for env, the JSON object of every name and value
+// ("String measured: {...}" in its error), as Terraform's jsonencode renders it: <>& escaped
+// (the config reference's "&" among them), an upper bound of Lambda's measure.
+func envSize(env map[string]string) int {
+	b, _ := json.Marshal(env) // a map of strings always encodes; keys sorted
+	return len(b)
 }
 
 func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
@@ -604,7 +609,8 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	}
 	r.set("role_arn", ref("aws_iam_role", n+"_worker", "arn"))
 	// The container's command cannot be set on AgentCore; FLEET_MODE selects --mode agentcore.
-	r.set("environment_variables", workerEnv(a, n, kv{"FLEET_MODE", str("agentcore")}))
+	cfgRef := g.workerConfig(fl, a, n, ac.Path)
+	r.set("environment_variables", workerEnv(n, cfgRef, kv{config.EnvMode, str("agentcore")}))
 	if life := ac.Session; life > 0 && life != agentCoreDefaultLifetime {
 		if life > agentCoreDefaultLifetime {
 			life = agentCoreDefaultLifetime
@@ -619,7 +625,7 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.nested("protocol_configuration").set("server_protocol", str("HTTP"))
 	r.nested("request_header_configuration").set("request_header_allowlist", strs(dispatchHeaders...))
 	r.set("depends_on", list(ref("aws_iam_role_policy", n+"_worker")))
-	g.dispatcher(fl, a, n)
+	g.dispatcher(fl, a, n, cfgRef)
 }
 
 // kedaScaler emits the role the fleet's KEDA scalers read queue depth with. Every

@@ -2,6 +2,7 @@ package terraform
 
 import (
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
 
@@ -30,7 +31,7 @@ var dispatchHeaders = wire.AllowedHeaders
 // released for the advised delay and the next delivery is answered from the running step
 // (one receive per function lifetime). The poll mode of the same binary (any long-running
 // host) holds a message for up to 12 h instead.
-func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
+func (g *gen) dispatcher(fl *file, a *ir.Agent, n string, cfgRef tokens) {
 	dn := n + "_dispatch"
 	name := dispatchName(g.f.Name, a.Name)
 	timeout := a.Queue.Visibility
@@ -38,7 +39,7 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 		timeout = ir.LambdaMaxTimeout
 	}
 	if cfg, ok := g.configs[a.Name]; ok {
-		g.checkLambdaEnv(a, cfg) // the function carries the same FLEET_CONFIG_JSON
+		g.checkLambdaEnv(a, cfg) // the function carries the same reference
 	}
 	// Fresh tokens per use: hclwrite formats tokens in place, so a shared slice would carry
 	// one site's spacing into another.
@@ -54,6 +55,8 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 			resources: []tokens{runtimeARN(), tmpl(interp(runtimeARN()), lit("/runtime-endpoint/DEFAULT"))}},
 		{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
 			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", dn, "arn")), lit(":*"))}},
+		// The dispatcher starts from the class's config, as the runtime does.
+		readConfig(a.ConfigPath),
 	}
 	if len(a.Workflows) > 0 {
 		// A message the dispatcher dead-letters itself (the runtime never answered) fails its
@@ -87,7 +90,7 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string) {
 	fn.set("timeout", seconds(timeout))
 	fn.set("memory_size", num(dispatchMemory))
 	fn.nested("image_config").set("command", strs("--mode", "dispatch"))
-	fn.nested("environment").set("variables", workerEnv(a, n, kv{"FLEET_AGENT_RUNTIME_ARN", runtimeARN()}))
+	fn.nested("environment").set("variables", workerEnv(n, cfgRef, kv{config.EnvAgentRuntimeARN, runtimeARN()}))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", dn), ref("aws_iam_role_policy", dn)))
 
 	g.claim("aws_lambda_event_source_mapping", dn, a.AgentCore.Path)

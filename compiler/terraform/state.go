@@ -1,7 +1,10 @@
 package terraform
 
 import (
+	"strings"
 	"time"
+
+	"github.com/fleetc/fleetc/compiler/ir"
 
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
@@ -89,13 +92,16 @@ func (g *gen) state() {
 	}
 	g.claim("aws_s3_bucket_lifecycle_configuration", "claimcheck", "/state")
 	lc := fl.resource("aws_s3_bucket_lifecycle_configuration", "claimcheck",
-		"Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).")
+		"Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).",
+		"Only the payload prefixes expire: the config objects under "+configPrefix+" live as long as their functions.")
 	lc.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
-	rule := lc.nested("rule")
-	rule.set("id", str("expire-claim-checks"))
-	rule.set("status", str("Enabled"))
-	rule.nested("filter") // empty filter = every object; required by the 5.x/6.x schema
-	rule.nested("expiration").set("days", num(days))
+	for _, root := range ir.ClaimCheckRoots() {
+		rule := lc.nested("rule")
+		rule.set("id", str("expire-claim-checks-"+strings.TrimSuffix(root, "/")))
+		rule.set("status", str("Enabled"))
+		rule.nested("filter").set("prefix", str(root))
+		rule.nested("expiration").set("days", num(days))
+	}
 }
 
 // tlsOnly denies every request to the claim-check bucket that does not arrive over TLS

@@ -83,9 +83,9 @@ func Codes() []Code {
 			Explain: "agentcore.instances asks for a provisioned AgentCore runtime instance, which the AWS provider cannot create yet (hashicorp/terraform-provider-aws#49352). fleetc generates the microVM runtime (8 h sessions) instead; " +
 				"create the instance outside Terraform until the provider supports it."},
 		{ID: "TF008", Severity: diag.Error, Summary: "a Lambda function's environment exceeds 4 KB",
-			Explain: "A lambda class receives its whole runtime config in the environment variable FLEET_CONFIG_JSON, next to its queue and DLQ URLs, and Lambda refuses a function whose variables together exceed 4 KB " +
-				"(measured as the JSON object of names and values, quotes escaped). The config grows with handler.system, tools, exec arguments, model policies and fallbacks, and emitted events. " +
-				"Shorten the system prompt, trim fallbacks or tools, or run the class on eks, whose ConfigMap has no such limit."},
+			Explain: "Lambda refuses a function whose variables together exceed 4 KB (measured as the JSON object of names and values). Runtime configs and the async tools' definitions do not ride in the environment: " +
+				"each is an S3 object in the claim-check bucket (config/...), and the function keeps one variable naming it and its SHA-256 (FLEET_CONFIG_S3, FLEET_TOOLS_S3) next to its queue URLs. " +
+				"What remains is names and references, so this fires only if names grow past the limit; shorten the queue, bucket or class names."},
 		{ID: "TF009", Severity: diag.Warning, Summary: "step.max is over one day: the stall canary watches only 24 hours",
 			Explain: "The stall canary alarms when a class's queue holds messages but no message was deleted for max(10 minutes, step.max) in one-minute periods. CloudWatch evaluates at most one day " +
 				"(period x evaluation_periods <= 86400 s), so for longer steps the window is clamped to 24 hours and a single legitimate step can raise a false stall alarm. Split such steps into shorter ones."},
@@ -111,8 +111,8 @@ const (
 )
 
 // Generate renders the fleet's Terraform configuration. configs holds each class's rendered
-// runtime config by class name (a Lambda function carries it in FLEET_CONFIG_JSON; Terraform
-// reads the file, Generate only measures it).
+// runtime config by class name (Terraform uploads the file as the function's config object;
+// Generate only hashes and measures it).
 func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Diagnostics) {
 	files, _, ds := GenerateInventory(f, configs)
 	return files, ds
@@ -182,7 +182,7 @@ func (g *gen) inventory() []artifact.Resource {
 
 type gen struct {
 	f       *ir.Fleet
-	configs map[string][]byte // rendered runtime configs by class (sizes FLEET_CONFIG_JSON)
+	configs map[string][]byte // rendered runtime configs by class (sizes the config reference)
 	ds      diag.Diagnostics
 	files   []*file
 	names   map[string]string // "type.local" -> spec path that claimed it

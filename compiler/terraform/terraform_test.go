@@ -23,6 +23,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/internal/verifytest"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
@@ -48,14 +49,15 @@ func configs(t *testing.T, f *ir.Fleet) map[string][]byte {
 	return c
 }
 
-// envSize is lambdaEnvSize over the class's freshly rendered config.
-func envSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, error) {
+// classEnvSize is the size of the Lambda environment fleetc measures for a class, over its
+// freshly rendered config.
+func classEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) int {
 	t.Helper()
 	cfg, err := runtimeconfig.Render(f, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return lambdaEnvSize(f, a, cfg)
+	return envSize((&gen{f: f}).lambdaEnv(a, cfg))
 }
 
 func generate(t *testing.T, f *ir.Fleet) []artifact.File {
@@ -152,7 +154,7 @@ func TestAgentCoreFleet(t *testing.T) {
 		t.Errorf("lifecycle_configuration = %s, want max_lifetime 7200 (2h session)", got)
 	}
 	env := ac.src(rt.Body.Attributes["environment_variables"].Expr)
-	for _, want := range []string{`FLEET_MODE        = "agentcore"`, `file("${path.module}/../runtime/concierge.json")`} {
+	for _, want := range []string{`FLEET_MODE      = "agentcore"`, `FLEET_CONFIG_S3 = "s3://${aws_s3_object.concierge_config.bucket}/${aws_s3_object.concierge_config.key}?`} {
 		if !strings.Contains(env, want) {
 			t.Errorf("environment_variables lacks %s:\n%s", want, env)
 		}
@@ -313,9 +315,11 @@ func TestWorkerIAMExact(t *testing.T) {
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	synth["JobStatus"] = want{`["dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
 	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
+	synth["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/cdk-synth.json"]`}
 
 	greeter := base("greeter", "greeting.requested")
 	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
+	greeter["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/greeter.json"]`}
 
 	cases := []struct {
 		example, class, trust, emits string
@@ -376,17 +380,6 @@ func TestLambdaEventSource(t *testing.T) {
 		}
 		if got := h.src(esm.Body.Attributes["event_source_arn"].Expr); got != "aws_sqs_queue."+n+".arn" {
 			t.Errorf("%s: event_source_arn = %s", tc.class, got)
-		}
-		// Lambda caps all environment variables at 4 KB together: the minified runtime config
-		// plus two queue URLs (< 100 bytes each) must fit.
-		root := writeOut(t, example(t, tc.example))
-		raw := read(t, filepath.Join(root, "runtime"), tc.class+".json")
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, raw); err != nil {
-			t.Fatal(err)
-		}
-		if size := compact.Len() + 2*100; size > 4096 {
-			t.Errorf("%s: FLEET_CONFIG_JSON is %d bytes; with queue URLs over Lambda's 4 KB environment limit", tc.class, compact.Len())
 		}
 		fn := h.block(t, "resource", "aws_lambda_function", n)
 		if got := h.src(fn.Body.Attributes["timeout"].Expr); got != tc.timeout {
@@ -849,56 +842,59 @@ func TestBatchingWindow(t *testing.T) {
 	}
 }
 
-// TestLambdaEnvironmentLimit: the size fleetc measures is what Terraform renders, and a
-// class whose environment passes 4 KB is a TF008 error, one byte below is not.
+// TestLambdaEnvironmentLimit: the size fleetc measures is what Terraform renders; a config
+// far past Lambda's 4 KB leaves the environment as it was (the config is an S3 object, the
+// environment only names it), with no TF008; and the limit itself holds to the byte.
 func TestLambdaEnvironmentLimit(t *testing.T) {
 	for _, tc := range []struct{ example, class string }{{"minimal", "greeter"}, {"async-tools", "cdk-synth"}} {
 		f := example(t, tc.example)
 		a := f.Agent(tc.class)
-		size, err := envSize(t, f, a)
-		if err != nil || size <= 0 || size > lambdaEnvLimit {
-			t.Errorf("%s: environment %d bytes (%v)", tc.class, size, err)
+		size := classEnvSize(t, f, a)
+		if size <= 0 || size > lambdaEnvLimit {
+			t.Errorf("%s: environment %d bytes", tc.class, size)
 		}
 		if tfSize, ok := terraformEnvSize(t, f, a); ok && tfSize != size {
 			t.Errorf("%s: fleetc measures %d bytes, Terraform renders %d", tc.class, size, tfSize)
 		}
 	}
 
-	// Grow an exec argument until the environment is exactly at, then one byte past, the limit.
+	// Grow an exec argument to twice Lambda's limit: the environment does not grow.
 	f := example(t, "minimal")
 	a := f.Agent("greeter")
 	a.Handler.Command = []string{"/app/greet", ""}
-	base, err := envSize(t, f, a)
-	if err != nil {
-		t.Fatal(err)
+	base := classEnvSize(t, f, a)
+	a.Handler.Command[1] = strings.Repeat("x", 2*lambdaEnvLimit)
+	if size := classEnvSize(t, f, a); size != base {
+		t.Errorf("a %d-byte argument grew the environment from %d to %d bytes", 2*lambdaEnvLimit, base, size)
 	}
+	if _, ds := Generate(f, configs(t, f)); ds.HasErrors() {
+		t.Errorf("a config over 4 KB: %v", ds)
+	}
+
+	// What an environment still holds is measured to the byte: at the limit it passes, one past is TF008.
 	for _, over := range []bool{false, true} {
-		n := lambdaEnvLimit - base
+		g := &gen{f: f}
+		env := g.lambdaEnv(a, nil)
+		env["PAD"] = ""
+		n := lambdaEnvLimit - envSize(env)
 		if over {
 			n++
 		}
-		a.Handler.Command[1] = strings.Repeat("x", n)
-		if size, _ := envSize(t, f, a); size != base+n {
-			t.Fatalf("an argument of %d bytes grew the environment by %d", n, size-base)
-		}
-		_, ds := Generate(f, configs(t, f))
-		var got *diag.Diagnostic
-		for _, d := range ds {
-			if d.Code == "TF008" {
-				got = d
-			}
-		}
+		env["PAD"] = strings.Repeat("y", n)
+		g.checkEnv("/agents/greeter", "greeter", env)
 		switch {
-		case over && (got == nil || got.Severity != diag.Error || !strings.Contains(got.Detail, "eks")):
-			t.Errorf("%d bytes: want a TF008 error with a fix, got %v", base+n, ds)
-		case !over && got != nil:
-			t.Errorf("exactly %d bytes: unexpected %v", base+n, got)
+		case over && (len(g.ds) != 1 || g.ds[0].Code != "TF008" || g.ds[0].Severity != diag.Error):
+			t.Errorf("%d bytes: want a TF008 error, got %v", envSize(env), g.ds)
+		case !over && len(g.ds) != 0:
+			t.Errorf("exactly %d bytes: unexpected %v", envSize(env), g.ds)
 		}
 	}
 }
 
 // terraformEnvSize asks terraform console for the length of the JSON object of the function's
-// environment variables as Terraform renders them; ok is false without a terraform binary.
+// environment variables as Terraform renders them (the reference's hash is Terraform's sha256
+// of the config file, as the object's content is that file); ok is false without a terraform
+// binary.
 func terraformEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, bool) {
 	t.Helper()
 	bin, err := verifytest.Tool("terraform")
@@ -915,7 +911,9 @@ func terraformEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, bool) {
 		t.Fatal(err)
 	}
 	url := func(q ir.Queue) string { return "https://sqs." + f.Region + ".amazonaws.com/123456789012/" + q.Name }
-	expr := `length(jsonencode({FLEET_CONFIG_JSON = jsonencode(jsondecode(file("cfg.json"))), FLEET_DLQ_URL = "` +
+	ref := "s3://" + f.State.ClaimCheckBucket + "/" + configPrefix + a.ConfigPath + "?" + config.ObjectOwnerParam + "=123456789012&" +
+		config.ObjectSHA256Param + `=${sha256(file("cfg.json"))}`
+	expr := `length(jsonencode({FLEET_CONFIG_S3 = "` + ref + `", FLEET_DLQ_URL = "` +
 		url(a.DLQ) + `", FLEET_QUEUE_URL = "` + url(a.Queue) + `"}))`
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -1020,6 +1018,7 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 		"InvokeClassRuntime":    `[aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn, "${aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn}/runtime-endpoint/DEFAULT"]`,
 		"WriteFunctionLogs":     `["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]`,
 		"FailTaskTokens":        `[aws_sfn_state_machine.turn.arn, "${aws_sfn_state_machine.turn.arn}/*"]`,
+		"ReadOwnConfig":         `["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]`,
 	}
 	if len(pol) != len(want) {
 		t.Errorf("dispatcher policy has statements %v, want exactly %d", pol, len(want))

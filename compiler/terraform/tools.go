@@ -1,13 +1,12 @@
 package terraform
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -19,9 +18,6 @@ const (
 	toolsTimeout = 30
 	toolsMemory  = 256
 )
-
-// EnvToolsJSON carries runtime/tools.json into the tools function.
-const EnvToolsJSON = "FLEET_TOOLS_JSON"
 
 // leadingKeys allows only items whose partition key starts with prefix.
 func leadingKeys(prefix string) condition {
@@ -74,7 +70,8 @@ func (g *gen) tools() {
 	n := "async_tools"
 	st := append(agentSide(t.Classes, jobs.KeyPrefix, jobs.OwnerPrefix),
 		stmt{sid: "WriteFunctionLogs", actions: []string{"logs:CreateLogStream", "logs:PutLogEvents"},
-			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}})
+			resources: []tokens{tmpl(interp(ref("aws_cloudwatch_log_group", n, "arn")), lit(":*"))}},
+		readConfig(t.ConfigPath))
 	g.role(fl, n, t.RoleName, t.Path, serviceTrust("lambda.amazonaws.com", false, nil, "sts:AssumeRole"), st,
 		"Agent side of the async tools: request events and job items only; never a worker's permissions.")
 
@@ -83,7 +80,7 @@ func (g *gen) tools() {
 		d.Detail = "Lambda pulls container images only from ECR; push fleet-worker there and set worker.image."
 	}
 	if cfg, ok := g.configs[rc.ToolsFile]; ok {
-		g.checkToolsEnv(t, cfg)
+		g.checkEnv(t.Path, "the async tools function's environment", map[string]string{config.EnvToolsS3: g.configRef(t.ConfigPath, cfg)})
 	}
 	g.claim("aws_cloudwatch_log_group", n, t.Path)
 	lg := fl.resource("aws_cloudwatch_log_group", n)
@@ -103,8 +100,7 @@ func (g *gen) tools() {
 	fn.set("timeout", num(toolsTimeout))
 	fn.set("memory_size", num(toolsMemory))
 	fn.nested("image_config").set("command", strs("--mode", "tools"))
-	fn.nested("environment").set("variables", object(
-		kv{EnvToolsJSON, call("jsonencode", call("jsondecode", call("file", pathModule("../"+t.ConfigPath))))}))
+	fn.nested("environment").set("variables", object(kv{config.EnvToolsS3, g.configObject(fl, n+"_config", t.Path, t.ConfigPath)}))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n)))
 
 	g.claim("aws_lambda_function_url", n, t.Path)
@@ -245,19 +241,4 @@ func anySorted(m map[string]bool) []any {
 		out = append(out, k)
 	}
 	return out
-}
-
-// checkToolsEnv reports TF008 when FLEET_TOOLS_JSON would exceed Lambda's 4 KB.
-func (g *gen) checkToolsEnv(t *ir.Tools, cfg []byte) {
-	var compact, escaped bytes.Buffer
-	if err := json.Compact(&compact, cfg); err != nil {
-		g.ds.Errorf("TF008", t.Path, "cannot size the async tools environment: %v", err)
-		return
-	}
-	json.HTMLEscape(&escaped, compact.Bytes())
-	env, _ := json.Marshal(map[string]string{EnvToolsJSON: escaped.String()})
-	if len(env) > lambdaEnvLimit {
-		d := g.ds.Errorf("TF008", t.Path, "the async tools function's environment is %d bytes, over Lambda's 4 KB limit (%d bytes)", len(env), lambdaEnvLimit)
-		d.Detail = "FLEET_TOOLS_JSON carries every async class's request event schema. Shorten the schemas or descriptions, or split the fleet."
-	}
 }

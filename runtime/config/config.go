@@ -128,7 +128,8 @@ const (
 )
 
 // Environment variables that stand in for fleet-worker's flags where a runtime cannot pass
-// arguments: Lambda gets its whole config in FLEET_CONFIG_JSON, AgentCore its mode in FLEET_MODE.
+// arguments: Lambda and AgentCore get their config's object in FLEET_CONFIG_S3 (object.go),
+// AgentCore its mode in FLEET_MODE.
 const (
 	EnvConfigJSON = "FLEET_CONFIG_JSON" // the runtime config itself, when --config is absent
 	EnvConfigPath = "FLEET_CONFIG"      // a path to it, when --config is absent
@@ -141,7 +142,7 @@ func Env() []string {
 	return []string{EnvQueueURL, EnvDLQURL, EnvClaimCheck, EnvEventBus, EnvIdempotency, EnvMetricsAddr,
 		EnvHandlerURL, EnvConcurrency, EnvVisibilitySecs, EnvHeartbeatSecs, EnvWaitTimeSeconds,
 		EnvConfigJSON, EnvConfigPath, EnvMode, EnvModelGatewayAddr, EnvBedrockEndpoint, EnvAgentRuntimeARN, EnvAgentCoreURL,
-		EnvToolsJSON, EnvToolsConfig}
+		EnvToolsJSON, EnvToolsConfig, EnvConfigS3, EnvToolsS3}
 }
 
 // ApplyEnv applies environment overrides (getenv is os.Getenv in main) and

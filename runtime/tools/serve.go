@@ -14,6 +14,7 @@ import (
 	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/runtime/config/s3config"
 	"github.com/fleetc/fleetc/runtime/jobstore"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -22,19 +23,35 @@ import (
 const (
 	EnvToolsJSON   = config.EnvToolsJSON
 	EnvToolsConfig = config.EnvToolsConfig
+	EnvToolsS3     = config.EnvToolsS3
 	envLambdaAPI   = "AWS_LAMBDA_RUNTIME_API"
 )
 
-// LoadConfig reads the tools config from path, else the environment.
-func LoadConfig(path string, getenv func(string) string) (*rc.Tools, error) {
+// LoadConfig reads the tools config from path, else the environment: the S3 object the
+// generated function names (hash-checked, s3config.Fetch), inline JSON, or a path.
+func LoadConfig(ctx context.Context, path string, getenv func(string) string) (*rc.Tools, error) {
 	switch {
 	case path != "":
+	case getenv(EnvToolsS3) != "":
+		r, err := config.ParseObjectRef(EnvToolsS3, getenv(EnvToolsS3))
+		if err != nil {
+			return nil, err
+		}
+		api, err := s3config.NewGetter(ctx, getenv)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := s3config.Fetch(ctx, api, r)
+		if err != nil {
+			return nil, err
+		}
+		return rc.ParseTools("s3://"+r.Bucket+"/"+r.Key, raw)
 	case getenv(EnvToolsJSON) != "":
 		return rc.ParseTools(EnvToolsJSON, []byte(getenv(EnvToolsJSON)))
 	case getenv(EnvToolsConfig) != "":
 		path = getenv(EnvToolsConfig)
 	default:
-		return nil, fmt.Errorf("tools mode needs --tools-config (or %s / %s in the environment)", EnvToolsJSON, EnvToolsConfig)
+		return nil, fmt.Errorf("tools mode needs --tools-config (or %s / %s / %s in the environment)", EnvToolsS3, EnvToolsJSON, EnvToolsConfig)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

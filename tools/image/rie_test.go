@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -25,6 +28,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
@@ -33,7 +37,8 @@ import (
 // docker, podman or buildah daemon), so the entrypoint binary is taken out of the image this
 // tool builds and run directly under AWS's Lambda Runtime Interface Emulator, with the
 // function's image command (--mode lambda) and the environment the generated Terraform gives
-// it (FLEET_CONFIG_JSON, FLEET_QUEUE_URL, FLEET_DLQ_URL), against kumo's SQS. One SQS event
+// it (FLEET_CONFIG_S3 naming its config's object on kumo's S3, FLEET_QUEUE_URL, FLEET_DLQ_URL),
+// against kumo's SQS. One SQS event
 // through RIE's Invoke API with two records: a body that is no envelope is dead-lettered
 // (MalformedMessage) and so not reported; a valid step whose idempotency table does not
 // exist on kumo is released and reported in batchItemFailures.
@@ -92,7 +97,22 @@ func TestEntrypointUnderRIE(t *testing.T) {
 
 	invoke, api := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(rie, "--runtime-interface-emulator-address", invoke, "--runtime-api-address", api, exe, "--mode", "lambda")
-	cmd.Env = append(os.Environ(), "FLEET_CONFIG_JSON="+string(cfgJSON), "FLEET_QUEUE_URL="+queue, "FLEET_DLQ_URL="+dlq,
+	// The config as the generated Terraform ships it: an S3 object, named with its SHA-256.
+	s3c := awsconfig.S3(acfg)
+	bucket, key := "image-rie-config-"+suffix, "config/runtime/greeter.json"
+	if _, err := s3c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(cfgJSON)}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_, _ = s3c.DeleteObject(context.Background(), &s3.DeleteObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+		_, _ = s3c.DeleteBucket(context.Background(), &s3.DeleteBucketInput{Bucket: aws.String(bucket)})
+	}()
+	sum := sha256.Sum256(cfgJSON)
+	ref := config.ObjectRef{Bucket: bucket, Key: key, Owner: "000000000000", SHA256: hex.EncodeToString(sum[:])}
+	cmd.Env = append(os.Environ(), config.EnvConfigS3+"="+ref.String(), "FLEET_QUEUE_URL="+queue, "FLEET_DLQ_URL="+dlq,
 		"FLEET_AWS_ENDPOINT="+endpoint, "AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
 		"FLEET_DYNAMODB_DISABLE_CRC32=1", "FLEET_METRICS_ADDR=127.0.0.1:0", "AWS_LAMBDA_FUNCTION_TIMEOUT=30")
 	var log bytes.Buffer

@@ -569,8 +569,8 @@ func execute(ctx context.Context, t *testing.T, sf *sfn.Client, arn, trace strin
 
 // TestPredictionsOnKumo holds fleetc diff's predictions for changes that reach only the
 // generated files Terraform reads (file(), templatefile()) to a real plan on kumo: a carried
-// field (the Lambda's FLEET_CONFIG_JSON and the schema), a model-policy timeout (the runtime
-// config) and a workflow step timeout (the state machine definition). The base fleet is
+// field (the Lambda's config object, whose hash its FLEET_CONFIG_S3 carries, and the schema),
+// a model-policy timeout (the runtime config) and a workflow step timeout (the state machine definition). The base fleet is
 // applied once; each head is planned against it, never applied.
 func TestPredictionsOnKumo(t *testing.T) {
 	// The emulator override ignores only the Lambda's image_uri and image_config (gap
@@ -607,9 +607,9 @@ func TestPredictionsOnKumo(t *testing.T) {
 		ignoredBy      string            // a KumoGaps entry that hides the change from the emulator's plan
 	}{
 		{"carried field", "      required: [trace_id]\n", "      required: [trace_id, task_id]\n",
-			map[string]string{"aws_lambda_function.solver": `/events/emits/0/detail/schema/required: ["trace_id"] → ["trace_id","task_id"]`}, ""},
+			map[string]string{"aws_s3_object.solver_config": `/events/emits/0/detail/schema/required: ["trace_id"] → ["trace_id","task_id"]`}, ""},
 		{"model policy", "    timeout: 60s\n", "    timeout: 90s\n",
-			map[string]string{"aws_lambda_function.solver": "/models/policies/fast/timeout_seconds: 60 → 90"}, ""},
+			map[string]string{"aws_s3_object.solver_config": "/models/policies/fast/timeout_seconds: 60 → 90"}, ""},
 		{"workflow step timeout", "        timeout: 5m\n", "        timeout: 7m\n",
 			// kumo has no UpdateStateMachine, so the override ignores definition changes and the
 			// emulator's plan cannot confirm this one; the omission must say so.

@@ -254,6 +254,12 @@ data "aws_iam_policy_document" "cdk_synth_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/cdk-synth.json"]
+  }
 }
 
 # fleet-worker role of cdk-synth (lambda).
@@ -286,12 +292,21 @@ resource "aws_lambda_function" "cdk_synth" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/cdk-synth.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.cdk_synth_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.cdk_synth.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.cdk_synth_config.bucket}/${aws_s3_object.cdk_synth_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.cdk_synth_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.cdk_synth_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.cdk_synth.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.cdk_synth, aws_iam_role_policy.cdk_synth_worker]
+}
+
+# The generated runtime/cdk-synth.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "cdk_synth_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/cdk-synth.json"
+  content                = file("${path.module}/../runtime/cdk-synth.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

@@ -283,6 +283,12 @@ data "aws_iam_policy_document" "release_assistant_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.release_assistant.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/release-assistant.json"]
+  }
 }
 
 # fleet-worker role of release-assistant (lambda).
@@ -315,12 +321,21 @@ resource "aws_lambda_function" "release_assistant" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/release-assistant.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.release_assistant_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.release_assistant.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.release_assistant_config.bucket}/${aws_s3_object.release_assistant_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.release_assistant_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.release_assistant_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.release_assistant.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.release_assistant, aws_iam_role_policy.release_assistant_worker]
+}
+
+# The generated runtime/release-assistant.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "release_assistant_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/release-assistant.json"
+  content                = file("${path.module}/../runtime/release-assistant.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

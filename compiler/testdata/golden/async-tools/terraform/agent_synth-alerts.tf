@@ -230,6 +230,12 @@ data "aws_iam_policy_document" "synth_alerts_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.synth_alerts.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/synth-alerts.json"]
+  }
 }
 
 # fleet-worker role of synth-alerts (lambda).
@@ -262,12 +268,21 @@ resource "aws_lambda_function" "synth_alerts" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/synth-alerts.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.synth_alerts_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.synth_alerts.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.synth_alerts_config.bucket}/${aws_s3_object.synth_alerts_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.synth_alerts_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.synth_alerts_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.synth_alerts.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.synth_alerts, aws_iam_role_policy.synth_alerts_worker]
+}
+
+# The generated runtime/synth-alerts.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "synth_alerts_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/synth-alerts.json"
+  content                = file("${path.module}/../runtime/synth-alerts.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

@@ -243,6 +243,12 @@ data "aws_iam_policy_document" "classify_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.classify.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/classify.json"]
+  }
 }
 
 # fleet-worker role of classify (lambda).
@@ -274,12 +280,21 @@ resource "aws_lambda_function" "classify" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/classify.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.classify_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.classify.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.classify_config.bucket}/${aws_s3_object.classify_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.classify_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.classify_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.classify.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.classify, aws_iam_role_policy.classify_worker]
+}
+
+# The generated runtime/classify.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "classify_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/classify.json"
+  content                = file("${path.module}/../runtime/classify.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

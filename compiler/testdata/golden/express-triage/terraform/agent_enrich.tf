@@ -159,6 +159,12 @@ data "aws_iam_policy_document" "enrich_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.enrich.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/enrich.json"]
+  }
 }
 
 # fleet-worker role of enrich (lambda).
@@ -190,12 +196,21 @@ resource "aws_lambda_function" "enrich" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/enrich.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.enrich_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.enrich.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.enrich_config.bucket}/${aws_s3_object.enrich_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.enrich_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.enrich_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.enrich.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.enrich, aws_iam_role_policy.enrich_worker]
+}
+
+# The generated runtime/enrich.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "enrich_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/enrich.json"
+  content                = file("${path.module}/../runtime/enrich.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

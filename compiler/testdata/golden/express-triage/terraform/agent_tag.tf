@@ -159,6 +159,12 @@ data "aws_iam_policy_document" "tag_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.tag.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/tag.json"]
+  }
 }
 
 # fleet-worker role of tag (lambda).
@@ -190,12 +196,21 @@ resource "aws_lambda_function" "tag" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/tag.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.tag_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.tag.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.tag_config.bucket}/${aws_s3_object.tag_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.tag_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.tag_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.tag.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.tag, aws_iam_role_policy.tag_worker]
+}
+
+# The generated runtime/tag.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "tag_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/tag.json"
+  content                = file("${path.module}/../runtime/tag.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

@@ -230,6 +230,12 @@ data "aws_iam_policy_document" "book_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.book.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/book.json"]
+  }
 }
 
 # fleet-worker role of book (lambda).
@@ -262,12 +268,21 @@ resource "aws_lambda_function" "book" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/book.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.book_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.book.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.book_config.bucket}/${aws_s3_object.book_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.book_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.book_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.book.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.book, aws_iam_role_policy.book_worker]
+}
+
+# The generated runtime/book.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "book_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/book.json"
+  content                = file("${path.module}/../runtime/book.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

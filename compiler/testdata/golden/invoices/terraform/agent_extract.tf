@@ -261,6 +261,12 @@ data "aws_iam_policy_document" "extract_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.extract.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/extract.json"]
+  }
 }
 
 # fleet-worker role of extract (lambda).
@@ -293,12 +299,21 @@ resource "aws_lambda_function" "extract" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/extract.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.extract_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.extract.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.extract_config.bucket}/${aws_s3_object.extract_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.extract_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.extract_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.extract.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.extract, aws_iam_role_policy.extract_worker]
+}
+
+# The generated runtime/extract.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "extract_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/extract.json"
+  content                = file("${path.module}/../runtime/extract.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

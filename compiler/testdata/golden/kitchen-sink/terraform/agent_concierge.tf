@@ -268,6 +268,12 @@ data "aws_iam_policy_document" "concierge_worker" {
     actions   = ["ecr:GetAuthorizationToken"]
     resources = ["*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]
+  }
   # tfsec:ignore:aws-iam-no-policy-wildcards AgentCore names each runtime's log group at run time, under /aws/bedrock-agentcore/runtimes/ only.
   statement {
     sid       = "WriteRuntimeLogs"
@@ -305,10 +311,10 @@ resource "aws_bedrockagentcore_agent_runtime" "concierge" {
   description        = "Conversational agent with a session."
   role_arn           = aws_iam_role.concierge_worker.arn
   environment_variables = {
-    FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/concierge.json")))
-    FLEET_DLQ_URL     = aws_sqs_queue.concierge_dlq.url
-    FLEET_MODE        = "agentcore"
-    FLEET_QUEUE_URL   = aws_sqs_queue.concierge.url
+    FLEET_CONFIG_S3 = "s3://${aws_s3_object.concierge_config.bucket}/${aws_s3_object.concierge_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.concierge_config.content)}"
+    FLEET_DLQ_URL   = aws_sqs_queue.concierge_dlq.url
+    FLEET_MODE      = "agentcore"
+    FLEET_QUEUE_URL = aws_sqs_queue.concierge.url
   }
   lifecycle_configuration = [{
     idle_runtime_session_timeout = 900
@@ -329,6 +335,17 @@ resource "aws_bedrockagentcore_agent_runtime" "concierge" {
     request_header_allowlist = ["X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt", "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"]
   }
   depends_on = [aws_iam_role_policy.concierge_worker]
+}
+
+# The generated runtime/concierge.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "concierge_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/concierge.json"
+  content                = file("${path.module}/../runtime/concierge.json")
+  content_type           = "application/json"
+  server_side_encryption = "aws:kms"
+  kms_key_id             = aws_kms_key.fleet.arn
+  bucket_key_enabled     = true
 }
 
 data "aws_iam_policy_document" "concierge_dispatch_trust" {
@@ -368,6 +385,12 @@ data "aws_iam_policy_document" "concierge_dispatch" {
     effect    = "Allow"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]
+  }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]
   }
   statement {
     sid       = "UseFleetKey"
@@ -415,7 +438,7 @@ resource "aws_lambda_function" "concierge_dispatch" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON       = jsonencode(jsondecode(file("${path.module}/../runtime/concierge.json")))
+      FLEET_CONFIG_S3         = "s3://${aws_s3_object.concierge_config.bucket}/${aws_s3_object.concierge_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.concierge_config.content)}"
       FLEET_DLQ_URL           = aws_sqs_queue.concierge_dlq.url
       FLEET_AGENT_RUNTIME_ARN = aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn
       FLEET_QUEUE_URL         = aws_sqs_queue.concierge.url

@@ -269,6 +269,12 @@ data "aws_iam_policy_document" "summarizer_worker" {
     resources = ["${aws_cloudwatch_log_group.summarizer.arn}:*"]
   }
   statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/summarizer.json"]
+  }
+  statement {
     sid       = "UseFleetKey"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
@@ -312,12 +318,23 @@ resource "aws_lambda_function" "summarizer" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/summarizer.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.summarizer_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.summarizer.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.summarizer_config.bucket}/${aws_s3_object.summarizer_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.summarizer_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.summarizer_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.summarizer.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.summarizer, aws_iam_role_policy.summarizer_worker]
+}
+
+# The generated runtime/summarizer.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "summarizer_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/summarizer.json"
+  content                = file("${path.module}/../runtime/summarizer.json")
+  content_type           = "application/json"
+  server_side_encryption = "aws:kms"
+  kms_key_id             = aws_kms_key.fleet.arn
+  bucket_key_enabled     = true
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

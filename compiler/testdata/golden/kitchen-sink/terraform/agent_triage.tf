@@ -265,6 +265,12 @@ data "aws_iam_policy_document" "triage_worker" {
     actions   = ["ecr:GetAuthorizationToken"]
     resources = ["*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/triage.json"]
+  }
   # tfsec:ignore:aws-iam-no-policy-wildcards AgentCore names each runtime's log group at run time, under /aws/bedrock-agentcore/runtimes/ only.
   statement {
     sid       = "WriteRuntimeLogs"
@@ -302,10 +308,10 @@ resource "aws_bedrockagentcore_agent_runtime" "triage" {
   description        = "Second agentcore class."
   role_arn           = aws_iam_role.triage_worker.arn
   environment_variables = {
-    FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/triage.json")))
-    FLEET_DLQ_URL     = aws_sqs_queue.triage_dlq.url
-    FLEET_MODE        = "agentcore"
-    FLEET_QUEUE_URL   = aws_sqs_queue.triage.url
+    FLEET_CONFIG_S3 = "s3://${aws_s3_object.triage_config.bucket}/${aws_s3_object.triage_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.triage_config.content)}"
+    FLEET_DLQ_URL   = aws_sqs_queue.triage_dlq.url
+    FLEET_MODE      = "agentcore"
+    FLEET_QUEUE_URL = aws_sqs_queue.triage.url
   }
   lifecycle_configuration = [{
     idle_runtime_session_timeout = 900
@@ -326,6 +332,17 @@ resource "aws_bedrockagentcore_agent_runtime" "triage" {
     request_header_allowlist = ["X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt", "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"]
   }
   depends_on = [aws_iam_role_policy.triage_worker]
+}
+
+# The generated runtime/triage.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "triage_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/triage.json"
+  content                = file("${path.module}/../runtime/triage.json")
+  content_type           = "application/json"
+  server_side_encryption = "aws:kms"
+  kms_key_id             = aws_kms_key.fleet.arn
+  bucket_key_enabled     = true
 }
 
 data "aws_iam_policy_document" "triage_dispatch_trust" {
@@ -365,6 +382,12 @@ data "aws_iam_policy_document" "triage_dispatch" {
     effect    = "Allow"
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.triage_dispatch.arn}:*"]
+  }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/triage.json"]
   }
   statement {
     sid       = "UseFleetKey"
@@ -412,7 +435,7 @@ resource "aws_lambda_function" "triage_dispatch" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON       = jsonencode(jsondecode(file("${path.module}/../runtime/triage.json")))
+      FLEET_CONFIG_S3         = "s3://${aws_s3_object.triage_config.bucket}/${aws_s3_object.triage_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.triage_config.content)}"
       FLEET_DLQ_URL           = aws_sqs_queue.triage_dlq.url
       FLEET_AGENT_RUNTIME_ARN = aws_bedrockagentcore_agent_runtime.triage.agent_runtime_arn
       FLEET_QUEUE_URL         = aws_sqs_queue.triage.url

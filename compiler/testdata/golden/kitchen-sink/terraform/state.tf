@@ -171,12 +171,34 @@ resource "aws_s3_bucket_policy" "claimcheck" {
 }
 
 # Payloads are transient: they expire, so the bucket is not versioned (no noncurrent copies to keep).
+# Only the payload prefixes expire: the config objects under config/ live as long as their functions.
 resource "aws_s3_bucket_lifecycle_configuration" "claimcheck" {
   bucket = aws_s3_bucket.claimcheck.id
   rule {
-    id     = "expire-claim-checks"
+    id     = "expire-claim-checks-inputs"
     status = "Enabled"
     filter {
+      prefix = "inputs/"
+    }
+    expiration {
+      days = 14
+    }
+  }
+  rule {
+    id     = "expire-claim-checks-outputs"
+    status = "Enabled"
+    filter {
+      prefix = "outputs/"
+    }
+    expiration {
+      days = 14
+    }
+  }
+  rule {
+    id     = "expire-claim-checks-fanout"
+    status = "Enabled"
+    filter {
+      prefix = "fanout/"
     }
     expiration {
       days = 14

@@ -56,6 +56,23 @@ data "aws_iam_policy_document" "async_tools" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.async_tools.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools.json"]
+  }
+  statement {
+    sid       = "UseFleetKey"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+    }
+  }
 }
 
 # Agent side of the async tools: request events and job items only; never a worker's permissions.
@@ -91,10 +108,21 @@ resource "aws_lambda_function" "async_tools" {
   }
   environment {
     variables = {
-      FLEET_TOOLS_JSON = jsonencode(jsondecode(file("${path.module}/../tools/tools.json")))
+      FLEET_TOOLS_S3 = "s3://${aws_s3_object.async_tools_config.bucket}/${aws_s3_object.async_tools_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.async_tools_config.content)}"
     }
   }
   depends_on = [aws_cloudwatch_log_group.async_tools, aws_iam_role_policy.async_tools]
+}
+
+# The generated tools/tools.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "async_tools_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/tools/tools.json"
+  content                = file("${path.module}/../tools/tools.json")
+  content_type           = "application/json"
+  server_side_encryption = "aws:kms"
+  kms_key_id             = aws_kms_key.fleet.arn
+  bucket_key_enabled     = true
 }
 
 # HTTP+JSON and MCP callers sign their requests (SigV4); nothing reaches the tools anonymously.

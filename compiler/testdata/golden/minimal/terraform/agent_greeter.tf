@@ -227,6 +227,12 @@ data "aws_iam_policy_document" "greeter_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.greeter.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/greeter.json"]
+  }
 }
 
 # fleet-worker role of greeter (lambda).
@@ -258,12 +264,21 @@ resource "aws_lambda_function" "greeter" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/greeter.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.greeter_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.greeter.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.greeter_config.bucket}/${aws_s3_object.greeter_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.greeter_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.greeter_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.greeter.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.greeter, aws_iam_role_policy.greeter_worker]
+}
+
+# The generated runtime/greeter.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "greeter_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/greeter.json"
+  content                = file("${path.module}/../runtime/greeter.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

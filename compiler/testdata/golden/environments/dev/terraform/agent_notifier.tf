@@ -227,6 +227,12 @@ data "aws_iam_policy_document" "notifier_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.notifier.arn}:*"]
   }
+  statement {
+    sid       = "ReadOwnConfig"
+    effect    = "Allow"
+    actions   = ["s3:GetObject"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/notifier.json"]
+  }
 }
 
 # fleet-worker role of notifier (lambda).
@@ -259,12 +265,21 @@ resource "aws_lambda_function" "notifier" {
   }
   environment {
     variables = {
-      FLEET_CONFIG_JSON = jsonencode(jsondecode(file("${path.module}/../runtime/notifier.json")))
-      FLEET_DLQ_URL     = aws_sqs_queue.notifier_dlq.url
-      FLEET_QUEUE_URL   = aws_sqs_queue.notifier.url
+      FLEET_CONFIG_S3 = "s3://${aws_s3_object.notifier_config.bucket}/${aws_s3_object.notifier_config.key}?expected-bucket-owner=${data.aws_caller_identity.current.account_id}&sha256=${sha256(aws_s3_object.notifier_config.content)}"
+      FLEET_DLQ_URL   = aws_sqs_queue.notifier_dlq.url
+      FLEET_QUEUE_URL = aws_sqs_queue.notifier.url
     }
   }
   depends_on = [aws_cloudwatch_log_group.notifier, aws_iam_role_policy.notifier_worker]
+}
+
+# The generated runtime/notifier.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
+resource "aws_s3_object" "notifier_config" {
+  bucket                 = aws_s3_bucket.claimcheck.id
+  key                    = "config/runtime/notifier.json"
+  content                = file("${path.module}/../runtime/notifier.json")
+  content_type           = "application/json"
+  server_side_encryption = "AES256"
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

@@ -1,0 +1,65 @@
+package terraform
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/fleetc/fleetc/runtime/config"
+)
+
+// configPrefix is where the generated configs live in the claim-check bucket, under their
+// output path (config/runtime/<class>.json, config/tools/tools.json). The bucket's lifecycle
+// expires only the payload prefixes (ir.ClaimCheckRoots), never this one.
+const configPrefix = "config/"
+
+// configObject emits the S3 object carrying the generated config at configPath (relative to
+// the output root) and returns the value of the one variable a function keeps for it:
+// config.ObjectRef, with the SHA-256 of exactly the content uploaded. Lambda caps all
+// variables at 4 KB, so configs no longer ride in the environment; a config change still
+// changes the variable, so it deploys a new function version, and the worker refuses an
+// object whose hash differs from its version's.
+func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
+	g.claim("aws_s3_object", n, path)
+	o := fl.resource("aws_s3_object", n,
+		"The generated "+configPath+", read by the worker at start (FLEET_*_S3 names it and its SHA-256).")
+	o.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
+	o.set("key", str(configPrefix+configPath))
+	o.set("content", call("file", pathModule("../"+configPath)))
+	o.set("content_type", str("application/json"))
+	// Encrypted as the bucket encrypts its payloads.
+	if k := g.keyARN(); k != nil {
+		o.set("server_side_encryption", str("aws:kms"))
+		o.set("kms_key_id", k)
+		o.set("bucket_key_enabled", boolean(true))
+	} else {
+		o.set("server_side_encryption", str("AES256"))
+	}
+	obj := func(attr string) tpart { return interp(ref("aws_s3_object", n, attr)) }
+	return tmpl(lit("s3://"), obj("bucket"), lit("/"), obj("key"),
+		lit("?"+config.ObjectOwnerParam+"="), interp(accountID()),
+		lit("&"+config.ObjectSHA256Param+"="), interp(call("sha256", ref("aws_s3_object", n, "content"))))
+}
+
+// configObjectARN is the ARN of the object configObject writes for configPath: the one object
+// a role that runs from it may read.
+func configObjectARN(configPath string) tokens {
+	return tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+configPrefix+configPath))
+}
+
+// readConfig is the statement letting a role read the config object of configPath, and
+// nothing else of the bucket's.
+func readConfig(configPath string) stmt {
+	return stmt{sid: "ReadOwnConfig", actions: []string{"s3:GetObject"}, resources: []tokens{configObjectARN(configPath)}}
+}
+
+// configRef is the variable's value as Terraform renders it for cfg (the account id is a
+// stand-in of the same length), for sizing the environment.
+func (g *gen) configRef(configPath string, cfg []byte) string {
+	sum := sha256.Sum256(cfg)
+	return config.ObjectRef{Bucket: g.f.State.ClaimCheckBucket, Key: configPrefix + configPath, Owner: sizingAccount,
+		SHA256: hex.EncodeToString(sum[:])}.String()
+}
+
+// sizingAccount stands in for the account id (always 12 digits) where fleetc sizes values
+// Terraform renders with the real one.
+const sizingAccount = "123456789012"
