@@ -31,7 +31,7 @@ type deployFlags struct {
 }
 
 func (d *deployFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&d.out, "output", "o", "out", "output directory: fleetc builds into it and runs Terraform in its terraform/")
+	fs.StringVarP(&d.out, "output", "o", defaultOut, "output directory: fleetc builds into it and runs Terraform in its terraform/")
 	fs.StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"): writes the emulator override file")
 	fs.BoolVar(&d.force, "force", false, "with --endpoint: accept an endpoint that is not on loopback")
 	fs.StringVar(&d.terraformBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
