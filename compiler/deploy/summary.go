@@ -30,6 +30,8 @@ type Summary struct {
 	Destroy           int          `json:"destroy"`
 	Endpoint          string       `json:"endpoint,omitempty"`
 	EmulatorOmissions []Omission   `json:"emulator_omissions,omitempty"`
+	// region is the aws provider's region in the plan's configuration, for EmptyBuckets.
+	region string
 }
 
 // GroupCount counts the changes of one agent class ("class researcher") or plane ("bus",
@@ -52,6 +54,8 @@ type Change struct {
 	ReplacePaths []string `json:"replace_paths,omitempty"`
 	// Destroys says what is lost when a stateful resource is replaced or deleted.
 	Destroys string `json:"destroys,omitempty"`
+	// bucket and region name a deleted bucket (from the state), for EmptyBuckets.
+	bucket, region string
 }
 
 // HasChanges reports whether applying the plan would change anything.
@@ -88,7 +92,7 @@ func (s *Summary) Blocked(allow []string) []Change {
 // Summarize reads a `terraform show -json` plan; groups maps resource addresses to their
 // class or plane (Groups).
 func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
-	s := &Summary{FormatVersion: jsonreport.FormatVersion, Groups: []GroupCount{}, Changes: []Change{}}
+	s := &Summary{FormatVersion: jsonreport.FormatVersion, Groups: []GroupCount{}, Changes: []Change{}, region: providerRegion(p)}
 	counts := map[string]*GroupCount{}
 	for _, rc := range p.ResourceChanges {
 		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
@@ -115,6 +119,9 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 		}
 		if c.Action == "replace" || c.Action == "delete" {
 			c.Destroys = lifecycle.Destroys(rc.Type, rc.Name)
+		}
+		if c.Action == "delete" && rc.Type == bucketType {
+			c.bucket, c.region = stateString(rc.Change.Before, "bucket"), stateString(rc.Change.Before, "region")
 		}
 		for _, rp := range rc.Change.ReplacePaths {
 			c.ReplacePaths = append(c.ReplacePaths, pathString(rp))
@@ -403,3 +410,24 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 
 // mdCell keeps text inside one Markdown table cell.
 func mdCell(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }
+
+// stateString is a string attribute of a resource's state in a plan ("" when absent).
+func stateString(state any, attr string) string {
+	m, _ := state.(map[string]any)
+	v, _ := m[attr].(string)
+	return v
+}
+
+// providerRegion is the region the plan's aws provider block sets as a constant ("" when it
+// sets none or computes it).
+func providerRegion(p *tfjson.Plan) string {
+	if p.Config == nil || p.Config.ProviderConfigs["aws"] == nil {
+		return ""
+	}
+	e := p.Config.ProviderConfigs["aws"].Expressions["region"]
+	if e == nil || e.ExpressionData == nil {
+		return ""
+	}
+	r, _ := e.ConstantValue.(string)
+	return r
+}

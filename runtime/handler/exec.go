@@ -147,6 +147,12 @@ func (h *Exec) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	if !json.Valid(out) {
 		return nil, &retry.Error{Code: wire.BadOutput, Message: "stdout is not one JSON value: " + trunc(string(out), 256)}
 	}
+	if e := answerFailure(out, "stdout"); e != nil {
+		if e.Message == "" {
+			e.Message = trunc(stderr.String(), 1024)
+		}
+		return nil, e
+	}
 	return json.RawMessage(out), nil
 }
 
@@ -171,6 +177,26 @@ func classifyExit(ee *exec.ExitError, stdout []byte, stderr string) error {
 		e.Retryable = true
 	}
 	return e
+}
+
+// answerFailure applies the protocol to an answer that claims success (exit 0, HTTP 2xx):
+// {"error":{"code",...}} is the handler's failure whatever the exit, so it is never
+// delivered as a result; an "error" object without a code is a malformed failure, refused
+// as BadOutput (HandlerOutputInvalid) with the reason rather than passed on. A top-level
+// "error" that is not an object (a string, say) is an ordinary result field.
+func answerFailure(b []byte, where string) *retry.Error {
+	if e := parseFailure(b); e != nil {
+		return e
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return nil
+	}
+	raw := bytes.TrimSpace(obj["error"])
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil
+	}
+	return &retry.Error{Code: wire.BadOutput, Message: where + ` has an "error" object without a "code" (the failure form is {"error":{"code","message","retryable","retry_after_seconds"}}): ` + trunc(string(raw), 256)}
 }
 
 // parseFailure reads {"error":{"code","message","retryable","retry_after_seconds"}}.

@@ -78,8 +78,9 @@ func New(c *config.Config, opts Options) (Handler, error) {
 	}
 }
 
-// failure is the optional error object a handler may return (exec: on
-// stdout with a non-zero exit; http: as the error body) to classify itself.
+// failure is the optional error object a handler may return to classify itself (exec: on
+// stdout at any exit code; http: as the body at any status). With a 2xx or exit 0 it
+// decides everything; with an error status the status still decides retryability.
 type failure struct {
 	Error *struct {
 		Code              string `json:"code"`

@@ -68,6 +68,11 @@ func TestExecExitCodes(t *testing.T) {
 		{`echo '{"error":{"code":"Refused","message":"policy","retryable":false}}'; exit 1`, "Refused", false, false},
 		{`echo '{"error":{"code":"Busy","retry_after_seconds":3}}'; exit 1`, "Busy", true, true},
 		{`echo '{"error":{"code":"Refused","retryable":false,"retry_after_seconds":3}}'; exit 1`, "Refused", false, false},
+		// The failure object decides at exit 0 too: never delivered as a result.
+		{`echo '{"error":{"code":"Refused","message":"policy","retryable":false}}'`, "Refused", false, false},
+		{`echo '{"error":{"code":"Busy","retry_after_seconds":3}}'`, "Busy", true, true},
+		// An "error" object without a code is a malformed failure, refused with the reason.
+		{`echo '{"error":{"message":"no code"}}'`, "BadOutput", false, false},
 		{"echo not-json", "BadOutput", false, false},
 		{"true", "BadOutput", false, false}, // empty stdout is not a result
 	}
@@ -77,6 +82,25 @@ func TestExecExitCodes(t *testing.T) {
 		if string(e.Code) != c.code || e.Retryable != c.retryable || e.Throttle != c.throttle {
 			t.Errorf("%q: got %s retryable=%v throttle=%v", c.script, e.Code, e.Retryable, e.Throttle)
 		}
+	}
+}
+
+// A top-level "error" that is not the failure object is an ordinary result field: the
+// async-tools example's cdk-synth returns {"status":"FAILED","error":"..."} as its result.
+func TestExecErrorStringIsAResult(t *testing.T) {
+	const result = `{"status":"FAILED","error":"synth failed"}`
+	out, err := sh(t, "echo '"+result+"'").Handle(context.Background(), req())
+	if err != nil || string(out) != result {
+		t.Errorf("got %s %v, want the result %s", out, err, result)
+	}
+}
+
+// A failure object without a message at exit 0 takes its message from stderr, as at a
+// non-zero exit.
+func TestExecFailureAtExit0TakesStderr(t *testing.T) {
+	_, err := sh(t, `echo 'quota gone' >&2; echo '{"error":{"code":"Quota"}}'`).Handle(context.Background(), req())
+	if e := asRetry(t, err); e.Code != "Quota" || e.Message != "quota gone" {
+		t.Errorf("got %+v", e)
 	}
 }
 
@@ -155,6 +179,10 @@ func TestHTTP(t *testing.T) {
 			}
 		case "/garbage":
 			w.Write([]byte("<html>"))
+		case "/200error":
+			w.Write([]byte(`{"error":{"code":"Refused","message":"policy","retryable":false}}`))
+		case "/200nocode":
+			w.Write([]byte(`{"error":{"message":"no code"}}`))
 		}
 	}))
 	defer srv.Close()
@@ -188,6 +216,8 @@ func TestHTTP(t *testing.T) {
 		{"/400", "HTTP400", false, 0, false},
 		{"/slow", "Timeout", true, 0, false},
 		{"/garbage", "BadOutput", false, 0, false},
+		{"/200error", "Refused", false, 0, false}, // the failure object decides at 2xx as for exec
+		{"/200nocode", "BadOutput", false, 0, false},
 	}
 	for _, c := range checks {
 		_, err := call(c.path, 300*time.Millisecond)

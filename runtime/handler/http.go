@@ -17,7 +17,8 @@ import (
 )
 
 // HTTP posts each step's input to a sidecar. 2xx is success (the body is the
-// result JSON); 5xx, 408, 409 and 429-with-Retry-After are retryable; a 429
+// result JSON) unless the body is the {"error":{"code",...}} failure, which decides as it
+// does for exec; 5xx, 408, 409 and 429-with-Retry-After are retryable; a 429
 // without Retry-After (spend limit) and other 4xx are not.
 type HTTP struct {
 	URL    string
@@ -99,6 +100,9 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 		}
 		if !json.Valid(out) {
 			return nil, &retry.Error{Code: wire.BadOutput, Message: "response is not JSON: " + trunc(string(out), 256)}
+		}
+		if e := answerFailure(out, "the response"); e != nil {
+			return nil, e
 		}
 		return json.RawMessage(out), nil
 	}

@@ -50,7 +50,7 @@ output, 2 usage or I/O error.`,
 			return exit(runBuild(args, o, s.stdout, s.stderr))
 		},
 	}
-	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory (fleetc replaces only the files it wrote there)")
+	c.Flags().StringVarP(&o.out, "output", "o", defaultOut, "output directory (fleetc replaces only the files it wrote there)")
 	c.Flags().BoolVar(&o.check, "check", false, "compare with the output directory, print a unified diff and exit 1 if it is stale; write nothing")
 	c.Flags().BoolVar(&o.strict, "strict", false, "treat warnings as errors")
 	addFormat(c, o.format, "")
@@ -81,12 +81,27 @@ func runBuild(files []string, o buildOptions, stdout, stderr io.Writer) int {
 		r.printChanges(stdout)
 	case code == exitOK && r.UpToDate:
 		fmt.Fprintf(stdout, "%s is up to date (%d files%s); nothing written\n", o.out, len(r.Files), r.envNote("; "))
-		fmt.Fprintf(stdout, "Next: fleetc plan %s%s -o %s\n", r.envFlag(), files[0], o.out)
+		r.printNext(stdout, files[0])
 	case code == exitOK:
 		fmt.Fprintf(stdout, "wrote %d files to %s%s\n", len(r.Files), o.out, r.envNote(", "))
-		fmt.Fprintf(stdout, "Next: fleetc plan %s%s -o %s\n", r.envFlag(), files[0], o.out)
+		r.printNext(stdout, files[0])
 	}
 	return code
+}
+
+// defaultOut is the output directory of build, plan, apply and destroy without -o.
+const defaultOut = "out"
+
+// deployWorkDir is where build's Next: hint runs plan, beside the output directory and not
+// in it: plan builds its own copy there and Terraform keeps .terraform/ and its local state
+// there, so the directory a project commits (fleet/generated) holds only what build wrote.
+const deployWorkDir = ".fleetc"
+
+// printNext is the hint after a build: plan in deployWorkDir, next to the output.
+func (r *buildResult) printNext(stdout io.Writer, spec string) {
+	work := filepath.Join(filepath.Dir(filepath.Clean(r.Output)), deployWorkDir)
+	fmt.Fprintf(stdout, "Next: fleetc plan %s%s -o %s\n", r.envFlag(), spec, work)
+	fmt.Fprintf(stdout, "  (Terraform's .terraform/ and state go to %s, not %s; keep %s out of git)\n", work, r.Output, work)
 }
 
 // buildResult is what a build did; with --format json it is printed as one document.

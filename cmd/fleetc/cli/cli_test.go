@@ -276,19 +276,23 @@ func BenchmarkCLIBuild1000Classes(b *testing.B) {
 	}
 }
 
-// A build that changes nothing says so, writes nothing, and names the next step.
+// A build that changes nothing says so, writes nothing, and names the next step: a plan
+// in a working directory beside the output, so Terraform's state never lands in it.
 func TestBuildUpToDate(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
+	work := filepath.Join(filepath.Dir(out), deployWorkDir)
+	next := "Next: fleetc plan " + "../../../examples/minimal/fleet.yaml" + " -o " + work + "\n" +
+		"  (Terraform's .terraform/ and state go to " + work + ", not " + out + "; keep " + work + " out of git)\n"
 	spec := "../../../examples/minimal/fleet.yaml"
 	code, stdout, _ := run(t, "build", spec, "-o", out)
-	if code != 0 || !strings.HasPrefix(stdout, "wrote 11 files to "+out+"\n") || !strings.Contains(stdout, "Next: fleetc plan "+spec+" -o "+out+"\n") {
+	if code != 0 || !strings.HasPrefix(stdout, "wrote 11 files to "+out+"\n") || !strings.Contains(stdout, next) {
 		t.Fatalf("first build: exit %d\n%s", code, stdout)
 	}
 	cfg := filepath.Join(out, "runtime", "greeter.json")
 	old := time.Now().Add(-time.Hour)
 	os.Chtimes(cfg, old, old)
 	code, stdout, _ = run(t, "build", spec, "-o", out)
-	if code != 0 || stdout != out+" is up to date (11 files); nothing written\nNext: fleetc plan "+spec+" -o "+out+"\n" {
+	if code != 0 || stdout != out+" is up to date (11 files); nothing written\n"+next {
 		t.Fatalf("second build: exit %d\n%s", code, stdout)
 	}
 	if fi, _ := os.Stat(cfg); !fi.ModTime().Equal(old) {

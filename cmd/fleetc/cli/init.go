@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"embed"
 	"errors"
 	"fmt"
@@ -9,9 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/examples"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -41,11 +44,13 @@ func newInitCmd(s *streams) *cobra.Command {
   handler/Dockerfile, handler/handler.py  the class image: fleet-worker plus a Python handler
   .github/workflows/fleet-review.yml    pull requests: validate, drift check, diff, contracts
   .github/workflows/fleet-deploy.yml    main: build and push the images to ECR, plan, apply
+  .gitignore                            Terraform's working files and local state (not fleet/generated)
 
 Arguments:
   DIR  the project directory (created when missing); default .
 
-It never overwrites: if any of these files exists, nothing is written (exit 1).`,
+It never overwrites: if any of these files exists, nothing is written (exit 1); a
+.gitignore that exists gets the lines it lacks appended.`,
 		Example: `  fleetc init hello
   fleetc init --runtime eks hello && cd hello && fleetc validate fleet/fleet.yaml`,
 		Args: cobra.MaximumNArgs(1),
@@ -107,8 +112,66 @@ func runInit(dir, runtime string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "created %s\n", p)
 	}
+	if err := writeIgnore(dir, stdout); err != nil {
+		fmt.Fprintf(stderr, "fleetc init: %v\n", err)
+		return exitUsage
+	}
 	spec0 := filepath.Join(dir, initSpec)
 	fmt.Fprintf(stdout, "Next: fleetc validate %s && fleetc build %s -o %s\n", spec0, spec0, filepath.Join(dir, initOut))
 	fmt.Fprintln(stdout, "Then set FLEETC_REF in .github/workflows/*.yml to the fleetc commit (40 hex digits) or release (vX.Y.Z) the workflows install: they refuse a branch.")
 	return exitOK
+}
+
+// ignored are what init's .gitignore keeps out of git: Terraform's working files wherever
+// plan runs (deployWorkDir, where build's hint sends it, and any output directory), the
+// emulator files dev and --endpoint write beside the configuration, and the default output
+// directory. The generated directory itself (initOut) is committed: the review workflow's
+// drift check compares it with the spec, so it is not listed.
+var ignored = []string{
+	deployWorkDir + "/",
+	"/" + defaultOut + "/",
+	".terraform/",
+	"*.tfstate",
+	"*.tfstate.*",
+	"*.tfplan",
+	deploy.EmulatorFilePrefix + "*",
+}
+
+// writeIgnore creates dir/.gitignore, or appends to an existing one the lines it lacks
+// (init into a repository that has one must not refuse, nor drop its lines).
+func writeIgnore(dir string, stdout io.Writer) error {
+	p := filepath.Join(dir, ".gitignore")
+	old, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	have := map[string]bool{}
+	for _, l := range strings.Split(string(old), "\n") {
+		have[strings.TrimSpace(l)] = true
+	}
+	var add strings.Builder
+	for _, l := range ignored {
+		if !have[l] {
+			add.WriteString(l + "\n")
+		}
+	}
+	if add.Len() == 0 {
+		return nil
+	}
+	verb := "created"
+	var b bytes.Buffer
+	if len(old) > 0 {
+		verb = "updated"
+		b.Write(old)
+		if !bytes.HasSuffix(old, []byte("\n")) {
+			b.WriteByte('\n')
+		}
+	}
+	fmt.Fprintf(&b, "# fleetc: Terraform's working files and local state; %s/ itself is committed.\n", initOut)
+	b.WriteString(add.String())
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s %s\n", verb, p)
+	return nil
 }

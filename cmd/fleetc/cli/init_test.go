@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler"
+	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
 // fleetc init writes a project that validates and builds, for every runtime, with the CI
@@ -118,4 +120,64 @@ func mustFormat(t *testing.T, src []byte) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// init's .gitignore keeps Terraform's working files out of git wherever plan runs (build's
+// hint's working directory, or the generated directory itself, as the CI workflow plans in
+// it) and never the generated files the review workflow's drift check needs committed; into
+// a directory with a .gitignore it appends what is missing, keeping the user's lines.
+func TestInitGitignore(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not on PATH")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("node_modules/\n*.tfstate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "init", dir); code != 0 || !strings.Contains(out, "updated "+filepath.Join(dir, ".gitignore")) {
+		t.Fatalf("init into a directory with a .gitignore: exit %d\n%s%s", code, out, errs)
+	}
+	if code, _, errs := run(t, "build", filepath.Join(dir, initSpec), "-o", filepath.Join(dir, initOut)); code != 0 {
+		t.Fatal(errs)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
+	if !strings.HasPrefix(string(b), "node_modules/\n*.tfstate\n") || strings.Count(string(b), "*.tfstate\n") != 1 {
+		t.Errorf("the user's lines are not kept once each:\n%s", b)
+	}
+	if c := exec.Command("git", "init", "-q", dir); c.Run() != nil {
+		t.Fatal("git init")
+	}
+	ignored := func(p string) bool {
+		c := exec.Command("git", "check-ignore", "-q", "--no-index", p)
+		c.Dir = dir
+		return c.Run() == nil
+	}
+	for _, p := range []string{
+		"fleet/" + deployWorkDir + "/terraform/terraform.tfstate",
+		"fleet/" + deployWorkDir + "/terraform/.terraform/providers/x",
+		initOut + "/terraform/terraform.tfstate",
+		initOut + "/terraform/terraform.tfstate.backup",
+		initOut + "/terraform/.terraform/terraform.tfstate",
+		initOut + "/terraform/fleetc_emulator_override.tf",
+		initOut + "/terraform/" + deploy.EmulatorFilePrefix + "flow.asl.json",
+		"fleet.tfplan",
+		defaultOut + "/runtime/greeter.json",
+	} {
+		if !ignored(p) {
+			t.Errorf("%s is not ignored", p)
+		}
+	}
+	for _, p := range []string{initOut + "/.fleetc-manifest", initOut + "/terraform/versions.tf", initOut + "/runtime/greeter.json", initSpec, "handler/handler.py"} {
+		if ignored(p) {
+			t.Errorf("%s is ignored; it must be committed", p)
+		}
+	}
+	// A second run of writeIgnore adds nothing.
+	var out bytes.Buffer
+	if err := writeIgnore(dir, &out); err != nil || out.Len() != 0 {
+		t.Errorf("writeIgnore again: %v %q", err, out.String())
+	}
+	if b2, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); !bytes.Equal(b, b2) {
+		t.Errorf("writeIgnore again changed .gitignore:\n%s", b2)
+	}
 }

@@ -31,7 +31,7 @@ type deployFlags struct {
 }
 
 func (d *deployFlags) register(fs *pflag.FlagSet) {
-	fs.StringVarP(&d.out, "output", "o", "out", "output directory: fleetc builds into it and runs Terraform in its terraform/")
+	fs.StringVarP(&d.out, "output", "o", defaultOut, "output directory: fleetc builds into it and runs Terraform in its terraform/")
 	fs.StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"): writes the emulator override file")
 	fs.BoolVar(&d.force, "force", false, "with --endpoint: accept an endpoint that is not on loopback")
 	fs.StringVar(&d.terraformBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
@@ -203,7 +203,8 @@ Exit 0 applied or nothing to do, 1 refused, cancelled or failed, 2 usage error.`
 		c.Short = "Destroy the fleet's resources, guarding stateful ones"
 		c.Long = `Destroy plans the destruction of everything FILE created, refuses to delete a queue,
 DLQ, table, bucket or archive unless each is named with --allow-replace (or all of them
-with --allow-data-loss), asks for yes (unless --auto-approve) and destroys.
+with --allow-data-loss), asks for yes (unless --auto-approve), empties the buckets it may
+lose (every object version and delete marker) and destroys.
 
 Arguments:
   FILE  the fleet.yaml whose resources to destroy
@@ -292,6 +293,14 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 		}
 	}
 	fmt.Fprintln(stdout)
+	if cmd == "destroy" {
+		// The guard accepted every loss: the buckets go with their objects, not with
+		// BucketNotEmpty half way through the destroy.
+		if err := w.EmptyBuckets(ctx, s, stdout); err != nil {
+			fmt.Fprintf(stderr, "fleetc %s: %v; nothing was destroyed\n", cmd, err)
+			return exitInvalid
+		}
+	}
 	if err := w.Apply(ctx, planFile, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitInvalid

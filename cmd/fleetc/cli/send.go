@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
-
+	"encoding/json"
 	"fmt"
-	"github.com/spf13/cobra"
 	"io"
 	"os"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/compiler"
@@ -113,7 +116,40 @@ func runSend(pos []string, env string, o sendOptions, stdin io.Reader, stdout, s
 		return exitInvalid
 	}
 	fmt.Fprintf(stdout, "sent %s (source %s) to bus %s\n  event id: %s\n  trace id: %s\n", ev.DetailType, ev.Source, ev.Bus, id, orNone(ev.TraceID))
+	warnUnconsumed(f, ev, stderr)
 	return exitOK
+}
+
+// warnUnconsumed says when no class's rule takes the event as sent, which is no error (a
+// bus may carry events for others) but leaves a first try waiting for a step that never
+// runs: with the match fields each consuming class needs.
+func warnUnconsumed(f *ir.Fleet, ev *dev.Event, stderr io.Writer) {
+	classes := f.ConsumersOf(ev.DetailType, ev.Source)
+	if len(classes) == 0 {
+		fmt.Fprintf(stderr, "fleetc send: warning: no class consumes %s in fleet %s; nothing will run it\n", ev.DetailType, f.Name)
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(ev.Detail))
+	dec.UseNumber()
+	var detail map[string]any
+	_ = dec.Decode(&detail) // NewEvent checked it is one object
+	for _, a := range classes {
+		if a.Consumes.Matches(detail) {
+			return
+		}
+	}
+	fmt.Fprintf(stderr, "fleetc send: warning: no class consumes this %s: the detail fails the match of every class consuming it; nothing will run it. Set:\n", ev.DetailType)
+	for _, a := range classes {
+		var sets []string
+		for _, m := range a.Consumes.Match {
+			if !m.Holds(detail) {
+				vals, _ := json.Marshal(m.Values)
+				sets = append(sets, fmt.Sprintf("%s to one of %s", m.Field, vals))
+			}
+		}
+		fmt.Fprintf(stderr, "  for class %s (agents.%s.consumes.match): %s\n", a.Name, a.Name, strings.Join(sets, ", "))
+	}
+	fmt.Fprintln(stderr, "and send with --detail or --detail-file.")
 }
 
 // region is the fleet's region unless the environment names one (AWS_REGION wins, as in

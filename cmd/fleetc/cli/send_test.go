@@ -126,3 +126,51 @@ func nonLoopbackIP(t *testing.T) string {
 	t.Skip("no non-loopback IPv4 address on this machine")
 	return ""
 }
+
+// putEventsServer stands in for EventBridge on loopback (no emulator needed to check what
+// send prints): it asserts the PutEvents target and answers as the PutEvents API reference
+// documents a success.
+func putEventsServer(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if got := r.Header.Get("X-Amz-Target"); got != "AWSEvents.PutEvents" {
+			t.Errorf("X-Amz-Target %q, want AWSEvents.PutEvents", got)
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		_, _ = io.WriteString(w, `{"FailedEntryCount":0,"Entries":[{"EventId":"e-1"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_REGION", "us-east-1")
+	t.Setenv(deploy.EnvEndpoint, "")
+	return srv.URL
+}
+
+// send --example on the research fleet puts an agent.step.requested whose agent_class is
+// the schema's placeholder, which neither class's match takes: send still sends it, warns
+// and names the field and values each class needs; a detail a class takes, no warning; an
+// event no class consumes, a warning saying so.
+func TestSendWarnsWhenNoClassConsumes(t *testing.T) {
+	endpoint := putEventsServer(t)
+	code, stdout, stderr := runCLI(t, "", "send", research, "agent.step.requested", "--example", "--endpoint", endpoint)
+	if code != exitOK || !strings.Contains(stdout, "sent agent.step.requested") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		"fleetc send: warning: no class consumes this agent.step.requested",
+		`for class coder (agents.coder.consumes.match): agent_class to one of ["coder"]`,
+		`for class researcher (agents.researcher.consumes.match): agent_class to one of ["researcher"]`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	code, stdout, stderr = runCLI(t, "", "send", research, "agent.step.requested",
+		"--detail", `{"conversation_id":"c1","step":1,"agent_class":"coder"}`, "--endpoint", endpoint)
+	if code != exitOK || !strings.Contains(stdout, "sent agent.step.requested") || stderr != "" {
+		t.Errorf("a detail coder takes: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = runCLI(t, "", "send", research, "agent.step.completed", "--example", "--endpoint", endpoint)
+	if code != exitOK || !strings.Contains(stderr, "fleetc send: warning: no class consumes agent.step.completed in fleet research; nothing will run it") {
+		t.Errorf("an event nobody consumes: exit %d, stderr %q", code, stderr)
+	}
+}

@@ -354,7 +354,8 @@ func apply(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) error 
 }
 
 // destroy removes every resource dev applied, without per-address flags: the emulator's
-// queues and tables hold only what this session put there.
+// queues, tables and buckets hold only what this session put there, so its buckets are
+// emptied first (a workflow's results stay in the claim-check bucket).
 func destroy(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) error {
 	plan := filepath.Join(w.TFDir, ".fleetc-dev-destroy.tfplan")
 	defer os.Remove(plan)
@@ -364,6 +365,9 @@ func destroy(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) erro
 	}
 	if !s.HasChanges() {
 		return nil
+	}
+	if err := w.EmptyBuckets(ctx, s, out); err != nil {
+		return err
 	}
 	return w.Apply(ctx, plan, out, errw)
 }

@@ -1,7 +1,8 @@
 """A fleet-worker exec handler: the step's input JSON on stdin, the result JSON on stdout.
 
 Exit 0 with the result; exit 75 (EX_TEMPFAIL) to have the step retried; or print
-{"error": {"code", "message", "retryable"}} to decide explicitly.
+{"error": {"code", "message", "retryable"}} to decide explicitly: at any exit code that
+object fails the step (retryable unless "retryable": false) and is never taken as a result.
 """
 import json
 import sys
