@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -96,15 +98,24 @@ func consoleScript(md string) (string, int) {
 }
 
 // The user docs name only files that exist: an examples/... path written in README.md or
-// docs/*.md, and every relative markdown link, resolves to a file or directory of the
-// checkout (the README once cited examples/bad.yaml, which did not exist). Other paths in the
-// docs are often generated ones (out/runtime/<class>.json), so they are not checked here.
+// docs/**/*.md resolves to a file or directory of the checkout (the README once cited
+// examples/bad.yaml, which did not exist), and every relative markdown link resolves too,
+// its #anchor to a heading of the target (docs/dev.md once linked a README anchor that was
+// not there). Other paths in the docs are often generated ones (out/runtime/<class>.json),
+// so they are not checked here.
 func TestDocsCiteExistingFiles(t *testing.T) {
-	docs, _ := filepath.Glob("../../docs/*.md")
-	docs = append(docs, "../../README.md")
+	docs := []string{"../../README.md"}
+	err := filepath.WalkDir("../../docs", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			docs = append(docs, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	repoPath := regexp.MustCompile("(?:^|[\\s`(\\[])(examples/[A-Za-z0-9_.\\-/]*[A-Za-z0-9_])")
-	link := regexp.MustCompile(`\]\(([^)#:\s]+)(?:#[^)]*)?\)`)
-	checked := 0
+	checked, anchors := 0, 0
 	for _, doc := range docs {
 		b, err := os.ReadFile(doc)
 		if err != nil {
@@ -120,14 +131,129 @@ func TestDocsCiteExistingFiles(t *testing.T) {
 				t.Errorf("%s names %s, which does not exist", doc, p)
 			}
 		}
-		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+		for _, l := range relativeLinks(string(b)) {
 			checked++
-			if _, err := os.Stat(filepath.Join(filepath.Dir(doc), m[1])); err != nil {
-				t.Errorf("%s links %s, which does not exist", doc, m[1])
+			target := doc
+			if l.path != "" {
+				target = filepath.Join(filepath.Dir(doc), l.path)
+			}
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links %s, which does not exist", doc, l.path)
+				continue
+			}
+			if l.anchor == "" {
+				continue
+			}
+			anchors++
+			md, err := os.ReadFile(target)
+			if err != nil {
+				t.Errorf("%s links %s#%s: %v", doc, l.path, l.anchor, err)
+			} else if !headingAnchors(string(md))[l.anchor] {
+				t.Errorf("%s links %s#%s: %s has no heading with that anchor", doc, l.path, l.anchor, target)
 			}
 		}
 	}
-	if checked < 50 {
-		t.Errorf("only %d paths checked", checked)
+	t.Logf("%d documents, %d paths and links, %d anchors checked", len(docs), checked, anchors)
+	if checked < 50 || anchors < 20 {
+		t.Errorf("only %d paths and %d anchors checked", checked, anchors)
+	}
+}
+
+// docLink is a relative markdown link: a path (empty for the document itself) and an
+// optional anchor.
+type docLink struct{ path, anchor string }
+
+var (
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	fence   = regexp.MustCompile("^\\s*(```|~~~)")
+	heading = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+)
+
+// relativeLinks lists the links of md outside code blocks that are not URLs (no scheme).
+func relativeLinks(md string) []docLink {
+	var links []docLink
+	for _, line := range proseLines(md) {
+		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
+			target := m[1]
+			if target == "" || strings.Contains(strings.SplitN(target, "#", 2)[0], ":") {
+				continue // an absolute URL (https:, mailto:)
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			links = append(links, docLink{path, anchor})
+		}
+	}
+	return links
+}
+
+// proseLines are md's lines outside fenced code blocks, where links and headings render.
+func proseLines(md string) []string {
+	var out []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		if fence.MatchString(line) {
+			in = !in
+			continue
+		}
+		if !in {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// headingAnchors is the set of anchors GitHub gives md's headings: the heading's rendered
+// text lowercased, spaces turned into '-', other punctuation than '-' and '_' dropped, and
+// a repeated anchor suffixed -1, -2, ...
+func headingAnchors(md string) map[string]bool {
+	seen := map[string]int{}
+	set := map[string]bool{}
+	for _, line := range proseLines(md) {
+		m := heading.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		slug := headingSlug(m[1])
+		if n := seen[slug]; n > 0 {
+			set[fmt.Sprintf("%s-%d", slug, n)] = true
+		} else {
+			set[slug] = true
+		}
+		seen[slug]++
+	}
+	return set
+}
+
+// inlineLink is a markdown link or image inside a heading; only its text renders.
+var inlineLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+
+func headingSlug(text string) string {
+	text = inlineLink.ReplaceAllString(text, "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(text) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// The anchors GitHub renders for headings like the docs' own (as seen on github.com).
+func TestHeadingAnchors(t *testing.T) {
+	md := "# Deploying: plan, apply, destroy\n### A local emulator: `--endpoint`\n" +
+		"```sh\n# not a heading\n```\n## Dead letters: triage, fix, canary, redrive\n" +
+		"## See [the spec](spec.md) & fleet_yaml\n## Example\n## Example\n## Example\n"
+	got := headingAnchors(md)
+	want := []string{"deploying-plan-apply-destroy", "a-local-emulator---endpoint",
+		"dead-letters-triage-fix-canary-redrive", "see-the-spec--fleet_yaml", "example", "example-1", "example-2"}
+	for _, a := range want {
+		if !got[a] {
+			t.Errorf("no anchor %q in %v", a, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("anchors = %v, want %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,13 +83,29 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 	}
 }
 
+// dev counts an event as submitted to the classes whose rule takes it: detail-type and
+// source, then every matched field (a dotted path; a JSON number matches the spec's integer).
 func TestMatches(t *testing.T) {
+	task := &ir.Event{DetailType: "task.requested", Source: "app"}
 	ms := []ir.Match{{Field: "agent_class", Values: []any{"coder", "reviewer"}}, {Field: "meta.tier", Values: []any{1}}}
-	if !matches(ms, map[string]any{"agent_class": "coder", "meta": map[string]any{"tier": 1.0}}) {
-		t.Error("a matching detail did not match")
-	}
-	if matches(ms, map[string]any{"agent_class": "researcher", "meta": map[string]any{"tier": 1.0}}) || matches(ms, map[string]any{"agent_class": "coder"}) {
-		t.Error("a detail outside the pattern matched")
+	d := &Fleet{ir: &ir.Fleet{Agents: []*ir.Agent{
+		{Name: "coder", Consumes: &ir.Consumes{Event: task, Match: ms}},
+		{Name: "any", Consumes: &ir.Consumes{Event: task}},
+		{Name: "other", Consumes: &ir.Consumes{Event: &ir.Event{DetailType: "task.done", Source: "app"}}},
+		{Name: "producer"},
+	}}}
+	for _, tc := range []struct {
+		detail map[string]any
+		want   []string
+	}{
+		{map[string]any{"agent_class": "coder", "meta": map[string]any{"tier": 1.0}}, []string{"coder", "any"}},
+		{map[string]any{"agent_class": "researcher", "meta": map[string]any{"tier": 1.0}}, []string{"any"}},
+		{map[string]any{"agent_class": "coder"}, []string{"any"}},
+	} {
+		got := d.consumers(&envelope{DetailType: task.DetailType, Source: task.Source, Detail: tc.detail})
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("consumers of %v = %v, want %v", tc.detail, got, tc.want)
+		}
 	}
 }
 

@@ -145,41 +145,16 @@ func (o *observer) counts() (byType map[string]int, submitted map[string]int, un
 	return byType, submitted, o.unclaimed
 }
 
-// consumers are the classes whose rule matches e: its detail-type and every matched field.
+// consumers are the classes whose rule matches e: its detail-type, source and every
+// matched field.
 func (d *Fleet) consumers(e *envelope) []string {
 	var out []string
-	for _, a := range d.ir.Agents {
-		if a.Consumes == nil || a.Consumes.Event == nil || a.Consumes.Event.DetailType != e.DetailType || a.Consumes.Event.Source != e.Source {
-			continue
-		}
-		if matches(a.Consumes.Match, e.Detail) {
+	for _, a := range d.ir.ConsumersOf(e.DetailType, e.Source) {
+		if a.Consumes.Matches(e.Detail) {
 			out = append(out, a.Name)
 		}
 	}
 	return out
-}
-
-func matches(ms []ir.Match, detail map[string]any) bool {
-	for _, m := range ms {
-		var v any = detail
-		for _, part := range strings.Split(m.Field, ".") {
-			obj, ok := v.(map[string]any)
-			if !ok {
-				return false
-			}
-			v = obj[part]
-		}
-		found := false
-		for _, want := range m.Values {
-			if fmt.Sprint(want) == fmt.Sprint(v) {
-				found = true
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }
 
 // pipe stands in for a FIFO class's EventBridge Pipe, which the emulator creates but never
