@@ -202,6 +202,11 @@ func reverseMaps(src []byte) ([]byte, error) {
 				n.Content = append(n.Content, pairs[i][0], pairs[i][1])
 			}
 		}
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" && n.Value == "" {
+			// An implicit null (`{ key }`, `key:`) is re-emitted in a flow mapping as '':
+			// spell it out, so the reordered document means the same as the original.
+			n.Value = "null"
+		}
 		for _, c := range n.Content {
 			walk(c)
 		}
