@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
@@ -200,17 +201,7 @@ func TestHoldBackoffCountsFailuresNotThrottles(t *testing.T) {
 		retry.FromStatus(503, "", "down"),
 		nil,
 	}
-	n := 0
-	w := &worker.Worker{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour},
-		Handler: handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
-			err := answers[n]
-			n++
-			if err != nil {
-				return nil, err
-			}
-			return json.RawMessage(`{"ok":true}`), nil
-		})}
+	w := scriptedWorker(awsCfg, cfg, table, answers)
 	var h halfJitter
 	h.install(w)
 	res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: []byte(`{"trace_id":"hold-1"}`), Attempt: 1})
@@ -220,4 +211,20 @@ func TestHoldBackoffCountsFailuresNotThrottles(t *testing.T) {
 	if got, want := h.recorded(), ms(1050, 1050, 100, 200); !slices.Equal(got, want) {
 		t.Errorf("waits %v, want %v (two throttles of 1 s + 5 %%, then half of 200 ms and 400 ms)", got, want)
 	}
+}
+
+// scriptedWorker is a worker whose handler answers each call with the next of answers (nil:
+// success), its idempotency table on kumo.
+func scriptedWorker(awsCfg aws.Config, cfg *config.Config, table string, answers []error) *worker.Worker {
+	n := 0
+	return &worker.Worker{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour},
+		Handler: handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
+			err := answers[n]
+			n++
+			if err != nil {
+				return nil, err
+			}
+			return json.RawMessage(`{"ok":true}`), nil
+		})}
 }

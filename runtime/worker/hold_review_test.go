@@ -35,17 +35,7 @@ func TestHoldZeroThrottleDoesNotSpin(t *testing.T) {
 		retry.FromStatus(503, "0", "overloaded"),
 		nil,
 	}
-	n := 0
-	w := &worker.Worker{Cfg: cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Idem: &idem.Dynamo{API: kumotest.DynamoDB(awsCfg), Table: table, Class: cfg.Class, Window: time.Hour},
-		Handler: handler.Func(func(context.Context, handler.Request) (json.RawMessage, error) {
-			err := answers[n]
-			n++
-			if err != nil {
-				return nil, err
-			}
-			return json.RawMessage(`{"ok":true}`), nil
-		})}
+	w := scriptedWorker(awsCfg, cfg, table, answers)
 	var h halfJitter
 	h.install(w)
 	res := w.Process(context.Background(), worker.Delivery{MessageID: "m1", Body: []byte(`{"trace_id":"zthr-1"}`), Attempt: 1})
