@@ -18,7 +18,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*/fail.want from the current rules")
 
-// rulesMD lists every check of /work/shared/design/rules.md: the catalog must implement each.
+// rulesMD lists every check of the design's rule catalog (../shared/design/rules.md): the catalog must implement each.
 var rulesMD = strings.Fields(`
 Q001 Q002 Q003 Q004 Q005 Q006 Q007 Q008 Q009 Q010 Q011
 E001 E002 E003 E004 E005 E006 E007 E008 E009 E010 E011 E012 E013 E014
