@@ -340,6 +340,7 @@ func TestReplayRefusals(t *testing.T) {
 		{"--from 1h --to 2h", "is not before --to"},
 		{"--from 1h --to 2030-01-01T00:00:00Z", "is in the future"},
 		{"--from yesterday --to 1h", "want RFC 3339"},
+		{"--from 1h --to 5m", "the archive may not hold those events yet"},
 	} {
 		code, _, errs := run(t, append([]string{"replay", research, "--endpoint", url}, strings.Fields(tc.args)...)...)
 		if code == exitOK || !strings.Contains(errs, tc.want) {
@@ -408,7 +409,7 @@ func TestReplayOnMoto(t *testing.T) {
 		}
 	}
 	replayPollInterval = 50 * time.Millisecond
-	code, out, errs := run(t, "replay", research, "--from", "2h", "--to", "1m", "--event", "agent.step.requested", "--endpoint", url, "--auto-approve")
+	code, out, errs := run(t, "replay", research, "--from", "2h", "--to", "10m", "--event", "agent.step.requested", "--endpoint", url, "--auto-approve")
 	if code != exitOK || !strings.Contains(out, "COMPLETED  100%") {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}

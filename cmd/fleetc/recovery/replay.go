@@ -91,8 +91,14 @@ func (r *Replay) Safe() error {
 		kept, r.Reach().Round(time.Second), strings.Join(unsafe, ", "))
 }
 
-// PlanReplay checks a replay against the fleet: an archive exists, the window is sane, the
-// events are known and consumed. Resolve then reads the deployed archive and Safe checks the
+// ArchiveLag is how long after ingestion an event may still be missing from its archive:
+// EventBridge archives events asynchronously, and its user guide ("Replaying archived events
+// in Amazon EventBridge") advises waiting about 10 minutes after ingestion before replaying.
+// A window ending more recently than this could silently leave out its newest events.
+const ArchiveLag = 10 * time.Minute
+
+// PlanReplay checks a replay against the fleet: an archive exists, the window is sane and
+// already archived, the events are known and consumed. Resolve then reads the deployed archive and Safe checks the
 // consumers against it.
 func PlanReplay(f *ir.Fleet, from, to time.Time, events []string, now time.Time) (*Replay, error) {
 	ar := f.Bus.Archive
@@ -106,6 +112,10 @@ func PlanReplay(f *ir.Fleet, from, to time.Time, events []string, now time.Time)
 		return nil, fmt.Errorf("--from %s is not before --to %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	case to.After(now):
 		return nil, fmt.Errorf("--to %s is in the future: EventBridge replays only archived events", to.Format(time.RFC3339))
+	case now.Sub(to) < ArchiveLag:
+		return nil, fmt.Errorf("--to %s is less than %s ago: the archive may not hold those events yet (EventBridge archives lag ingestion); "+
+			"end the window at %s or earlier (--to %s), or wait and replay the rest later",
+			to.UTC().Format(time.RFC3339), ArchiveLag, now.Add(-ArchiveLag).UTC().Format(time.RFC3339), ArchiveLag)
 	}
 	known := map[string]bool{}
 	for _, e := range f.Events {

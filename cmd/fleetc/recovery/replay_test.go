@@ -41,3 +41,22 @@ func TestReplayReachingNotifyRulesIsRefused(t *testing.T) {
 		t.Errorf("a replay to the consumers' rules only: %v (rule filter %v, %d redeliveries)", err, filtered.RuleFilter, len(filtered.Redeliveries))
 	}
 }
+
+// The archive lags ingestion: a window ending less than ArchiveLag ago may miss its newest
+// events, so it is refused with the latest --to that is safe; one ending exactly then is
+// planned. One second either side of the bound.
+func TestReplayWaitsForTheArchiveLag(t *testing.T) {
+	f := irtest.Load(t, "../../../compiler/terraform/testdata/tools-notify/fleet.yaml")
+	f.Bus.Archive = &ir.Archive{Name: "notify-archive", Retention: 24 * time.Hour, Path: "/bus/archive"}
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	events := []string{"ReindexRequested"}
+	_, err := PlanReplay(f, now.Add(-time.Hour), now.Add(-ArchiveLag+time.Second), events, now)
+	for _, want := range []string{"less than 10m0s ago", "the archive may not hold those events yet", "end the window at 2026-12-01T11:50:00Z or earlier"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a window ending 9m59s ago: %v\nwant it to say %q", err, want)
+		}
+	}
+	if _, err := PlanReplay(f, now.Add(-time.Hour), now.Add(-ArchiveLag), events, now); err != nil {
+		t.Errorf("a window ending exactly %s ago is archived: %v", ArchiveLag, err)
+	}
+}
