@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
@@ -69,6 +70,11 @@ func newDLQCmd(s *streams) *cobra.Command {
 and the dead letters grouped by the ERROR_CODE fleet-worker wrote on them: count, first and
 last seen, and the latest one as a sample (ERROR_MESSAGE, RETRY_ATTEMPTS, body).
 
+Without CLASS it also shows the bus's delivery DLQ: the events EventBridge gave up
+delivering to a target (a class queue, a tool, a notify destination), grouped by the
+ERROR_CODE EventBridge wrote and counted by TARGET_ARN, naming the class whose queue it is
+(redrive those with dlq redrive FILE CLASS --delivery).
+
 Messages are peeked, never consumed: each is received with a 30 s visibility and made
 visible again when the peek ends. The output says when the peek could not see every
 message (some in flight, --limit reached, a FIFO group behind its first message).
@@ -104,10 +110,16 @@ func runDLQ(pos []string, o dlqOptions, stdout, stderr io.Writer) int {
 	if f == nil {
 		return code
 	}
-	r, err := dlq.Inspect(ctx, awsconfig.SQS(cfg), f.Name, ts, o.limit, time.Now())
+	api := awsconfig.SQS(cfg)
+	r, err := dlq.Inspect(ctx, api, f.Name, ts, o.limit, time.Now())
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc dlq: %v\n", err)
 		return exitInvalid
+	}
+	if class == "" {
+		if r.Delivery, code = inspectDelivery(ctx, api, f, ts, o.limit, stderr); code != exitOK {
+			return code
+		}
 	}
 	if o.format.value == "json" {
 		b, _ := json.MarshalIndent(r, "", "  ")
@@ -118,8 +130,25 @@ func runDLQ(pos []string, o dlqOptions, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// inspectDelivery peeks at the bus's delivery DLQ.
+func inspectDelivery(ctx context.Context, api dlq.API, f *ir.Fleet, ts []*dlq.Target, limit int, stderr io.Writer) (*dlq.DeliveryReport, int) {
+	name := f.TargetDLQ.Name
+	out, err := api.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc dlq: the bus's delivery DLQ %s: %v\n", name, err)
+		return nil, exitInvalid
+	}
+	d, err := dlq.InspectDelivery(ctx, api, name, aws.ToString(out.QueueUrl), ts, limit, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc dlq: %v\n", err)
+		return nil, exitInvalid
+	}
+	return d, exitOK
+}
+
 type redriveOptions struct {
 	dlqFlags
+	delivery      bool
 	code          string
 	max, canary   int
 	rate          float64
@@ -131,7 +160,7 @@ type redriveOptions struct {
 func newDLQRedriveCmd(s *streams) *cobra.Command {
 	o := redriveOptions{format: newFormat("text", "text", "json")}
 	c := &cobra.Command{
-		Use:   "redrive FILE CLASS [--code CODE] [--max N] [--rate R] [--canary N] [--auto-approve] [--endpoint URL] [--format text|json]",
+		Use:   "redrive FILE CLASS [--delivery] [--code CODE] [--max N] [--rate R] [--canary N] [--auto-approve] [--endpoint URL] [--format text|json]",
 		Short: "Move a class's dead letters back to its queue, optionally filtered and canaried",
 		Long: `Redrive moves CLASS's dead letters back to the class queue, after showing what it will
 move and asking for yes (unless --auto-approve).
@@ -146,6 +175,11 @@ worker's idempotency record answers the duplicate). The worker's ERROR_CODE, ERR
 and RETRY_ATTEMPTS stay behind: the message starts over. Each copy carries FLEETC_REDRIVE,
 which the worker keeps when it dead-letters the copy again: one invocation moves each dead
 letter at most once, and ends.
+
+--delivery takes the letters from the fleet's delivery DLQ instead: the events EventBridge
+gave up delivering to CLASS's queue (their TARGET_ARN), one at a time, without
+EventBridge's RULE_ARN, TARGET_ARN and EXHAUSTED_RETRY_CONDITION. A copy that fails again
+dies in CLASS's DLQ, where the tally looks for it.
 
 --canary N moves N first and waits for their outcome: completed (the idempotency record is
 done) or dead-lettered again. Only when all N completed does it offer to move the rest; a
@@ -169,6 +203,7 @@ failed again, or AWS error; 2 usage error.`,
 		},
 	}
 	o.register(c)
+	c.Flags().BoolVar(&o.delivery, "delivery", false, "move the events the bus could not deliver to CLASS's queue (from the fleet's delivery DLQ) instead of CLASS's dead letters")
 	c.Flags().StringVar(&o.code, "code", "", "move only dead letters of this ERROR_CODE")
 	c.Flags().IntVar(&o.max, "max", 0, "move at most N dead letters (0: all)")
 	c.Flags().Float64Var(&o.rate, "rate", 0, fmt.Sprintf("messages per second (default: SQS decides for a managed redrive, %g one at a time)", dlq.DefaultRate))
@@ -198,13 +233,25 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 		return code
 	}
 	t, api := ts[0], awsconfig.SQS(cfg)
+	if o.delivery {
+		t = dlq.DeliveryOf(t, f.TargetDLQ.Name)
+		if err := t.Resolve(ctx, api); err != nil {
+			fmt.Fprintf(stderr, "fleetc %s: %v\n", redriveCmd, err)
+			return exitInvalid
+		}
+	}
 	p, err := dlq.Peek(ctx, api, t.DLQURL, dlq.DefaultLimit)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc %s: peek %s: %v\n", redriveCmd, t.DLQ, err)
 		return exitInvalid
 	}
+	p.Letters = t.ForClass(p.Letters)
 	groups := dlq.GroupByCode(p.Letters)
 	if len(p.Letters) == 0 {
+		if t.Delivery() {
+			fmt.Fprintf(stderr, "fleetc %s: the delivery DLQ %s holds no event for class %s's queue (%d in flight); nothing to redrive\n", redriveCmd, t.DLQ, t.Class, p.Elsewhere)
+			return exitInvalid
+		}
 		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", redriveCmd, t.Class, t.DLQ, p.Elsewhere)
 		return exitInvalid
 	}
@@ -229,7 +276,9 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 	if o.format.value == "json" {
 		human = stderr
 	}
-	oneByOne := o.code != "" || o.max > 0 || o.canary > 0
+	// SQS's managed redrive moves a whole DLQ to one queue; the delivery DLQ holds every
+	// target's events, so its letters for this class move one at a time.
+	oneByOne := o.code != "" || o.max > 0 || o.canary > 0 || t.Delivery()
 	printRedrivePlan(human, o, t, p, groups, n, oneByOne)
 	if !o.auto {
 		ok, err := ask("Do you want to move them?", "review with fleetc dlq, then pass --auto-approve", stdin, human)

@@ -44,7 +44,7 @@ would be delivered there again. It prints the plan, asks for yes (unless
 --auto-approve; --dry-run stops after the plan), starts the replay and follows it with
 DescribeReplay until it is COMPLETED, CANCELLED or FAILED.
 
-A window ending less than `+fmt.Sprint(recovery.ArchiveLag.Minutes())+` minutes ago is refused: EventBridge archives events a
+A window ending less than ` + fmt.Sprint(recovery.ArchiveLag.Minutes()) + ` minutes ago is refused: EventBridge archives events a
 little after ingestion, so its newest events may not be in the archive yet.
 
 Times are RFC 3339 (2026-12-01T09:00:00Z) or a duration ago (90m, 6h, 2d). Without

@@ -75,9 +75,10 @@ func Watch(ctx context.Context, api API, recs Records, t *Target, moved []Moved,
 func (v *Verdict) poll(ctx context.Context, api API, recs Records, t *Target) error {
 	var again []Letter
 	if v.Pending != 0 || v.Completed+v.Failed == 0 {
-		p, err := Peek(ctx, api, t.DLQURL, DefaultLimit)
+		name, url := t.returnsTo()
+		p, err := Peek(ctx, api, url, DefaultLimit)
 		if err != nil {
-			return fmt.Errorf("peek %s: %w", t.DLQ, err)
+			return fmt.Errorf("peek %s: %w", name, err)
 		}
 		again = p.Letters
 	}

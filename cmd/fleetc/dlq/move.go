@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -116,7 +117,7 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 		// A group's letters in the order they died (kumo returns no sequence numbers).
 		sort.SliceStable(batch, func(i, j int) bool { return batch[i].SentAt.Before(batch[j].SentAt) })
 		for i, l := range batch {
-			if (o.Code != "" && l.Code != o.Code) || (o.Max > 0 && len(moved) >= o.Max) || ctx.Err() != nil {
+			if !t.addressedTo(l) || (o.Code != "" && l.Code != o.Code) || (o.Max > 0 && len(moved) >= o.Max) || ctx.Err() != nil {
 				held = append(held, l.receipt)
 				continue
 			}
@@ -171,6 +172,9 @@ func send(ctx context.Context, api API, t *Target, l Letter, stamp types.Message
 	for k, v := range l.Attributes {
 		switch k {
 		case queue.AttrErrorCode, queue.AttrErrorMessage, queue.AttrRetryAttempts, AttrRedrive:
+			continue
+		}
+		if slices.Contains(eventBridgeAttrs, k) {
 			continue
 		}
 		attrs[k] = v

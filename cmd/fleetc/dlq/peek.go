@@ -32,6 +32,7 @@ type Letter struct {
 	Attempts   int
 	SentAt     time.Time // when it was dead-lettered (the DLQ message's SentTimestamp)
 	GroupID    string    // FIFO: MessageGroupId
+	TargetARN  string    // of the delivery DLQ: the target EventBridge could not reach
 	Attributes map[string]types.MessageAttributeValue
 	receipt    string
 }
@@ -53,6 +54,7 @@ func letterFrom(m types.Message) Letter {
 		l.SentAt = time.UnixMilli(ms).UTC()
 	}
 	l.GroupID = m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+	l.TargetARN = letterTarget(m)
 	return l
 }
 

@@ -16,6 +16,8 @@ type Report struct {
 	Fleet         string        `json:"fleet"`
 	Time          time.Time     `json:"time"`
 	Classes       []ClassReport `json:"classes"`
+	// Delivery is the bus's delivery DLQ (nil when one class was asked for).
+	Delivery *DeliveryReport `json:"delivery,omitempty"`
 }
 
 // ClassReport is one class's DLQ.
@@ -117,15 +119,23 @@ func (r *Report) WriteText(w io.Writer) {
 		if c.Incomplete != "" {
 			fmt.Fprintf(w, "  peek incomplete: %s\n", c.Incomplete)
 		}
-		for _, g := range c.Codes {
-			fmt.Fprintf(w, "  %-24s %4d  first %s  last %s\n", g.Code, g.Count, g.FirstSeen.Format(time.RFC3339), g.LastSeen.Format(time.RFC3339))
-			fmt.Fprintf(w, "    sample %s (attempts %d): %s\n", g.Sample.MessageID, g.Sample.Attempts, oneLine(g.Sample.Message))
-			body := oneLine(g.Sample.Body)
-			if g.Sample.Truncated {
-				body += " …"
-			}
-			fmt.Fprintf(w, "    body %s\n", body)
+		writeGroups(w, c.Codes)
+	}
+	if r.Delivery != nil {
+		r.Delivery.writeText(w)
+	}
+}
+
+// writeGroups prints each ERROR_CODE group with its latest letter as a sample.
+func writeGroups(w io.Writer, gs []Group) {
+	for _, g := range gs {
+		fmt.Fprintf(w, "  %-24s %4d  first %s  last %s\n", g.Code, g.Count, g.FirstSeen.Format(time.RFC3339), g.LastSeen.Format(time.RFC3339))
+		fmt.Fprintf(w, "    sample %s (attempts %d): %s\n", g.Sample.MessageID, g.Sample.Attempts, oneLine(g.Sample.Message))
+		body := oneLine(g.Sample.Body)
+		if g.Sample.Truncated {
+			body += " …"
 		}
+		fmt.Fprintf(w, "    body %s\n", body)
 	}
 }
 

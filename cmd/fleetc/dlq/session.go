@@ -132,9 +132,20 @@ func (s *Session) Tally(ctx context.Context, api API, t *Target, settle time.Dur
 	if err != nil {
 		return nil, fmt.Errorf("peek %s: %w", t.DLQ, err)
 	}
+	if t.delivery {
+		// Copies that failed again died in the class DLQ; what is left is in the delivery DLQ.
+		name, url := t.returnsTo()
+		q, err := Peek(context.WithoutCancel(ctx), api, url, DefaultLimit)
+		if err != nil {
+			return nil, fmt.Errorf("peek %s: %w", name, err)
+		}
+		for _, l := range q.Letters {
+			s.classify(l)
+		}
+	}
 	var left []Letter
 	for _, l := range p.Letters {
-		if s.classify(l) != back {
+		if t.addressedTo(l) && s.classify(l) != back {
 			left = append(left, l)
 		}
 	}
@@ -143,6 +154,10 @@ func (s *Session) Tally(ctx context.Context, api API, t *Target, settle time.Dur
 		again = append(again, l)
 	}
 	sort.Slice(again, func(i, j int) bool { return again[i].ID < again[j].ID })
-	return &Result{Moved: len(s.moved), FailedAgain: len(again), Left: max(p.Depth-len(again), 0),
+	remaining := max(p.Depth-len(again), 0)
+	if t.delivery {
+		remaining = len(left) // the delivery DLQ holds other classes' letters too
+	}
+	return &Result{Moved: len(s.moved), FailedAgain: len(again), Left: remaining,
 		FailedAgainCodes: GroupByCode(again), LeftCodes: GroupByCode(left)}, nil
 }

@@ -33,6 +33,9 @@ type Target struct {
 	Window    int64    // idempotency window, seconds
 
 	QueueURL, DLQURL string // filled by Resolve
+
+	delivery              bool // the DLQ is the bus's delivery DLQ (see DeliveryOf)
+	classDLQ, classDLQURL string
 }
 
 // Targets are the classes of f (all of them for class "", in spec order), or an error
@@ -64,8 +67,16 @@ func fromConfig(c *rc.Config) *Target {
 		Window: c.Idempotency.WindowSeconds}
 }
 
-// Resolve looks up both queue URLs.
+// Resolve looks up both queue URLs (and, for the delivery DLQ, the class DLQ's).
 func (t *Target) Resolve(ctx context.Context, api API) error {
+	if t.delivery && t.classDLQURL == "" {
+		class := *t
+		class.DLQ, class.delivery = t.classDLQ, false
+		if err := class.Resolve(ctx, api); err != nil {
+			return err
+		}
+		t.classDLQURL = class.DLQURL
+	}
 	for _, q := range []struct {
 		name string
 		url  *string

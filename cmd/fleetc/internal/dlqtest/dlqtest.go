@@ -90,6 +90,25 @@ type Fleet struct {
 	DDB                  *dynamodb.Client
 	Targets              map[string]*dlq.Target // resolved
 	Handler              *Handler
+	DeliveryURL          string // the bus's delivery DLQ
+}
+
+// createQueue (re)creates queue name with attrs and deletes it when the test ends.
+func (f *Fleet) createQueue(t *testing.T, name string, attrs map[string]string) string {
+	t.Helper()
+	ctx := context.Background()
+	if old, err := f.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(name)}); err == nil {
+		_, _ = f.SQS.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: old.QueueUrl})
+	}
+	out, err := f.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		t.Fatalf("create queue %s: %v", name, err)
+	}
+	url := aws.ToString(out.QueueUrl)
+	t.Cleanup(func() {
+		_, _ = f.SQS.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+	})
+	return url
 }
 
 // New writes the spec into a temporary directory, compiles it and creates what it names on
@@ -138,23 +157,14 @@ func New(t *testing.T, name string) *Fleet {
 			if tg.FIFO {
 				attrs[string(sqstypes.QueueAttributeNameFifoQueue)] = "true"
 			}
-			if old, err := f.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q)}); err == nil {
-				_, _ = f.SQS.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: old.QueueUrl})
-			}
-			out, err := f.SQS.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q), Attributes: attrs})
-			if err != nil {
-				t.Fatalf("create queue %s: %v", q, err)
-			}
-			url := aws.ToString(out.QueueUrl)
-			t.Cleanup(func() {
-				_, _ = f.SQS.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
-			})
+			f.createQueue(t, q, attrs)
 		}
 		if err := tg.Resolve(ctx, f.SQS); err != nil {
 			t.Fatal(err)
 		}
 		f.Targets[tg.Class] = tg
 	}
+	f.DeliveryURL = f.createQueue(t, f.IR.TargetDLQ.Name, nil)
 	table := ts[0].Table
 	_, _ = f.DDB.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 	_, err = f.DDB.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(table), BillingMode: ddbtypes.BillingModePayPerRequest,
