@@ -41,37 +41,42 @@ const (
 
 func prop(schema string) string { return `{"type":"object","properties":{"a":` + schema + `}}` }
 
-// Every row of compat.KindTable has a firing case (the change reports exactly that kind and no
-// other) and a non-firing neighbour (a similar change that does not report it), as buf's rule
-// specs do.
+// pair is a change from a base to a head detail schema.
+type pair struct{ base, head string }
+
+// kindCases holds, for every detail-level row of compat.KindTable, a firing case (the change
+// reports exactly that kind and no other) and a non-firing neighbour (a similar change that
+// does not report it), as buf's rule specs do.
+var kindCases = map[compat.Kind]struct{ fire, quiet pair }{
+	compat.PropertyRemoved:         {pair{objReq, `{"type":"object","properties":{}}`}, pair{objA, `{"type":"object","properties":{}}`}},
+	compat.OptionalPropertyRemoved: {pair{objAB, objA}, pair{objA, objAB}},
+	compat.PropertyRenamed:         {pair{objA, `{"type":"object","properties":{"c":{"type":"string"}}}`}, pair{objA, `{"type":"object","properties":{"c":{"type":"integer"}}}`}},
+	compat.PropertyAdded:           {pair{objA, objAB}, pair{`{"type":"object","additionalProperties":{"type":"integer"},"properties":{"a":{"type":"string"}}}`, `{"type":"object","additionalProperties":{"type":"integer"},"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`}},
+	compat.ClosedAdded:             {pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`}, pair{objA, objAB}},
+	compat.TypeWidened:             {pair{prop(`{"type":"integer"}`), prop(`{"type":"number"}`)}, pair{prop(`{"type":"number"}`), prop(`{"type":"integer"}`)}},
+	compat.TypeNarrowed:            {pair{prop(`{"type":["string","null"]}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":["string","null"]}`)}},
+	compat.TypeChanged:             {pair{prop(`{"type":"string"}`), prop(`{"type":"integer"}`)}, pair{prop(`{"type":"integer"}`), prop(`{"type":"number"}`)}},
+	compat.RequiredAdded:           {pair{objA, objReq}, pair{objReq, objA}},
+	compat.RequiredRemoved:         {pair{objReq, objA}, pair{objA, objReq}},
+	compat.EnumNarrowed:            {pair{prop(`{"type":"string","enum":["x","y"]}`), prop(`{"type":"string","enum":["x"]}`)}, pair{prop(`{"type":"string","enum":["x"]}`), prop(`{"type":"string","enum":["x","y"]}`)}},
+	compat.EnumWidened:             {pair{prop(`{"type":"string","enum":["x"]}`), prop(`{"type":"string","enum":["x","y"]}`)}, pair{prop(`{"type":"string","enum":["x","y"]}`), prop(`{"type":"string","enum":["x"]}`)}},
+	compat.BoundTightened:          {pair{prop(`{"type":"string","maxLength":10}`), prop(`{"type":"string","maxLength":5}`)}, pair{prop(`{"type":"string","maxLength":5}`), prop(`{"type":"string","maxLength":10}`)}},
+	compat.BoundLoosened:           {pair{prop(`{"type":"string","maxLength":5}`), prop(`{"type":"string","maxLength":10}`)}, pair{prop(`{"type":"string","maxLength":10}`), prop(`{"type":"string","maxLength":5}`)}},
+	compat.PatternAdded:            {pair{prop(`{"type":"string"}`), prop(`{"type":"string","pattern":"^a"}`)}, pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string"}`)}},
+	compat.PatternRemoved:          {pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":"string","pattern":"^a"}`)}},
+	compat.PatternChanged:          {pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string","pattern":"^b"}`)}, pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string","pattern":"^a","maxLength":3}`)}},
+	compat.FormatAdded:             {pair{prop(`{"type":"string"}`), prop(`{"type":"string","format":"email"}`)}, pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string"}`)}},
+	compat.FormatRemoved:           {pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":"string","format":"email"}`)}},
+	compat.FormatChanged:           {pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string","format":"uri"}`)}, pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string","format":"email","minLength":3}`)}},
+	compat.Closed:                  {pair{objA, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`}, pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, objA}},
+	compat.Opened:                  {pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, objA}, pair{objA, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`}},
+	compat.ConstraintChanged:       {pair{prop(`{"type":"string"}`), prop(`{"type":"string","anyOf":[{"minLength":1}]}`)}, pair{prop(`{"type":"string","anyOf":[{"minLength":1}]}`), prop(`{"type":"string","anyOf":[{"minLength":2}]}`)}},
+	compat.AnnotationChanged:       {pair{prop(`{"type":"string","description":"old"}`), prop(`{"type":"string","description":"new"}`)}, pair{prop(`{"type":"string","description":"old"}`), prop(`{"type":"string","description":"old","maxLength":3}`)}},
+}
+
+// Every row of compat.KindTable has a firing case and a non-firing neighbour in kindCases.
 func TestKindTable(t *testing.T) {
-	type pair struct{ base, head string }
-	cases := map[compat.Kind]struct{ fire, quiet pair }{
-		compat.PropertyRemoved:         {pair{objReq, `{"type":"object","properties":{}}`}, pair{objA, `{"type":"object","properties":{}}`}},
-		compat.OptionalPropertyRemoved: {pair{objAB, objA}, pair{objA, objAB}},
-		compat.PropertyRenamed:         {pair{objA, `{"type":"object","properties":{"c":{"type":"string"}}}`}, pair{objA, `{"type":"object","properties":{"c":{"type":"integer"}}}`}},
-		compat.PropertyAdded:           {pair{objA, objAB}, pair{`{"type":"object","additionalProperties":{"type":"integer"},"properties":{"a":{"type":"string"}}}`, `{"type":"object","additionalProperties":{"type":"integer"},"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`}},
-		compat.ClosedAdded:             {pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"},"b":{"type":"string"}}}`}, pair{objA, objAB}},
-		compat.TypeWidened:             {pair{prop(`{"type":"integer"}`), prop(`{"type":"number"}`)}, pair{prop(`{"type":"number"}`), prop(`{"type":"integer"}`)}},
-		compat.TypeNarrowed:            {pair{prop(`{"type":["string","null"]}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":["string","null"]}`)}},
-		compat.TypeChanged:             {pair{prop(`{"type":"string"}`), prop(`{"type":"integer"}`)}, pair{prop(`{"type":"integer"}`), prop(`{"type":"number"}`)}},
-		compat.RequiredAdded:           {pair{objA, objReq}, pair{objReq, objA}},
-		compat.RequiredRemoved:         {pair{objReq, objA}, pair{objA, objReq}},
-		compat.EnumNarrowed:            {pair{prop(`{"type":"string","enum":["x","y"]}`), prop(`{"type":"string","enum":["x"]}`)}, pair{prop(`{"type":"string","enum":["x"]}`), prop(`{"type":"string","enum":["x","y"]}`)}},
-		compat.EnumWidened:             {pair{prop(`{"type":"string","enum":["x"]}`), prop(`{"type":"string","enum":["x","y"]}`)}, pair{prop(`{"type":"string","enum":["x","y"]}`), prop(`{"type":"string","enum":["x"]}`)}},
-		compat.BoundTightened:          {pair{prop(`{"type":"string","maxLength":10}`), prop(`{"type":"string","maxLength":5}`)}, pair{prop(`{"type":"string","maxLength":5}`), prop(`{"type":"string","maxLength":10}`)}},
-		compat.BoundLoosened:           {pair{prop(`{"type":"string","maxLength":5}`), prop(`{"type":"string","maxLength":10}`)}, pair{prop(`{"type":"string","maxLength":10}`), prop(`{"type":"string","maxLength":5}`)}},
-		compat.PatternAdded:            {pair{prop(`{"type":"string"}`), prop(`{"type":"string","pattern":"^a"}`)}, pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string"}`)}},
-		compat.PatternRemoved:          {pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":"string","pattern":"^a"}`)}},
-		compat.PatternChanged:          {pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string","pattern":"^b"}`)}, pair{prop(`{"type":"string","pattern":"^a"}`), prop(`{"type":"string","pattern":"^a","maxLength":3}`)}},
-		compat.FormatAdded:             {pair{prop(`{"type":"string"}`), prop(`{"type":"string","format":"email"}`)}, pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string"}`)}},
-		compat.FormatRemoved:           {pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string"}`)}, pair{prop(`{"type":"string"}`), prop(`{"type":"string","format":"email"}`)}},
-		compat.FormatChanged:           {pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string","format":"uri"}`)}, pair{prop(`{"type":"string","format":"email"}`), prop(`{"type":"string","format":"email","minLength":3}`)}},
-		compat.Closed:                  {pair{objA, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`}, pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, objA}},
-		compat.Opened:                  {pair{`{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`, objA}, pair{objA, `{"type":"object","additionalProperties":false,"properties":{"a":{"type":"string"}}}`}},
-		compat.ConstraintChanged:       {pair{prop(`{"type":"string"}`), prop(`{"type":"string","anyOf":[{"minLength":1}]}`)}, pair{prop(`{"type":"string","anyOf":[{"minLength":1}]}`), prop(`{"type":"string","anyOf":[{"minLength":2}]}`)}},
-		compat.AnnotationChanged:       {pair{prop(`{"type":"string","description":"old"}`), prop(`{"type":"string","description":"new"}`)}, pair{prop(`{"type":"string","description":"old"}`), prop(`{"type":"string","description":"old","maxLength":3}`)}},
-	}
+	cases := kindCases
 	seen := map[compat.Kind]bool{}
 	for _, row := range compat.KindTable {
 		seen[row.Kind] = true

@@ -113,6 +113,31 @@ func TestFmt(t *testing.T) {
 	}
 }
 
+// fmt --check lists an unformatted file and exits 1, and leaves it byte for byte as it was
+// (a CI gate writes nothing); fmt without --check then rewrites it.
+func TestFmtCheckWritesNothing(t *testing.T) {
+	src := []byte("version: 1\nfleet: f   # a comment\nagents:\n    a:\n        runtime: lambda\n")
+	if bytes.Equal(mustFormat(t, src), src) {
+		t.Fatal("the fixture is already formatted")
+	}
+	f := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(f, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := run(t, "fmt", "--check", f); code != 1 || strings.TrimSpace(out) != f {
+		t.Errorf("--check: exit %d, listed %q", code, out)
+	}
+	if got, _ := os.ReadFile(f); !bytes.Equal(got, src) {
+		t.Errorf("--check rewrote the file:\n%s", got)
+	}
+	if code, _, errs := run(t, "fmt", f); code != 0 {
+		t.Fatalf("fmt: exit %d %s", code, errs)
+	}
+	if got, _ := os.ReadFile(f); !bytes.Equal(got, mustFormat(t, src)) {
+		t.Errorf("fmt wrote:\n%s", got)
+	}
+}
+
 func mustFormat(t *testing.T, src []byte) []byte {
 	t.Helper()
 	b, err := formatYAML(src)
