@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ASL limits: state names are at most 80 characters (asl-validator and Step Functions refuse
@@ -22,6 +23,15 @@ func Qualified(name, env string) string {
 		return name
 	}
 	return name + "-" + env
+}
+
+// SpecName is the fleet's name as the spec writes it, without the environment Qualified
+// adds: what handler code sees (generated types), the same in every environment.
+func (f *Fleet) SpecName() string {
+	if f.Env == "" {
+		return f.Name
+	}
+	return strings.TrimSuffix(f.Name, "-"+f.Env)
 }
 
 // StepStates are the ASL states fleetc generates for one workflow step.

@@ -153,7 +153,7 @@ func Generate(f *ir.Fleet, l string) (artifact.File, error) {
 	if b.err != nil {
 		return artifact.File{}, b.err
 	}
-	file := File{Fleet: oneLine(f.Name), Package: goPackage(f.Name), Decls: b.decls, Reversed: slices.Clone(b.decls)}
+	file := File{Fleet: oneLine(f.SpecName()), Package: goPackage(f.SpecName()), Decls: b.decls, Reversed: slices.Clone(b.decls)}
 	slices.Reverse(file.Reversed)
 	for _, d := range b.decls {
 		file.NeedJSON = file.NeedJSON || len(d.Fields) == 0 && len(d.Enum) == 0

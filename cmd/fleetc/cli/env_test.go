@@ -74,6 +74,21 @@ func TestEnvFlagErrors(t *testing.T) {
 	}
 }
 
+// types and schemas check print what cannot differ per environment (events and outputs), so
+// they need no --env; with one they print the same.
+func TestContractCommandsNeedNoEnv(t *testing.T) {
+	code, bare, errs := run(t, "types", envExample, "--lang", "go")
+	if code != exitOK || !strings.Contains(bare, "package supporttypes") {
+		t.Fatalf("types without --env: exit %d\n%s%s", code, bare, errs)
+	}
+	if code, prod, errs := run(t, "types", "--env", "prod", envExample, "--lang", "go"); code != exitOK || prod != bare {
+		t.Errorf("types --env prod: exit %d, same output %v\n%s", code, prod == bare, errs)
+	}
+	if code, out, errs := run(t, "schemas", "check", envExample, "--base-file", envExample); code != exitOK || !strings.Contains(out, "event contracts unchanged") {
+		t.Errorf("schemas check without --env: exit %d\n%s%s", code, out, errs)
+	}
+}
+
 // An override of a field that must be the same everywhere is a positioned P012.
 func TestValidateBadOverride(t *testing.T) {
 	src, err := os.ReadFile(envExample)

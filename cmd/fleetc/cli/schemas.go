@@ -53,7 +53,7 @@ type side struct {
 
 // loadSide loads a spec and generates its contracts; diagnostics go to stderr.
 func loadSide(name string, src []byte, env, format string, stderr io.Writer) (*side, bool) {
-	_, fleet, ds := compiler.LoadBytesEnv(name, src, env)
+	_, fleet, ds := compiler.LoadContractsBytes(name, src, env)
 	if fleet != nil && !ds.HasErrors() {
 		var cds diag.Diagnostics
 		s := &side{name: name, src: src, fleet: fleet}

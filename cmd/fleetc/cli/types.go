@@ -45,7 +45,7 @@ func runTypes(files []string, env, lang, out string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "fleetc types: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.LoadEnv(files[0], env)
+	_, fleet, ds := compiler.LoadContracts(files[0], env)
 	if fleet == nil || ds.HasErrors() {
 		render(stderr, "text", ds, judge(ds, false))
 		return exitInvalid

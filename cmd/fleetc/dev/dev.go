@@ -313,8 +313,8 @@ func session(ctx context.Context, o Options, emu *emulator, bins binaries, model
 		return false, err
 	}
 	current.Store(d)
-	fmt.Fprintf(out, "fleetc dev: fleet %s is up (%d classes, %d workflows); send work with\n  fleetc send %s %s --example --endpoint %s\nCtrl-C drains the workers and destroys the fleet; saving the spec re-applies it.\n",
-		f.Name, len(f.Agents), len(f.Workflows), o.Spec, firstEvent(f), emu.endpoint)
+	fmt.Fprintf(out, "fleetc dev: fleet %s is up (%d classes, %d workflows); send work with\n  fleetc send %s %s --example%s --endpoint %s\nCtrl-C drains the workers and destroys the fleet; saving the spec re-applies it.\n",
+		f.Name, len(f.Agents), len(f.Workflows), o.Spec, firstEvent(f), envFlag(o.Env), emu.endpoint)
 	if o.Ready != nil {
 		o.Ready(page)
 	}
@@ -577,4 +577,13 @@ func (d *Fleet) Send(ctx context.Context, detailType string, detail []byte) (*Ev
 		return nil, "", err
 	}
 	return ev, id, nil
+}
+
+// envFlag is the --env a printed command needs to act on the same environment ("" without
+// one): every hint fleetc prints must work as printed.
+func envFlag(env string) string {
+	if env == "" {
+		return ""
+	}
+	return " --env " + env
 }
