@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,10 @@ type streams struct {
 	// noSpec, and --env is refused there.
 	env string
 }
+
+// EnvEnvironment is --env's default, as TF_WORKSPACE is Terraform's: a CI job that deploys one
+// environment sets it once for every step.
+const EnvEnvironment = "FLEETC_ENV"
 
 // noSpec marks a command that reads no spec (its Annotations), so --env does not apply.
 var noSpec = map[string]string{"fleetc/spec": "none"}
@@ -89,7 +94,7 @@ Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or
 			return exitCode(exitUsage)
 		},
 	}
-	root.PersistentFlags().StringVar(&s.env, "env", "", "the environment of the spec to act on (environments: in fleet.yaml; validate, build and diff without --env take every environment)")
+	root.PersistentFlags().StringVar(&s.env, "env", os.Getenv(EnvEnvironment), "the environment of the spec to act on (environments: in fleet.yaml; also "+EnvEnvironment+"; validate, build and diff without --env take every environment)")
 	_ = root.RegisterFlagCompletionFunc("env", completeEnv)
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		if c.Annotations["fleetc/spec"] == "none" && c.Flags().Changed("env") {

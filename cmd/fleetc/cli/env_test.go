@@ -87,6 +87,22 @@ func TestContractCommandsNeedNoEnv(t *testing.T) {
 	if code, out, errs := run(t, "schemas", "check", envExample, "--base-file", envExample); code != exitOK || !strings.Contains(out, "event contracts unchanged") {
 		t.Errorf("schemas check without --env: exit %d\n%s%s", code, out, errs)
 	}
+	// Each environment publishes to its own registry: publish still needs one.
+	if code, _, errs := run(t, "schemas", "publish", envExample, "--registry", "r", "--dry-run", "--env", ""); code != exitUsage || !strings.Contains(errs, "each with its own registry: name one with --env") {
+		t.Errorf("schemas publish without --env: exit %d\n%s", code, errs)
+	}
+}
+
+// FLEETC_ENV is --env's default (a CI job deploying one environment sets it once), and the
+// flag still wins.
+func TestEnvFromEnvironment(t *testing.T) {
+	t.Setenv(EnvEnvironment, "prod")
+	if code, out, errs := run(t, "capacity", envExample); code != exitOK || !strings.Contains(out, "Capacity of fleet support-prod") {
+		t.Errorf("capacity with %s=prod: exit %d\n%s%s", EnvEnvironment, code, out, errs)
+	}
+	if code, out, errs := run(t, "capacity", "--env", "dev", envExample); code != exitOK || !strings.Contains(out, "Capacity of fleet support-dev") {
+		t.Errorf("capacity --env dev with %s=prod: exit %d\n%s%s", EnvEnvironment, code, out, errs)
+	}
 }
 
 // An override of a field that must be the same everywhere is a positioned P012.

@@ -308,6 +308,12 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 		fmt.Fprintln(stderr, "fleetc schemas publish: name one fleet.yaml and --registry NAME")
 		return exitUsage
 	}
+	if envs := compiler.Environments(files[0]); env == "" && len(envs) > 0 {
+		// The contracts are the same everywhere, but the fleet's managed registry is each
+		// environment's own.
+		fmt.Fprintf(stderr, "fleetc schemas publish: %s declares environments %s, each with its own registry: name one with --env\n", files[0], strings.Join(envs, ", "))
+		return exitUsage
+	}
 	head, ok := readSide(files[0], env, format.value, stderr)
 	if !ok {
 		return exitInvalid
