@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,47 +8,18 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/fleetc/fleetc/schemas/output"
 )
 
-// outputSchemas is where the JSON Schemas of fleetc's --format json documents live.
-const outputSchemas = "../../../schemas/output"
-
-// compileOutputSchemas compiles every schema of schemas/output under its $id, so each can
-// $ref header.schema.json.
+// compileOutputSchemas compiles the schemas of schemas/output by name.
 func compileOutputSchemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(outputSchemas, "*.schema.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no schemas in %s: %v", outputSchemas, err)
+	s, err := output.Compile()
+	if err != nil {
+		t.Fatal(err)
 	}
-	c := jsonschema.NewCompiler()
-	c.AssertFormat = true
-	ids := map[string]string{}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var head struct {
-			ID string `json:"$id"`
-		}
-		if err := json.Unmarshal(b, &head); err != nil || head.ID == "" {
-			t.Fatalf("%s: no $id (%v)", p, err)
-		}
-		if err := c.AddResource(head.ID, bytes.NewReader(b)); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		ids[strings.TrimSuffix(filepath.Base(p), ".schema.json")] = head.ID
-	}
-	out := map[string]*jsonschema.Schema{}
-	for name, id := range ids {
-		s, err := c.Compile(id)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		out[name] = s
-	}
-	return out
+	return s
 }
 
 // TestJSONOutputSchemas runs every command that offers --format json, in process and
