@@ -308,16 +308,7 @@ func (s *Summary) WriteText(w io.Writer) {
 }
 
 func counts(g GroupCount) string {
-	var parts []string
-	for _, p := range []struct {
-		n    int
-		verb string
-	}{{g.Create, "create"}, {g.Update, "update"}, {g.Replace, "replace"}, {g.Delete, "delete"}} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d to %s", p.n, p.verb))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return lifecycle.Tally(map[string]int{lifecycle.Create: g.Create, lifecycle.Update: g.Update, lifecycle.Replace: g.Replace, lifecycle.Delete: g.Delete})
 }
 
 func (s *Summary) writeOmissions(w io.Writer) {
