@@ -367,10 +367,7 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 					res.Items[i].Findings = []compat.Finding{}
 				}
 			}
-			_ = view.WriteJSON(stdout, struct {
-				jsonreport.Header
-				*registry.Result
-			}{jsonreport.NewHeader(ds), res})
+			_ = view.WriteJSON(stdout, schemasPublishDoc{jsonreport.NewHeader(ds), res})
 		} else {
 			printPublish(stdout, res, head)
 		}
@@ -387,6 +384,12 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// schemasPublishDoc is schemas publish's JSON document (schemas/output/schemas-publish.schema.json).
+type schemasPublishDoc struct {
+	jsonreport.Header
+	*registry.Result
 }
 
 func printPublish(w io.Writer, res *registry.Result, head *side) {
