@@ -19,7 +19,8 @@ const (
 
 // Report is the capacity of one fleet under one traffic assumption.
 type Report struct {
-	FormatVersion     int          `json:"format_version"`
+	// Header is format_version and the diagnostics of the spec sized (the command sets them).
+	jsonreport.Header
 	Fleet             string       `json:"fleet"`
 	Region            string       `json:"region"`
 	Traffic           TrafficInput `json:"traffic"`
@@ -158,7 +159,7 @@ func Over(usage, limit float64) bool { return usage > limit && differ(usage, lim
 // Build computes the report of f under t.
 func Build(f *ir.Fleet, t Traffic) *Report {
 	r := &Report{
-		FormatVersion: jsonreport.FormatVersion, Fleet: f.Name, Region: f.Region,
+		Header: jsonreport.NewHeader(nil), Fleet: f.Name, Region: f.Region,
 		Traffic: TrafficInput{
 			ConversationsPerMinute: finite(t.ConversationsPerMinute), StepsPerConversation: finite(t.StepsPerConversation),
 			StepDurationSeconds: t.StepDuration.Seconds(), ConcurrentConversations: t.ConcurrentConversations,

@@ -22,7 +22,8 @@ import (
 // Summary is a plan as fleetc reads it: changes per agent class and per plane, and every
 // replacement and deletion with Terraform's reason and what it destroys.
 type Summary struct {
-	FormatVersion     int          `json:"format_version"`
+	// Header is format_version and the diagnostics of the build planned (plan sets them).
+	jsonreport.Header
 	Groups            []GroupCount `json:"groups"`
 	Changes           []Change     `json:"changes"`
 	Add               int          `json:"add"`
@@ -92,7 +93,7 @@ func (s *Summary) Blocked(allow []string) []Change {
 // Summarize reads a `terraform show -json` plan; groups maps resource addresses to their
 // class or plane (Groups).
 func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
-	s := &Summary{FormatVersion: jsonreport.FormatVersion, Groups: []GroupCount{}, Changes: []Change{}, region: providerRegion(p)}
+	s := &Summary{Header: jsonreport.NewHeader(nil), Groups: []GroupCount{}, Changes: []Change{}, region: providerRegion(p)}
 	counts := map[string]*GroupCount{}
 	for _, rc := range p.ResourceChanges {
 		if rc.Change == nil || rc.Mode == tfjson.DataResourceMode {
@@ -307,16 +308,7 @@ func (s *Summary) WriteText(w io.Writer) {
 }
 
 func counts(g GroupCount) string {
-	var parts []string
-	for _, p := range []struct {
-		n    int
-		verb string
-	}{{g.Create, "create"}, {g.Update, "update"}, {g.Replace, "replace"}, {g.Delete, "delete"}} {
-		if p.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d to %s", p.n, p.verb))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return lifecycle.Tally(map[string]int{lifecycle.Create: g.Create, lifecycle.Update: g.Update, lifecycle.Replace: g.Replace, lifecycle.Delete: g.Delete})
 }
 
 func (s *Summary) writeOmissions(w io.Writer) {

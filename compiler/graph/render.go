@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/compiler/jsonreport"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // Marked names the nodes (by ID) a renderer draws as changed.
@@ -129,14 +130,15 @@ func (g *Graph) markedIDs(marked Marked) []string {
 // jsonGraph is the graph as JSON: every node with the Terraform resources generated for it
 // (after Attach) and every edge.
 type jsonGraph struct {
-	FormatVersion int    `json:"format_version"`
-	Nodes         []Node `json:"nodes"`
-	Edges         []Edge `json:"edges"`
+	jsonreport.Header
+	Nodes []Node `json:"nodes"`
+	Edges []Edge `json:"edges"`
 }
 
-// JSON writes the graph as indented JSON, format_version first.
-func (g *Graph) JSON(w io.Writer) error {
-	jg := jsonGraph{FormatVersion: jsonreport.FormatVersion, Nodes: g.Nodes, Edges: g.Edges}
+// JSON writes the graph as indented JSON, opening with format_version and ds, the
+// diagnostics of the spec drawn.
+func (g *Graph) JSON(w io.Writer, ds diag.Diagnostics) error {
+	jg := jsonGraph{Header: jsonreport.NewHeader(ds), Nodes: g.Nodes, Edges: g.Edges}
 	if jg.Nodes == nil {
 		jg.Nodes = []Node{}
 	}

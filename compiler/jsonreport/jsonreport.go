@@ -1,5 +1,9 @@
-// Package jsonreport holds what every machine-readable document fleetc prints has in common.
+// Package jsonreport holds what every machine-readable document fleetc prints has in common:
+// its version and its diagnostics, in one shape (Header), so no document can leave a warning
+// out or spell a diagnostic differently.
 package jsonreport
+
+import "github.com/fleetc/fleetc/spec/diag"
 
 // FormatVersion is the one version of every JSON document fleetc prints (validate, build,
 // rules, plan, diff, capacity, graph, dlq, tools, schemas check and publish). It is an integer, and changes only when a
@@ -8,4 +12,60 @@ package jsonreport
 // 2: diff's category "breaking" became "contract" (every contract change, breaks set on those
 // that break); compat kinds were split by direction (pattern-tightened became pattern-added
 // and pattern-changed, type-changed also type-widened and type-narrowed, and so on).
+// Still 2: every document gained "diagnostics" (an added field).
 const FormatVersion = 2
+
+// Header opens every JSON document fleetc prints: the format version and every diagnostic
+// the command met, errors and warnings alike. Documents embed it rather than repeat it.
+type Header struct {
+	FormatVersion int `json:"format_version"`
+	// Diagnostics is never null: a document without findings says so with [].
+	Diagnostics []Diagnostic `json:"diagnostics"`
+}
+
+// NewHeader is the header of a document whose command met ds.
+func NewHeader(ds diag.Diagnostics) Header {
+	return Header{FormatVersion: FormatVersion, Diagnostics: Diagnostics(ds)}
+}
+
+// Pos is a position in a source file (line and column from 1, byte from 0).
+type Pos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// Range is the source span a diagnostic points at.
+type Range struct {
+	Filename string `json:"filename"`
+	Start    Pos    `json:"start"`
+	End      Pos    `json:"end"`
+}
+
+// Diagnostic is one diagnostic as every JSON document prints it.
+type Diagnostic struct {
+	Severity diag.Severity `json:"severity"`
+	Code     string        `json:"code"`
+	Summary  string        `json:"summary"`
+	Detail   string        `json:"detail,omitempty"`
+	Path     string        `json:"path,omitempty"`
+	Range    *Range        `json:"range,omitempty"`
+	// Environment names the environments the problem is found in; absent when the spec has
+	// none or it is found in all of them.
+	Environment string `json:"environment,omitempty"`
+}
+
+// Diagnostics converts ds for JSON output; never nil, so "diagnostics" is always an array.
+func Diagnostics(ds diag.Diagnostics) []Diagnostic {
+	out := []Diagnostic{}
+	for _, d := range ds {
+		jd := Diagnostic{Severity: d.Severity, Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path, Environment: d.Env}
+		if r := d.Subject; r != nil {
+			jd.Range = &Range{Filename: r.Filename,
+				Start: Pos{r.Start.Line, r.Start.Column, r.Start.Byte},
+				End:   Pos{r.End.Line, r.End.Column, r.End.Byte}}
+		}
+		out = append(out, jd)
+	}
+	return out
+}

@@ -4,7 +4,10 @@
 // and destroy name what a replacement destroys and guard the stateful resources with it.
 package lifecycle
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // forceNew lists, for every resource type fleetc emits, the arguments whose change makes the
 // hashicorp/aws provider destroy and re-create the resource (ForceNew / RequiresReplace in
@@ -107,4 +110,28 @@ func Destroys(t, name string) string {
 		return what
 	}
 	return lossy[t]
+}
+
+// Terraform's resource changes, as fleetc names them.
+const (
+	Create  = "create"
+	Update  = "update"
+	Replace = "replace"
+	Delete  = "delete"
+)
+
+// Actions are the changes in the order fleetc counts them: plan's summary per class and
+// diff's predicted plan print the same line.
+var Actions = []string{Create, Update, Replace, Delete}
+
+// Tally is "2 to create, 1 to replace": the actions counted above 0, in Actions' order; ""
+// when there are none.
+func Tally(count map[string]int) string {
+	var parts []string
+	for _, a := range Actions {
+		if count[a] > 0 {
+			parts = append(parts, strconv.Itoa(count[a])+" to "+a)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -250,20 +250,20 @@ func (r *Report) affected() (*graph.Graph, graph.Marked) {
 }
 
 type jsonReport struct {
-	FormatVersion int              `json:"format_version"`
-	Base          string           `json:"base"`
-	Head          string           `json:"head"`
-	Verdict       string           `json:"verdict"`
-	Incomplete    string           `json:"incomplete,omitempty"`
-	Summary       map[Category]int `json:"summary"`
-	Changes       []Change         `json:"changes"`
-	Resources     []ResourceChange `json:"resources"`
-	Kubernetes    []ResourceChange `json:"kubernetes"`
-	Capacity      *capacity.Delta  `json:"capacity"` // null when a side did not build
+	jsonreport.Header
+	Base       string           `json:"base"`
+	Head       string           `json:"head"`
+	Verdict    string           `json:"verdict"`
+	Incomplete string           `json:"incomplete,omitempty"`
+	Summary    map[Category]int `json:"summary"`
+	Changes    []Change         `json:"changes"`
+	Resources  []ResourceChange `json:"resources"`
+	Kubernetes []ResourceChange `json:"kubernetes"`
+	Capacity   *capacity.Delta  `json:"capacity"` // null when a side did not build
 }
 
 func (r *Report) json(w io.Writer) error {
-	jr := jsonReport{FormatVersion: FormatVersion, Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
+	jr := jsonReport{Header: jsonreport.NewHeader(r.headDiags), Base: r.Base, Head: r.Head, Verdict: r.Verdict(),
 		Incomplete: r.Incomplete, Summary: r.Count(), Changes: r.Changes, Resources: r.Resources, Kubernetes: r.Kubernetes, Capacity: r.Capacity}
 	if jr.Changes == nil {
 		jr.Changes = []Change{}

@@ -16,10 +16,10 @@ import (
 type Action string
 
 const (
-	Create  Action = "create"
-	Update  Action = "update"
-	Replace Action = "replace"
-	Delete  Action = "delete"
+	Create  Action = lifecycle.Create
+	Update  Action = lifecycle.Update
+	Replace Action = lifecycle.Replace
+	Delete  Action = lifecycle.Delete
 )
 
 // ResourceChange is fleetc's prediction for one managed resource address, in the terms of
@@ -181,20 +181,14 @@ func configured(r *resource, attr string) bool {
 
 // summarizeActions counts the predicted actions: create, update, replace, delete.
 func summarizeActions(rcs []ResourceChange) string {
-	n := map[Action]int{}
+	n := map[string]int{}
 	for _, rc := range rcs {
-		n[rc.Action]++
+		n[string(rc.Action)]++
 	}
-	var parts []string
-	for _, a := range []Action{Create, Update, Replace, Delete} {
-		if n[a] > 0 {
-			parts = append(parts, fmt.Sprintf("%d to %s", n[a], a))
-		}
+	if t := lifecycle.Tally(n); t != "" {
+		return t
 	}
-	if len(parts) == 0 {
-		return "no resource changes"
-	}
-	return strings.Join(parts, ", ")
+	return "no resource changes"
 }
 
 // localName is the name part of a resource address (aws_sqs_queue.coder → coder).

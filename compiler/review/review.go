@@ -127,11 +127,14 @@ type Report struct {
 	Incomplete string
 
 	baseGraph, headGraph *graph.Graph
+	// headDiags are every diagnostic of the head spec, for the JSON document's header (the
+	// changes list only those the change introduces).
+	headDiags diag.Diagnostics
 }
 
 // Compare reviews the change from base to head.
 func Compare(base, head *Side) (*Report, error) {
-	r := &Report{Base: base.Name, Head: head.Name}
+	r := &Report{Base: base.Name, Head: head.Name, headDiags: head.Diags}
 	r.Changes = append(r.Changes, diagnosticChanges(base, head)...)
 	if base.Fleet == nil || head.Fleet == nil {
 		r.Incomplete = "a side has errors, so only diagnostics are compared; fix them first and more checks run after"

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path"
@@ -11,10 +10,10 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/deploy"
-	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -263,12 +262,8 @@ func unifiedDiff(c artifact.Change, have, want string) string {
 }
 
 func (r *buildResult) report(w io.Writer) {
-	v := r.verdict
-	doc := struct {
-		jsonReport
+	_ = view.WriteJSON(w, struct {
+		view.Report
 		*buildResult
-	}{jsonReport{FormatVersion: jsonreport.FormatVersion, Valid: v.Valid, ErrorCount: v.Errors, WarningCount: v.Warnings, Diagnostics: jsonDiags(r.ds)}, r}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(doc)
+	}{view.NewReport(r.ds, r.verdict), r})
 }

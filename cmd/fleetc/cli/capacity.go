@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/capacity"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -81,7 +83,7 @@ func runCapacity(files []string, env string, o *capacityFlags, stdout, stderr io
 	}
 	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
-		render(stderr, "text", ds, judge(ds, false))
+		view.Stopped(format.value, stdout, stderr, ds)
 		return exitInvalid
 	}
 	t := capacity.FromFleet(fleet)
@@ -105,12 +107,16 @@ func runCapacity(files []string, env string, o *capacityFlags, stdout, stderr io
 	}
 	r := capacity.Build(fleet, t)
 	switch format.value {
-	case "json":
+	case view.JSON:
+		r.Header = jsonreport.NewHeader(ds)
 		err = r.WriteJSON(stdout)
 	case "markdown":
 		err = r.WriteMarkdown(stdout)
 	default:
 		err = r.WriteText(stdout)
+	}
+	if format.value != view.JSON {
+		view.Aside(stderr, ds)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc capacity: %v\n", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/graph"
 )
@@ -43,23 +44,27 @@ func runGraph(files []string, env, format string, stdout, stderr io.Writer) int 
 	}
 	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
-		render(stderr, "text", ds, judge(ds, false))
+		view.Stopped(format, stdout, stderr, ds)
 		return exitInvalid
 	}
 	g := graph.Build(fleet)
 	switch format {
 	case "dot":
 		err = g.DOT(stdout, nil)
-	case "json":
+	case view.JSON:
 		set, gds := compiler.Generate(fleet)
+		ds = append(ds, gds...).Sorted()
 		if gds.HasErrors() {
-			render(stderr, "text", gds, judge(gds, false))
+			view.Stopped(format, stdout, stderr, ds)
 			return exitInvalid
 		}
 		g.Attach(set.Inventory())
-		err = g.JSON(stdout)
+		err = g.JSON(stdout, ds)
 	default:
 		err = g.Mermaid(stdout, nil)
+	}
+	if format != view.JSON {
+		view.Aside(stderr, ds) // a drawing has no room for them
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc graph: %v\n", err)

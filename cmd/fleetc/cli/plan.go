@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,8 +14,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
+	"github.com/fleetc/fleetc/compiler/jsonreport"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // exitChanges is --detailed-exitcode's "the plan has changes", as Terraform's.
@@ -39,24 +41,28 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&d.backendConfig, "backend-config", nil, "terraform init -backend-config K=V or file (repeatable)")
 }
 
-// prepare builds the spec and initialises Terraform, printing build diagnostics. On failure
-// it prints the reason and returns the exit code.
-func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, stderr io.Writer) (*deploy.Workspace, int) {
+// prepare builds the spec and initialises Terraform. It returns the build's diagnostics,
+// printed on stderr unless format is json (whose document carries them). On failure it
+// prints the reason (and, for json, a document of the diagnostics alone) and returns the
+// exit code.
+func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, format view.Format, stdout, stderr io.Writer) (*deploy.Workspace, diag.Diagnostics, int) {
 	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Env: d.env, Dir: compiler.OutDir(d.out, d.env), TerraformBin: d.terraformBin,
 		Endpoint: d.endpoint, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
-	if len(ds) > 0 {
-		render(stderr, "text", ds, judge(ds, false))
+	if format != view.JSON {
+		view.Aside(stderr, ds)
+	} else if err != nil {
+		view.Stopped(format, stdout, stderr, ds)
 	}
 	var be *deploy.BuildError
 	switch {
 	case errors.As(err, &be):
 		fmt.Fprintf(stderr, "fleetc %s: %s does not build; nothing was planned\n", cmd, spec)
-		return nil, exitInvalid
+		return nil, ds, exitInvalid
 	case err != nil:
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
-		return nil, exitInvalid
+		return nil, ds, exitInvalid
 	}
-	return w, exitOK
+	return w, ds, exitOK
 }
 
 // interruptible returns a context that ends on Ctrl-C or SIGTERM; Terraform then gets
@@ -112,7 +118,7 @@ func runPlan(files []string, o planOptions, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	w, code := d.prepare(ctx, "plan", files[0], stderr)
+	w, ds, code := d.prepare(ctx, "plan", files[0], o.format.value, stdout, stderr)
 	if w == nil {
 		return code
 	}
@@ -120,9 +126,13 @@ func runPlan(files []string, o planOptions, stdout, stderr io.Writer) int {
 	defer cleanup()
 	s, err := w.Plan(ctx, planFile, false)
 	if err != nil {
+		if o.format.value == view.JSON {
+			view.Stopped(view.JSON, stdout, stderr, ds)
+		}
 		fmt.Fprintf(stderr, "fleetc plan: %v\n", err)
 		return exitInvalid
 	}
+	s.Header = jsonreport.NewHeader(ds)
 	writeSummary(stdout, o.format.value, s)
 	if o.outJSON != "" {
 		var b strings.Builder
@@ -159,10 +169,8 @@ func writeSummary(w io.Writer, format string, s *deploy.Summary) {
 		_ = s.WriteMarkdown(w)
 		return
 	}
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(s)
+	if format == view.JSON {
+		_ = view.WriteJSON(w, s)
 		return
 	}
 	s.WriteText(w)
@@ -242,7 +250,7 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	w, code := d.prepare(ctx, cmd, pos[0], stderr)
+	w, _, code := d.prepare(ctx, cmd, pos[0], view.Text, stdout, stderr)
 	if w == nil {
 		return code
 	}

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -39,6 +39,13 @@ type ruleInfo struct {
 	Summary  string        `json:"summary"`
 }
 
+// rulesDoc is rules' JSON document (schemas/output/rules.schema.json); it reads no spec,
+// so its diagnostics are always [].
+type rulesDoc struct {
+	jsonreport.Header
+	Rules []ruleInfo `json:"rules"`
+}
+
 func catalog() []ruleInfo {
 	var out []ruleInfo
 	for _, e := range compiler.Catalog() {
@@ -50,9 +57,7 @@ func catalog() []ruleInfo {
 func runRules(format string, stdout io.Writer) int {
 	rules := catalog()
 	if format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"format_version": jsonreport.FormatVersion, "rules": rules})
+		_ = view.WriteJSON(stdout, rulesDoc{jsonreport.NewHeader(nil), rules})
 		return exitOK
 	}
 	// Columns as wide as their longest value, so a long category cannot shift a row.

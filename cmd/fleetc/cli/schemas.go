@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir"
@@ -51,35 +51,45 @@ type side struct {
 	contracts []compat.Contract
 }
 
-// loadSide loads a spec and generates its contracts; diagnostics go to stderr.
-func loadSide(name string, src []byte, env, format string, stderr io.Writer) (*side, bool) {
+// loadSide loads a spec and generates its contracts. It returns the spec's diagnostics
+// whether or not it loaded (nil side: it has errors); the command prints them.
+func loadSide(name string, src []byte, env string) (*side, diag.Diagnostics) {
 	_, fleet, ds := compiler.LoadContractsBytes(name, src, env)
-	if fleet != nil && !ds.HasErrors() {
-		var cds diag.Diagnostics
-		s := &side{name: name, src: src, fleet: fleet}
-		s.contracts, cds = compat.FromFleet(fleet)
-		if fleet.Index != nil {
-			fleet.Index.Locate(cds)
-		}
-		ds = append(ds, cds...).Sorted()
-		if !ds.HasErrors() {
-			if len(ds) > 0 && format == "text" {
-				render(stderr, "text", ds, judge(ds, false))
-			}
-			return s, true
-		}
+	if fleet == nil || ds.HasErrors() {
+		return nil, ds
 	}
-	render(stderr, format, ds, judge(ds, false))
-	return nil, false
+	var cds diag.Diagnostics
+	s := &side{name: name, src: src, fleet: fleet}
+	s.contracts, cds = compat.FromFleet(fleet)
+	if fleet.Index != nil {
+		fleet.Index.Locate(cds)
+	}
+	ds = append(ds, cds...).Sorted()
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return s, ds
 }
 
-func readSide(path, env, format string, stderr io.Writer) (*side, bool) {
+// readSide is loadSide for a file; an unreadable file is reported on stderr (nil side, no
+// diagnostics).
+func readSide(path, env string, stderr io.Writer) (*side, diag.Diagnostics) {
 	src, err := spec.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc schemas: %v\n", err)
-		return nil, false
+		return nil, nil
 	}
-	return loadSide(path, src, env, format, stderr)
+	return loadSide(path, src, env)
+}
+
+// sideDiagnostics prints a side's diagnostics in a text format at once, as a compiler
+// does; a JSON document carries them instead (its header), so they are kept for it.
+func sideDiagnostics(format string, all *diag.Diagnostics, ds diag.Diagnostics, stderr io.Writer) {
+	if format == view.JSON {
+		*all = append(*all, ds...)
+		return
+	}
+	view.Aside(stderr, ds)
 }
 
 // schemasCheckOptions are schemas check's flags.
@@ -128,8 +138,13 @@ func runSchemasCheck(files []string, env string, o schemasCheckOptions, stdout, 
 		fmt.Fprintln(stderr, "fleetc schemas check: name one fleet.yaml and exactly one of --base REF, --base-file F, --against-registry NAME")
 		return exitUsage
 	}
-	head, ok := readSide(files[0], env, format.value, stderr)
-	if !ok {
+	var all diag.Diagnostics // for the JSON document: the head's, then the base's
+	head, ds := readSide(files[0], env, stderr)
+	sideDiagnostics(format.value, &all, ds, stderr)
+	if head == nil {
+		if format.value == view.JSON && ds != nil {
+			view.Stopped(view.JSON, stdout, stderr, all)
+		}
 		return exitInvalid
 	}
 	var baseContracts []compat.Contract
@@ -142,21 +157,15 @@ func runSchemasCheck(files []string, env string, o schemasCheckOptions, stdout, 
 			fmt.Fprintf(stderr, "fleetc schemas check: %v\n", err)
 			return exitUsage
 		}
-		if b, ok = loadSide(name, src, env, format.value, stderr); !ok {
-			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", name)
-			return exitUsage
-		}
-		baseContracts, baseName = b.contracts, name
+		b, ds = loadSide(name, src, env)
+		baseName = name
 	case *baseFile != "":
 		if _, err := os.Stat(*baseFile); err != nil {
 			fmt.Fprintf(stderr, "fleetc schemas check: cannot read --base-file: %v\n", err)
 			return exitUsage
 		}
-		if b, ok = readSide(*baseFile, env, format.value, stderr); !ok {
-			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", *baseFile)
-			return exitUsage
-		}
-		baseContracts, baseName = b.contracts, *baseFile
+		b, ds = readSide(*baseFile, env, stderr)
+		baseName = *baseFile
 	default:
 		ctx := context.Background()
 		api, err := registry.NewClient(ctx, *endpoint)
@@ -169,10 +178,21 @@ func runSchemasCheck(files []string, env string, o schemasCheckOptions, stdout, 
 		}
 		baseName = "registry " + *against
 	}
+	if *base != "" || *baseFile != "" {
+		sideDiagnostics(format.value, &all, ds, stderr)
+		if b == nil {
+			if format.value == view.JSON {
+				view.Stopped(view.JSON, stdout, stderr, all)
+			}
+			fmt.Fprintf(stderr, "fleetc schemas check: the base spec %s does not build\n", baseName)
+			return exitUsage
+		}
+		baseContracts = b.contracts
+	}
 	r := compat.Compare(baseContracts, head.contracts)
-	if format.value == "json" {
-		writeJSON(stdout, map[string]any{"format_version": jsonreport.FormatVersion, "base": baseName, "head": files[0],
-			"errors": r.Errors(), "breaking": len(r.Breaking()), "findings": located(r.Findings, b, head)})
+	if format.value == view.JSON {
+		_ = view.WriteJSON(stdout, schemasCheckDoc{Header: jsonreport.NewHeader(all), Base: baseName, Head: files[0],
+			Errors: r.Errors(), Breaking: len(r.Breaking()), Findings: located(r.Findings, b, head)})
 	} else {
 		printFindings(stdout, r.Findings, b, head, "")
 		printVerdict(stdout, r, baseName)
@@ -181,6 +201,17 @@ func runSchemasCheck(files []string, env string, o schemasCheckOptions, stdout, 
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// schemasCheckDoc is schemas check's JSON document (schemas/output/schemas-check.schema.json).
+type schemasCheckDoc struct {
+	jsonreport.Header
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Errors counts the breaking changes without a version bump (each fails the check).
+	Errors   int              `json:"errors"`
+	Breaking int              `json:"breaking"`
+	Findings []locatedFinding `json:"findings"`
 }
 
 // locatedFinding is a finding with the source position of its spec path.
@@ -259,12 +290,6 @@ func printVerdict(w io.Writer, r compat.Report, base string) {
 	fmt.Fprintf(w, "%d breaking change(s) since %s, %d without a version bump; %d to check; %d safe\n", breaking, base, r.Errors(), care, len(r.Findings)-breaking-care)
 }
 
-func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
 // schemasPublishOptions are schemas publish's flags.
 type schemasPublishOptions struct {
 	registry, endpoint string
@@ -314,8 +339,14 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 		fmt.Fprintf(stderr, "fleetc schemas publish: %s declares environments %s, each with its own registry: name one with --env\n", files[0], strings.Join(envs, ", "))
 		return exitUsage
 	}
-	head, ok := readSide(files[0], env, format.value, stderr)
-	if !ok {
+	head, ds := readSide(files[0], env, stderr)
+	if format.value != view.JSON {
+		view.Aside(stderr, ds) // the JSON document carries them
+	}
+	if head == nil {
+		if format.value == view.JSON && ds != nil {
+			view.Stopped(view.JSON, stdout, stderr, ds)
+		}
 		return exitInvalid
 	}
 	sum := sha256.Sum256(head.src)
@@ -342,10 +373,7 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 					res.Items[i].Findings = []compat.Finding{}
 				}
 			}
-			writeJSON(stdout, struct {
-				FormatVersion int `json:"format_version"`
-				*registry.Result
-			}{jsonreport.FormatVersion, res})
+			_ = view.WriteJSON(stdout, schemasPublishDoc{jsonreport.NewHeader(ds), res})
 		} else {
 			printPublish(stdout, res, head)
 		}
@@ -362,6 +390,12 @@ func runSchemasPublish(files []string, env string, o schemasPublishOptions, stdo
 		return exitInvalid
 	}
 	return exitOK
+}
+
+// schemasPublishDoc is schemas publish's JSON document (schemas/output/schemas-publish.schema.json).
+type schemasPublishDoc struct {
+	jsonreport.Header
+	*registry.Result
 }
 
 func printPublish(w io.Writer, res *registry.Result, head *side) {

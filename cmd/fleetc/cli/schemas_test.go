@@ -166,6 +166,14 @@ func TestSchemasPublishCLI(t *testing.T) {
 		t.Fatalf("dry run: exit %d\n%s", code, out)
 	}
 	code, out, _ = pub(breaking, "--allow-breaking", "--format", "json")
+	schemas := compileOutputSchemas(t)
+	var doc any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("publish --format json: %v\n%s", err, out)
+	}
+	if err := schemas["schemas-publish"].Validate(doc); err != nil {
+		t.Errorf("publish --format json does not match schemas/output/schemas-publish.schema.json: %#v\n%s", err, out)
+	}
 	var res struct {
 		Writes  int
 		Schemas []struct{ Schema, Action, Version string }

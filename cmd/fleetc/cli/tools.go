@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
@@ -60,7 +61,7 @@ func runTools(files []string, env, format string, stdout, stderr io.Writer) int 
 	}
 	_, fleet, ds := compiler.LoadEnv(files[0], env)
 	if fleet == nil || ds.HasErrors() {
-		render(stderr, "text", ds, judge(ds, false))
+		view.Stopped(format, stdout, stderr, ds)
 		return exitInvalid
 	}
 	if fleet.Tools == nil {
@@ -80,21 +81,24 @@ func runTools(files []string, env, format string, stdout, stderr io.Writer) int 
 	var out any
 	switch format {
 	case toolsFormatOpenAI:
-		var fns []map[string]any
+		var fns []openAITool
 		for _, d := range defs {
-			fns = append(fns, map[string]any{"type": "function", "function": map[string]any{"name": d.Name, "description": d.Description, "parameters": d.InputSchema}})
+			fns = append(fns, openAITool{Function: openAIFunction{Description: d.Description, Name: d.Name, Parameters: d.InputSchema}, Type: "function"})
 		}
 		out = fns
 	case toolsFormatBedrock:
-		out = map[string]any{"functions": bedrockFunctions(defs)}
+		out = bedrockGroup{Functions: bedrockFunctions(defs)}
 	case toolsFormatMCP:
-		var tools []map[string]any
+		var tools []mcpTool
 		for _, d := range defs {
-			tools = append(tools, map[string]any{"name": d.Name, "description": d.Description, "inputSchema": d.InputSchema})
+			tools = append(tools, mcpTool{Description: d.Description, InputSchema: d.InputSchema, Name: d.Name})
 		}
-		out = map[string]any{"tools": tools}
+		out = mcpList{Tools: tools}
 	default:
-		out = map[string]any{"format_version": jsonreport.FormatVersion, "fleet": fleet.Name, "tools": defs}
+		out = toolsDoc{Header: jsonreport.NewHeader(ds), Fleet: fleet.Name, Tools: defs}
+	}
+	if format != toolsFormatJSON {
+		view.Aside(stderr, ds) // a foreign format has no room for them
 	}
 	b, err := genjson.Encode(out)
 	if err != nil {
@@ -105,11 +109,61 @@ func runTools(files []string, env, format string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
+// toolsDoc is fleetc's own tools document (schemas/output/tools.schema.json).
+type toolsDoc struct {
+	jsonreport.Header
+	Fleet string              `json:"fleet"`
+	Tools []rc.ToolDefinition `json:"tools"`
+}
+
+// The foreign formats are typed as their owners document them; fields are in alphabetical
+// order, as the maps these replaced printed them.
+
+// openAITool is a function-calling tool (OpenAI's "tools" array).
+type openAITool struct {
+	Function openAIFunction `json:"function"`
+	Type     string         `json:"type"`
+}
+
+type openAIFunction struct {
+	Description string         `json:"description"`
+	Name        string         `json:"name"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
+// mcpList is an MCP tools/list result.
+type mcpList struct {
+	Tools []mcpTool `json:"tools"`
+}
+
+type mcpTool struct {
+	Description string         `json:"description"`
+	InputSchema map[string]any `json:"inputSchema"`
+	Name        string         `json:"name"`
+}
+
+// bedrockGroup is a Bedrock action group's function schema.
+type bedrockGroup struct {
+	Functions []bedrockFunction `json:"functions"`
+}
+
+type bedrockFunction struct {
+	Description string                  `json:"description"`
+	Name        string                  `json:"name"`
+	Parameters  map[string]bedrockParam `json:"parameters"`
+}
+
+type bedrockParam struct {
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+	Type        string `json:"type"`
+}
+
 // bedrockFunctions flattens each tool's arguments into a Bedrock function schema: one
 // parameter per top-level property, typed when the type is one Bedrock knows (else string,
 // carrying JSON), required as the schema says. The tools runtime decodes typed values back.
-func bedrockFunctions(defs []rc.ToolDefinition) []map[string]any {
-	var out []map[string]any
+func bedrockFunctions(defs []rc.ToolDefinition) []bedrockFunction {
+	var out []bedrockFunction
 	for _, d := range defs {
 		props, _ := d.InputSchema["properties"].(map[string]any)
 		required := map[string]bool{}
@@ -120,7 +174,7 @@ func bedrockFunctions(defs []rc.ToolDefinition) []map[string]any {
 				}
 			}
 		}
-		params := map[string]any{}
+		params := map[string]bedrockParam{}
 		for name, p := range props {
 			pm, _ := p.(map[string]any)
 			typ, _ := pm["type"].(string)
@@ -132,9 +186,9 @@ func bedrockFunctions(defs []rc.ToolDefinition) []map[string]any {
 				b, _ := json.Marshal(pm)
 				desc = "JSON Schema: " + string(b)
 			}
-			params[name] = map[string]any{"type": typ, "description": desc, "required": required[name]}
+			params[name] = bedrockParam{Description: desc, Required: required[name], Type: typ}
 		}
-		out = append(out, map[string]any{"name": d.Name, "description": d.Description, "parameters": params})
+		out = append(out, bedrockFunction{Description: d.Description, Name: d.Name, Parameters: params})
 	}
 	return out
 }

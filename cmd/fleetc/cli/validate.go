@@ -64,28 +64,3 @@ func runValidate(files []string, env, format string, strict bool, stdout, stderr
 	}
 	return exitOK
 }
-
-// verdict is the one answer to "does this spec pass?". It is computed once per command from
-// the diagnostics and --strict; the exit code, the text summary and the JSON "valid" field
-// all read it, so no command or format can disagree with another.
-type verdict struct {
-	Valid    bool
-	Errors   int
-	Warnings int
-	Strict   bool
-}
-
-func judge(ds diag.Diagnostics, strict bool) verdict {
-	errs, warns := ds.Count()
-	return verdict{Valid: errs == 0 && !(strict && warns > 0), Errors: errs, Warnings: warns, Strict: strict}
-}
-
-// diagnosticStream is where a command prints its diagnostics: human-readable text goes to
-// stderr, as a compiler's does; a machine format the user asked for (json, github-actions)
-// is the command's output and goes to stdout.
-func diagnosticStream(format string, stdout, stderr io.Writer) io.Writer {
-	if format == "text" {
-		return stderr
-	}
-	return stdout
-}
