@@ -118,7 +118,9 @@ func closeGateway(ctx context.Context, gw *gateway.Gateway) error {
 // ServeGateway serves cfg's model gateway alone on listen (default 127.0.0.1:0): no
 // queue, no AWS call besides Bedrock's, so a handler author runs their code locally
 // against the fleet's real model policy (fleet-worker gateway).
-func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv func(string) string, tel *telemetry.Telemetry) (*gateway.Gateway, error) {
+// The gateway serves GET /metrics from tel's registry, its own series included; o sets the
+// rest (admission bound).
+func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv func(string) string, tel *telemetry.Telemetry, o gateway.Options) (*gateway.Gateway, error) {
 	if cfg.Models.Policy == "" {
 		return nil, fmt.Errorf("class %s has no model policy: nothing to serve", cfg.Class)
 	}
@@ -133,5 +135,11 @@ func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv
 	if listen == "" {
 		listen = getenv(config.EnvModelGatewayAddr)
 	}
-	return gateway.Start(r, cfg.Models.Policy, listen, cfg.Step.Max())
+	if tel != nil {
+		if o.Metrics, err = gateway.NewMetrics(tel.Metrics.Registry); err != nil {
+			return nil, err
+		}
+		o.MetricsHandler = tel.Metrics.Handler()
+	}
+	return gateway.StartWith(r, cfg.Models.Policy, listen, cfg.Step.Max(), o)
 }

@@ -70,6 +70,10 @@ var (
 // classify is the router error's failure and its retry-after: the router's own (the real
 // wait until a deployment is back), none when it names none or the failure is final.
 func classify(err error) (failure, time.Duration) {
+	var ov *overloaded
+	if errors.As(err, &ov) { // admission control: a throttle, with the wait it estimated
+		return throttled, ov.retryAfter
+	}
 	var re *retry.Error
 	if !errors.As(err, &re) {
 		return internal, 0
