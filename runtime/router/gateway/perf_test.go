@@ -5,30 +5,70 @@ package gateway_test
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/router/openai"
 	"github.com/fleetc/fleetc/runtime/router/transport"
+	"github.com/fleetc/fleetc/runtime/telemetry/metric"
 )
 
-// benchGateway serves one policy "fast" whose one deployment is the child's upstream.
-func benchGateway(b *testing.B, upstream string, maxInFlight int) *gateway.Gateway {
+// benchGateway serves one policy "fast" whose one deployment is the child's upstream, with
+// the router's and the gateway's metrics on reg.
+func benchGateway(b *testing.B, upstream string, maxInFlight int, reg *prometheus.Registry) *gateway.Gateway {
 	b.Helper()
-	r, err := router.New([]router.Policy{{Name: "fast", Deployments: []router.Deployment{{Name: "openai/m", Model: "m",
-		Provider: &openai.Client{BaseURL: upstream + "/v1", HTTP: transport.New(maxInFlight)}}},
-		Retries: 2, Timeout: 30 * time.Second, AllowedFails: 2, Cooldown: time.Minute, MaxInFlight: maxInFlight}}, router.Options{Metrics: mustMetrics(b)})
+	rm, err := router.NewMetrics(reg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gw, err := gateway.Start(r, "fast", "127.0.0.1:0", time.Minute)
+	r, err := router.New([]router.Policy{{Name: "fast", Deployments: []router.Deployment{{Name: "openai/m", Model: "m",
+		Provider: &openai.Client{BaseURL: upstream + "/v1", HTTP: transport.New(maxInFlight)}}},
+		Retries: 2, Timeout: 30 * time.Second, AllowedFails: 2, Cooldown: time.Minute, MaxInFlight: maxInFlight}}, router.Options{Metrics: rm})
+	if err != nil {
+		b.Fatal(err)
+	}
+	gm, err := gateway.NewMetrics(reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gw, err := gateway.StartWith(r, "fast", "127.0.0.1:0", time.Minute, gateway.Options{Metrics: gm})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { gw.Close(context.Background()) })
 	return gw
+}
+
+// histQuantile is the q-quantile of the named histogram's series in reg, interpolated
+// linearly inside its bucket (as PromQL's histogram_quantile does), in microseconds.
+func histQuantile(b *testing.B, reg *prometheus.Registry, name string, q float64) float64 {
+	b.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		h := mf.GetMetric()[0].GetHistogram()
+		rank := q * float64(h.GetSampleCount())
+		lower, below := 0.0, 0.0
+		for _, bk := range h.GetBucket() {
+			if c := float64(bk.GetCumulativeCount()); c >= rank {
+				return 1e6 * (lower + (bk.GetUpperBound()-lower)*(rank-below)/max(c-below, 1))
+			}
+			lower, below = bk.GetUpperBound(), float64(bk.GetCumulativeCount())
+		}
+		return 1e6 * lower
+	}
+	b.Fatalf("no %s gathered", name)
+	return 0
 }
 
 // saturated fails the benchmark, loudly, when the run measured the machine's queue rather
@@ -56,7 +96,8 @@ func saturated(b *testing.B, res loadResult, rate int) {
 func BenchmarkGateway1000RPS(b *testing.B) {
 	rate, seconds := envInt("FLEET_BENCH_RATE", 1000), envInt("FLEET_BENCH_SECONDS", 30)
 	child := startLoadChild(b, 0)
-	gw := benchGateway(b, child.Upstream, 64)
+	reg := prometheus.NewRegistry()
+	gw := benchGateway(b, child.Upstream, 64, reg)
 	spec := loadSpec{Gateway: gw.URL(), Token: gw.Token(), Rate: rate, Duration: time.Duration(seconds) * time.Second,
 		Warmup: 3 * time.Second, Direct: true, Conns: 256, MaxLag: time.Second}
 	b.ResetTimer()
@@ -74,7 +115,53 @@ func BenchmarkGateway1000RPS(b *testing.B) {
 	b.ReportMetric(pct(res.GW, 0.99), "gw-p99-ms")
 	b.ReportMetric(pct(res.GW, 0.50)-pct(res.Direct, 0.50), "added-p50-ms")
 	b.ReportMetric(pct(res.GW, 0.99)-pct(res.Direct, 0.99), "added-p99-ms")
+	// The gateway's own measure of its share: wall time minus the upstream call (and queue).
+	b.ReportMetric(histQuantile(b, reg, metric.GatewayOwnTime, 0.50), "own-p50-us")
+	b.ReportMetric(histQuantile(b, reg, metric.GatewayOwnTime, 0.99), "own-p99-us")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(res.Sent), "gw-cpu-us/call")
 	b.ReportMetric(float64(res.ClientConns), "new-client-conns")
 	b.ReportMetric(res.Achieved, "gw-req/s")
+}
+
+// BenchmarkGatewayOverload is admission control under 5× the sustainable rate: the
+// upstream answers in 100 ms and the policy has max_in_flight 16, so the gateway can serve
+// 160 req/s; the child sends FLEET_BENCH_RATE (800) req/s for FLEET_BENCH_SECONDS (30). It
+// reports the gateway process's peak RSS (VmHWM, target < 200 MB, an error past it), the
+// share answered 429 and how fast, the served rate and their p99, and fails with SATURATED
+// when the load generator could not keep the rate. Run:
+//
+//	go test ./runtime/router/gateway -run '^$' -bench GatewayOverload -benchtime 1x
+func BenchmarkGatewayOverload(b *testing.B) {
+	const slots, delay = 16, 100 * time.Millisecond
+	rate, seconds := envInt("FLEET_BENCH_RATE", 5*slots*int(time.Second/delay)), envInt("FLEET_BENCH_SECONDS", 30)
+	child := startLoadChild(b, delay)
+	gw := benchGateway(b, child.Upstream, slots, prometheus.NewRegistry())
+	spec := loadSpec{Gateway: gw.URL(), Token: gw.Token(), Rate: rate, Duration: time.Duration(seconds) * time.Second,
+		Warmup: 3 * time.Second, Conns: 512, MaxLag: time.Second}
+	runtime.GC()
+	resetPeakRSS()
+	rss0 := peakRSS()
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	res := child.run(b, spec)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	rss := peakRSS()
+	saturated(b, res, rate)
+	ok, refused := res.Status[http.StatusOK], res.Status[http.StatusTooManyRequests]
+	if ok+refused != res.Sent {
+		b.Errorf("answers %v of %d sent: every answer must be a 200 or a 429; transport errors: %v", res.Status, res.Sent, res.Errors)
+	}
+	b.ReportMetric(rss0, "rss-start-MB")
+	b.ReportMetric(rss, "rss-peak-MB")
+	b.ReportMetric(float64(ok)/spec.Duration.Seconds(), "served-req/s")
+	b.ReportMetric(100*float64(refused)/float64(res.Sent), "429-%")
+	b.ReportMetric(pct(res.Reject, 0.50), "429-p50-ms")
+	b.ReportMetric(pct(res.Reject, 0.99), "429-p99-ms")
+	b.ReportMetric(pct(res.GW, 0.99), "served-p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(res.Sent), "gw-cpu-us/call")
+	b.Logf("Retry-After values on the 429s: %v", res.RetryAfter)
+	if rss >= 200 {
+		b.Errorf("peak RSS %.0f MB at %d req/s: over the 200 MB bound", rss, rate)
+	}
 }
