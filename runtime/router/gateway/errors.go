@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -132,7 +131,3 @@ func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra t
 
 // ceilDiv is d in units, rounded up.
 func ceilDiv(d, unit time.Duration) int64 { return int64((d + unit - 1) / unit) }
-
-func writeBody(w http.ResponseWriter, v any) {
-	_ = json.NewEncoder(w).Encode(v)
-}

@@ -12,7 +12,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -232,14 +231,6 @@ func (g *Gateway) policyFor(model string) string {
 		return model
 	}
 	return g.policy
-}
-
-func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err == nil && len(b) > maxBody {
-		err = fmt.Errorf("request body over %d bytes", maxBody)
-	}
-	return b, err
 }
 
 func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
