@@ -17,6 +17,7 @@ import (
 // held is an upstream whose calls wait until the test lets them go, each at least hold
 // long: what it holds fills the policy's in-flight slot and waiting room.
 type held struct {
+	text    string // the answer ("ok" when empty)
 	hold    time.Duration
 	release chan struct{}
 	calls   atomic.Int64
@@ -32,7 +33,11 @@ func (h *held) Chat(ctx context.Context, _ string, _ *router.Request) (*router.R
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	return &router.Response{Model: "m", StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "ok"}}}}, nil
+	text := h.text
+	if text == "" {
+		text = "ok"
+	}
+	return &router.Response{Model: "m", StopReason: router.StopEndTurn, Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: text}}}}, nil
 }
 
 func heldGateway(t *testing.T, h *held, maxInFlight, maxWaiting int) *gateway.Gateway {

@@ -14,18 +14,30 @@ import (
 // one buffer of its announced size, and an answer is encoded into a pooled buffer and
 // sent with its Content-Length in one write (no chunked encoding).
 
-// readBody reads the request body, at most maxBody bytes.
+// readBody reads the request body, at most maxBody bytes (one more tells it was over).
 func readBody(r *http.Request) ([]byte, error) {
-	var b []byte
+	size := 512
 	if n := r.ContentLength; n > 0 && n <= maxBody {
-		b = make([]byte, 0, n+1) // +1: io.ReadAll-style growth never triggers on an honest length
+		size = int(n) + 1 // room to see EOF without growing
 	}
-	buf := bytes.NewBuffer(b)
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
-	if err == nil && buf.Len() > maxBody {
-		err = fmt.Errorf("request body over %d bytes", maxBody)
+	b := make([]byte, 0, size)
+	for len(b) <= maxBody {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Body.Read(b[len(b):min(cap(b), maxBody+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break // with the last bytes, or after them
+		}
+		if err != nil {
+			return b, err
+		}
 	}
-	return buf.Bytes(), err
+	if len(b) > maxBody {
+		return b, fmt.Errorf("request body over %d bytes", maxBody)
+	}
+	return b, nil
 }
 
 // bodies are answer buffers; one over maxPooled is left to the collector rather than kept.
