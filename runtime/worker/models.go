@@ -86,8 +86,9 @@ func asyncTools(cfg *config.Config, ddb jobstore.API, eb tools.PutEventsAPI) (*t
 
 // startGateway serves the router to an exec or http handler on loopback: an exec command
 // gets the URLs and token in its environment, an http sidecar in the X-Fleet-Model-Gateway
-// and X-Fleet-Model-Gateway-Token headers.
-func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
+// and X-Fleet-Model-Gateway-Token headers. Its series go to tel's registry, which the
+// worker's metrics listener serves.
+func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string, tel *telemetry.Telemetry) (*gateway.Gateway, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -96,7 +97,14 @@ func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, geten
 	if !isExec && !isHTTP {
 		return nil, nil
 	}
-	gw, err := gateway.Start(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max())
+	var o gateway.Options
+	if tel != nil {
+		var err error
+		if o.Metrics, err = gateway.NewMetrics(tel.Metrics.Registry); err != nil {
+			return nil, err
+		}
+	}
+	gw, err := gateway.StartWith(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max(), o)
 	if err != nil {
 		return nil, err
 	}

@@ -178,7 +178,13 @@ func openLoop(spec loadSpec, upstream string) loadResult {
 			res.Saturated = fmt.Sprintf("the load generator fell %v behind its schedule at request %d of %d", (-dl).Round(time.Millisecond), sent, n)
 			break
 		}
-		if o := outstanding.Load(); o > maxOutstanding {
+		// While the pool is still being dialed (the warm-up) requests may queue for it a while;
+		// after it, more waiting than the pool carries twice over is saturation.
+		limit := maxOutstanding
+		if time.Since(begin) < spec.Warmup {
+			limit *= 4
+		}
+		if o := outstanding.Load(); o > limit {
 			res.Saturated = fmt.Sprintf("%d requests outstanding (connection pool %d per host) at request %d of %d", o, spec.Conns, sent, n)
 			break
 		}

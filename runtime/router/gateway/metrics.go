@@ -62,8 +62,11 @@ func (m *Metrics) forPolicy(policy string) *series {
 	if m == nil {
 		return nil
 	}
-	return &series{own: m.own.WithLabelValues(policy), queue: m.queue.WithLabelValues(policy),
-		ok: m.requests.WithLabelValues(policy, "200"), admitted: m.admitted.WithLabelValues(policy)}
+	s := &series{own: m.own.WithLabelValues(policy), queue: m.queue.WithLabelValues(policy)}
+	if policy != noPolicy { // a request no policy took is never admitted nor answered 200
+		s.ok, s.admitted = m.requests.WithLabelValues(policy, "200"), m.admitted.WithLabelValues(policy)
+	}
+	return s
 }
 
 // call is one request's bookkeeping: when it started, the policy that took it, where the
@@ -159,9 +162,12 @@ func (g *Gateway) observe(c *call) {
 	if c.admitted {
 		s.queue.Observe(c.Queued.Seconds())
 	}
-	if c.status == 0 || c.status == http.StatusOK {
+	if (c.status == 0 || c.status == http.StatusOK) && s.ok != nil {
 		s.ok.Inc()
 		return
+	}
+	if c.status == 0 {
+		c.status = http.StatusOK
 	}
 	g.metrics.requests.WithLabelValues(c.policy, strconv.Itoa(c.status)).Inc()
 }
