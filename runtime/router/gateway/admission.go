@@ -40,14 +40,14 @@ type gate struct {
 func newAdmission(r *router.Router, maxWaiting int, m *Metrics) *admission {
 	a := &admission{r: r, gates: map[string]*gate{}}
 	for _, p := range r.Policies() {
-		slots := r.MaxInFlight(p)
-		if slots <= 0 {
-			// Uncapped: the router takes every call at once, and the upstream pool keeps
-			// this many connections; past it a call opens a new one.
+		slots, waiting := r.MaxInFlight(p), maxWaiting
+		switch {
+		case slots <= 0:
+			// Uncapped: the router takes every call at once (nothing waits), and the upstream
+			// pool keeps this many connections; past it a call opens a new one.
 			slots = transport.DefaultIdle
-		}
-		waiting := maxWaiting
-		if waiting <= 0 {
+			waiting = max(waiting, 0)
+		case waiting <= 0:
 			waiting = DefaultWaitingPerSlot * slots
 		}
 		a.gates[p] = &gate{slots: slots, waiting: waiting, series: m.forPolicy(p)}
