@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,5 +123,54 @@ func TestAdmissionRefusesPastTheWaitingRoomAtOnce(t *testing.T) {
 	}
 	if s, _ := strconv.Atoi(a.retryAfter); s != 1 {
 		t.Errorf("Retry-After %q, want 1 (seconds, rounded up)", a.retryAfter)
+	}
+}
+
+// spender answers at once and reports tokens tokens used.
+type spender struct{ tokens int }
+
+func (spender) System() string { return "fake" }
+func (s spender) Chat(context.Context, string, *router.Request) (*router.Response, error) {
+	return &router.Response{Model: "m", StopReason: router.StopEndTurn, Usage: router.Usage{InputTokens: s.tokens},
+		Message: router.Message{Role: router.RoleAssistant, Content: []router.Block{{Text: "ok"}}}}, nil
+}
+
+// TestAdmissionRetryAfterIsTheRoutersComeback: a policy with tokens_per_minute 60 whose first
+// call spent 120 tokens has an empty bucket for about a minute; the next calls wait for it
+// (max_in_flight 1, 2 waiting), and the one past the bound is told the router's own wait,
+// about 60 s, not the service time of the one fast call measured.
+func TestAdmissionRetryAfterIsTheRoutersComeback(t *testing.T) {
+	r, err := router.New([]router.Policy{{Name: "p", Deployments: []router.Deployment{{Name: "fake/m", Model: "m", Provider: spender{120}}},
+		Timeout: 10 * time.Second, AllowedFails: 100, Cooldown: time.Minute, MaxInFlight: 1, TokensPerMinute: 60}}, router.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.StartWith(r, "p", "127.0.0.1:0", 5*time.Minute, gateway.Options{MaxWaiting: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); gw.Close(context.Background()) })
+	if a := ask(t, gw, false); a.status != 0 && a.status != http.StatusOK {
+		t.Fatalf("first call: %+v", a)
+	}
+	// Three calls wait for the bucket (the slot, then the refill): the bound is full.
+	for range 3 {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL()+"/v1/chat/completions", strings.NewReader(`{"messages":[{"role":"user","content":"x"}]}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+gw.Token())
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	a := ask(t, gw, false)
+	if a.status != http.StatusTooManyRequests {
+		t.Fatalf("call past the bound: %+v", a)
+	}
+	if ra := a.ms(t); ra < 55*time.Second || ra > 62*time.Second {
+		t.Errorf("retry-after-ms %v, want the bucket's refill, about 60 s", ra)
 	}
 }
