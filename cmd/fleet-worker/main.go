@@ -21,6 +21,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config/s3config"
 	"github.com/fleetc/fleetc/runtime/dispatch"
 	"github.com/fleetc/fleetc/runtime/lambda"
+	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/tools"
@@ -221,17 +222,19 @@ func shutdownTelemetry(ctx context.Context, tel *telemetry.Telemetry) error {
 }
 
 // Gateway serves one class's model gateway alone (fleet-worker gateway --config FILE
-// [--listen ADDR]) until ctx ends, after printing the environment a handler needs.
+// [--listen ADDR] [--max-waiting N]), with GET /metrics on the same listener, until ctx
+// ends, after printing the environment a handler needs.
 func Gateway(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fleet-worker gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
 	listen := fs.String("listen", "", "loopback address (default "+config.EnvModelGatewayAddr+", else 127.0.0.1:0, a free port)")
+	maxWaiting := fs.Int("max-waiting", 0, fmt.Sprintf("requests each policy may hold waiting for capacity beyond its max_in_flight; past it a 429 (default %d per max_in_flight slot)", gateway.DefaultWaitingPerSlot))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if *cfgPath == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: fleet-worker gateway --config FILE [--listen ADDR]")
+		fmt.Fprintln(stderr, "usage: fleet-worker gateway --config FILE [--listen ADDR] [--max-waiting N]")
 		return exitUsage
 	}
 	cfg, err := config.Load(*cfgPath)
@@ -248,7 +251,7 @@ func Gateway(ctx context.Context, args []string, getenv func(string) string, std
 		return exitUsage
 	}
 	defer func() { _ = shutdownTelemetry(ctx, tel) }()
-	gw, err := worker.ServeGateway(ctx, cfg, *listen, getenv, tel)
+	gw, err := worker.ServeGateway(ctx, cfg, *listen, getenv, tel, gateway.Options{MaxWaiting: *maxWaiting})
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker: gateway:", err)
 		return exitRuntime

@@ -177,6 +177,7 @@ func (r *Router) route(ctx context.Context, origin *group, chain []*group, req *
 func (r *Router) tryGroup(ctx context.Context, g *group, req *Request, st *streamState) (*Response, class, error) {
 	var last error
 	lastClass := classRetryable
+	tm := timingOf(ctx)
 	for attempt := 0; attempt <= g.p.Retries; attempt++ {
 		if attempt > 0 {
 			// Full jitter between in-group attempts, never past the deadline.
@@ -184,11 +185,19 @@ func (r *Router) tryGroup(ctx context.Context, g *group, req *Request, st *strea
 			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= d {
 				return nil, lastClass, last
 			}
-			if err := sleep(ctx, d); err != nil {
+			waited := time.Now()
+			err := sleep(ctx, d)
+			tm.backoff(waited)
+			if err != nil {
 				return nil, classTimeout, err
 			}
 		}
+		var queued time.Time
+		if tm != nil {
+			queued = time.Now()
+		}
 		release, err := g.acquire(ctx)
+		tm.queued(queued)
 		if err != nil {
 			return nil, classRetryable, err
 		}
@@ -205,7 +214,10 @@ func (r *Router) tryGroup(ctx context.Context, g *group, req *Request, st *strea
 				}
 				return nil, lastClass, last
 			}
-			if err := sleep(ctx, wait); err != nil {
+			waited := time.Now()
+			err := sleep(ctx, wait)
+			tm.backoff(waited)
+			if err != nil {
 				release()
 				return nil, classTimeout, err
 			}
@@ -247,6 +259,9 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 		g.gauge.Dec()
 	}
 	now := time.Now()
+	if tm := timingOf(ctx); tm != nil {
+		tm.Upstream += now.Sub(start)
+	}
 	if err == nil {
 		if g.bucket != nil {
 			g.bucket.charge(now, resp.Usage.Total())

@@ -161,7 +161,7 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 		return nil, err
 	}
 	// The gateway starts last: nothing after it can fail, so its listener never leaks.
-	gw, err := startGateway(models, cfg, h, getenv)
+	gw, err := startGateway(models, cfg, h, getenv, o.Telemetry)
 	if err != nil {
 		return nil, err
 	}

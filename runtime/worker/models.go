@@ -86,8 +86,9 @@ func asyncTools(cfg *config.Config, ddb jobstore.API, eb tools.PutEventsAPI) (*t
 
 // startGateway serves the router to an exec or http handler on loopback: an exec command
 // gets the URLs and token in its environment, an http sidecar in the X-Fleet-Model-Gateway
-// and X-Fleet-Model-Gateway-Token headers.
-func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string) (*gateway.Gateway, error) {
+// and X-Fleet-Model-Gateway-Token headers. Its series go to tel's registry, which the
+// worker's metrics listener serves.
+func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, getenv func(string) string, tel *telemetry.Telemetry) (*gateway.Gateway, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -96,7 +97,14 @@ func startGateway(r *router.Router, cfg *config.Config, h handler.Handler, geten
 	if !isExec && !isHTTP {
 		return nil, nil
 	}
-	gw, err := gateway.Start(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max())
+	var o gateway.Options
+	if tel != nil {
+		var err error
+		if o.Metrics, err = gateway.NewMetrics(tel.Metrics.Registry); err != nil {
+			return nil, err
+		}
+	}
+	gw, err := gateway.StartWith(r, cfg.Models.Policy, getenv(config.EnvModelGatewayAddr), cfg.Step.Max(), o)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +126,9 @@ func closeGateway(ctx context.Context, gw *gateway.Gateway) error {
 // ServeGateway serves cfg's model gateway alone on listen (default 127.0.0.1:0): no
 // queue, no AWS call besides Bedrock's, so a handler author runs their code locally
 // against the fleet's real model policy (fleet-worker gateway).
-func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv func(string) string, tel *telemetry.Telemetry) (*gateway.Gateway, error) {
+// The gateway serves GET /metrics from tel's registry, its own series included; o sets the
+// rest (admission bound).
+func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv func(string) string, tel *telemetry.Telemetry, o gateway.Options) (*gateway.Gateway, error) {
 	if cfg.Models.Policy == "" {
 		return nil, fmt.Errorf("class %s has no model policy: nothing to serve", cfg.Class)
 	}
@@ -133,5 +143,11 @@ func ServeGateway(ctx context.Context, cfg *config.Config, listen string, getenv
 	if listen == "" {
 		listen = getenv(config.EnvModelGatewayAddr)
 	}
-	return gateway.Start(r, cfg.Models.Policy, listen, cfg.Step.Max())
+	if tel != nil {
+		if o.Metrics, err = gateway.NewMetrics(tel.Metrics.Registry); err != nil {
+			return nil, err
+		}
+		o.MetricsHandler = tel.Metrics.Handler()
+	}
+	return gateway.StartWith(r, cfg.Models.Policy, listen, cfg.Step.Max(), o)
 }

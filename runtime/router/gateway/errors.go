@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -70,6 +69,10 @@ var (
 // classify is the router error's failure and its retry-after: the router's own (the real
 // wait until a deployment is back), none when it names none or the failure is final.
 func classify(err error) (failure, time.Duration) {
+	var ov *overloaded
+	if errors.As(err, &ov) { // admission control: a throttle, with the wait it estimated
+		return throttled, ov.retryAfter
+	}
 	var re *retry.Error
 	if !errors.As(err, &re) {
 		return internal, 0
@@ -128,7 +131,3 @@ func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra t
 
 // ceilDiv is d in units, rounded up.
 func ceilDiv(d, unit time.Duration) int64 { return int64((d + unit - 1) / unit) }
-
-func writeBody(w http.ResponseWriter, v any) {
-	_ = json.NewEncoder(w).Encode(v)
-}

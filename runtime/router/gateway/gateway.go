@@ -12,7 +12,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -43,18 +42,38 @@ const maxBody = 16 << 20
 
 // Gateway serves the router on a loopback listener.
 type Gateway struct {
-	router  *router.Router
+	router  *admission    // the router behind admission control (admission.go)
 	policy  string        // the class's policy; a request naming another configured policy gets that one
 	timeout time.Duration // bound for a call that names no deadline
 	token   string
 	srv     *http.Server
 	ln      net.Listener
 	seq     atomic.Uint64
+	// Bookkeeping (metrics.go): the collectors, each policy's series, what serves GET /metrics.
+	metrics        *Metrics
+	series         map[string]*series
+	metricsHandler http.Handler
+}
+
+// Options tune StartWith and NewWith; the zero value is Start's and New's.
+type Options struct {
+	// Metrics records the gateway's own time, queueing time and answers (nil: none).
+	Metrics *Metrics
+	// MetricsHandler serves GET /metrics on the gateway's listener (nil: not served).
+	MetricsHandler http.Handler
+	// MaxWaiting bounds each policy's requests waiting for capacity beyond its
+	// max_in_flight; 0: DefaultWaitingPerSlot per slot.
+	MaxWaiting int
 }
 
 // Start listens on addr (default 127.0.0.1:0) and serves until Close. timeout bounds
 // calls that carry no X-Fleet-Deadline (the step's max).
 func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gateway, error) {
+	return StartWith(r, policy, addr, timeout, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(r *router.Router, policy, addr string, timeout time.Duration, o Options) (*Gateway, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
@@ -62,7 +81,7 @@ func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gatew
 	if err != nil {
 		return nil, fmt.Errorf("model gateway: %w", err)
 	}
-	g := New(r, policy, timeout)
+	g := NewWith(r, policy, timeout, o)
 	g.ln = ln
 	// HTTP/1.1 and cleartext HTTP/2 with prior knowledge: the AWS SDK for JavaScript's
 	// Bedrock Runtime client speaks HTTP/2 only.
@@ -76,6 +95,11 @@ func Start(r *router.Router, policy, addr string, timeout time.Duration) (*Gatew
 
 // New returns the gateway's handler without a listener (tests, benchmarks), with a fresh token.
 func New(r *router.Router, policy string, timeout time.Duration) *Gateway {
+	return NewWith(r, policy, timeout, Options{})
+}
+
+// NewWith is New with options.
+func NewWith(r *router.Router, policy string, timeout time.Duration, o Options) *Gateway {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
@@ -83,7 +107,15 @@ func New(r *router.Router, policy string, timeout time.Duration) *Gateway {
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return &Gateway{router: r, policy: policy, timeout: timeout, token: hex.EncodeToString(b[:])}
+	g := &Gateway{router: newAdmission(r, o.MaxWaiting, o.Metrics), policy: policy, timeout: timeout, token: hex.EncodeToString(b[:]),
+		metrics: o.Metrics, metricsHandler: o.MetricsHandler}
+	if o.Metrics != nil {
+		g.series = map[string]*series{noPolicy: o.Metrics.forPolicy(noPolicy)}
+		for p, gt := range g.router.gates {
+			g.series[p] = gt.series
+		}
+	}
+	return g
 }
 
 // URL is the gateway's root URL.
@@ -122,9 +154,9 @@ const (
 	apiConverse
 )
 
-// ServeHTTP checks the caller (localhttp: Host, Origin, Content-Type; then the token) and
-// routes the API shapes.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serve checks the caller (localhttp: Host, Origin, Content-Type; then the token) and
+// routes the API shapes (ServeHTTP, metrics.go, wraps it).
+func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.EscapedPath()
 	if r.Method == http.MethodGet && path == "/healthz" {
 		w.WriteHeader(http.StatusNoContent)
@@ -199,14 +231,6 @@ func (g *Gateway) policyFor(model string) string {
 		return model
 	}
 	return g.policy
-}
-
-func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err == nil && len(b) > maxBody {
-		err = fmt.Errorf("request body over %d bytes", maxBody)
-	}
-	return b, err
 }
 
 func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {

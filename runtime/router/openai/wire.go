@@ -60,28 +60,44 @@ var extraFields = []string{"seed", "presence_penalty", "frequency_penalty", "log
 
 // DecodeRequest reads a request body, refusing any field it would otherwise drop.
 func DecodeRequest(body []byte) (*ChatRequest, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return nil, err
-	}
 	var cr ChatRequest
 	if err := json.Unmarshal(body, &cr); err != nil {
 		return nil, err
 	}
-	for _, k := range sortedKeys(fields) {
+	unknown := "" // the first unsupported field in sorted order: the one the error names
+	member := func(k string, v []byte) {
 		switch {
 		case slices.Contains(requestFields, k):
 		case slices.Contains(extraFields, k):
-			if string(fields[k]) == "null" {
-				continue
+			if string(v) == "null" {
+				delete(cr.Extra, k) // the last of duplicate keys wins, as in the struct
+				return
 			}
 			if cr.Extra == nil {
 				cr.Extra = map[string]json.RawMessage{}
 			}
-			cr.Extra[k] = fields[k]
-		default:
-			return nil, fmt.Errorf("unsupported field %q", k)
+			cr.Extra[k] = bytes.Clone(v)
+		case unknown == "" || k < unknown:
+			unknown = k
 		}
+	}
+	// The members come from a scan of the (valid) body, not a second decode into a map;
+	// a key written with escapes takes the map.
+	if !eachMember(body, member) {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(body, &fields); err != nil {
+			return nil, err
+		}
+		cr.Extra, unknown = nil, ""
+		for k, v := range fields {
+			member(k, v)
+		}
+	}
+	if unknown != "" {
+		return nil, fmt.Errorf("unsupported field %q", unknown)
+	}
+	if len(cr.Extra) == 0 {
+		cr.Extra = nil
 	}
 	return &cr, nil
 }

@@ -29,8 +29,25 @@ const (
 	ModelDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
 )
 
+// The model gateway's series (runtime/router/gateway), per policy.
+const (
+	// GatewayOwnTime is a histogram of the gateway's own time per request in seconds: wall
+	// time minus the upstream calls, the capacity queue and the backoff between attempts.
+	GatewayOwnTime = "fleet_gateway_own_seconds" // {policy}
+	// GatewayQueueTime is a histogram of the time a request waited for router capacity
+	// (max_in_flight slot, token bucket), in seconds.
+	GatewayQueueTime = "fleet_gateway_queue_seconds" // {policy}
+	// GatewayRequests counts answered requests by policy and HTTP status.
+	GatewayRequests = "fleet_gateway_requests_total" // {policy,status}
+	// GatewayAdmitted is a gauge of requests admitted and not yet answered (in flight plus
+	// waiting for capacity).
+	GatewayAdmitted = "fleet_gateway_admitted" // {policy}
+)
+
 // Labels.
 const (
+	// LabelStatus is the HTTP status a gateway request was answered with.
+	LabelStatus    = "status"
 	LabelClass     = "class"
 	LabelOutcome   = "outcome"
 	LabelService   = "service"
