@@ -78,7 +78,8 @@ type assembler struct {
 	order  []int
 	text   map[int]*strings.Builder
 	input  map[int]*strings.Builder
-	size   int // bytes of content held: text, tool ids, names and inputs, blockCost a block
+	size   int  // bytes of content held: text, tool ids, names and inputs, blockCost a block
+	ended  bool // the metadata event came: the stream is complete
 }
 
 // blockCost is what a block counts against MaxResponseBytes besides its content, so a
@@ -131,6 +132,7 @@ func (a *assembler) add(ev StreamEvent) error {
 		a.resp.StopReason = ev.StopReason
 	case EventMetadata:
 		a.resp.Usage = ev.Usage
+		a.ended = true
 	}
 	if a.size > MaxResponseBytes {
 		return &ProviderError{Status: 502, Code: "UnexpectedOutput",
@@ -203,8 +205,10 @@ func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) 
 	for {
 		ev, err := s.Recv()
 		if errors.Is(err, io.EOF) {
-			if a.resp.StopReason == "" {
-				return nil, &ProviderError{Err: fmt.Errorf("%s: the stream ended before its stop event", d.Name)}
+			// Complete means the stop event and then the metadata (usage), the last event
+			// in both wire formats: a stream cut before either is an error, not an answer.
+			if a.resp.StopReason == "" || !a.ended {
+				return nil, &ProviderError{Err: fmt.Errorf("%s: the stream ended before its stop and metadata events", d.Name)}
 			}
 			return a.response(d.Model), nil
 		}

@@ -85,12 +85,11 @@ func (s *SSEReader) Recv() (router.StreamEvent, error) {
 		}
 		line, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && s.stopped {
-				s.done()
-				continue
-			}
+			// The stream ends with data: [DONE] and nothing else: a connection closed
+			// before it (even after the finish_reason, when the usage chunk may still be
+			// due) is a cut answer, never a complete one.
 			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+				err = fmt.Errorf("%w: the connection closed before data: [DONE]", io.ErrUnexpectedEOF)
 			}
 			return router.StreamEvent{}, &router.ProviderError{Err: fmt.Errorf("chat completion stream: %w", err)}
 		}
