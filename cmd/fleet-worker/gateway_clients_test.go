@@ -273,6 +273,60 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 	want("ai_streamText", "usage.outputTokens", "5")
 	want("ai_generateObject", "object", `{"city":"Oslo","temp":3}`)
 	want("ai_generateObject_bedrock", "object", `{"city":"Bergen","temp":5}`)
+	// The Responses API: translated to chat completions (gpt) and to Converse (claude).
+	for _, c := range []struct{ policy, text, args, model string }{
+		{"gpt", "hello from openai", `{"city":"Oslo"}`, "gpt-4o-mini"},
+		{"claude", "hello from bedrock", `{"city":"Bergen"}`, "anthropic.claude-test"},
+	} {
+		m := c.policy
+		want("oa_responses_"+m, "text", c.text)
+		want("oa_responses_"+m, "status", "completed")
+		want("oa_responses_"+m, "object", "response")
+		want("oa_responses_"+m, "store", "false")
+		want("oa_responses_"+m, "model", c.model)
+		want("oa_responses_stream_"+m, "text", c.text)
+		want("oa_responses_stream_"+m, "model", c.model)
+		want("oa_responses_stream_"+m, "status", "completed")
+		want("oa_responses_stream_"+m, "first", "response.created")
+		want("oa_responses_stream_"+m, "last", "response.completed")
+		want("oa_responses_stream_"+m, "inOrder", "true")
+		want("oa_responses_stream_"+m, "types", "response.created,response.in_progress,response.output_item.added,response.content_part.added,"+
+			"response.output_text.delta,response.output_text.done,response.content_part.done,response.output_item.done,response.completed")
+		want("oa_responses_stream_"+m, "output", "message")
+		want("oa_responses_tools_"+m, "tool", "get_weather")
+		want("oa_responses_tools_"+m, "args", c.args)
+		want("oa_responses_stream_tools_"+m, "args", c.args)
+		want("oa_responses_stream_tools_"+m, "output", "function_call")
+		want("oa_responses_stream_tools_"+m, "types", "response.created,response.in_progress,response.output_item.added,"+
+			"response.function_call_arguments.delta,response.function_call_arguments.done,response.output_item.done,response.completed")
+		want("oa_responses_json_"+m, "object", strings.Replace(c.args, "}", `,"temp":`+map[string]string{"gpt": "3", "claude": "5"}[m]+"}", 1))
+	}
+	want("oa_responses_gpt", "usage.total_tokens", "17")
+	want("oa_responses_gpt", "usage.input_tokens_details.cached_tokens", "0")
+	want("oa_responses_stream_claude", "usage.output_tokens", "6")
+	want("oa_responses_tool_result", "text", "two results in one message")
+	want("oa_responses_previous", "error.status", "400")
+	if !strings.Contains(str("oa_responses_previous", "error.message"), "previous_response_id") {
+		t.Errorf("oa_responses_previous: %s, want a 400 naming previous_response_id", str("oa_responses_previous", ""))
+	}
+	want("oa_responses_store", "error.status", "400")
+	want("oa_responses_stream_midfail", "text", "partial")
+	if !strings.Contains(str("oa_responses_stream_midfail", "error.message"), "ModelStreamInterrupted") {
+		t.Errorf("oa_responses_stream_midfail: %s, want the stream's error event raised", str("oa_responses_stream_midfail", ""))
+	}
+	want("ai_responses_generateText", "text", "hello from openai")
+	want("ai_responses_generateText", "finish", "stop")
+	want("ai_responses_generateText", "usage.outputTokens", "5")
+	want("ai_responses_generateText", "modelId", "gpt-4o-mini")
+	want("ai_responses_streamText", "text", "hello from openai")
+	want("ai_responses_streamText", "finish", "stop")
+	want("ai_responses_streamText", "usage.inputTokens", "12")
+	want("ai_responses_streamText_bedrock", "text", "hello from bedrock")
+	want("ai_responses_streamText_bedrock", "usage.totalTokens", "26")
+	want("ai_responses_generateObject", "object", `{"city":"Oslo","temp":3}`)
+	want("ai_responses_tools", "tool", "get_weather")
+	want("ai_responses_tools", "args", `{"city":"Oslo"}`)
+	want("ai_responses_tools", "finish", "tool-calls")
 	// AWS SDK for JavaScript, Bedrock Runtime
 	want("br_converse_claude", "text", "hello from bedrock")
 	want("br_converse_gpt", "text", "hello from openai")
