@@ -1,6 +1,6 @@
 // Package gateway is fleet-worker's local model gateway: a loopback HTTP server (HTTP/1.1
-// and cleartext HTTP/2) that speaks the OpenAI-compatible POST /v1/chat/completions
-// (streamed as server-sent events when asked) and Bedrock's POST /model/{modelId}/converse
+// and cleartext HTTP/2) that speaks the OpenAI-compatible POST /v1/chat/completions and
+// POST /v1/responses (streamed as server-sent events when asked) and Bedrock's POST /model/{modelId}/converse
 // and /converse-stream, and sends every call through the class's router policy. So an
 // exec or http handler in any language gets the fleet's retries, fallbacks, caps and spans
 // by changing its base URL. Each process's gateway has its own random bearer token.
