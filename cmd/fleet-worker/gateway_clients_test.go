@@ -68,6 +68,10 @@ func (s *scripted) script(_ int, req *router.Request) rt.Reply {
 
 func (s *scripted) count(m string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls[m] }
 
+// logprobs is a chat completion's logprobs object as the API reference documents it.
+const logprobs = `{"content":[{"token":"Hello","logprob":-0.31725305,"bytes":[72,101,108,108,111],"top_logprobs":[{"token":"Hello","logprob":-0.31725305,"bytes":[72,101,108,108,111]}]},` +
+	`{"token":"!","logprob":-0.02380986,"bytes":[33],"top_logprobs":[{"token":"!","logprob":-0.02380986,"bytes":[33]}]}],"refusal":null}`
+
 // The SDKs handler authors use, run by Node against `fleet-worker gateway` in front of a
 // scripted OpenAI-compatible upstream (policy gpt) and a scripted Bedrock (policy claude,
 // gpt's fallback and context-window fallback): the openai SDK, the AI SDK and the AWS SDK
@@ -100,6 +104,10 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 			return rt.Reply{Status: 400, Body: "{\"error\":{\"message\":\"input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000\",\"type\":\"invalid_request_error\"}}"}
 		case "midfail":
 			return rt.Reply{Text: "partial answer", FailAfter: 2}
+		case "logprobs":
+			return rt.Reply{Text: "Hello!", Logprobs: json.RawMessage(logprobs), SystemFingerprint: "fp_44709d6fcb", ServiceTier: "default",
+				Usage: router.Usage{InputTokens: 12, OutputTokens: 5, CacheReadTokens: 4, ReasoningTokens: 1,
+					PromptDetails: `{"cached_tokens":4,"audio_tokens":0}`, CompletionDetails: `{"reasoning_tokens":1,"audio_tokens":0}`}}
 		}
 		return rt.Reply{Text: "hello from openai", Usage: usage}
 	}}
@@ -327,6 +335,26 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 	want("ai_responses_tools", "tool", "get_weather")
 	want("ai_responses_tools", "args", `{"city":"Oslo"}`)
 	want("ai_responses_tools", "finish", "tool-calls")
+	// Answer fields besides the message, as the SDKs expose them.
+	want("oa_logprobs", "tokens", "Hello|!")
+	want("oa_logprobs", "fingerprint", "fp_44709d6fcb")
+	want("oa_logprobs", "tier", "default")
+	want("oa_logprobs", "usage.prompt_tokens_details", `{"audio_tokens":0,"cached_tokens":4}`)
+	want("oa_logprobs", "usage.completion_tokens_details", `{"audio_tokens":0,"reasoning_tokens":1}`)
+	want("oa_stream_logprobs", "tokens", "Hello|!")
+	want("oa_stream_logprobs", "models", "gpt-4o-mini")
+	want("oa_stream_logprobs", "fingerprints", "fp_44709d6fcb")
+	want("oa_stream_logprobs", "usage.completion_tokens_details", `{"audio_tokens":0,"reasoning_tokens":1}`)
+	want("oa_responses_logprobs", "tokens", "Hello|!")
+	want("oa_responses_logprobs", "tier", "default")
+	want("oa_responses_logprobs", "usage.input_tokens_details.cached_tokens", "4")
+	want("oa_responses_logprobs", "usage.output_tokens_details.reasoning_tokens", "1")
+	want("ai_responses_logprobs", "tokens", "Hello|!")
+	want("ai_responses_logprobs", "tier", "default")
+	want("ai_responses_logprobs", "usage.reasoningTokens", "1")
+	want("ai_responses_logprobs", "usage.cachedInputTokens", "4")
+	want("ai_responses_stream_logprobs", "tokens", "Hello|!")
+	want("ai_responses_stream_logprobs", "tier", "default")
 	// AWS SDK for JavaScript, Bedrock Runtime
 	want("br_converse_claude", "text", "hello from bedrock")
 	want("br_converse_gpt", "text", "hello from openai")

@@ -255,6 +255,44 @@ Object.assign(cases, {
   },
 });
 
+// Answer fields besides the message ("logprobs": the upstream adds logprobs, a
+// system_fingerprint, a service_tier and usage details), as each SDK exposes them.
+Object.assign(cases, {
+  async oa_logprobs() {
+    const r = await openai.chat.completions.create({ model: "gpt", messages: user("logprobs"), logprobs: true, top_logprobs: 1 });
+    return { tokens: r.choices[0].logprobs?.content?.map((t) => t.token).join("|"), fingerprint: r.system_fingerprint,
+      tier: r.service_tier, model: r.model, usage: r.usage };
+  },
+  async oa_stream_logprobs() {
+    const s = await openai.chat.completions.create({ model: "gpt", messages: user("logprobs"), logprobs: true, top_logprobs: 1,
+      stream: true, stream_options: { include_usage: true } });
+    const tokens = [], models = new Set(), fingerprints = new Set();
+    let usage;
+    for await (const c of s) {
+      models.add(c.model);
+      fingerprints.add(c.system_fingerprint);
+      if (c.usage) usage = c.usage;
+      for (const ch of c.choices) for (const t of ch.logprobs?.content ?? []) tokens.push(t.token);
+    }
+    return { tokens: tokens.join("|"), models: [...models].join(","), fingerprints: [...fingerprints].join(","), usage };
+  },
+  async oa_responses_logprobs() {
+    const r = await openai.responses.create({ model: "gpt", input: "logprobs", include: ["message.output_text.logprobs"], top_logprobs: 1 });
+    return { tokens: r.output[0]?.content?.[0]?.logprobs?.map((t) => t.token).join("|"), tier: r.service_tier, usage: r.usage };
+  },
+  async ai_responses_logprobs() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "logprobs", providerOptions: { openai: { logprobs: 1 } } });
+    return { tokens: r.providerMetadata?.openai?.logprobs?.flat().map((t) => t.token).join("|"),
+      tier: r.providerMetadata?.openai?.serviceTier, usage: r.usage };
+  },
+  async ai_responses_stream_logprobs() {
+    const r = streamText({ model: aiOpenAI("gpt"), prompt: "logprobs", providerOptions: { openai: { logprobs: 1 } } });
+    for await (const _ of r.textStream);
+    const meta = await r.providerMetadata;
+    return { tokens: meta?.openai?.logprobs?.flat().map((t) => t.token).join("|"), tier: meta?.openai?.serviceTier };
+  },
+});
+
 const converseMessages = (text) => [{ role: "user", content: [{ text }] }];
 const converseTools = { tools: [{ toolSpec: { name: "get_weather", inputSchema: { json: weatherTool.function.parameters } } }] };
 async function converseStream(input) {
