@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/router"
 	"github.com/fleetc/fleetc/runtime/router/gateway"
 	"github.com/fleetc/fleetc/runtime/router/openai"
+	rt "github.com/fleetc/fleetc/runtime/router/routertest"
 )
 
 // The answer fields an OpenAI-compatible target returns besides the message, in the
@@ -240,5 +241,32 @@ func TestEveryAnswerFieldReachesTheResponsesClient(t *testing.T) {
 	if final == nil || final["model"] != answeringModel || final["service_tier"] != "default" ||
 		!sameJSON(t, final["usage"], `{"input_tokens":9,"input_tokens_details":{"cached_tokens":4},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":11}`) {
 		t.Errorf("response.completed: %v", final)
+	}
+}
+
+// A Bedrock target's stream names no model: the chunks name the deployment's model id,
+// and both stream formats carry the X-Fleet-Model-* headers.
+func TestStreamsFromBedrockNameTheModelAndDeployment(t *testing.T) {
+	gw, _, _ := upstream(t, "bedrock", func(int, *router.Request) rt.Reply { return rt.Reply{Text: "hello"} }, false)
+	for path, body := range map[string]string{
+		"/v1/chat/completions":     `{"model":"p","messages":[{"role":"user","content":"x"}],"stream":true}`,
+		"/model/p/converse-stream": `{"messages":[{"role":"user","content":[{"text":"x"}]}]}`,
+	} {
+		resp, err := post(gw, path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, d := resp.Header.Get("X-Fleet-Model-Policy"), resp.Header.Get("X-Fleet-Model-Deployment"); resp.StatusCode != 200 || p != "p" || d != "bedrock/m" {
+			t.Errorf("%s: %d, X-Fleet-Model-Policy %q, X-Fleet-Model-Deployment %q", path, resp.StatusCode, p, d)
+		}
+		if !strings.HasPrefix(path, "/v1/") {
+			resp.Body.Close()
+			continue
+		}
+		for _, c := range events(t, resp) {
+			if c["model"] != "m" {
+				t.Errorf("chunk names model %v, want m", c["model"])
+			}
+		}
 	}
 }
