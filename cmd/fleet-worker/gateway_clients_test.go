@@ -104,6 +104,12 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 			return rt.Reply{Status: 400, Body: "{\"error\":{\"message\":\"input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000\",\"type\":\"invalid_request_error\"}}"}
 		case "midfail":
 			return rt.Reply{Text: "partial answer", FailAfter: 2}
+		case "toolloop":
+			last := req.Messages[len(req.Messages)-1].Content[0]
+			if last.ToolResult != nil {
+				return rt.Reply{Text: "the tool said " + last.ToolResult.Content, Usage: usage}
+			}
+			return rt.Reply{Text: "let me look", ToolUse: &router.ToolUse{ID: "call_w", Name: "get_weather", Input: json.RawMessage(`{"city":"Oslo"}`)}, Usage: usage}
 		case "logprobs":
 			return rt.Reply{Text: "Hello!", Logprobs: json.RawMessage(logprobs), SystemFingerprint: "fp_44709d6fcb", ServiceTier: "default",
 				Usage: router.Usage{InputTokens: 12, OutputTokens: 5, CacheReadTokens: 4, ReasoningTokens: 1,
@@ -335,6 +341,12 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 	want("ai_responses_tools", "tool", "get_weather")
 	want("ai_responses_tools", "args", `{"city":"Oslo"}`)
 	want("ai_responses_tools", "finish", "tool-calls")
+	want("ai_responses_tool_loop", "text", "the tool said 3C in Oslo")
+	want("ai_responses_tool_loop", "steps", "2")
+	want("ai_responses_tool_loop_stored", "error.status", "400")
+	if !strings.Contains(str("ai_responses_tool_loop_stored", "error.message"), "store = false") {
+		t.Errorf("ai_responses_tool_loop_stored: %s, want the 400 telling to set store = false", str("ai_responses_tool_loop_stored", "error.message"))
+	}
 	// Answer fields besides the message, as the SDKs expose them.
 	want("oa_logprobs", "tokens", "Hello|!")
 	want("oa_logprobs", "fingerprint", "fp_44709d6fcb")

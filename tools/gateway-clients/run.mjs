@@ -5,7 +5,7 @@
 // The user message is the upstream's script: "plain", "spend", "ratelimit", "down", ...
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, streamText, generateObject, jsonSchema } from "ai";
+import { generateText, streamText, generateObject, jsonSchema, stepCountIs, tool } from "ai";
 import { z } from "zod";
 import {
   BedrockRuntimeClient,
@@ -290,6 +290,26 @@ Object.assign(cases, {
     for await (const _ of r.textStream);
     const meta = await r.providerMetadata;
     return { tokens: meta?.openai?.logprobs?.flat().map((t) => t.token).join("|"), tier: meta?.openai?.serviceTier };
+  },
+});
+
+// A tool loop through the stateless gateway: with store: false the AI SDK sends each step
+// the whole conversation; with its default (store on) it sends an item_reference, refused.
+const weatherTools = { get_weather: tool({ description: "Current weather in a city", inputSchema: jsonSchema(weatherTool.function.parameters),
+  execute: async ({ city }) => `3C in ${city}` }) };
+Object.assign(cases, {
+  async ai_responses_tool_loop() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "toolloop", tools: weatherTools, stopWhen: stepCountIs(3),
+      providerOptions: { openai: { store: false } } });
+    return { text: r.text, steps: r.steps.length };
+  },
+  async ai_responses_tool_loop_stored() {
+    try {
+      await generateText({ model: aiOpenAI("gpt"), prompt: "toolloop", tools: weatherTools, stopWhen: stepCountIs(3) });
+      return {};
+    } catch (e) {
+      return failure(e);
+    }
   },
 });
 

@@ -124,9 +124,7 @@ func DecodeResponsesRequest(body []byte) (*ResponsesRequest, error) {
 // system prompt, consecutive turns of one role one message (as Converse requires).
 func (rr *ResponsesRequest) ToRouter() (*router.Request, error) {
 	r := &router.Request{MaxTokens: rr.MaxOutputTokens, Temperature: rr.Temperature, TopP: rr.TopP}
-	if err := rr.extra(r); err != nil {
-		return nil, err
-	}
+	rr.extra(r)
 	for i, t := range rr.Tools {
 		if t.Type != "function" {
 			return nil, fmt.Errorf("tools[%d]: type %q is not supported (function only)", i, t.Type)
@@ -169,18 +167,15 @@ func (rr *ResponsesRequest) ToRouter() (*router.Request, error) {
 }
 
 // extra carries the fields chat completions has too, and the logprobs the include asks for.
-func (rr *ResponsesRequest) extra(r *router.Request) error {
-	for k, v := range rr.Extra {
-		if r.Extra == nil {
-			r.Extra = map[string]json.RawMessage{}
-		}
-		r.Extra[k] = v
-	}
+func (rr *ResponsesRequest) extra(r *router.Request) {
 	set := func(k string, v any) {
 		if r.Extra == nil {
 			r.Extra = map[string]json.RawMessage{}
 		}
 		r.Extra[k], _ = json.Marshal(v)
+	}
+	for k, v := range rr.Extra {
+		set(k, v)
 	}
 	if slices.Contains(rr.Include, IncludeLogprobs) || rr.TopLogprobs != nil {
 		set("logprobs", true)
@@ -192,12 +187,8 @@ func (rr *ResponsesRequest) extra(r *router.Request) error {
 		set("reasoning_effort", rr.Reasoning.Effort)
 	}
 	if rr.Text != nil && len(rr.Text.Verbosity) > 0 && string(rr.Text.Verbosity) != "null" {
-		if r.Extra == nil {
-			r.Extra = map[string]json.RawMessage{}
-		}
-		r.Extra["verbosity"] = rr.Text.Verbosity
+		set("verbosity", rr.Text.Verbosity)
 	}
-	return nil
 }
 
 func (rr *ResponsesRequest) toolChoice(r *router.Request) error {
