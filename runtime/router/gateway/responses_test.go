@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,5 +162,51 @@ func TestCutUpstreamStreamIsAnErrorForTheClient(t *testing.T) {
 	got := strings.Join(types, ",")
 	if !strings.HasSuffix(got, ","+openai.EventError+","+openai.EventFailed) || strings.Contains(got, openai.EventCompleted) {
 		t.Errorf("responses stream events %s, want error and response.failed last and no response.completed", got)
+	}
+}
+
+// An answer with text and then a tool call streams as two output items in that order, each
+// opened, filled and closed before the next, with distinct ids, from either kind of target;
+// response.completed holds both, completed.
+func TestResponsesStreamsTextThenToolCallAsTwoItems(t *testing.T) {
+	for _, kind := range []string{"openai", "bedrock"} {
+		gw, _, _ := upstream(t, kind, rt.Always(rt.Reply{Text: "let me look", ToolUse: &router.ToolUse{ID: "c1", Name: "f", Input: json.RawMessage(`{"a":1}`)}}), false)
+		resp, err := post(gw, "/v1/responses", `{"model":"p","input":"x","stream":true,"tools":[{"type":"function","name":"f","parameters":{"type":"object"}}]}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seq []string
+		var final map[string]any
+		last := ""
+		for _, ev := range events(t, resp) {
+			typ := ev["type"].(string)
+			if strings.HasSuffix(typ, ".delta") && last == typ { // one entry per run of deltas
+				continue
+			}
+			last = typ
+			idx, _ := ev["output_index"].(float64)
+			seq = append(seq, typ)
+			if strings.HasPrefix(typ, "response.output_item") || strings.Contains(typ, "delta") {
+				seq[len(seq)-1] += "@" + strconv.Itoa(int(idx))
+			}
+			if typ == openai.EventCompleted {
+				final = ev["response"].(map[string]any)
+			}
+		}
+		want := "response.created,response.in_progress,response.output_item.added@0,response.content_part.added,response.output_text.delta@0," +
+			"response.output_text.done,response.content_part.done,response.output_item.done@0,response.output_item.added@1," +
+			"response.function_call_arguments.delta@1,response.function_call_arguments.done,response.output_item.done@1,response.completed"
+		if got := strings.Join(seq, ","); got != want {
+			t.Errorf("%s: events\n%s\nwant\n%s", kind, got, want)
+		}
+		out, _ := final["output"].([]any)
+		if len(out) != 2 {
+			t.Fatalf("%s: response.completed output %v", kind, final["output"])
+		}
+		msg, call := out[0].(map[string]any), out[1].(map[string]any)
+		if msg["id"] == call["id"] || msg["status"] != "completed" || call["status"] != "completed" || call["arguments"] != `{"a":1}` || call["call_id"] != "c1" ||
+			msg["content"].([]any)[0].(map[string]any)["text"] != "let me look" {
+			t.Errorf("%s: output %v", kind, out)
+		}
 	}
 }
