@@ -319,6 +319,9 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 	want("oa_responses_gpt", "usage.input_tokens_details.cached_tokens", "0")
 	want("oa_responses_stream_claude", "usage.output_tokens", "6")
 	want("oa_responses_tool_result", "text", "two results in one message")
+	want("oa_responses_stream_helper", "text", "hello from openai")
+	want("oa_responses_stream_helper", "args", `{"city":"Bergen"}`)
+	want("oa_responses_parse", "object", `{"city":"Bergen","temp":5}`)
 	want("oa_responses_previous", "error.status", "400")
 	if !strings.Contains(str("oa_responses_previous", "error.message"), "previous_response_id") {
 		t.Errorf("oa_responses_previous: %s, want a 400 naming previous_response_id", str("oa_responses_previous", ""))

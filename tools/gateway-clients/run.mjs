@@ -4,6 +4,7 @@
 // scripted upstreams, runs this with the exports it printed, and checks every case.
 // The user message is the upstream's script: "plain", "spend", "ratelimit", "down", ...
 import OpenAI from "openai";
+import { zodTextFormat } from "openai/helpers/zod";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText, generateObject, jsonSchema, stepCountIs, tool } from "ai";
 import { z } from "zod";
@@ -201,6 +202,18 @@ Object.assign(cases, {
       ],
     });
     return { text: r.output_text };
+  },
+  async oa_responses_stream_helper() {
+    // The SDK's stream helper rebuilds the response from the events (output_index and
+    // content_index must point at what was added).
+    const text = await openai.responses.stream({ model: "gpt", input: "plain" }).finalResponse();
+    const tools = await openai.responses.stream({ model: "claude", input: "tool", tools: [responsesTool] }).finalResponse();
+    return { text: text.output_text, args: tools.output.find((o) => o.type === "function_call")?.arguments };
+  },
+  async oa_responses_parse() {
+    const r = await openai.responses.parse({ model: "claude", input: "json",
+      text: { format: zodTextFormat(z.object({ city: z.string(), temp: z.number() }), "weather") } });
+    return { object: r.output_parsed };
   },
   async oa_responses_previous() {
     try {

@@ -408,9 +408,38 @@ type OutputItem struct {
 	Role    string       `json:"role,omitempty"`
 	Content []OutputPart `json:"content,omitempty"`
 	// function_call
-	CallID    string  `json:"call_id,omitempty"`
-	Name      string  `json:"name,omitempty"`
-	Arguments *string `json:"arguments,omitempty"`
+	CallID    string `json:"call_id,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+// MarshalJSON writes each kind of item with its own fields: a message always has its
+// content array (empty while it is being streamed: the openai SDKs' stream helper appends
+// the parts to it), a function call never has one.
+func (it OutputItem) MarshalJSON() ([]byte, error) {
+	if it.Type == itemFunctionCall {
+		type call struct {
+			Type      string `json:"type"`
+			ID        string `json:"id"`
+			Status    string `json:"status"`
+			CallID    string `json:"call_id"`
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}
+		return json.Marshal(call{Type: it.Type, ID: it.ID, Status: it.Status, CallID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+	}
+	type message struct {
+		Type    string       `json:"type"`
+		ID      string       `json:"id"`
+		Status  string       `json:"status"`
+		Role    string       `json:"role"`
+		Content []OutputPart `json:"content"`
+	}
+	m := message{Type: it.Type, ID: it.ID, Status: it.Status, Role: it.Role, Content: it.Content}
+	if m.Content == nil {
+		m.Content = []OutputPart{}
+	}
+	return json.Marshal(m)
 }
 
 // OutputPart is a message's output_text.
@@ -494,16 +523,15 @@ func (resp *Response) Complete(a *router.Response) {
 	var msg *OutputItem
 	for _, b := range a.Message.Content {
 		if b.ToolUse != nil {
-			args := string(b.ToolUse.Input)
-			resp.Output = append(resp.Output, OutputItem{Type: "function_call", ID: ItemID("fc", resp.ID, len(resp.Output)),
-				Status: StatusCompleted, CallID: b.ToolUse.ID, Name: b.ToolUse.Name, Arguments: &args})
+			resp.Output = append(resp.Output, OutputItem{Type: itemFunctionCall, ID: ItemID(functionItemPrefix, resp.ID, len(resp.Output)),
+				Status: StatusCompleted, CallID: b.ToolUse.ID, Name: b.ToolUse.Name, Arguments: string(b.ToolUse.Input)})
 			msg = nil
 			continue
 		}
 		if msg == nil {
-			resp.Output = append(resp.Output, OutputItem{Type: "message", ID: ItemID("msg", resp.ID, len(resp.Output)),
+			resp.Output = append(resp.Output, OutputItem{Type: itemMessage, ID: ItemID(messageItemPrefix, resp.ID, len(resp.Output)),
 				Status: StatusCompleted, Role: router.RoleAssistant,
-				Content: []OutputPart{{Type: "output_text", Annotations: []any{}, Logprobs: textLogprobs(a.Logprobs)}}})
+				Content: []OutputPart{{Type: outputTextPart, Annotations: []any{}, Logprobs: textLogprobs(a.Logprobs)}}})
 			msg = &resp.Output[len(resp.Output)-1]
 		}
 		msg.Content[0].Text += b.Text

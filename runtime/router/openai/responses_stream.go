@@ -140,7 +140,7 @@ func (sw *ResponsesStreamWriter) Event(ev router.StreamEvent) error {
 			return nil
 		}
 		return sw.addItem(ev.Index, OutputItem{Type: itemFunctionCall, Status: StatusInProgress, CallID: ev.ToolUse.ID,
-			Name: ev.ToolUse.Name, Arguments: strp("")}, functionItemPrefix)
+			Name: ev.ToolUse.Name}, functionItemPrefix)
 	case router.EventBlockDelta:
 		return sw.delta(ev)
 	case router.EventBlockStop:
@@ -215,7 +215,7 @@ func (sw *ResponsesStreamWriter) closeItem(i int) error {
 		if args == "" {
 			args = "{}"
 		}
-		item.Arguments = &args
+		item.Arguments = args
 		if err := sw.write(&ResponsesEvent{Type: EventArgumentsDone, ItemID: item.ID, OutputIndex: intp(it.out), Arguments: strp(args), Name: item.Name}); err != nil {
 			return err
 		}
