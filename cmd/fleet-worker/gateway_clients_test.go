@@ -68,6 +68,10 @@ func (s *scripted) script(_ int, req *router.Request) rt.Reply {
 
 func (s *scripted) count(m string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls[m] }
 
+// logprobs is a chat completion's logprobs object as the API reference documents it.
+const logprobs = `{"content":[{"token":"Hello","logprob":-0.31725305,"bytes":[72,101,108,108,111],"top_logprobs":[{"token":"Hello","logprob":-0.31725305,"bytes":[72,101,108,108,111]}]},` +
+	`{"token":"!","logprob":-0.02380986,"bytes":[33],"top_logprobs":[{"token":"!","logprob":-0.02380986,"bytes":[33]}]}],"refusal":null}`
+
 // The SDKs handler authors use, run by Node against `fleet-worker gateway` in front of a
 // scripted OpenAI-compatible upstream (policy gpt) and a scripted Bedrock (policy claude,
 // gpt's fallback and context-window fallback): the openai SDK, the AI SDK and the AWS SDK
@@ -100,6 +104,16 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 			return rt.Reply{Status: 400, Body: "{\"error\":{\"message\":\"input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000\",\"type\":\"invalid_request_error\"}}"}
 		case "midfail":
 			return rt.Reply{Text: "partial answer", FailAfter: 2}
+		case "toolloop":
+			last := req.Messages[len(req.Messages)-1].Content[0]
+			if last.ToolResult != nil {
+				return rt.Reply{Text: "the tool said " + last.ToolResult.Content, Usage: usage}
+			}
+			return rt.Reply{Text: "let me look", ToolUse: &router.ToolUse{ID: "call_w", Name: "get_weather", Input: json.RawMessage(`{"city":"Oslo"}`)}, Usage: usage}
+		case "logprobs":
+			return rt.Reply{Text: "Hello!", Logprobs: json.RawMessage(logprobs), SystemFingerprint: "fp_44709d6fcb", ServiceTier: "default",
+				Usage: router.Usage{InputTokens: 12, OutputTokens: 5, CacheReadTokens: 4, ReasoningTokens: 1,
+					PromptDetails: `{"cached_tokens":4,"audio_tokens":0}`, CompletionDetails: `{"reasoning_tokens":1,"audio_tokens":0}`}}
 		}
 		return rt.Reply{Text: "hello from openai", Usage: usage}
 	}}
@@ -273,6 +287,89 @@ func TestSDKClientsAgainstFleetWorkerGateway(t *testing.T) {
 	want("ai_streamText", "usage.outputTokens", "5")
 	want("ai_generateObject", "object", `{"city":"Oslo","temp":3}`)
 	want("ai_generateObject_bedrock", "object", `{"city":"Bergen","temp":5}`)
+	// The Responses API: translated to chat completions (gpt) and to Converse (claude).
+	for _, c := range []struct{ policy, text, args, model string }{
+		{"gpt", "hello from openai", `{"city":"Oslo"}`, "gpt-4o-mini"},
+		{"claude", "hello from bedrock", `{"city":"Bergen"}`, "anthropic.claude-test"},
+	} {
+		m := c.policy
+		want("oa_responses_"+m, "text", c.text)
+		want("oa_responses_"+m, "status", "completed")
+		want("oa_responses_"+m, "object", "response")
+		want("oa_responses_"+m, "store", "false")
+		want("oa_responses_"+m, "model", c.model)
+		want("oa_responses_stream_"+m, "text", c.text)
+		want("oa_responses_stream_"+m, "model", c.model)
+		want("oa_responses_stream_"+m, "status", "completed")
+		want("oa_responses_stream_"+m, "first", "response.created")
+		want("oa_responses_stream_"+m, "last", "response.completed")
+		want("oa_responses_stream_"+m, "inOrder", "true")
+		want("oa_responses_stream_"+m, "types", "response.created,response.in_progress,response.output_item.added,response.content_part.added,"+
+			"response.output_text.delta,response.output_text.done,response.content_part.done,response.output_item.done,response.completed")
+		want("oa_responses_stream_"+m, "output", "message")
+		want("oa_responses_tools_"+m, "tool", "get_weather")
+		want("oa_responses_tools_"+m, "args", c.args)
+		want("oa_responses_stream_tools_"+m, "args", c.args)
+		want("oa_responses_stream_tools_"+m, "output", "function_call")
+		want("oa_responses_stream_tools_"+m, "types", "response.created,response.in_progress,response.output_item.added,"+
+			"response.function_call_arguments.delta,response.function_call_arguments.done,response.output_item.done,response.completed")
+		want("oa_responses_json_"+m, "object", strings.Replace(c.args, "}", `,"temp":`+map[string]string{"gpt": "3", "claude": "5"}[m]+"}", 1))
+	}
+	want("oa_responses_gpt", "usage.total_tokens", "17")
+	want("oa_responses_gpt", "usage.input_tokens_details.cached_tokens", "0")
+	want("oa_responses_stream_claude", "usage.output_tokens", "6")
+	want("oa_responses_tool_result", "text", "two results in one message")
+	want("oa_responses_stream_helper", "text", "hello from openai")
+	want("oa_responses_stream_helper", "args", `{"city":"Bergen"}`)
+	want("oa_responses_parse", "object", `{"city":"Bergen","temp":5}`)
+	want("oa_responses_previous", "error.status", "400")
+	if !strings.Contains(str("oa_responses_previous", "error.message"), "previous_response_id") {
+		t.Errorf("oa_responses_previous: %s, want a 400 naming previous_response_id", str("oa_responses_previous", ""))
+	}
+	want("oa_responses_store", "error.status", "400")
+	want("oa_responses_stream_midfail", "text", "partial")
+	if !strings.Contains(str("oa_responses_stream_midfail", "error.message"), "ModelStreamInterrupted") {
+		t.Errorf("oa_responses_stream_midfail: %s, want the stream's error event raised", str("oa_responses_stream_midfail", ""))
+	}
+	want("ai_responses_generateText", "text", "hello from openai")
+	want("ai_responses_generateText", "finish", "stop")
+	want("ai_responses_generateText", "usage.outputTokens", "5")
+	want("ai_responses_generateText", "modelId", "gpt-4o-mini")
+	want("ai_responses_streamText", "text", "hello from openai")
+	want("ai_responses_streamText", "finish", "stop")
+	want("ai_responses_streamText", "usage.inputTokens", "12")
+	want("ai_responses_streamText_bedrock", "text", "hello from bedrock")
+	want("ai_responses_streamText_bedrock", "usage.totalTokens", "26")
+	want("ai_responses_generateObject", "object", `{"city":"Oslo","temp":3}`)
+	want("ai_responses_tools", "tool", "get_weather")
+	want("ai_responses_tools", "args", `{"city":"Oslo"}`)
+	want("ai_responses_tools", "finish", "tool-calls")
+	want("ai_responses_tool_loop", "text", "the tool said 3C in Oslo")
+	want("ai_responses_tool_loop", "steps", "2")
+	want("ai_responses_tool_loop_stored", "error.status", "400")
+	if !strings.Contains(str("ai_responses_tool_loop_stored", "error.message"), "store = false") {
+		t.Errorf("ai_responses_tool_loop_stored: %s, want the 400 telling to set store = false", str("ai_responses_tool_loop_stored", "error.message"))
+	}
+	// Answer fields besides the message, as the SDKs expose them.
+	want("oa_logprobs", "tokens", "Hello|!")
+	want("oa_logprobs", "fingerprint", "fp_44709d6fcb")
+	want("oa_logprobs", "tier", "default")
+	want("oa_logprobs", "usage.prompt_tokens_details", `{"audio_tokens":0,"cached_tokens":4}`)
+	want("oa_logprobs", "usage.completion_tokens_details", `{"audio_tokens":0,"reasoning_tokens":1}`)
+	want("oa_stream_logprobs", "tokens", "Hello|!")
+	want("oa_stream_logprobs", "models", "gpt-4o-mini")
+	want("oa_stream_logprobs", "fingerprints", "fp_44709d6fcb")
+	want("oa_stream_logprobs", "usage.completion_tokens_details", `{"audio_tokens":0,"reasoning_tokens":1}`)
+	want("oa_responses_logprobs", "tokens", "Hello|!")
+	want("oa_responses_logprobs", "tier", "default")
+	want("oa_responses_logprobs", "usage.input_tokens_details.cached_tokens", "4")
+	want("oa_responses_logprobs", "usage.output_tokens_details.reasoning_tokens", "1")
+	want("ai_responses_logprobs", "tokens", "Hello|!")
+	want("ai_responses_logprobs", "tier", "default")
+	want("ai_responses_logprobs", "usage.reasoningTokens", "1")
+	want("ai_responses_logprobs", "usage.cachedInputTokens", "4")
+	want("ai_responses_stream_logprobs", "tokens", "Hello|!")
+	want("ai_responses_stream_logprobs", "tier", "default")
 	// AWS SDK for JavaScript, Bedrock Runtime
 	want("br_converse_claude", "text", "hello from bedrock")
 	want("br_converse_gpt", "text", "hello from openai")

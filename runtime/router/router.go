@@ -251,7 +251,7 @@ func (r *Router) call(ctx context.Context, g *group, d *deployment, req *Request
 	var resp *Response
 	var err error
 	if st != nil {
-		resp, err = st.stream(cctx, d, req)
+		resp, err = st.stream(cctx, g.p.Name, d, req)
 	} else {
 		resp, err = d.Provider.Chat(cctx, d.Model, req)
 	}

@@ -2,6 +2,7 @@ package router
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,20 @@ type StreamEvent struct {
 	ToolInput  string
 	StopReason string
 	Usage      Usage
+	// Logprobs, on an EventBlockDelta with Text, is an OpenAI-compatible target's logprobs
+	// object for that piece of text.
+	Logprobs json.RawMessage
+	// Meta says who answers: on EventMessageStart always (the router fills Policy,
+	// Deployment and, when the provider's wire names no model, Model), and on
+	// EventMetadata when the stream's last chunks said more than its first.
+	Meta *AnswerMeta
+}
+
+// AnswerMeta is what a streamed answer says of itself, besides its content.
+type AnswerMeta struct {
+	Model                          string // the model that answers, as its provider names it
+	Policy, Deployment             string // set by the router
+	SystemFingerprint, ServiceTier string // an OpenAI-compatible target's fields of those names
 }
 
 // Stream is a provider's streamed answer. Recv returns io.EOF after the last event; any
@@ -78,7 +93,8 @@ type assembler struct {
 	order  []int
 	text   map[int]*strings.Builder
 	input  map[int]*strings.Builder
-	size   int // bytes of content held: text, tool ids, names and inputs, blockCost a block
+	size   int  // bytes of content held: text, tool ids, names and inputs, blockCost a block
+	ended  bool // the metadata event came: the stream is complete
 }
 
 // blockCost is what a block counts against MaxResponseBytes besides its content, so a
@@ -131,6 +147,7 @@ func (a *assembler) add(ev StreamEvent) error {
 		a.resp.StopReason = ev.StopReason
 	case EventMetadata:
 		a.resp.Usage = ev.Usage
+		a.ended = true
 	}
 	if a.size > MaxResponseBytes {
 		return &ProviderError{Status: 502, Code: "UnexpectedOutput",
@@ -163,14 +180,14 @@ func (a *assembler) response(model string) *Response {
 // replay turns a whole answer into the events a stream of it would have had, for a
 // provider that cannot stream.
 func replay(resp *Response) []StreamEvent {
-	evs := []StreamEvent{{Kind: EventMessageStart}}
+	evs := []StreamEvent{{Kind: EventMessageStart, Meta: &AnswerMeta{Model: resp.Model, SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier}}}
 	for i, b := range resp.Message.Content {
 		switch {
 		case b.ToolUse != nil:
 			evs = append(evs, StreamEvent{Kind: EventBlockStart, Index: i, ToolUse: &ToolUse{ID: b.ToolUse.ID, Name: b.ToolUse.Name}},
 				StreamEvent{Kind: EventBlockDelta, Index: i, ToolInput: string(b.ToolUse.Input)})
 		default:
-			evs = append(evs, StreamEvent{Kind: EventBlockDelta, Index: i, Text: b.Text})
+			evs = append(evs, StreamEvent{Kind: EventBlockDelta, Index: i, Text: b.Text, Logprobs: resp.Logprobs})
 		}
 		evs = append(evs, StreamEvent{Kind: EventBlockStop, Index: i})
 	}
@@ -179,7 +196,7 @@ func replay(resp *Response) []StreamEvent {
 
 // stream is one streamed attempt: it opens the provider's stream and relays its events;
 // the first event commits the call.
-func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) (*Response, error) {
+func (st *streamState) stream(ctx context.Context, policy string, d *deployment, req *Request) (*Response, error) {
 	sp, ok := d.Provider.(StreamProvider)
 	if !ok {
 		resp, err := d.Provider.Chat(ctx, d.Model, req)
@@ -187,6 +204,7 @@ func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) 
 			return nil, err
 		}
 		for _, ev := range replay(resp) {
+			st.stamp(&ev, policy, d)
 			st.committed = true
 			if err := st.emit(ev); err != nil {
 				return nil, &callerGone{err}
@@ -203,8 +221,10 @@ func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) 
 	for {
 		ev, err := s.Recv()
 		if errors.Is(err, io.EOF) {
-			if a.resp.StopReason == "" {
-				return nil, &ProviderError{Err: fmt.Errorf("%s: the stream ended before its stop event", d.Name)}
+			// Complete means the stop event and then the metadata (usage), the last event
+			// in both wire formats: a stream cut before either is an error, not an answer.
+			if a.resp.StopReason == "" || !a.ended {
+				return nil, &ProviderError{Err: fmt.Errorf("%s: the stream ended before its stop and metadata events", d.Name)}
 			}
 			return a.response(d.Model), nil
 		}
@@ -214,11 +234,30 @@ func (st *streamState) stream(ctx context.Context, d *deployment, req *Request) 
 		if err := a.add(ev); err != nil {
 			return nil, err
 		}
+		st.stamp(&ev, policy, d)
 		st.committed = true
 		if err := st.emit(ev); err != nil {
 			return nil, &callerGone{err}
 		}
 	}
+}
+
+// stamp names the policy and deployment on the event that starts the answer (and the
+// deployment's model id when the provider's wire named none), so the caller can say who
+// answered before it sends its first byte.
+func (st *streamState) stamp(ev *StreamEvent, policy string, d *deployment) {
+	if ev.Kind != EventMessageStart {
+		return
+	}
+	m := AnswerMeta{}
+	if ev.Meta != nil {
+		m = *ev.Meta
+	}
+	m.Policy, m.Deployment = policy, d.Name
+	if m.Model == "" {
+		m.Model = d.Model
+	}
+	ev.Meta = &m
 }
 
 // callerGone is emit's failure: the client stopped reading.

@@ -119,3 +119,48 @@ func BenchmarkStreamAssembly40k(b *testing.B) {
 		}
 	}
 }
+
+// cutStream is a provider stream that ends (io.EOF) after its first `after` events of a
+// complete answer: a connection closed early.
+type cutStream struct {
+	deltaStream
+	after int
+}
+
+type cutProvider struct{ after int }
+
+func (c cutProvider) System() string { return "test" }
+func (c cutProvider) Chat(context.Context, string, *router.Request) (*router.Response, error) {
+	panic("the router must stream from a StreamProvider")
+}
+func (c cutProvider) ChatStream(context.Context, string, *router.Request) (router.Stream, error) {
+	return &cutStream{deltaStream: deltaStream{d: &deltas{n: 2, piece: "ab"}}, after: c.after}, nil
+}
+
+func (s *cutStream) Recv() (router.StreamEvent, error) {
+	if s.i >= s.after {
+		return router.StreamEvent{}, io.EOF
+	}
+	return s.deltaStream.Recv()
+}
+
+// A stream that ends before its stop event, or after it but before the metadata (the
+// usage the token bucket is charged with), is a failed call, never a complete answer;
+// the whole stream (start, 2 deltas, stop, metadata: 5 events) is one.
+func TestStreamCutBeforeItsLastEventIsAnError(t *testing.T) {
+	for after := 1; after <= 5; after++ {
+		r, err := router.New([]router.Policy{pol("p", cutProvider{after: after}, "m", func(p *router.Policy) { p.Timeout = time.Minute })}, router.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := r.ChatStream(context.Background(), "p", ask("x"), func(router.StreamEvent) error { return nil })
+		switch {
+		case after < 5 && err == nil:
+			t.Errorf("a stream cut after %d of 5 events answered %q, want an error", after, resp.Text())
+		case after < 5 && !strings.Contains(err.Error(), "ended before its stop and metadata events"):
+			t.Errorf("a stream cut after %d of 5 events: %v", after, err)
+		case after == 5 && err != nil:
+			t.Errorf("the whole stream: %v", err)
+		}
+	}
+}

@@ -137,6 +137,11 @@ type Usage struct {
 	InputTokens     int
 	OutputTokens    int
 	CacheReadTokens int // part of InputTokens served from the prompt cache
+	ReasoningTokens int // part of OutputTokens spent reasoning (OpenAI's reasoning_tokens)
+	// PromptDetails and CompletionDetails are an OpenAI-compatible target's
+	// prompt_tokens_details and completion_tokens_details objects (JSON) as they came,
+	// passed back whole to OpenAI-shaped clients; "" when the target sent none.
+	PromptDetails, CompletionDetails string
 }
 
 // Total is input plus output tokens.
@@ -148,6 +153,12 @@ type Response struct {
 	Message    Message
 	StopReason string
 	Usage      Usage
+	// Logprobs is an OpenAI-compatible target's logprobs object (the choice's), passed
+	// back to OpenAI-shaped clients; nil when it sent none.
+	Logprobs json.RawMessage
+	// SystemFingerprint and ServiceTier are an OpenAI-compatible target's answer fields
+	// of those names (no Converse counterpart), passed back as they came.
+	SystemFingerprint, ServiceTier string
 	// Set by the router: which policy and deployment answered.
 	Policy     string
 	Deployment string

@@ -4,8 +4,9 @@
 // scripted upstreams, runs this with the exports it printed, and checks every case.
 // The user message is the upstream's script: "plain", "spend", "ratelimit", "down", ...
 import OpenAI from "openai";
+import { zodTextFormat } from "openai/helpers/zod";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, streamText, generateObject, jsonSchema } from "ai";
+import { generateText, streamText, generateObject, jsonSchema, stepCountIs, tool } from "ai";
 import { z } from "zod";
 import {
   BedrockRuntimeClient,
@@ -145,6 +146,183 @@ Object.assign(cases, {
     // A Bedrock target answers response_format through a forced tool.
     const r = await generateObject({ model: aiOpenAI.chat("claude"), prompt: "json", schema: z.object({ city: z.string(), temp: z.number() }) });
     return { object: r.object };
+  },
+});
+
+// The Responses API (POST /v1/responses): the openai SDK's responses.create and the AI
+// SDK's default provider, openai("model"), against both kinds of target.
+const responsesTool = { type: "function", ...weatherTool.function };
+async function responsesStream(params) {
+  const s = await openai.responses.create({ ...params, stream: true });
+  let text = "", args = "", model, final, types = [], seq = [];
+  for await (const ev of s) {
+    types.push(ev.type);
+    seq.push(ev.sequence_number);
+    if (ev.type === "response.created") model = ev.response.model;
+    if (ev.type === "response.output_text.delta") text += ev.delta;
+    if (ev.type === "response.function_call_arguments.delta") args += ev.delta;
+    if (ev.type === "response.completed" || ev.type === "response.incomplete" || ev.type === "response.failed") final = ev.response;
+  }
+  const inOrder = seq.every((n, i) => n === i);
+  return { text, args, model, status: final?.status, usage: final?.usage, output: final?.output?.map((o) => o.type).join(","),
+    first: types[0], last: types[types.length - 1], inOrder, types: [...new Set(types)].join(",") };
+}
+for (const model of ["gpt", "claude"]) {
+  cases["oa_responses_" + model] = async () => {
+    const r = await openai.responses.create({ model, input: "plain", instructions: "be brief" });
+    return { text: r.output_text, status: r.status, model: r.model, usage: r.usage, object: r.object, store: r.store };
+  };
+  cases["oa_responses_stream_" + model] = () => responsesStream({ model, input: [{ role: "user", content: "plain" }] });
+  cases["oa_responses_tools_" + model] = async () => {
+    const r = await openai.responses.create({ model, input: "tool", tools: [responsesTool], tool_choice: "required" });
+    const fc = r.output.find((o) => o.type === "function_call");
+    return { tool: fc?.name, args: fc?.arguments, callId: fc?.call_id };
+  };
+  cases["oa_responses_stream_tools_" + model] = () => responsesStream({ model, input: "tool", tools: [responsesTool] });
+  cases["oa_responses_json_" + model] = async () => {
+    const r = await openai.responses.create({
+      model, input: "json",
+      text: { format: { type: "json_schema", name: "weather", strict: true,
+        schema: { type: "object", properties: { city: { type: "string" }, temp: { type: "number" } }, required: ["city", "temp"], additionalProperties: false } } },
+    });
+    return { object: JSON.parse(r.output_text) };
+  };
+}
+Object.assign(cases, {
+  async oa_responses_tool_result() {
+    // A whole tool round trip in one stateless request: the call and its output as input items.
+    const r = await openai.responses.create({
+      model: "claude", tools: [responsesTool],
+      input: [
+        { role: "user", content: "parallel" },
+        { type: "function_call", call_id: "a", name: "get_weather", arguments: '{"city":"Oslo"}' },
+        { type: "function_call", call_id: "b", name: "get_weather", arguments: '{"city":"Bergen"}' },
+        { type: "function_call_output", call_id: "a", output: "3C" },
+        { type: "function_call_output", call_id: "b", output: "5C" },
+      ],
+    });
+    return { text: r.output_text };
+  },
+  async oa_responses_stream_helper() {
+    // The SDK's stream helper rebuilds the response from the events (output_index and
+    // content_index must point at what was added).
+    const text = await openai.responses.stream({ model: "gpt", input: "plain" }).finalResponse();
+    const tools = await openai.responses.stream({ model: "claude", input: "tool", tools: [responsesTool] }).finalResponse();
+    return { text: text.output_text, args: tools.output.find((o) => o.type === "function_call")?.arguments };
+  },
+  async oa_responses_parse() {
+    const r = await openai.responses.parse({ model: "claude", input: "json",
+      text: { format: zodTextFormat(z.object({ city: z.string(), temp: z.number() }), "weather") } });
+    return { object: r.output_parsed };
+  },
+  async oa_responses_previous() {
+    try {
+      await openai.responses.create({ model: "gpt", input: "plain", previous_response_id: "resp_123" });
+      return {};
+    } catch (e) {
+      return failure(e);
+    }
+  },
+  async oa_responses_store() {
+    try {
+      await openai.responses.create({ model: "gpt", input: "plain", store: true });
+      return {};
+    } catch (e) {
+      return failure(e);
+    }
+  },
+  async oa_responses_stream_midfail() {
+    let text = "";
+    try {
+      const s = await openai.responses.create({ model: "gpt", input: "midfail", stream: true });
+      for await (const ev of s) if (ev.type === "response.output_text.delta") text += ev.delta;
+      return { text };
+    } catch (e) {
+      return { text, ...failure(e) };
+    }
+  },
+  async ai_responses_generateText() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "plain" });
+    return { text: r.text, finish: r.finishReason, usage: r.usage, modelId: r.response?.modelId };
+  },
+  async ai_responses_streamText() {
+    const r = streamText({ model: aiOpenAI("gpt"), prompt: "plain" });
+    let text = "";
+    for await (const t of r.textStream) text += t;
+    return { text, finish: await r.finishReason, usage: await r.usage };
+  },
+  async ai_responses_streamText_bedrock() {
+    const r = streamText({ model: aiOpenAI("claude"), prompt: "plain" });
+    let text = "";
+    for await (const t of r.textStream) text += t;
+    return { text, finish: await r.finishReason, usage: await r.usage };
+  },
+  async ai_responses_generateObject() {
+    const r = await generateObject({ model: aiOpenAI("gpt"), prompt: "json", schema: z.object({ city: z.string(), temp: z.number() }) });
+    return { object: r.object };
+  },
+  async ai_responses_tools() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "tool",
+      tools: { get_weather: { description: "Current weather in a city", inputSchema: jsonSchema(weatherTool.function.parameters) } } });
+    return { tool: r.toolCalls[0]?.toolName, args: r.toolCalls[0]?.input, finish: r.finishReason };
+  },
+});
+
+// Answer fields besides the message ("logprobs": the upstream adds logprobs, a
+// system_fingerprint, a service_tier and usage details), as each SDK exposes them.
+Object.assign(cases, {
+  async oa_logprobs() {
+    const r = await openai.chat.completions.create({ model: "gpt", messages: user("logprobs"), logprobs: true, top_logprobs: 1 });
+    return { tokens: r.choices[0].logprobs?.content?.map((t) => t.token).join("|"), fingerprint: r.system_fingerprint,
+      tier: r.service_tier, model: r.model, usage: r.usage };
+  },
+  async oa_stream_logprobs() {
+    const s = await openai.chat.completions.create({ model: "gpt", messages: user("logprobs"), logprobs: true, top_logprobs: 1,
+      stream: true, stream_options: { include_usage: true } });
+    const tokens = [], models = new Set(), fingerprints = new Set();
+    let usage;
+    for await (const c of s) {
+      models.add(c.model);
+      fingerprints.add(c.system_fingerprint);
+      if (c.usage) usage = c.usage;
+      for (const ch of c.choices) for (const t of ch.logprobs?.content ?? []) tokens.push(t.token);
+    }
+    return { tokens: tokens.join("|"), models: [...models].join(","), fingerprints: [...fingerprints].join(","), usage };
+  },
+  async oa_responses_logprobs() {
+    const r = await openai.responses.create({ model: "gpt", input: "logprobs", include: ["message.output_text.logprobs"], top_logprobs: 1 });
+    return { tokens: r.output[0]?.content?.[0]?.logprobs?.map((t) => t.token).join("|"), tier: r.service_tier, usage: r.usage };
+  },
+  async ai_responses_logprobs() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "logprobs", providerOptions: { openai: { logprobs: 1 } } });
+    return { tokens: r.providerMetadata?.openai?.logprobs?.flat().map((t) => t.token).join("|"),
+      tier: r.providerMetadata?.openai?.serviceTier, usage: r.usage };
+  },
+  async ai_responses_stream_logprobs() {
+    const r = streamText({ model: aiOpenAI("gpt"), prompt: "logprobs", providerOptions: { openai: { logprobs: 1 } } });
+    for await (const _ of r.textStream);
+    const meta = await r.providerMetadata;
+    return { tokens: meta?.openai?.logprobs?.flat().map((t) => t.token).join("|"), tier: meta?.openai?.serviceTier };
+  },
+});
+
+// A tool loop through the stateless gateway: with store: false the AI SDK sends each step
+// the whole conversation; with its default (store on) it sends an item_reference, refused.
+const weatherTools = { get_weather: tool({ description: "Current weather in a city", inputSchema: jsonSchema(weatherTool.function.parameters),
+  execute: async ({ city }) => `3C in ${city}` }) };
+Object.assign(cases, {
+  async ai_responses_tool_loop() {
+    const r = await generateText({ model: aiOpenAI("gpt"), prompt: "toolloop", tools: weatherTools, stopWhen: stepCountIs(3),
+      providerOptions: { openai: { store: false } } });
+    return { text: r.text, steps: r.steps.length };
+  },
+  async ai_responses_tool_loop_stored() {
+    try {
+      await generateText({ model: aiOpenAI("gpt"), prompt: "toolloop", tools: weatherTools, stopWhen: stepCountIs(3) });
+      return {};
+    } catch (e) {
+      return failure(e);
+    }
   },
 });
 

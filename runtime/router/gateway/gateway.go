@@ -1,6 +1,6 @@
 // Package gateway is fleet-worker's local model gateway: a loopback HTTP server (HTTP/1.1
-// and cleartext HTTP/2) that speaks the OpenAI-compatible POST /v1/chat/completions
-// (streamed as server-sent events when asked) and Bedrock's POST /model/{modelId}/converse
+// and cleartext HTTP/2) that speaks the OpenAI-compatible POST /v1/chat/completions and
+// POST /v1/responses (streamed as server-sent events when asked) and Bedrock's POST /model/{modelId}/converse
 // and /converse-stream, and sends every call through the class's router policy. So an
 // exec or http handler in any language gets the fleet's retries, fallbacks, caps and spans
 // by changing its base URL. Each process's gateway has its own random bearer token.
@@ -36,6 +36,9 @@ const (
 	// HeaderDeadline bounds a call (RFC 3339); exec handlers get it as FLEET_DEADLINE.
 	HeaderDeadline = "X-Fleet-Deadline"
 )
+
+// servedPaths is what a request for anything else is told.
+const servedPaths = "the gateway serves POST /v1/chat/completions, POST /v1/responses and POST /model/{modelId}/converse[-stream]"
 
 // maxBody bounds a request body.
 const maxBody = 16 << 20
@@ -177,18 +180,20 @@ func (g *Gateway) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		g.fail(w, a, notFound, "the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse[-stream]", 0)
+		g.fail(w, a, notFound, servedPaths, 0)
 		return
 	}
 	switch {
 	case path == "/v1/chat/completions" || path == "/chat/completions":
 		g.chat(w, r)
+	case path == "/v1/responses" || path == "/responses":
+		g.responses(w, r)
 	case a == apiConverse && strings.HasSuffix(path, "/converse"):
 		g.converse(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/model/"), "/converse"), false)
 	case a == apiConverse && strings.HasSuffix(path, "/converse-stream"):
 		g.converse(w, r, strings.TrimSuffix(strings.TrimPrefix(path, "/model/"), "/converse-stream"), true)
 	default:
-		g.fail(w, a, notFound, "the gateway serves POST /v1/chat/completions and POST /model/{modelId}/converse[-stream]", 0)
+		g.fail(w, a, notFound, servedPaths, 0)
 	}
 }
 
@@ -265,7 +270,7 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
 	_, err = g.router.ChatStream(ctx, g.policyFor(in.Model), req, func(ev router.StreamEvent) error {
 		if sw == nil { // the first event: the answer is committed
-			streamHeaders(w, "text/event-stream")
+			streamHeaders(w, "text/event-stream", ev.Meta)
 			sw = openai.NewSSEWriter(w, id, "", time.Now().Unix(), includeUsage)
 		}
 		return sw.Event(ev)
@@ -315,7 +320,7 @@ func (g *Gateway) converse(w http.ResponseWriter, r *http.Request, modelID strin
 	var ew *bedrock.EventWriter
 	_, err = g.router.ChatStream(ctx, g.policyFor(modelID), req, func(ev router.StreamEvent) error {
 		if ew == nil {
-			streamHeaders(w, bedrock.ContentTypeEventStream)
+			streamHeaders(w, bedrock.ContentTypeEventStream, ev.Meta)
 			ew = bedrock.NewEventWriter(w)
 		}
 		return ew.Event(ev, time.Since(start).Milliseconds())
@@ -329,17 +334,27 @@ func (g *Gateway) converse(w http.ResponseWriter, r *http.Request, modelID strin
 	}
 }
 
-func streamHeaders(w http.ResponseWriter, contentType string) {
+// streamHeaders commits a streamed answer; meta is its first event's (the router names
+// the policy and deployment there), so streams carry the X-Fleet-Model-* headers too.
+func streamHeaders(w http.ResponseWriter, contentType string, meta *router.AnswerMeta) {
 	h := w.Header()
 	h.Set("Content-Type", contentType)
 	h.Set("Cache-Control", "no-cache")
+	if meta != nil {
+		modelHeaders(h, meta.Policy, meta.Deployment)
+	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// modelHeaders name the policy and deployment that answered.
+func modelHeaders(h http.Header, policy, deployment string) {
+	h.Set("X-Fleet-Model-Policy", policy)
+	h.Set("X-Fleet-Model-Deployment", deployment)
 }
 
 func writeJSON(w http.ResponseWriter, resp *router.Response, body any) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("X-Fleet-Model-Policy", resp.Policy)
-	h.Set("X-Fleet-Model-Deployment", resp.Deployment)
+	modelHeaders(h, resp.Policy, resp.Deployment)
 	writeBody(w, body)
 }

@@ -20,20 +20,23 @@ import (
 
 // Chunk is one chat.completion.chunk.
 type Chunk struct {
-	ID      string        `json:"id"`
-	Object  string        `json:"object"`
-	Created int64         `json:"created"`
-	Model   string        `json:"model"`
-	Choices []ChunkChoice `json:"choices"`
-	Usage   *WireUsage    `json:"usage,omitempty"`
-	Error   *wireError    `json:"error,omitempty"`
+	ID                string        `json:"id"`
+	Object            string        `json:"object"`
+	Created           int64         `json:"created"`
+	Model             string        `json:"model"`
+	SystemFingerprint string        `json:"system_fingerprint,omitempty"`
+	ServiceTier       string        `json:"service_tier,omitempty"`
+	Choices           []ChunkChoice `json:"choices"`
+	Usage             *WireUsage    `json:"usage,omitempty"`
+	Error             *wireError    `json:"error,omitempty"`
 }
 
 // ChunkChoice is a chunk's choice.
 type ChunkChoice struct {
-	Index        int        `json:"index"`
-	Delta        ChunkDelta `json:"delta"`
-	FinishReason *string    `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Delta        ChunkDelta      `json:"delta"`
+	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
+	FinishReason *string         `json:"finish_reason"`
 }
 
 // ChunkDelta is the part of the message a chunk adds.
@@ -67,6 +70,8 @@ type SSEReader struct {
 	tools    map[int]int // tool call index → block index
 	next     int
 	finished bool
+	// meta is what the chunks said of the answer so far; told is what the events did.
+	meta, told router.AnswerMeta
 }
 
 // NewSSEReader reads body.
@@ -85,12 +90,11 @@ func (s *SSEReader) Recv() (router.StreamEvent, error) {
 		}
 		line, err := s.readLine()
 		if err != nil {
-			if errors.Is(err, io.EOF) && s.stopped {
-				s.done()
-				continue
-			}
+			// The stream ends with data: [DONE] and nothing else: a connection closed
+			// before it (even after the finish_reason, when the usage chunk may still be
+			// due) is a cut answer, never a complete one.
 			if errors.Is(err, io.EOF) {
-				err = io.ErrUnexpectedEOF
+				err = fmt.Errorf("%w: the connection closed before data: [DONE]", io.ErrUnexpectedEOF)
 			}
 			return router.StreamEvent{}, &router.ProviderError{Err: fmt.Errorf("chat completion stream: %w", err)}
 		}
@@ -142,10 +146,33 @@ func (s *SSEReader) emit(ev router.StreamEvent) { s.queue = append(s.queue, ev) 
 
 func (s *SSEReader) done() {
 	if s.stopped && !s.usage {
-		s.emit(router.StreamEvent{Kind: router.EventMetadata})
+		s.emit(router.StreamEvent{Kind: router.EventMetadata, Meta: s.news()})
 		s.usage = true
 	}
 	s.finished = true
+}
+
+// observe keeps what a chunk says of the answer (later chunks may say more).
+func (s *SSEReader) observe(c *Chunk) {
+	if c.Model != "" {
+		s.meta.Model = c.Model
+	}
+	if c.SystemFingerprint != "" {
+		s.meta.SystemFingerprint = c.SystemFingerprint
+	}
+	if c.ServiceTier != "" {
+		s.meta.ServiceTier = c.ServiceTier
+	}
+}
+
+// news is what the chunks said of the answer since the events last told it; nil if nothing.
+func (s *SSEReader) news() *router.AnswerMeta {
+	if s.meta == s.told {
+		return nil
+	}
+	s.told = s.meta
+	m := s.meta
+	return &m
 }
 
 func (s *SSEReader) closeBlocks() {
@@ -164,20 +191,23 @@ func (s *SSEReader) closeBlocks() {
 }
 
 func (s *SSEReader) chunk(c *Chunk) {
+	s.observe(c)
 	for _, ch := range c.Choices {
 		if ch.Index != 0 {
 			continue
 		}
 		if !s.started {
 			s.started = true
-			s.emit(router.StreamEvent{Kind: router.EventMessageStart})
+			m := s.meta
+			s.told = m
+			s.emit(router.StreamEvent{Kind: router.EventMessageStart, Meta: &m})
 		}
 		if d := ch.Delta.Content; d != nil && *d != "" {
 			if s.text < 0 {
 				s.text = s.next
 				s.next++
 			}
-			s.emit(router.StreamEvent{Kind: router.EventBlockDelta, Index: s.text, Text: *d})
+			s.emit(router.StreamEvent{Kind: router.EventBlockDelta, Index: s.text, Text: *d, Logprobs: logprobs(ch.Logprobs)})
 		}
 		for _, tc := range ch.Delta.ToolCalls {
 			b, ok := s.tools[tc.Index]
@@ -203,7 +233,7 @@ func (s *SSEReader) chunk(c *Chunk) {
 	}
 	if c.Usage != nil && !s.usage {
 		s.usage = true
-		s.emit(router.StreamEvent{Kind: router.EventMetadata, Usage: c.Usage.toRouter()})
+		s.emit(router.StreamEvent{Kind: router.EventMetadata, Usage: c.Usage.toRouter(), Meta: s.news()})
 	}
 }
 
@@ -246,6 +276,9 @@ func (sw *SSEWriter) delta(d ChunkDelta, finish *string) error {
 
 // Event writes one event.
 func (sw *SSEWriter) Event(ev router.StreamEvent) error {
+	if m := ev.Meta; m != nil { // this chunk and the next name the answer as the target did
+		sw.base.Model, sw.base.SystemFingerprint, sw.base.ServiceTier = m.Model, m.SystemFingerprint, m.ServiceTier
+	}
 	switch ev.Kind {
 	case router.EventMessageStart:
 		empty := ""
@@ -269,7 +302,9 @@ func (sw *SSEWriter) Event(ev router.StreamEvent) error {
 			return nil
 		}
 		t := ev.Text
-		return sw.delta(ChunkDelta{Content: &t}, nil)
+		c := sw.base
+		c.Choices = []ChunkChoice{{Delta: ChunkDelta{Content: &t}, Logprobs: ev.Logprobs}}
+		return sw.write(&c)
 	case router.EventMessageStop:
 		f := finishReason(ev.StopReason)
 		return sw.delta(ChunkDelta{}, &f)

@@ -79,3 +79,42 @@ func TestLongSSELineUnderTheCapIsRead(t *testing.T) {
 		t.Errorf("read %d bytes of text, want %d", got.Len(), len(text))
 	}
 }
+
+// A stream whose connection closes before data: [DONE] is cut, whatever it had sent: the
+// reader raises an error (not io.EOF) after relaying what came, so no consumer can take
+// it for a complete answer. Cut before the finish_reason, after it (the usage chunk
+// still due), and after the usage chunk.
+func TestSSEStreamCutBeforeDoneIsAnError(t *testing.T) {
+	const (
+		text   = `data: {"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"hel"}}]}` + "\n\n"
+		finish = `data: {"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n"
+		usage  = `data: {"model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}` + "\n\n"
+	)
+	for name, body := range map[string]string{"before finish_reason": text, "after finish_reason": text + finish, "after usage": text + finish + usage} {
+		s := openai.NewSSEReader(io.NopCloser(strings.NewReader(body)))
+		var err error
+		for err == nil {
+			_, err = s.Recv()
+		}
+		var pe *router.ProviderError
+		if !errors.As(err, &pe) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("%s: the stream ended with %v, want an unexpected-EOF ProviderError", name, err)
+		}
+	}
+	// The same stream with its [DONE] is complete.
+	s := openai.NewSSEReader(io.NopCloser(strings.NewReader(text + finish + usage + "data: [DONE]\n\n")))
+	var kinds []router.EventKind
+	for {
+		ev, err := s.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("a complete stream: %v", err)
+		}
+		kinds = append(kinds, ev.Kind)
+	}
+	if n := len(kinds); n == 0 || kinds[n-1] != router.EventMetadata {
+		t.Errorf("a complete stream's events %v, want the metadata event last", kinds)
+	}
+}

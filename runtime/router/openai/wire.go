@@ -221,14 +221,30 @@ type ChatTool struct {
 	} `json:"function"`
 }
 
-// WireUsage is usage.
+// WireUsage is usage. The details objects travel whole (their fields grow: audio,
+// accepted and rejected prediction tokens, ...); the router reads the two it accounts.
 type WireUsage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	TotalTokens         int `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details,omitempty"`
+	PromptTokens            int             `json:"prompt_tokens"`
+	CompletionTokens        int             `json:"completion_tokens"`
+	TotalTokens             int             `json:"total_tokens"`
+	PromptTokensDetails     json.RawMessage `json:"prompt_tokens_details,omitempty"`
+	CompletionTokensDetails json.RawMessage `json:"completion_tokens_details,omitempty"`
+}
+
+// tokenDetails are the details fields the router reads.
+type tokenDetails struct {
+	CachedTokens    int `json:"cached_tokens"`
+	ReasoningTokens int `json:"reasoning_tokens"`
+}
+
+// details is a details object's fields and its JSON to pass on; a null or malformed one
+// is none.
+func details(raw json.RawMessage) (tokenDetails, string) {
+	var d tokenDetails
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &d) != nil {
+		return tokenDetails{}, ""
+	}
+	return d, string(raw)
 }
 
 func (u *WireUsage) toRouter() router.Usage {
@@ -236,37 +252,56 @@ func (u *WireUsage) toRouter() router.Usage {
 		return router.Usage{}
 	}
 	ru := router.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens}
-	if u.PromptTokensDetails != nil {
-		ru.CacheReadTokens = u.PromptTokensDetails.CachedTokens
-	}
+	var p, c tokenDetails
+	p, ru.PromptDetails = details(u.PromptTokensDetails)
+	c, ru.CompletionDetails = details(u.CompletionTokensDetails)
+	ru.CacheReadTokens, ru.ReasoningTokens = p.CachedTokens, c.ReasoningTokens
 	return ru
 }
 
 func usageFrom(u router.Usage) *WireUsage {
 	w := &WireUsage{PromptTokens: u.InputTokens, CompletionTokens: u.OutputTokens, TotalTokens: u.Total()}
-	if u.CacheReadTokens > 0 {
-		w.PromptTokensDetails = &struct {
-			CachedTokens int `json:"cached_tokens"`
-		}{u.CacheReadTokens}
+	switch {
+	case u.PromptDetails != "":
+		w.PromptTokensDetails = json.RawMessage(u.PromptDetails)
+	case u.CacheReadTokens > 0:
+		w.PromptTokensDetails, _ = json.Marshal(map[string]int{"cached_tokens": u.CacheReadTokens})
+	}
+	switch {
+	case u.CompletionDetails != "":
+		w.CompletionTokensDetails = json.RawMessage(u.CompletionDetails)
+	case u.ReasoningTokens > 0:
+		w.CompletionTokensDetails, _ = json.Marshal(map[string]int{"reasoning_tokens": u.ReasoningTokens})
 	}
 	return w
 }
 
 // Choice is one choice of a response.
 type Choice struct {
-	Index        int         `json:"index"`
-	Message      ChatMessage `json:"message"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int             `json:"index"`
+	Message      ChatMessage     `json:"message"`
+	FinishReason string          `json:"finish_reason"`
+	Logprobs     json.RawMessage `json:"logprobs,omitempty"`
 }
 
 // ChatResponse is the chat-completions response body.
 type ChatResponse struct {
-	ID      string     `json:"id"`
-	Object  string     `json:"object"`
-	Created int64      `json:"created"`
-	Model   string     `json:"model"`
-	Choices []Choice   `json:"choices"`
-	Usage   *WireUsage `json:"usage,omitempty"`
+	ID                string     `json:"id"`
+	Object            string     `json:"object"`
+	Created           int64      `json:"created"`
+	Model             string     `json:"model"`
+	Choices           []Choice   `json:"choices"`
+	Usage             *WireUsage `json:"usage,omitempty"`
+	SystemFingerprint string     `json:"system_fingerprint,omitempty"`
+	ServiceTier       string     `json:"service_tier,omitempty"`
+}
+
+// logprobs is a logprobs value worth passing on: not absent, not null.
+func logprobs(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return raw
 }
 
 // ErrorBody is the error envelope.
@@ -520,7 +555,8 @@ func imageFrom(u string) (*router.Image, error) {
 func (cr *ChatResponse) ToRouter() (*router.Response, error) {
 	ch := cr.Choices[0]
 	resp := &router.Response{Model: cr.Model, StopReason: stopReason(ch.FinishReason), Usage: cr.Usage.toRouter(),
-		Message: router.Message{Role: router.RoleAssistant}}
+		Message: router.Message{Role: router.RoleAssistant}, Logprobs: logprobs(ch.Logprobs),
+		SystemFingerprint: cr.SystemFingerprint, ServiceTier: cr.ServiceTier}
 	if t := ch.Message.Content.Text(); t != "" {
 		resp.Message.Content = append(resp.Message.Content, router.Block{Text: t})
 	}
@@ -536,8 +572,9 @@ func (cr *ChatResponse) ToRouter() (*router.Response, error) {
 
 // FromRouterResponse builds the wire response the gateway sends.
 func FromRouterResponse(id string, created int64, resp *router.Response) *ChatResponse {
-	cr := &ChatResponse{ID: id, Object: "chat.completion", Created: created, Model: resp.Model, Usage: usageFrom(resp.Usage)}
-	ch := Choice{FinishReason: finishReason(resp.StopReason), Message: ChatMessage{Role: router.RoleAssistant}}
+	cr := &ChatResponse{ID: id, Object: "chat.completion", Created: created, Model: resp.Model, Usage: usageFrom(resp.Usage),
+		SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier}
+	ch := Choice{FinishReason: finishReason(resp.StopReason), Message: ChatMessage{Role: router.RoleAssistant}, Logprobs: resp.Logprobs}
 	var text string
 	for _, b := range resp.Message.Content {
 		if b.ToolUse != nil {

@@ -44,6 +44,10 @@ type Reply struct {
 	Text         string
 	ToolUse      *router.ToolUse
 	Usage        router.Usage
+	// Answer fields only an OpenAI-compatible target sends (the fake OpenAI server does,
+	// whole and streamed: the logprobs object with the first piece of text).
+	Logprobs                       json.RawMessage
+	SystemFingerprint, ServiceTier string
 }
 
 func (r Reply) errMessage() string {
@@ -269,7 +273,8 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 
 // events is the stream of resp: text in two pieces, tool input in two pieces.
 func events(resp *router.Response) []router.StreamEvent {
-	evs := []router.StreamEvent{{Kind: router.EventMessageStart}}
+	evs := []router.StreamEvent{{Kind: router.EventMessageStart,
+		Meta: &router.AnswerMeta{Model: resp.Model, SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier}}}
 	for i, b := range resp.Message.Content {
 		switch {
 		case b.ToolUse != nil:
@@ -279,7 +284,7 @@ func events(resp *router.Response) []router.StreamEvent {
 				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: in[len(in)/2:]})
 		default:
 			h := len(b.Text) / 2
-			evs = append(evs, router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[:h]},
+			evs = append(evs, router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[:h], Logprobs: resp.Logprobs},
 				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[h:]})
 		}
 		evs = append(evs, router.StreamEvent{Kind: router.EventBlockStop, Index: i})
@@ -289,7 +294,8 @@ func events(resp *router.Response) []router.StreamEvent {
 }
 
 func reply(model string, rep Reply) *router.Response {
-	resp := &router.Response{Model: model, StopReason: router.StopEndTurn, Usage: rep.Usage, Message: router.Message{Role: router.RoleAssistant}}
+	resp := &router.Response{Model: model, StopReason: router.StopEndTurn, Usage: rep.Usage, Message: router.Message{Role: router.RoleAssistant},
+		Logprobs: rep.Logprobs, SystemFingerprint: rep.SystemFingerprint, ServiceTier: rep.ServiceTier}
 	if resp.Usage == (router.Usage{}) {
 		resp.Usage = router.Usage{InputTokens: 12, OutputTokens: 3}
 	}
