@@ -43,6 +43,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/internal/genjson"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -98,7 +99,7 @@ const (
 )
 
 // maxBatchBytes is ItemBatcher's MaxInputBytesPerBatch ceiling (256 KiB).
-const maxBatchBytes = 262144
+const maxBatchBytes = awslimits.SFNMaxBatchInputBytes
 
 // Path is the artifact path of a workflow's definition.
 func Path(w *ir.Workflow) string { return "statemachines/" + w.Name + ".asl.json" }

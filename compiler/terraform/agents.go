@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
@@ -19,22 +20,21 @@ const (
 	// stallWindow is the seed's stall canary: zero completions while messages wait, for 10 minutes.
 	stallWindow = 10 * time.Minute
 	// maxAlarmWindow: CloudWatch requires period x evaluation_periods <= 1 day.
-	maxAlarmWindow = 24 * time.Hour
-	// lambdaEnvLimit is Lambda's cap on all environment variables together (4 KB), measured
-	// as the JSON object of names and values ("String measured: {...}" in its error).
-	lambdaEnvLimit = 4096
+	maxAlarmWindow = awslimits.CloudWatchMaxAlarmWindow
+	// lambdaEnvLimit is Lambda's cap on all environment variables together (4 KB).
+	lambdaEnvLimit = awslimits.LambdaEnvBytes
 	// esmUnbatchedMax: above 10 messages per batch Lambda requires a batching window of >= 1 s.
-	esmUnbatchedMax = 10
+	esmUnbatchedMax = awslimits.ESMUnwindowedMaxBatch
 	// ageAlarmFloor: SQS publishes metrics once a minute; a tighter threshold only measures jitter.
 	ageAlarmFloor = time.Minute
 	// logRetentionDays keeps worker and state machine logs a month.
 	logRetentionDays = 30
 	// lambdaMaxConcurrency is the ESM scaling_config ceiling (2..1000).
-	lambdaMaxConcurrency = 1000
+	lambdaMaxConcurrency = awslimits.ESMMaxConcurrency
 	// agentCoreDefaultLifetime is AgentCore's own default maxLifetime (8 h microVM lifecycle).
-	agentCoreDefaultLifetime = 8 * time.Hour
+	agentCoreDefaultLifetime = awslimits.AgentCoreMaxLifetime
 	// agentCoreIdleTimeout is AgentCore's default idle stop (15 min).
-	agentCoreIdleTimeout = 15 * time.Minute
+	agentCoreIdleTimeout = awslimits.AgentCoreIdleTimeout
 )
 
 func (g *gen) agent(a *ir.Agent) {

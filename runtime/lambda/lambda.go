@@ -31,6 +31,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // EnvRuntimeAPI is the host:port of the Lambda runtime API.
@@ -215,8 +216,8 @@ func (h *Handler) releaseAll(ctx context.Context, msgs []*queue.Message, delays 
 			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: v})
 		}
 	}
-	for start := 0; start < len(entries); start += 10 {
-		end := min(start+10, len(entries))
+	for start := 0; start < len(entries); start += awslimits.SQSMaxBatch {
+		end := min(start+awslimits.SQSMaxBatch, len(entries))
 		if _, err := h.SQS.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.QueueURL), Entries: entries[start:end]}); err != nil && h.Worker.Logger() != nil {
 			h.Worker.Logger().Warn("release after failure failed; messages return at the visibility timeout", "err", err)
 		}

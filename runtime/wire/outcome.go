@@ -1,12 +1,15 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// AgentCoreMaxPayload is the largest invocation body AgentCore takes: the seed's "100 MB
-// payloads", read as decimal megabytes (100,000,000 bytes), the smaller of the two readings,
-// so nothing fleetc accepts is refused by AgentCore. Rule W004, the dispatcher and the
-// runtime's server all hold bodies to it.
-const AgentCoreMaxPayload = 100 * 1000 * 1000
+	"github.com/fleetc/fleetc/schemas/awslimits"
+)
+
+// AgentCoreMaxPayload is the largest invocation body AgentCore takes
+// (awslimits.AgentCoreMaxPayload). Rule W004, the dispatcher and the runtime's server all
+// hold bodies to it.
+const AgentCoreMaxPayload = awslimits.AgentCoreMaxPayload
 
 // OutcomeMediaType is the Accept type under which fleet-worker answers an invocation with an
 // OutcomeEnvelope (always HTTP 200).

@@ -3,19 +3,20 @@
 // events against it, without linking the SDK's EventBridge client into fleetc.
 package putevents
 
-// Limits from the EventBridge PutEvents documentation (see the seed
-// "Event-Driven AI Agent Fleets": entries per request and request size).
+import "github.com/fleetc/fleetc/schemas/awslimits"
+
+// Limits from the EventBridge PutEvents documentation (schemas/awslimits).
 const (
 	// MaxEntriesClassic is the per-request entry cap on a classic bus.
-	MaxEntriesClassic = 10
+	MaxEntriesClassic = awslimits.PutEventsMaxEntriesClassic
 	// MaxEntriesV2 is the per-request entry cap on an EventsV2 bus.
-	MaxEntriesV2 = 100
+	MaxEntriesV2 = awslimits.PutEventsMaxEntriesV2
 	// MaxRequestBytes is the PutEvents request size limit (1 MB). The
 	// entries of one request total at most this; a single entry may use
 	// all of it when it is alone.
-	MaxRequestBytes = 1_048_576
+	MaxRequestBytes = awslimits.PutEventsMaxRequestBytes
 	// timeBytes is what a set Time parameter costs in AWS's arithmetic.
-	timeBytes = 14
+	timeBytes = awslimits.PutEventsTimeBytes
 )
 
 // EntrySize is an entry's size as AWS computes it for the request limit: 14 bytes when its
