@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/schemas/contract"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
@@ -476,11 +476,11 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 // stays out) and the queue URLs, which spares a GetQueueUrl call.
 func workerEnv(n string, cfgRef tokens, extra ...kv) tokens {
 	attrs := []kv{
-		{config.EnvConfigS3, cfgRef},
-		{config.EnvDLQURL, ref("aws_sqs_queue", n+"_dlq", "url")},
+		{contract.EnvConfigS3, cfgRef},
+		{contract.EnvDLQURL, ref("aws_sqs_queue", n+"_dlq", "url")},
 	}
 	attrs = append(attrs, extra...)
-	attrs = append(attrs, kv{config.EnvQueueURL, ref("aws_sqs_queue", n, "url")})
+	attrs = append(attrs, kv{contract.EnvQueueURL, ref("aws_sqs_queue", n, "url")})
 	return object(attrs...)
 }
 
@@ -567,9 +567,9 @@ func (g *gen) lambdaEnv(a *ir.Agent, cfg []byte) map[string]string {
 	}
 	url := func(q ir.Queue) string { return host + "/" + sizingAccount + "/" + q.Name }
 	return map[string]string{
-		config.EnvConfigS3: g.configRef(a.ConfigPath, cfg),
-		config.EnvDLQURL:   url(a.DLQ),
-		config.EnvQueueURL: url(a.Queue),
+		contract.EnvConfigS3: g.configRef(a.ConfigPath, cfg),
+		contract.EnvDLQURL:   url(a.DLQ),
+		contract.EnvQueueURL: url(a.Queue),
 	}
 }
 
@@ -610,7 +610,7 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.set("role_arn", ref("aws_iam_role", n+"_worker", "arn"))
 	// The container's command cannot be set on AgentCore; FLEET_MODE selects --mode agentcore.
 	cfgRef := g.workerConfig(fl, a, n, ac.Path)
-	r.set("environment_variables", workerEnv(n, cfgRef, kv{config.EnvMode, str("agentcore")}))
+	r.set("environment_variables", workerEnv(n, cfgRef, kv{contract.EnvMode, str("agentcore")}))
 	if life := ac.Session; life > 0 && life != agentCoreDefaultLifetime {
 		if life > agentCoreDefaultLifetime {
 			life = agentCoreDefaultLifetime

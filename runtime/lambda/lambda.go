@@ -32,6 +32,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // EnvRuntimeAPI is the host:port of the Lambda runtime API.
@@ -63,8 +64,8 @@ type Handler struct {
 }
 
 // ErrorRetry is the errorType of a direct invocation the worker would have released for a
-// retry (compiler/asl retries it). Other failures report "FleetWorker.<reason code>".
-const ErrorRetry = "FleetWorker.Retry"
+// retry (compiler/asl retries it). Other failures report contract.ErrorPrefix + reason code.
+const ErrorRetry = contract.ErrorRetry
 
 // InvokeError is a direct invocation's failure, reported as a function error.
 type InvokeError struct{ Type, Message string }
@@ -88,7 +89,7 @@ func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, dea
 		if res.Reason != nil && res.Reason.Code != "" {
 			code = res.Reason.Code
 		}
-		return nil, &InvokeError{Type: "FleetWorker." + string(code), Message: msg}
+		return nil, &InvokeError{Type: contract.ErrorPrefix + string(code), Message: msg}
 	default:
 		return nil, &InvokeError{Type: ErrorRetry, Message: msg}
 	}

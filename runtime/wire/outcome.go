@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // AgentCoreMaxPayload is the largest invocation body AgentCore takes
@@ -26,19 +27,13 @@ const (
 	OutcomeDeadLetter Outcome = "dead_letter" // failed for good: dead-letter with Code and Message
 )
 
-// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
-// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
-// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
+// Headers the dispatcher adds to each call (schemas/contract): HeaderOutcome asks fleet-worker
+// for an OutcomeEnvelope, like Accept: OutcomeMediaType; HeaderAttempt carries the message's
+// receive count.
 const (
-	// HeaderOutcome asks fleet-worker for an OutcomeEnvelope, like Accept: OutcomeMediaType.
-	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
-	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
-	// limit and task-token failure see the real attempt.
-	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
+	HeaderOutcome = contract.HeaderOutcome
+	HeaderAttempt = contract.HeaderAttempt
 )
-
-// AllowedHeaders is the runtime's request_header_allowlist.
-var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
 
 // EnvelopeFormat marks an OutcomeEnvelope in its body too, so it is recognised even if a
 // proxy rewrites the Content-Type.

@@ -89,6 +89,21 @@ const (
 	PutEventsRPSOther = 400
 )
 
+// PutEventsEntrySize is an entry's size as AWS computes it for the request limit: 14 bytes when its
+// Time is set (timed), plus the UTF-8 byte lengths of Source, DetailType, Detail and each
+// Resources entry. TraceHeader and EventBusName do not count. (Go strings are UTF-8, so len
+// is the byte length.)
+func PutEventsEntrySize(source, detailType string, detail []byte, resources []string, timed bool) int {
+	n := len(source) + len(detailType) + len(detail)
+	if timed {
+		n += PutEventsTimeBytes
+	}
+	for _, r := range resources {
+		n += len(r)
+	}
+	return n
+}
+
 // AWS Step Functions. Quotas: https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html,
 // Distributed Map: https://docs.aws.amazon.com/step-functions/latest/dg/state-map-distributed.html,
 // ItemBatcher: https://docs.aws.amazon.com/step-functions/latest/dg/input-output-itembatcher.html.
