@@ -43,6 +43,8 @@ import (
 	"github.com/fleetc/fleetc/compiler/asl/refpath"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/internal/genjson"
+	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -57,8 +59,8 @@ const InvokeResource = "arn:aws:states:::lambda:invoke"
 // error type fleet-worker's Lambda mode reports for a step it would have released for retry.
 var (
 	lambdaTransient = []string{"Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException", "Lambda.TooManyRequestsException"}
-	// ErrWorkerRetry must match runtime/lambda.ErrorRetry.
-	ErrWorkerRetry = "FleetWorker.Retry"
+	// ErrWorkerRetry is what fleet-worker's Lambda mode reports for a step to retry.
+	ErrWorkerRetry = contract.ErrorRetry
 )
 
 // ResultWriterResource is the S3 export of a Distributed Map's child results.
@@ -98,7 +100,7 @@ const (
 )
 
 // maxBatchBytes is ItemBatcher's MaxInputBytesPerBatch ceiling (256 KiB).
-const maxBatchBytes = 262144
+const maxBatchBytes = awslimits.SFNMaxBatchInputBytes
 
 // Path is the artifact path of a workflow's definition.
 func Path(w *ir.Workflow) string { return "statemachines/" + w.Name + ".asl.json" }

@@ -5,22 +5,24 @@
 // report says a quota breaks.
 package capacity
 
-import "time"
+import (
+	"time"
 
-// Service quotas as the seeds state them (event-driven-agent-fleets.txt). Where a seed gives
-// a range for "other regions", the conservative end is used.
+	"github.com/fleetc/fleetc/schemas/awslimits"
+)
+
+// Service quotas, from the one table (schemas/awslimits).
 const (
-	FIFOTPS            = 300     // FIFO without high-throughput mode, per API action
-	InFlightCap        = 120_000 // received-but-not-deleted messages per standard queue
-	InvocationsPerSec  = 18_750  // EventBridge target invocations throttle (us-east-1)
-	TransitionsPerSec  = 5000    // Step Functions Standard state transitions (big-3 regions)
-	ExpressStartPerSec = 6000    // Step Functions Express StartExecution
-	MapMaxConcurrency  = 10_000  // Distributed Map child executions per Map Run
-	OpenMapRuns        = 1000    // open Map Runs per account (not adjustable)
-	// LambdaConcurrency is the default concurrent executions per account and region
-	// (AWS Lambda quotas; adjustable). The seed names reserved concurrency as the hard
-	// ceiling; the account quota is the one a fleet meets first.
-	LambdaConcurrency = 1000
+	FIFOTPS            = awslimits.SQSFIFOTPS
+	InFlightCap        = awslimits.SQSMaxInFlight
+	InvocationsPerSec  = awslimits.EventBridgeInvocationsPerSec
+	TransitionsPerSec  = awslimits.SFNTransitionsPerSec
+	ExpressStartPerSec = awslimits.SFNExpressStartPerSec
+	MapMaxConcurrency  = awslimits.SFNMapMaxConcurrency
+	OpenMapRuns        = awslimits.SFNOpenMapRuns
+	// LambdaConcurrency: the seed names reserved concurrency as the hard ceiling; the
+	// account quota is the one a fleet meets first.
+	LambdaConcurrency = awslimits.LambdaConcurrency
 )
 
 // Big3 says the region is one of the three the seeds quote the highest quotas for.
@@ -36,35 +38,35 @@ func Big3(region string) bool {
 func PutEventsRPS(region string) float64 {
 	switch {
 	case Big3(region):
-		return 10000
+		return awslimits.PutEventsRPS
 	case region == "us-east-2" || region == "eu-central-1" || region == "eu-south-2":
-		return 2400
+		return awslimits.PutEventsRPSMid
 	}
-	return 400 // "400–1,200 rps" in most other regions
+	return awslimits.PutEventsRPSOther
 }
 
 // FIFOHighThroughputTPS is the per-action FIFO high-throughput ceiling.
 func FIFOHighThroughputTPS(region string) float64 {
 	if Big3(region) {
-		return 70000
+		return awslimits.SQSFIFOHighThroughputTPS
 	}
-	return 2400 // "19,000–2,400 TPS in other regions"
+	return awslimits.SQSFIFOHighThroughputTPSOther
 }
 
 // CallbackRefill is the SendTask* token bucket: refill per second and bucket size.
 func CallbackRefill(region string) (refill, bucket float64) {
 	if Big3(region) {
-		return 500, 3000
+		return awslimits.SFNCallbackRefill, awslimits.SFNCallbackBucket
 	}
-	return 300, 1500
+	return awslimits.SFNCallbackRefillOther, awslimits.SFNCallbackBucketOther
 }
 
 // AgentCoreSessions is the active-session quota per account.
 func AgentCoreSessions(region string) int {
 	if Big3(region) {
-		return 5000
+		return awslimits.AgentCoreSessions
 	}
-	return 2500
+	return awslimits.AgentCoreSessionsOther
 }
 
 // What fleet-worker really issues per step, measured by its benchmarks (docs: Performance):
@@ -72,12 +74,12 @@ func AgentCoreSessions(region string) int {
 // and one DeleteMessageBatch of 10 per ten steps), `-bench EmittingStep` (DynamoDB: claim +
 // completion), `go test ./runtime/events -bench PublishSaturation` (PutEvents batches full).
 const (
-	WorkerSQSPerStep      = 0.2005 // measured 0.2005 at concurrency 10 and 50
-	WorkerSQSBatch        = 10     // visibility heartbeats go ten per ChangeMessageVisibilityBatch
-	WorkerDynamoDBPerStep = 2      // claim + completion; each heartbeat adds one lease renewal
-	SeedSQSPerStep        = 2      // the seed's count: receive + delete
-	SeedDynamoDBPerStep   = 1      // the seed's count: one idempotency write
-	SeedPutEventsBatch    = 10     // the seed's count: 10-entry batches on a classic bus
+	WorkerSQSPerStep      = 0.2005                               // measured 0.2005 at concurrency 10 and 50
+	WorkerSQSBatch        = awslimits.SQSMaxBatch                // visibility heartbeats go ten per ChangeMessageVisibilityBatch
+	WorkerDynamoDBPerStep = 2                                    // claim + completion; each heartbeat adds one lease renewal
+	SeedSQSPerStep        = 2                                    // the seed's count: receive + delete
+	SeedDynamoDBPerStep   = 1                                    // the seed's count: one idempotency write
+	SeedPutEventsBatch    = awslimits.PutEventsMaxEntriesClassic // the seed's count: 10-entry batches on a classic bus
 	secondsPerDay         = 86400
 	minutesPerDay         = 1440
 	daysPerMonth          = 30

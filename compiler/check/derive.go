@@ -5,53 +5,53 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/spec"
 )
 
 // rulesPerBus is the EventBridge rules-per-bus quota.
 func rulesPerBus(region string) int {
 	if region == "af-south-1" || region == "eu-south-1" {
-		return 100
+		return awslimits.EventBridgeRulesPerBusSmall
 	}
-	return 300
+	return awslimits.EventBridgeRulesPerBus
 }
 
 const (
-	sqsMaxMessage        = 1 << 20 // 1 MiB
-	putEventsMaxBytes    = 1 << 20 // PutEvents request < 1 MB (1,048,576 bytes)
-	sfnMaxPayload        = 256 << 10
-	sfnMaxHistory        = 25_000
-	expressMax           = 300 * time.Second
-	agentCorePayload     = wire.AgentCoreMaxPayload // 100 MB, shared with the runtime
-	agentCoreSyncRequest = 15 * time.Minute         // InvokeAgentRuntime's synchronous request timeout
+	sqsMaxMessage        = awslimits.SQSMaxMessageBytes
+	putEventsMaxBytes    = awslimits.PutEventsMaxRequestBytes
+	sfnMaxPayload        = awslimits.SFNMaxPayloadBytes
+	sfnMaxHistory        = awslimits.SFNMaxHistoryEvents
+	expressMax           = awslimits.SFNExpressMaxDuration
+	agentCorePayload     = awslimits.AgentCoreMaxPayload
+	agentCoreSyncRequest = awslimits.AgentCoreSyncRequestTimeout
 	syncToolP95          = 10 * time.Second
 	kedaPollInterval     = 30 * time.Second // KEDA's default pollingInterval
 
-	// Limits the rules compare against, each from the seeds; the boundary table
+	// Limits the rules compare against (schemas/awslimits); the boundary table
 	// (boundary_test.go) holds every rule to its constant.
-	maxTargetsPerRule   = 5                   // EventBridge targets per rule
-	maxPatternChars     = 2048                // EventBridge event pattern
-	maxWildcardRules    = 30                  // rules with wildcards per bus, not adjustable
-	maxDeliveryAttempts = 185                 // EventBridge target retry attempts (0–185)
-	minEventAge         = time.Minute         // EventBridge maximum event age: 60 s …
-	maxEventAge         = 24 * time.Hour      // … 86,400 s
-	minRetention        = time.Minute         // SQS message retention: 1 min …
-	maxRetention        = 14 * 24 * time.Hour // … 14 days
-	ageAlarmReceives    = 3                   // Q005: above this, standard queues reorder retries
-	maxLongPoll         = 20 * time.Second    // SQS ReceiveMessage WaitTimeSeconds
-	maxGroupKey         = 128                 // SQS MessageGroupId characters
-	maxQueueDelay       = 15 * time.Minute    // SQS DelaySeconds
-	maxBatchingWindow   = 300 * time.Second   // Lambda event source mapping
-	maxUnwindowedBatch  = 10                  // records per batch on FIFO, or without a ≥ 1 s window
-	minBatchWindowAbove = time.Second         // the window AWS requires above maxUnwindowedBatch
-	minESMConcurrency   = 2                   // event source mapping MaximumConcurrency 2 …
-	maxESMConcurrency   = 1000                // … 1,000
-	lambdaVisibility    = 6                   // AWS: visibility ≥ 6 × function timeout (+ batching window)
-	agentCoreMicroVM    = 8 * time.Hour       // AgentCore session lifecycle, microVM
-	agentCoreInstances  = 14 * 24 * time.Hour // … and with instances
-	maxInGroupRetries   = 3                   // M002: router retries within a group
-	maxToleratedPercent = 100                 // Distributed Map ToleratedFailurePercentage
+	maxTargetsPerRule   = awslimits.EventBridgeTargetsPerRule
+	maxPatternChars     = awslimits.EventBridgeMaxPatternChars
+	maxWildcardRules    = awslimits.EventBridgeMaxWildcardRules
+	maxDeliveryAttempts = awslimits.EventBridgeMaxRetryAttempts
+	minEventAge         = awslimits.EventBridgeMinEventAge
+	maxEventAge         = awslimits.EventBridgeMaxEventAge
+	minRetention        = awslimits.SQSMinRetention
+	maxRetention        = awslimits.SQSMaxRetention
+	ageAlarmReceives    = 3 // Q005: above this, standard queues reorder retries
+	maxLongPoll         = awslimits.SQSMaxLongPoll
+	maxGroupKey         = awslimits.SQSMaxGroupIDChars
+	maxQueueDelay       = awslimits.SQSMaxDelay
+	maxBatchingWindow   = awslimits.ESMMaxBatchingWindow
+	maxUnwindowedBatch  = awslimits.ESMUnwindowedMaxBatch
+	minBatchWindowAbove = awslimits.ESMMinWindowAboveUnwindowed
+	minESMConcurrency   = awslimits.ESMMinConcurrency
+	maxESMConcurrency   = awslimits.ESMMaxConcurrency
+	lambdaVisibility    = awslimits.ESMVisibilityFactor
+	agentCoreMicroVM    = awslimits.AgentCoreMaxLifetime
+	agentCoreInstances  = awslimits.AgentCoreMaxLifetimeInstances
+	maxInGroupRetries   = 3 // M002: router retries within a group
+	maxToleratedPercent = awslimits.SFNMaxToleratedFailurePercent
 
 	// typicalOutage is the retryable fault Q013 sizes every class's retry budget for: the
 	// 25–30 s 429 wave and the 30 s handler failure issue 31 measured dead-lettering work,

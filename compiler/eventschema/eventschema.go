@@ -33,7 +33,7 @@ import (
 	"strings"
 
 	"github.com/fleetc/fleetc/internal/genjson"
-	"github.com/fleetc/fleetc/runtime/events/putevents"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
@@ -159,7 +159,7 @@ func event(f *ir.Fleet, e *ir.Event, ds *diag.Diagnostics) []artifact.File {
 
 // maxEntryBytes is the most one PutEvents entry may carry: an entry alone in its request may
 // use the whole request size (the seed "Event-Driven AI Agent Fleets").
-const maxEntryBytes = putevents.MaxRequestBytes
+const maxEntryBytes = awslimits.PutEventsMaxRequestBytes
 
 // entrySize is an event's PutEvents entry size as AWS computes it: Source, DetailType and
 // the compact Detail (the worker sets no Time).
@@ -168,7 +168,7 @@ func entrySize(e *ir.Event, detail any) int {
 	if err != nil {
 		return 0 // encode reports it below
 	}
-	return putevents.EntrySize(e.Source, e.DetailType, b, nil, false)
+	return awslimits.PutEventsEntrySize(e.Source, e.DetailType, b, nil, false)
 }
 
 // versionNote ends the envelope's description: the registry's copy of the contract version.

@@ -3,7 +3,7 @@ package ir
 import (
 	"time"
 
-	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -20,12 +20,12 @@ var Defaults = defaults{
 	BusModel:          "classic",
 	Image:             DefaultImage,
 	Namespace:         "agents",
-	ClaimCheckExpiry:  14 * 24 * time.Hour,
+	ClaimCheckExpiry:  awslimits.SQSMaxRetention, // outlives any message that references it
 	QueueRetention:    4 * 24 * time.Hour,
 	LongPoll:          DefaultLongPoll,
 	QueueDelay:        0,
 	MaxReceives:       3,
-	DLQRetention:      14 * 24 * time.Hour,
+	DLQRetention:      awslimits.SQSMaxRetention,
 	DeliveryAttempts:  24,
 	DeliveryMaxAge:    time.Hour,
 	ModelRetries:      2,
@@ -38,7 +38,7 @@ var Defaults = defaults{
 	StatusPollAfter:   15 * time.Second,
 	LambdaBatchSize:   1,
 	LambdaMemory:      1024,
-	AgentCoreSession:  8 * time.Hour,
+	AgentCoreSession:  awslimits.AgentCoreMaxLifetime,
 	ScalingMin:        1,
 	ScalingMax:        10,
 	PerReplica:        4,
@@ -92,12 +92,12 @@ const (
 	// compare against it).
 	DefaultImage = "ghcr.io/fleetc/fleet-worker:latest"
 	// DefaultLongPoll is Defaults.LongPoll, the longest ReceiveMessage wait SQS allows.
-	DefaultLongPoll = 20 * time.Second
+	DefaultLongPoll = awslimits.SQSMaxLongPoll
 
 	// LambdaMaxTimeout is Lambda's hard stop.
-	LambdaMaxTimeout = 15 * time.Minute
-	// MaxVisibility is SQS's visibility ceiling (defined by the runtime's wire package).
-	MaxVisibility = wire.SQSMaxVisibility
+	LambdaMaxTimeout = awslimits.LambdaMaxTimeout
+	// MaxVisibility is SQS's visibility ceiling.
+	MaxVisibility = awslimits.SQSMaxVisibility
 )
 
 // VisibilityFor is the visibility a step of at most stepMax needs when its worker does not

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec"
 )
@@ -79,7 +80,7 @@ type Bus struct {
 }
 
 // ClassicBusMaxEntries is PutEvents' entry limit on a classic bus (aws_cloudwatch_event_bus).
-const ClassicBusMaxEntries = 10
+const ClassicBusMaxEntries = awslimits.PutEventsMaxEntriesClassic
 
 // Archive keeps the bus's events for replay.
 type Archive struct {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -31,7 +32,7 @@ const (
 	RetryCapMS  = 30000
 
 	// MaxMessages is SQS ReceiveMessage's ceiling, the worker's receive batch.
-	MaxMessages = 10
+	MaxMessages = awslimits.SQSMaxBatch
 	// DefaultMaxTokens applies when an llm handler does not say (the spec makes it optional).
 	DefaultMaxTokens = 4096
 	// JobIDField is the detail field carrying an async tool's job id (the start tool's jobId).

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/schemas/contract"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/jobs"
 )
 
@@ -19,22 +20,21 @@ const (
 	// stallWindow is the seed's stall canary: zero completions while messages wait, for 10 minutes.
 	stallWindow = 10 * time.Minute
 	// maxAlarmWindow: CloudWatch requires period x evaluation_periods <= 1 day.
-	maxAlarmWindow = 24 * time.Hour
-	// lambdaEnvLimit is Lambda's cap on all environment variables together (4 KB), measured
-	// as the JSON object of names and values ("String measured: {...}" in its error).
-	lambdaEnvLimit = 4096
+	maxAlarmWindow = awslimits.CloudWatchMaxAlarmWindow
+	// lambdaEnvLimit is Lambda's cap on all environment variables together (4 KB).
+	lambdaEnvLimit = awslimits.LambdaEnvBytes
 	// esmUnbatchedMax: above 10 messages per batch Lambda requires a batching window of >= 1 s.
-	esmUnbatchedMax = 10
+	esmUnbatchedMax = awslimits.ESMUnwindowedMaxBatch
 	// ageAlarmFloor: SQS publishes metrics once a minute; a tighter threshold only measures jitter.
 	ageAlarmFloor = time.Minute
 	// logRetentionDays keeps worker and state machine logs a month.
 	logRetentionDays = 30
 	// lambdaMaxConcurrency is the ESM scaling_config ceiling (2..1000).
-	lambdaMaxConcurrency = 1000
+	lambdaMaxConcurrency = awslimits.ESMMaxConcurrency
 	// agentCoreDefaultLifetime is AgentCore's own default maxLifetime (8 h microVM lifecycle).
-	agentCoreDefaultLifetime = 8 * time.Hour
+	agentCoreDefaultLifetime = awslimits.AgentCoreMaxLifetime
 	// agentCoreIdleTimeout is AgentCore's default idle stop (15 min).
-	agentCoreIdleTimeout = 15 * time.Minute
+	agentCoreIdleTimeout = awslimits.AgentCoreIdleTimeout
 )
 
 func (g *gen) agent(a *ir.Agent) {
@@ -476,11 +476,11 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 // stays out) and the queue URLs, which spares a GetQueueUrl call.
 func workerEnv(n string, cfgRef tokens, extra ...kv) tokens {
 	attrs := []kv{
-		{config.EnvConfigS3, cfgRef},
-		{config.EnvDLQURL, ref("aws_sqs_queue", n+"_dlq", "url")},
+		{contract.EnvConfigS3, cfgRef},
+		{contract.EnvDLQURL, ref("aws_sqs_queue", n+"_dlq", "url")},
 	}
 	attrs = append(attrs, extra...)
-	attrs = append(attrs, kv{config.EnvQueueURL, ref("aws_sqs_queue", n, "url")})
+	attrs = append(attrs, kv{contract.EnvQueueURL, ref("aws_sqs_queue", n, "url")})
 	return object(attrs...)
 }
 
@@ -567,9 +567,9 @@ func (g *gen) lambdaEnv(a *ir.Agent, cfg []byte) map[string]string {
 	}
 	url := func(q ir.Queue) string { return host + "/" + sizingAccount + "/" + q.Name }
 	return map[string]string{
-		config.EnvConfigS3: g.configRef(a.ConfigPath, cfg),
-		config.EnvDLQURL:   url(a.DLQ),
-		config.EnvQueueURL: url(a.Queue),
+		contract.EnvConfigS3: g.configRef(a.ConfigPath, cfg),
+		contract.EnvDLQURL:   url(a.DLQ),
+		contract.EnvQueueURL: url(a.Queue),
 	}
 }
 
@@ -610,7 +610,7 @@ func (g *gen) agentCore(fl *file, a *ir.Agent, n string) {
 	r.set("role_arn", ref("aws_iam_role", n+"_worker", "arn"))
 	// The container's command cannot be set on AgentCore; FLEET_MODE selects --mode agentcore.
 	cfgRef := g.workerConfig(fl, a, n, ac.Path)
-	r.set("environment_variables", workerEnv(n, cfgRef, kv{config.EnvMode, str("agentcore")}))
+	r.set("environment_variables", workerEnv(n, cfgRef, kv{contract.EnvMode, str("agentcore")}))
 	if life := ac.Session; life > 0 && life != agentCoreDefaultLifetime {
 		if life > agentCoreDefaultLifetime {
 			life = agentCoreDefaultLifetime

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
-	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // configPrefix is where the generated configs live in the claim-check bucket, under their
@@ -14,7 +14,7 @@ const configPrefix = "config/"
 
 // configObject emits the S3 object carrying the generated config at configPath (relative to
 // the output root) and returns the value of the one variable a function keeps for it:
-// config.ObjectRef, with the SHA-256 of exactly the content uploaded. Lambda caps all
+// contract.ObjectRef, with the SHA-256 of exactly the content uploaded. Lambda caps all
 // variables at 4 KB, so configs no longer ride in the environment; a config change still
 // changes the variable, so it deploys a new function version, and the worker refuses an
 // object whose hash differs from its version's.
@@ -36,8 +36,8 @@ func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
 	}
 	obj := func(attr string) tpart { return interp(ref("aws_s3_object", n, attr)) }
 	return tmpl(lit("s3://"), obj("bucket"), lit("/"), obj("key"),
-		lit("?"+config.ObjectOwnerParam+"="), interp(accountID()),
-		lit("&"+config.ObjectSHA256Param+"="), interp(call("sha256", ref("aws_s3_object", n, "content"))))
+		lit("?"+contract.ObjectOwnerParam+"="), interp(accountID()),
+		lit("&"+contract.ObjectSHA256Param+"="), interp(call("sha256", ref("aws_s3_object", n, "content"))))
 }
 
 // configObjectARN is the ARN of the object configObject writes for configPath: the one object
@@ -56,7 +56,7 @@ func readConfig(configPath string) stmt {
 // stand-in of the same length), for sizing the environment.
 func (g *gen) configRef(configPath string, cfg []byte) string {
 	sum := sha256.Sum256(cfg)
-	return config.ObjectRef{Bucket: g.f.State.ClaimCheckBucket, Key: configPrefix + configPath, Owner: sizingAccount,
+	return contract.ObjectRef{Bucket: g.f.State.ClaimCheckBucket, Key: configPrefix + configPath, Owner: sizingAccount,
 		SHA256: hex.EncodeToString(sum[:])}.String()
 }
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/cwdashboard"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/telemetry/metric"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // Dashboard layout: a row per class of 6x6 widgets (four to a row), then the workflows and
@@ -42,7 +42,7 @@ type section struct {
 // flight, age of the oldest message), DLQ depth, steps, retries and dead letters, and per
 // model policy its tokens and fallbacks; per workflow its executions by status; per rule on
 // the bus its failed invocations and throttles. Worker series are read from
-// metric.CloudWatchNamespace; lambda classes, which serve no /metrics, show their
+// contract.CloudWatchNamespace; lambda classes, which serve no /metrics, show their
 // function's invocations, errors and throttles instead. A fleet too large for CloudWatch's
 // 500 widgets a dashboard gets further pages, a section never split across two.
 func DashboardBodies(f *ir.Fleet) []cwdashboard.Body {
@@ -80,7 +80,7 @@ func dashboardSections(f *ir.Fleet) []section {
 		return cwdashboard.Metric{Namespace: ns, Name: name, Dims: dims, Render: &cwdashboard.Render{Label: label}}
 	}
 	queue := func(name string) cwdashboard.Dim { return cwdashboard.Dim{Name: "QueueName", Value: name} }
-	class := func(a *ir.Agent) cwdashboard.Dim { return cwdashboard.Dim{Name: metric.LabelClass, Value: a.Name} }
+	class := func(a *ir.Agent) cwdashboard.Dim { return cwdashboard.Dim{Name: contract.LabelClass, Value: a.Name} }
 
 	var out []section
 	for _, a := range f.Agents {
@@ -101,18 +101,18 @@ func dashboardSections(f *ir.Fleet) []section {
 				line("AWS/Lambda", "Errors", "errors", fn),
 				line("AWS/Lambda", "Throttles", "throttles", fn)))
 		} else {
-			steps := line(metric.CloudWatchNamespace, metric.StepDuration, "steps", class(a))
+			steps := line(contract.CloudWatchNamespace, contract.MetricStepDuration, "steps", class(a))
 			steps.Render.Stat = "SampleCount"
 			add(graph(a.Name+": steps, retries, dead letters", "Sum", steps,
-				line(metric.CloudWatchNamespace, metric.StepRetries, "retries", class(a)),
-				line(metric.CloudWatchNamespace, metric.StepsDeadLettered, "dead-lettered", class(a))))
+				line(contract.CloudWatchNamespace, contract.MetricStepRetries, "retries", class(a)),
+				line(contract.CloudWatchNamespace, contract.MetricStepsDeadLettered, "dead-lettered", class(a))))
 		}
 		if len(a.Models) > 0 {
 			var tokens, fallbacks []cwdashboard.Metric
 			for _, m := range a.Models {
-				p := cwdashboard.Dim{Name: metric.LabelPolicy, Value: m.Name}
-				tokens = append(tokens, line(metric.CloudWatchNamespace, metric.ModelTokens, m.Name, p))
-				fallbacks = append(fallbacks, line(metric.CloudWatchNamespace, metric.ModelFallbacks, m.Name, p))
+				p := cwdashboard.Dim{Name: contract.LabelPolicy, Value: m.Name}
+				tokens = append(tokens, line(contract.CloudWatchNamespace, contract.MetricModelTokens, m.Name, p))
+				fallbacks = append(fallbacks, line(contract.CloudWatchNamespace, contract.MetricModelFallbacks, m.Name, p))
 			}
 			add(graph(a.Name+": model tokens by policy", "Sum", tokens...))
 			add(graph(a.Name+": model fallbacks by policy", "Sum", fallbacks...))
@@ -197,7 +197,7 @@ func (g *gen) dashboard(fl *file, i int, body cwdashboard.Body) {
 	g.claim("aws_cloudwatch_dashboard", addr, "")
 	d := fl.resource("aws_cloudwatch_dashboard", addr,
 		"Per class queue, DLQ and worker series, per workflow executions, the bus's failures.",
-		"Worker series (namespace "+metric.CloudWatchNamespace+") appear once a collector exports /metrics as EMF (docs/operating.md).")
+		"Worker series (namespace "+contract.CloudWatchNamespace+") appear once a collector exports /metrics as EMF (docs/operating.md).")
 	d.set("dashboard_name", str(name))
 	d.set("dashboard_body", call("jsonencode", t))
 }

@@ -2,8 +2,7 @@ package terraform
 
 import (
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/config"
-	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 const (
@@ -19,7 +18,7 @@ const (
 
 // dispatchHeaders are the custom request headers the dispatcher sends and fleet-worker reads:
 // AgentCore passes a request header on to the container only when the runtime allowlists it.
-var dispatchHeaders = wire.AllowedHeaders
+var dispatchHeaders = contract.AllowedHeaders
 
 // dispatcher emits what feeds an agentcore class: a Lambda function running
 // `fleet-worker --mode dispatch` on the class queue's event source mapping, which forwards
@@ -90,7 +89,7 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string, cfgRef tokens) {
 	fn.set("timeout", seconds(timeout))
 	fn.set("memory_size", num(dispatchMemory))
 	fn.nested("image_config").set("command", strs("--mode", "dispatch"))
-	fn.nested("environment").set("variables", workerEnv(n, cfgRef, kv{config.EnvAgentRuntimeARN, runtimeARN()}))
+	fn.nested("environment").set("variables", workerEnv(n, cfgRef, kv{contract.EnvAgentRuntimeARN, runtimeARN()}))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", dn), ref("aws_iam_role_policy", dn)))
 
 	g.claim("aws_lambda_event_source_mapping", dn, a.AgentCore.Path)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir/irtest"
+	"github.com/fleetc/fleetc/schemas/contract"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/asl"
@@ -24,7 +25,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/config"
-	"github.com/fleetc/fleetc/runtime/wire"
 	"github.com/fleetc/fleetc/spec/diag"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -1040,7 +1040,7 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 			allow = ac.src(b.Body.Attributes["request_header_allowlist"].Expr)
 		}
 	}
-	wantAllow, _ := json.Marshal(wire.AllowedHeaders)
+	wantAllow, _ := json.Marshal(contract.AllowedHeaders)
 	if strings.ReplaceAll(allow, " ", "") != string(wantAllow) {
 		t.Errorf("runtime request_header_allowlist = %s, want the dispatcher's headers %s", allow, wantAllow)
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/config"
+	"github.com/fleetc/fleetc/schemas/contract"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -80,7 +80,7 @@ func (g *gen) tools() {
 		d.Detail = "Lambda pulls container images only from ECR; push fleet-worker there and set worker.image."
 	}
 	if cfg, ok := g.configs[rc.ToolsFile]; ok {
-		g.checkEnv(t.Path, "the async tools function's environment", map[string]string{config.EnvToolsS3: g.configRef(t.ConfigPath, cfg)})
+		g.checkEnv(t.Path, "the async tools function's environment", map[string]string{contract.EnvToolsS3: g.configRef(t.ConfigPath, cfg)})
 	}
 	g.claim("aws_cloudwatch_log_group", n, t.Path)
 	lg := fl.resource("aws_cloudwatch_log_group", n)
@@ -100,7 +100,7 @@ func (g *gen) tools() {
 	fn.set("timeout", num(toolsTimeout))
 	fn.set("memory_size", num(toolsMemory))
 	fn.nested("image_config").set("command", strs("--mode", "tools"))
-	fn.nested("environment").set("variables", object(kv{config.EnvToolsS3, g.configObject(fl, n+"_config", t.Path, t.ConfigPath)}))
+	fn.nested("environment").set("variables", object(kv{contract.EnvToolsS3, g.configObject(fl, n+"_config", t.Path, t.ConfigPath)}))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n)))
 
 	g.claim("aws_lambda_function_url", n, t.Path)

@@ -58,7 +58,8 @@ func productFiles(t *testing.T) map[string]*ast.File {
 }
 
 // TestOneDefinition: each fact below is written in exactly one place; a second spelling in
-// product code fails here, naming where.
+// product code fails here, naming where. AWS limits are held by value instead
+// (TestLimitsDefinedOnce, limits_test.go).
 func TestOneDefinition(t *testing.T) {
 	files := productFiles(t)
 	literals := map[string][]string{} // string literal -> files
@@ -86,8 +87,6 @@ func TestOneDefinition(t *testing.T) {
 		home string // the one file allowed to match
 	}{
 		{"JSON-pointer escaping (spec/jsonptr)", regexp.MustCompile(`"~[01]"`), "spec/jsonptr/jsonptr.go"},
-		{"SQS's 12 h visibility ceiling (wire.SQSMaxVisibility)", regexp.MustCompile(`\b12 \* time\.Hour\b`), "runtime/wire/limits.go"},
-		{"AgentCore's payload limit (wire.AgentCoreMaxPayload)", regexp.MustCompile(`\b100 ?(\* ?1000 ?\* ?1000|<< ?20)\b`), "runtime/wire/outcome.go"},
 		{"the spec size limit (spec.MaxFileBytes)", regexp.MustCompile(`MaxFileBytes\s*=`), "spec/load.go"},
 		{"the visibility margin 1.5 × step.max (ir.VisibilityFor)", regexp.MustCompile(`\* ?3 ?/ ?2\b|\b1\.5 ?\*|\* ?1\.5\b`), "compiler/ir/defaults.go"},
 		{"the severity vocabulary (diag.Severity)", regexp.MustCompile(`Severity:\s*"`), ""},

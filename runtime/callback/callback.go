@@ -24,16 +24,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	"github.com/aws/smithy-go"
+
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // Step Functions limits on callback arguments.
 const (
 	// MaxOutputBytes is the SendTaskSuccess output cap (256 KiB, the
 	// state payload cap); larger results must go through claim-check.
-	MaxOutputBytes = 256 * 1024
+	MaxOutputBytes = awslimits.SFNMaxPayloadBytes
 	// MaxErrorChars and MaxCauseChars are SendTaskFailure's field caps.
-	MaxErrorChars = 256
-	MaxCauseChars = 32768
+	MaxErrorChars = awslimits.SFNTaskFailureErrorChars
+	MaxCauseChars = awslimits.SFNTaskFailureCauseChars
 )
 
 // ErrStaleToken matches (errors.Is) every error caused by a stale,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/schemas/contract"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
@@ -101,8 +102,8 @@ func Parse(name string, raw []byte) (*Config, error) {
 
 // Environment variables that override config values.
 const (
-	EnvQueueURL        = "FLEET_QUEUE_URL"
-	EnvDLQURL          = "FLEET_DLQ_URL"
+	EnvQueueURL        = contract.EnvQueueURL
+	EnvDLQURL          = contract.EnvDLQURL
 	EnvClaimCheck      = "FLEET_CLAIM_CHECK_BUCKET"
 	EnvEventBus        = "FLEET_EVENT_BUS"
 	EnvIdempotency     = "FLEET_IDEMPOTENCY_TABLE"
@@ -119,7 +120,7 @@ const (
 	// used for Bedrock: emulators for the other services do not serve it).
 	EnvBedrockEndpoint = "FLEET_BEDROCK_ENDPOINT"
 	// The AgentCore dispatcher's runtime (Terraform sets it) and, for tests, its endpoint.
-	EnvAgentRuntimeARN = "FLEET_AGENT_RUNTIME_ARN"
+	EnvAgentRuntimeARN = contract.EnvAgentRuntimeARN
 	EnvAgentCoreURL    = "FLEET_AGENTCORE_ENDPOINT"
 	// The async tools' config (--mode tools): the document itself (the generated Lambda
 	// function) or a path to it.
@@ -133,7 +134,7 @@ const (
 const (
 	EnvConfigJSON = "FLEET_CONFIG_JSON" // the runtime config itself, when --config is absent
 	EnvConfigPath = "FLEET_CONFIG"      // a path to it, when --config is absent
-	EnvMode       = "FLEET_MODE"        // poll | lambda | agentcore | dispatch, when --mode is absent
+	EnvMode       = contract.EnvMode    // poll | lambda | agentcore | dispatch, when --mode is absent
 )
 
 // Env lists every FLEET_* variable fleet-worker reads; the compiler's tests hold generated

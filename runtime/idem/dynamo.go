@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // Attribute names of the idempotency table (pk S = key, sk S = class).
@@ -48,12 +50,13 @@ type Dynamo struct {
 	Now    func() time.Time
 }
 
-// maxResultBytes keeps a record under DynamoDB's 400 KB item limit; the
-// worker stores larger results by claim-check reference.
-const maxResultBytes = 350 * 1024
+// MaxResultBytes keeps a record under DynamoDB's 400 KB item limit, leaving 50 KiB for the
+// record's keys and other attributes; the worker stores larger results by claim-check
+// reference.
+const MaxResultBytes = awslimits.DynamoDBMaxItemBytes - 50<<10
 
 // ErrResultTooLarge is returned by Complete for results over the item limit.
-var ErrResultTooLarge = errors.New("idempotency result above 350 KiB; store it by reference")
+var ErrResultTooLarge = fmt.Errorf("idempotency result above %d KiB; store it by reference", MaxResultBytes>>10)
 
 func (d *Dynamo) now() time.Time {
 	if d.Now != nil {
@@ -255,7 +258,7 @@ func (d *Dynamo) takePublish(ctx context.Context, key string, lease time.Duratio
 // Complete stores the result, conditional on the caller owning the lease (a
 // reclaimed lease means another claimant now owns the work).
 func (d *Dynamo) Complete(ctx context.Context, key, owner string, result json.RawMessage, published bool, lease time.Duration) error {
-	if len(result) > maxResultBytes {
+	if len(result) > MaxResultBytes {
 		return ErrResultTooLarge
 	}
 	if len(result) == 0 {

@@ -173,7 +173,7 @@ func TestAbandonLetsNextAttemptRun(t *testing.T) {
 
 func TestResultTooLarge(t *testing.T) {
 	d := &Dynamo{}
-	big := json.RawMessage(`"` + strings.Repeat("x", maxResultBytes) + `"`)
+	big := json.RawMessage(`"` + strings.Repeat("x", MaxResultBytes) + `"`)
 	if err := d.Complete(context.Background(), "k", "o", big, true, time.Second); !errors.Is(err, ErrResultTooLarge) {
 		t.Fatal(err)
 	}

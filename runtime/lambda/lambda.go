@@ -31,6 +31,8 @@ import (
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/step"
 	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // EnvRuntimeAPI is the host:port of the Lambda runtime API.
@@ -62,8 +64,8 @@ type Handler struct {
 }
 
 // ErrorRetry is the errorType of a direct invocation the worker would have released for a
-// retry (compiler/asl retries it). Other failures report "FleetWorker.<reason code>".
-const ErrorRetry = "FleetWorker.Retry"
+// retry (compiler/asl retries it). Other failures report contract.ErrorPrefix + reason code.
+const ErrorRetry = contract.ErrorRetry
 
 // InvokeError is a direct invocation's failure, reported as a function error.
 type InvokeError struct{ Type, Message string }
@@ -87,7 +89,7 @@ func (h *Handler) Invoke(ctx context.Context, requestID string, body []byte, dea
 		if res.Reason != nil && res.Reason.Code != "" {
 			code = res.Reason.Code
 		}
-		return nil, &InvokeError{Type: "FleetWorker." + string(code), Message: msg}
+		return nil, &InvokeError{Type: contract.ErrorPrefix + string(code), Message: msg}
 	default:
 		return nil, &InvokeError{Type: ErrorRetry, Message: msg}
 	}
@@ -215,8 +217,8 @@ func (h *Handler) releaseAll(ctx context.Context, msgs []*queue.Message, delays 
 			entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(m.Receipt), VisibilityTimeout: v})
 		}
 	}
-	for start := 0; start < len(entries); start += 10 {
-		end := min(start+10, len(entries))
+	for start := 0; start < len(entries); start += awslimits.SQSMaxBatch {
+		end := min(start+awslimits.SQSMaxBatch, len(entries))
 		if _, err := h.SQS.ChangeMessageVisibilityBatch(context.WithoutCancel(ctx), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(h.QueueURL), Entries: entries[start:end]}); err != nil && h.Worker.Logger() != nil {
 			h.Worker.Logger().Warn("release after failure failed; messages return at the visibility timeout", "err", err)
 		}

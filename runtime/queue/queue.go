@@ -25,6 +25,7 @@ import (
 
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // API is the part of the SQS client the consumer uses.
@@ -125,7 +126,7 @@ const (
 	AttrRetryAttempts = "RETRY_ATTEMPTS"
 	// DeadLetterGroup is the MessageGroupId of a FIFO dead letter whose message had none.
 	DeadLetterGroup = "dead-letter"
-	maxAttributes   = 10 // SQS limit per message
+	maxAttributes   = awslimits.SQSMaxMessageAttributes
 	maxErrorMessage = 4096
 	// visibilityMargin keeps every extension clear of the 12 h ceiling,
 	// which AWS counts from its own receive (earlier than ReceivedAt).
@@ -191,8 +192,8 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 	if o.QueueURL == "" {
 		return nil, errors.New("queue: no queue URL")
 	}
-	if o.MaxMessages < 1 || o.MaxMessages > 10 {
-		o.MaxMessages = 10
+	if o.MaxMessages < 1 || o.MaxMessages > awslimits.SQSMaxBatch {
+		o.MaxMessages = awslimits.SQSMaxBatch
 	}
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
@@ -814,8 +815,8 @@ func (c *Consumer) Extend(ctx context.Context, msgs []*Message, vis time.Duratio
 		ok []*Message
 		wg sync.WaitGroup
 	)
-	for start := 0; start < len(todo); start += 10 {
-		batch := todo[start:min(start+10, len(todo))]
+	for start := 0; start < len(todo); start += awslimits.SQSMaxBatch {
+		batch := todo[start:min(start+awslimits.SQSMaxBatch, len(todo))]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

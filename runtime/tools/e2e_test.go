@@ -334,6 +334,9 @@ func TestMalformedArgumentsWriteNothing(t *testing.T) {
 		{"short idempotency key", `{"stackName":"api","ref":"main","schemaVersion":1,"idempotencyKey":"k"}`, "idempotencyKey"},
 		{"not an object", `["api"]`, "JSON object"},
 		{"oversized", `{"stackName":"api","ref":"` + strings.Repeat("r", tools.MaxArgumentBytes) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "limit"},
+		// Within MaxArgumentBytes, but the event (with job id, trace id, source and detail
+		// type) would pass PutEvents' 1 MB: refused before a job is written.
+		{"event over PutEvents", `{"stackName":"api","ref":"` + strings.Repeat("r", tools.MaxArgumentBytes-80) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "PutEvents limit"},
 	} {
 		a := e.call(t, alice, "start_cdk_synth", tc.args)
 		if a.OK || a.Error.Code != tools.InvalidArgument || a.Error.Retryable || !strings.Contains(a.Error.Message, tc.want) {

@@ -31,6 +31,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/fleetc/fleetc/runtime/events/putevents"
 	"github.com/fleetc/fleetc/runtime/jobstore"
 	"github.com/fleetc/fleetc/runtime/telemetry/genai"
 	"github.com/fleetc/fleetc/schemas/jobs"
@@ -40,8 +41,9 @@ import (
 // Argument limits.
 const (
 	// MaxArgumentBytes: the arguments become the request event's detail, and EventBridge
-	// refuses a PutEvents entry over 256 KiB; larger inputs travel by reference.
-	MaxArgumentBytes  = 256 << 10
+	// refuses a PutEvents request over 1 MB; larger inputs travel by reference. The event
+	// itself (detail with job id and trace, source, detail type) is held to the same limit.
+	MaxArgumentBytes  = putevents.MaxRequestBytes
 	MinIdempotencyKey = rc.MinIdempotencyKey
 	ListDefault       = rc.ListDefault
 	ListMax           = rc.ListMax
@@ -400,6 +402,9 @@ func (s *Service) detail(c *class, args map[string]json.RawMessage, id string) (
 	}
 	if err := c.schema.Validate(v); err != nil {
 		return nil, fmt.Errorf("arguments do not fit %s: %s", c.Request.DetailType, problems(err))
+	}
+	if n := putevents.EntrySize(c.Request.Source, c.Request.DetailType, raw, nil, false); n > putevents.MaxRequestBytes {
+		return nil, fmt.Errorf("the request event would be %d bytes, over the %d-byte PutEvents limit; pass large inputs by reference", n, putevents.MaxRequestBytes)
 	}
 	return raw, nil
 }

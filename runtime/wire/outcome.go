@@ -1,12 +1,16 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
 
-// AgentCoreMaxPayload is the largest invocation body AgentCore takes: the seed's "100 MB
-// payloads", read as decimal megabytes (100,000,000 bytes), the smaller of the two readings,
-// so nothing fleetc accepts is refused by AgentCore. Rule W004, the dispatcher and the
-// runtime's server all hold bodies to it.
-const AgentCoreMaxPayload = 100 * 1000 * 1000
+	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
+)
+
+// AgentCoreMaxPayload is the largest invocation body AgentCore takes
+// (awslimits.AgentCoreMaxPayload). Rule W004, the dispatcher and the runtime's server all
+// hold bodies to it.
+const AgentCoreMaxPayload = awslimits.AgentCoreMaxPayload
 
 // OutcomeMediaType is the Accept type under which fleet-worker answers an invocation with an
 // OutcomeEnvelope (always HTTP 200).
@@ -23,19 +27,13 @@ const (
 	OutcomeDeadLetter Outcome = "dead_letter" // failed for good: dead-letter with Code and Message
 )
 
-// Headers the dispatcher adds to each call. AgentCore passes only allowlisted request headers
-// on to the container, and not Accept or Content-Type (restricted), so the envelope is asked for
-// with a custom header too; the generated runtime allowlists both (AllowedHeaders).
+// Headers the dispatcher adds to each call (schemas/contract): HeaderOutcome asks fleet-worker
+// for an OutcomeEnvelope, like Accept: OutcomeMediaType; HeaderAttempt carries the message's
+// receive count.
 const (
-	// HeaderOutcome asks fleet-worker for an OutcomeEnvelope, like Accept: OutcomeMediaType.
-	HeaderOutcome = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Outcome"
-	// HeaderAttempt carries the message's receive count, so the runtime's retry policy, receive
-	// limit and task-token failure see the real attempt.
-	HeaderAttempt = "X-Amzn-Bedrock-AgentCore-Runtime-Custom-Fleet-Attempt"
+	HeaderOutcome = contract.HeaderOutcome
+	HeaderAttempt = contract.HeaderAttempt
 )
-
-// AllowedHeaders is the runtime's request_header_allowlist.
-var AllowedHeaders = []string{HeaderAttempt, HeaderOutcome}
 
 // EnvelopeFormat marks an OutcomeEnvelope in its body too, so it is recognised even if a
 // proxy rewrites the Content-Type.

@@ -51,7 +51,7 @@ const sfnInlineMax = 200 * 1024
 
 // idemInlineMax is the largest result kept inline in the idempotency
 // record (DynamoDB items are at most 400 KB).
-const idemInlineMax = 350 * 1024
+const idemInlineMax = idem.MaxResultBytes
 
 // Publisher publishes completion events and returns once accepted
 // (runtime/events.Batcher).

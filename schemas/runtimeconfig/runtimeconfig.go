@@ -25,6 +25,7 @@ import (
 
 	"github.com/fleetc/fleetc/internal/genjson"
 	"github.com/fleetc/fleetc/schemas"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // FormatVersion is the format these types describe.
@@ -507,8 +508,8 @@ func (c *Config) Check() []string {
 	if q.HeartbeatSeconds == 0 && c.Step.MaxSeconds > q.VisibilityTimeoutSeconds {
 		p = append(p, fmt.Sprintf("/step/max_seconds: %d exceeds visibility_timeout_seconds %d with no heartbeat; a slow step would be delivered twice", c.Step.MaxSeconds, q.VisibilityTimeoutSeconds))
 	}
-	if c.Runtime == RuntimeLambda && c.Step.MaxSeconds > 900 {
-		p = append(p, fmt.Sprintf("/step/max_seconds: %d exceeds Lambda's 900 s limit", c.Step.MaxSeconds))
+	if lambdaMax := int64(awslimits.LambdaMaxTimeout / time.Second); c.Runtime == RuntimeLambda && c.Step.MaxSeconds > lambdaMax {
+		p = append(p, fmt.Sprintf("/step/max_seconds: %d exceeds Lambda's %d s limit", c.Step.MaxSeconds, lambdaMax))
 	}
 	if c.Step.P95Seconds > c.Step.MaxSeconds {
 		p = append(p, "/step/p95_seconds: above max_seconds")
@@ -516,8 +517,8 @@ func (c *Config) Check() []string {
 	if c.Retry.BaseMS > c.Retry.CapMS {
 		p = append(p, "/retry/base_ms: above cap_ms")
 	}
-	if c.Events.BusModel == "classic" && c.Events.MaxEntries > 10 {
-		p = append(p, "/events/max_entries: a classic bus takes at most 10 entries per PutEvents")
+	if c.Events.BusModel == "classic" && c.Events.MaxEntries > awslimits.PutEventsMaxEntriesClassic {
+		p = append(p, fmt.Sprintf("/events/max_entries: a classic bus takes at most %d entries per PutEvents", awslimits.PutEventsMaxEntriesClassic))
 	}
 	if len(c.Events.Emits) > 0 && c.Events.Bus == "" {
 		p = append(p, "/events/bus: required when events.emits is not empty")

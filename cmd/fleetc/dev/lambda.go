@@ -18,6 +18,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/lambda/sqsevent"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // RIEName is AWS's Lambda Runtime Interface Emulator binary; RIEInstall says how to get it.
@@ -92,9 +93,9 @@ func newESM(d *Fleet, a *ir.Agent, invoke string, ready func() bool) (*esm, erro
 		return nil, fmt.Errorf("queue of %s: %w", a.Name, err)
 	}
 	e := &esm{class: a.Name, sqs: d.sqs, queueURL: q.queue, arn: attrs.Attributes[string(sqstypes.QueueAttributeNameQueueArn)],
-		region: d.ir.Region, invoke: invoke, batch: 1, timeout: 15 * time.Minute, ready: ready}
+		region: d.ir.Region, invoke: invoke, batch: 1, timeout: awslimits.LambdaMaxTimeout, ready: ready}
 	if l := a.Lambda; l != nil {
-		e.batch, e.window, e.timeout = int32(min(max(l.BatchSize, 1), 10)), l.BatchingWindow, l.Timeout
+		e.batch, e.window, e.timeout = int32(min(max(l.BatchSize, 1), awslimits.SQSMaxBatch)), l.BatchingWindow, l.Timeout
 	}
 	e.client = &http.Client{Timeout: e.timeout + 10*time.Second}
 	return e, nil
@@ -177,7 +178,7 @@ func (e *esm) call(ctx context.Context, body []byte) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 6<<20)) // Lambda's synchronous response limit
+	b, err := io.ReadAll(io.LimitReader(resp.Body, awslimits.LambdaSyncResponseBytes))
 	return resp.StatusCode, b, err
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
 	"github.com/fleetc/fleetc/internal/localhttp"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 //go:embed page/index.html
@@ -305,8 +306,8 @@ func serve(ctx context.Context, port int, current *atomic.Pointer[Fleet]) (*http
 	return srv, l.Addr().String(), nil
 }
 
-// maxBody bounds a request body: an event detail is at most 256 KiB.
-const maxBody = 1 << 20
+// maxBody bounds a request body: one event, at most PutEvents' 1 MB.
+const maxBody = awslimits.PutEventsMaxRequestBytes
 
 // Handler is the live page and its JSON API.
 func (d *Fleet) Handler(ctx context.Context) http.Handler {

@@ -1,32 +1,29 @@
 // Package metric holds the names of every Prometheus series fleet-worker exports (the worker's
-// own and the model router's), with their labels and the CloudWatch namespace they land in.
-// It imports nothing: the compiler's generated dashboard reads these names without linking
-// the runtime's Prometheus and OpenTelemetry packages into fleetc.
+// own and the model router's), with their labels and the CloudWatch namespace they land in,
+// under the names the worker's packages use. They are defined in schemas/contract, which the
+// compiler's generated dashboard reads.
 package metric
+
+import "github.com/fleetc/fleetc/schemas/contract"
 
 // The worker's series (runtime/telemetry).
 const (
-	// StepDuration is a histogram of step wall time in seconds, labelled by class and outcome.
-	StepDuration = "agent_step_duration_seconds"
-	// StepsInFlight is a gauge of steps currently running, by class.
-	StepsInFlight = "agent_steps_in_flight"
-	// StepRetries counts steps left for queue redelivery, by class.
-	StepRetries = "agent_step_retries_total"
-	// StepsDeadLettered counts steps the worker dead-lettered, by class.
-	StepsDeadLettered = "agent_steps_dead_lettered_total"
-	// AWSRequests counts AWS API HTTP attempts, by service and operation.
-	AWSRequests = "aws_api_requests_total"
+	StepDuration      = contract.MetricStepDuration
+	StepsInFlight     = contract.MetricStepsInFlight
+	StepRetries       = contract.MetricStepRetries
+	StepsDeadLettered = contract.MetricStepsDeadLettered
+	AWSRequests       = contract.MetricAWSRequests
 )
 
 // The model router's series (runtime/router), per policy and deployment.
 const (
-	ModelCalls     = "fleet_model_calls_total"           // {policy,deployment,outcome}
-	ModelFailures  = "fleet_model_failures_total"        // {policy,deployment,class}
-	ModelCooldowns = "fleet_model_cooldowns_total"       // {policy,deployment}
-	ModelFallbacks = "fleet_model_fallbacks_total"       // {policy,to,reason}
-	ModelInFlight  = "fleet_model_in_flight"             // {policy}
-	ModelTokens    = "fleet_model_tokens_total"          // {policy,deployment,type}
-	ModelDuration  = "fleet_model_call_duration_seconds" // {policy,deployment}
+	ModelCalls     = contract.MetricModelCalls
+	ModelFailures  = contract.MetricModelFailures
+	ModelCooldowns = contract.MetricModelCooldowns
+	ModelFallbacks = contract.MetricModelFallbacks
+	ModelInFlight  = contract.MetricModelInFlight
+	ModelTokens    = contract.MetricModelTokens
+	ModelDuration  = contract.MetricModelDuration
 )
 
 // The model gateway's series (runtime/router/gateway), per policy.
@@ -46,18 +43,15 @@ const (
 
 // Labels.
 const (
-	// LabelStatus is the HTTP status a gateway request was answered with.
+	// LabelStatus is the HTTP status a gateway request was answered with (the gateway's own
+	// series, which no generated artifact reads).
 	LabelStatus    = "status"
-	LabelClass     = "class"
-	LabelOutcome   = "outcome"
-	LabelService   = "service"
-	LabelOperation = "operation" // the AWS API action, e.g. ReceiveMessage
-	// LabelPolicy is the policy label of every router series (the generated dashboard's
-	// dimension for them).
-	LabelPolicy = "policy"
+	LabelClass     = contract.LabelClass
+	LabelOutcome   = contract.LabelOutcome
+	LabelService   = contract.LabelService
+	LabelOperation = contract.LabelOperation
+	LabelPolicy    = contract.LabelPolicy
 )
 
-// CloudWatchNamespace is where these series land in CloudWatch when a collector scrapes
-// /metrics and exports them as EMF (docs/operating.md, "Dashboard"): names unchanged,
-// dimension class (router series: policy). fleetc's generated dashboard reads it.
-const CloudWatchNamespace = "fleetc/worker"
+// CloudWatchNamespace is where these series land in CloudWatch.
+const CloudWatchNamespace = contract.CloudWatchNamespace
