@@ -41,7 +41,7 @@ var wildcardWhy = map[string]string{
 	"DistributedMapChildren":      "Distributed Map child executions are named at run time: only <machine>/* and execution:<machine>/* can name them.",
 	"FanOutResultWriter":          "ResultWriter exports are objects Step Functions names at run time, under this workflow's fanout/<workflow>/ prefix only.",
 	"InvokeModelsThroughProfiles": "A cross-region inference profile routes to its foundation model in any region it spans (global ones in any region): bedrock:*::foundation-model/<model>, that model only, and only through this fleet's profiles (bedrock:InferenceProfileArn).",
-	"KeyAdministration":           "A key policy's resource is always \"*\", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKey grants).",
+	"KeyAdministration":           "A key policy's resource is always \"*\", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKeyVia<service> grants).",
 	"CloudWatchLogs":              "A key policy's resource is always \"*\", the key itself; CloudWatch Logs may use it only for this account's log groups in the region (encryption context).",
 	"EventBridgeToQueues":         "A key policy's resource is always \"*\", the key itself; EventBridge may use it only for this account's rules, to deliver into the encrypted queues.",
 	"InvokeTools":                 "<function>:* names the function's versions and aliases, which a caller may invoke by qualified ARN; no other function.",
