@@ -77,7 +77,7 @@ func TestKMSKey(t *testing.T) {
 				if strings.HasSuffix(name, "_trust") || name == "fleet_key" || strings.Contains(doc, `"Deny"`) || strings.Contains(doc, "principals {") {
 					continue // trust, key and resource policies
 				}
-				n += checkKeyGrants(t, name, doc, arn)
+				n += checkKeyGrants(t, name, doc, arn, "us-east-1")
 			}
 			if n == 0 {
 				t.Error("no role may use the key")
@@ -127,10 +127,10 @@ func TestKMSKeyInAnotherRegion(t *testing.T) {
 	t.Errorf("no P008 on /state/kms_key: %v", ds)
 }
 
-// checkKeyGrants checks that policy name may use the fleet's key (arn, a regexp) through
+// checkKeyGrants checks that policy name may use the fleet's key (arn, a regexp) in region through
 // exactly the services whose encrypted data it reads or writes, each through that service
 // alone, with kms:GenerateDataKey only where it writes. It returns the grants found.
-func checkKeyGrants(t *testing.T, name, doc, arn string) int {
+func checkKeyGrants(t *testing.T, name, doc, arn, region string) int {
 	t.Helper()
 	n := 0
 	for _, svc := range []struct{ service, read, write string }{
@@ -155,10 +155,34 @@ func checkKeyGrants(t *testing.T, name, doc, arn string) int {
 		if writes {
 			actions += `, "kms:GenerateDataKey"`
 		}
-		want := `(?s)actions\s+= \[` + actions + `\]\n\s+resources = \[` + arn + `\].*"kms:ViaService"\n\s+values\s+= \["` + svc.service + `.us-east-1.amazonaws.com"\]`
+		want := `(?s)actions\s+= \[` + actions + `\]\n\s+resources = \[` + arn + `\].*"kms:ViaService"\n\s+values\s+= \["` + svc.service + `.` + region + `.amazonaws.com"\]`
 		if !regexp.MustCompile(want).MatchString(grant) {
 			t.Errorf("policy %s: the key grant through %s is not [%s] on the key via %s alone:\n%s", name, svc.service, actions, svc.service, grant)
 		}
 	}
 	return n
+}
+
+// The kitchen-sink fleet (kms_key: create) has roles that only read what the key encrypts
+// (the async tools function reads its config object): each role's key grant follows its
+// own S3 and SQS actions, so a reader gets kms:Decrypt alone, through one service.
+func TestKeyGrantsFollowUse(t *testing.T) {
+	all := ""
+	for _, fl := range generate(t, lower(t, "../testdata/kitchen-sink/fleet.yaml")) {
+		all += string(fl.Bytes) + "\n"
+	}
+	arn := regexp.QuoteMeta("aws_kms_key.fleet.arn")
+	readers := 0
+	for name, doc := range blocksOf(all, "data", "aws_iam_policy_document") {
+		if strings.HasSuffix(name, "_trust") || name == "fleet_key" || strings.Contains(doc, `"Deny"`) || strings.Contains(doc, "principals {") {
+			continue
+		}
+		checkKeyGrants(t, name, doc, arn, "eu-west-1")
+		if strings.Contains(doc, "UseFleetKeyVia") && !strings.Contains(doc, "kms:GenerateDataKey") {
+			readers++
+		}
+	}
+	if readers == 0 {
+		t.Error("no read-only role: the fixture no longer covers a Decrypt-only grant")
+	}
 }
