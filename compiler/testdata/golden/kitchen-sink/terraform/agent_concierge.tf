@@ -282,14 +282,14 @@ data "aws_iam_policy_document" "concierge_worker" {
     resources = ["arn:${data.aws_partition.current.partition}:logs:eu-west-1:${data.aws_caller_identity.current.account_id}:log-group:/aws/bedrock-agentcore/runtimes/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -393,14 +393,25 @@ data "aws_iam_policy_document" "concierge_dispatch" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }

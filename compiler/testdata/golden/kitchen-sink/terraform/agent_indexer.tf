@@ -95,14 +95,14 @@ data "aws_iam_policy_document" "indexer_pipe" {
     resources = [aws_sqs_queue.indexer.arn]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -364,14 +364,25 @@ data "aws_iam_policy_document" "indexer_worker" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/indexer.json"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }

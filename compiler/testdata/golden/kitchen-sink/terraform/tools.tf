@@ -63,14 +63,14 @@ data "aws_iam_policy_document" "async_tools" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools.json"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
-    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    actions   = ["kms:Decrypt"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
     }
   }
 }
