@@ -19,12 +19,12 @@ import (
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
-// keyedSpec is the e2e fleet with solver calling an openai/ policy keyed by a Secrets
-// Manager secret (api_key_env for fleetc dev beside it) and its exec handler reading a
-// second secret of its own (handler.secrets).
+// keyedSpec is the e2e fleet plus a Lambda class, caller, that calls an openai/ policy
+// keyed by a Secrets Manager secret (api_key_env for fleetc dev beside it) and whose exec
+// handler reads a second secret of its own (handler.secrets). A Lambda class's runtime
+// config is an S3 object whose content is in the plan: the references travel through it.
 func keyedSpec(src, name string) string {
-	s := strings.ReplaceAll(src, "FLEET", name)
-	s = strings.Replace(s, "agents:\n", fmt.Sprintf(`models:
+	return strings.Replace(strings.ReplaceAll(src, "FLEET", name), "agents:\n", fmt.Sprintf(`models:
   keyed:
     targets: [openai/gpt-4o-mini]
     base_url: https://api.openai.com/v1
@@ -32,12 +32,17 @@ func keyedSpec(src, name string) string {
     api_key: { secret: %[1]s/openai, json_key: api_key }
     max_in_flight: 10
 agents:
-`, name), 1)
-	return strings.Replace(s, `    handler: { exec: ["/bin/cat"] }`, fmt.Sprintf(`    handler:
+  caller:
+    runtime: lambda
+    image: 000000000000.dkr.ecr.us-east-1.amazonaws.com/fleet-worker:0.1.0
+    consumes: { event: task.requested }
+    step: { p95: 2s, max: 2m }
+    handler:
       exec: ["/bin/cat"]
       secrets:
-        VENDOR_TOKEN: { secret: %s/vendor }
-    model: keyed`, name), 1)
+        VENDOR_TOKEN: { secret: %[1]s/vendor }
+    model: keyed
+`, name), 1)
 }
 
 // TestSecretValuesNeverInPlan: with both secrets' values in kumo's Secrets Manager and the
@@ -120,7 +125,11 @@ func TestSecretValuesNeverInPlan(t *testing.T) {
 	for what, out := range map[string]string{"plan output": planOut.String(), "terraform show": human, "terraform show -json": string(showJSON)} {
 		// The references are there (the grants name both secrets): the check looks where a
 		// value would be.
-		for _, ref := range []string{":secret:" + name + "/openai-??????", ":secret:" + name + "/vendor-??????"} {
+		refs := []string{":secret:" + name + "/openai-??????", ":secret:" + name + "/vendor-??????"}
+		if what == "terraform show -json" { // caller's runtime config object, JSON in a JSON string
+			refs = append(refs, `\"secret\": \"`+name+`/vendor\"`)
+		}
+		for _, ref := range refs {
 			if what != "plan output" && !strings.Contains(out, ref) {
 				t.Errorf("%s does not name %s: the plan is not of the keyed fleet", what, ref)
 			}
