@@ -56,14 +56,18 @@ type Exec struct {
 // gateway's URLs and token pass too: the command is what calls the gateway.
 var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gatewayenv.URL, gatewayenv.BedrockURL, gatewayenv.Token}
 
-// stepEnvPrefix starts the variables the worker sets per step (FLEET_CLASS, …).
-const stepEnvPrefix = "FLEET_"
+// stepEnvPrefix starts the variables the worker sets per step (FLEET_CLASS, …);
+// traceParentEnv carries the step's W3C trace context.
+const (
+	stepEnvPrefix  = "FLEET_"
+	traceParentEnv = "TRACEPARENT"
+)
 
 // ReservedEnv reports whether the worker sets variable name in a command's environment
 // itself (the allow-list, the step's FLEET_* variables, TRACEPARENT) or keeps it from the
 // command (AWS_*: the worker's credentials): a handler secret may not take such a name.
 func ReservedEnv(name string) bool {
-	return slices.Contains(inheritedEnv, name) || name == "TRACEPARENT" ||
+	return slices.Contains(inheritedEnv, name) || name == traceParentEnv ||
 		strings.HasPrefix(name, stepEnvPrefix) || strings.HasPrefix(name, "AWS_")
 }
 
@@ -93,7 +97,7 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 		env = append(env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
 	if req.TraceParent != "" {
-		env = append(env, "TRACEPARENT="+req.TraceParent)
+		env = append(env, traceParentEnv+"="+req.TraceParent)
 	}
 	return env
 }
