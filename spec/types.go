@@ -238,6 +238,10 @@ type Handler struct {
 	LLM  *LLM     `json:"llm,omitempty"`
 	// InheritEnv names the worker's environment variables an exec command also receives.
 	InheritEnv []string `json:"inherit_env,omitempty"`
+	// Secrets are variables an exec command receives whose values fleet-worker reads at
+	// start from Secrets Manager or SSM (the same sources as a model policy's api_key),
+	// by the variable's name.
+	Secrets map[string]APIKey `json:"secrets,omitempty"`
 }
 
 // LLM is a model-driven handler run by the worker's router.

@@ -2,12 +2,15 @@ package check
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/runtime/handler"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -118,6 +121,36 @@ aws eks list-pod-identity-associations --cluster-name C --namespace keda (or IRS
 Fix: worker: { eks: { cluster: <name>, keda_operator_role: arn:aws:iam::<account>:role/<name> } }.`,
 		Check: checkEKSWorker,
 	},
+	{
+		ID: "W009", Category: "workers", Severity: diag.Error,
+		Summary: "handler.secrets name variables the worker leaves to the command",
+		Explain: `handler.secrets gives an exec command variables whose values live in Secrets Manager or
+SSM: fleet-worker reads each at start (a restart reads it again) with the class's role,
+which may read exactly those secrets and parameters, and puts it in the command's
+environment only; Terraform, the runtime config, logs and spans hold the reference.
+A name the worker sets itself (PATH, HOME, LANG, TZ, the model gateway's variables,
+TRACEPARENT, FLEET_*) or keeps from the command (AWS_*, the worker's credentials) would be
+overwritten or would leak what it protects, and a name also in inherit_env has two sources.
+Fix: rename the variable (e.g. VENDOR_API_KEY), or drop it from inherit_env.`,
+		Check: checkHandlerSecrets,
+	},
+}
+
+// checkHandlerSecrets enforces W009.
+func checkHandlerSecrets(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		for _, name := range slices.Sorted(maps.Keys(a.Handler.Secrets)) {
+			path := at(f, a.Path+"/handler/secrets/"+name, a.Path+"/handler")
+			switch {
+			case handler.ReservedEnv(name):
+				r.Add(path, fmt.Sprintf("class %s: handler secret %s names a variable fleet-worker sets or withholds itself", a.Name, name),
+					"Rename the variable the command reads (e.g. VENDOR_API_KEY); PATH, HOME, LANG, TZ, TRACEPARENT, FLEET_*, AWS_* and the model gateway's are the worker's.")
+			case slices.Contains(a.Handler.InheritEnv, name):
+				r.Add(path, fmt.Sprintf("class %s: %s is both a handler secret and in inherit_env", a.Name, name),
+					"Drop it from inherit_env: the secret is its source in a deployed worker, and fleetc dev takes a variable of that name from your shell anyway.")
+			}
+		}
+	}
 }
 
 func checkLambdaMax(f *ir.Fleet, r *Reporter) {

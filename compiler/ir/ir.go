@@ -204,8 +204,9 @@ type Price struct {
 	InputPerMTok, OutputPerMTok float64
 }
 
-// APIKey is a model API key's home in AWS: exactly one of Secret and SSM (a name or an
-// ARN, as written). The IR, like everything fleetc writes, holds the reference only.
+// APIKey is a secret value's home in AWS (a model API key, or a handler secret): exactly
+// one of Secret and SSM (a name or an ARN, as written). The IR, like everything fleetc
+// writes, holds the reference only.
 type APIKey struct {
 	Secret  string
 	JSONKey string
@@ -292,10 +293,13 @@ type Handler struct {
 	Command []string
 	// InheritEnv names the worker's variables an exec command receives beyond the allow-list.
 	InheritEnv []string
-	URL        string
-	System     string
-	Tools      []string
-	MaxTokens  int
+	// Secrets are the exec command's variables read from Secrets Manager or SSM, by name
+	// (handler.secrets): references only, like a model policy's APIKey.
+	Secrets   map[string]*APIKey
+	URL       string
+	System    string
+	Tools     []string
+	MaxTokens int
 	// MaxIterations caps the llm tool-use loop (0: the worker's default).
 	MaxIterations int
 }

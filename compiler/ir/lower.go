@@ -193,6 +193,18 @@ func countModelProcesses(f *Fleet) {
 	}
 }
 
+// lowerSecrets copies a handler's secret references (nil when it names none).
+func lowerSecrets(s map[string]spec.APIKey) map[string]*APIKey {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make(map[string]*APIKey, len(s))
+	for name, k := range s {
+		out[name] = lowerAPIKey(&k)
+	}
+	return out
+}
+
 // lowerAPIKey copies a policy's key reference (nil when it names none).
 func lowerAPIKey(k *spec.APIKey) *APIKey {
 	if k == nil {
@@ -318,7 +330,7 @@ func (l *lowerer) agentIdentity(name string, sa *spec.Agent) *Agent {
 	}
 	switch {
 	case len(sa.Handler.Exec) > 0:
-		a.Handler = Handler{Kind: "exec", Command: sa.Handler.Exec, InheritEnv: sa.Handler.InheritEnv}
+		a.Handler = Handler{Kind: "exec", Command: sa.Handler.Exec, InheritEnv: sa.Handler.InheritEnv, Secrets: lowerSecrets(sa.Handler.Secrets)}
 	case sa.Handler.HTTP != "":
 		a.Handler = Handler{Kind: "http", URL: sa.Handler.HTTP}
 	case sa.Handler.LLM != nil:

@@ -202,6 +202,8 @@ func TestFileInputs(t *testing.T) {
 	}{
 		{`file("${path.module}/../runtime/coder.json")`, []string{"runtime/coder.json"}},
 		{`templatefile("${path.module}/../statemachines/a.asl.json", { x = 1 })`, []string{"statemachines/a.asl.json"}},
+		// A config object's key is its content's hash: it changes (a replacement) with the file.
+		{`"config/runtime/coder/${filesha256("${path.module}/../runtime/coder.json")}.json"`, []string{"runtime/coder.json"}},
 		{`jsonencode({ a = file("${path.module}/../b.json"), c = file("${path.module}/../a.json") })`, []string{"a.json", "b.json"}},
 		{`file("${var.dir}/../runtime/coder.json")`, nil},
 		{`file("${local.dir}/../runtime/coder.json")`, nil},

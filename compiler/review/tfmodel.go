@@ -2,6 +2,7 @@ package review
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -108,13 +109,17 @@ func splitRef(ref string) (address, attr string) {
 	return ref[:i], ref[i+1:]
 }
 
-// fileInputs lists the files an expression reads through file("${path.module}/../<p>") or
-// templatefile(...), as output-root paths, sorted.
+// fileFuncs are the Terraform functions whose value changes with the bytes of the file they name.
+var fileFuncs = []string{"file", "templatefile", "filesha256"}
+
+// fileInputs lists the files an expression reads through file("${path.module}/../<p>"),
+// templatefile(...) or filesha256(...) (a config object's content-addressed key), as
+// output-root paths, sorted.
 func fileInputs(e hclsyntax.Expression) []string {
 	var out []string
 	_ = hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
 		call, ok := n.(*hclsyntax.FunctionCallExpr)
-		if !ok || (call.Name != "file" && call.Name != "templatefile") || len(call.Args) == 0 {
+		if !ok || !slices.Contains(fileFuncs, call.Name) || len(call.Args) == 0 {
 			return nil
 		}
 		tmpl, ok := call.Args[0].(*hclsyntax.TemplateExpr)

@@ -227,7 +227,7 @@ func handler(h ir.Handler) (rc.Handler, error) {
 		if len(h.Command) == 0 {
 			return rc.Handler{}, fmt.Errorf("exec handler has no command")
 		}
-		return rc.Handler{Type: rc.HandlerExec, Command: h.Command, InheritEnv: h.InheritEnv}, nil
+		return rc.Handler{Type: rc.HandlerExec, Command: h.Command, InheritEnv: h.InheritEnv, Secrets: secretRefs(h.Secrets)}, nil
 	case "http":
 		return rc.Handler{Type: rc.HandlerHTTP, URL: h.URL}, nil
 	case "llm":
@@ -277,6 +277,18 @@ func models(allowed []*ir.Model) rc.Models {
 			mp.ContextWindowFallbacks = append(mp.ContextWindowFallbacks, fb.Name)
 		}
 		out.Policies[p.Name] = mp
+	}
+	return out
+}
+
+// secretRefs is a handler's secrets for the worker: where to read each, never a value.
+func secretRefs(s map[string]*ir.APIKey) map[string]rc.APIKey {
+	if len(s) == 0 {
+		return nil
+	}
+	out := make(map[string]rc.APIKey, len(s))
+	for name, k := range s {
+		out[name] = *apiKey(k)
 	}
 	return out
 }

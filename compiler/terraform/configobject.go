@@ -3,14 +3,21 @@ package terraform
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 
 	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // configPrefix is where the generated configs live in the claim-check bucket, under their
-// output path (config/runtime/<class>.json, config/tools/tools.json). The bucket's lifecycle
-// expires only the payload prefixes (ir.ClaimCheckRoots), never this one.
+// output path without .json and named by their content's SHA-256
+// (config/runtime/<class>/<sha256>.json, config/tools/tools/<sha256>.json). The bucket's
+// lifecycle expires only the payload prefixes (ir.ClaimCheckRoots), never this one.
 const configPrefix = "config/"
+
+// configDir is the prefix of the objects of configPath's config, one per content.
+func configDir(configPath string) string {
+	return configPrefix + strings.TrimSuffix(configPath, ".json") + "/"
+}
 
 // configObject emits the S3 object carrying the generated config at configPath (relative to
 // the output root) and returns the value of the one variable a function keeps for it:
@@ -23,7 +30,15 @@ func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
 	o := fl.resource("aws_s3_object", n,
 		"The generated "+configPath+", read by the worker at start (FLEET_*_S3 names it and its SHA-256).")
 	o.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
-	o.set("key", str(configPrefix+configPath))
+	// Content-addressed: a changed config is a new object beside the old one, never an
+	// overwrite, so a function version still running (or cold-starting) during an apply reads
+	// the config its variable's hash names. The key changing replaces the resource, and
+	// create_before_destroy orders the replacement: the new object first, then the functions
+	// whose variable names it (they depend on it), and the old object last, once no
+	// configuration names it. Without it Terraform deletes the old object first, and an old
+	// version starting in between finds nothing; with a fixed key, creating before
+	// destroying would delete the object just written.
+	o.set("key", tmpl(lit(configDir(configPath)), interp(call("filesha256", pathModule("../"+configPath))), lit(".json")))
 	o.set("content", call("file", pathModule("../"+configPath)))
 	o.set("content_type", str("application/json"))
 	// Encrypted as the bucket encrypts its payloads.
@@ -34,19 +49,20 @@ func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
 	} else {
 		o.set("server_side_encryption", str("AES256"))
 	}
+	o.nested("lifecycle").set("create_before_destroy", boolean(true))
 	obj := func(attr string) tpart { return interp(ref("aws_s3_object", n, attr)) }
 	return tmpl(lit("s3://"), obj("bucket"), lit("/"), obj("key"),
 		lit("?"+contract.ObjectOwnerParam+"="), interp(accountID()),
 		lit("&"+contract.ObjectSHA256Param+"="), interp(call("sha256", ref("aws_s3_object", n, "content"))))
 }
 
-// configObjectARN is the ARN of the object configObject writes for configPath: the one object
-// a role that runs from it may read.
+// configObjectARN is the ARN pattern of the objects configObject writes for configPath (one
+// per content): the only objects a role that runs from it may read.
 func configObjectARN(configPath string) tokens {
-	return tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+configPrefix+configPath))
+	return tmpl(interp(ref("aws_s3_bucket", "claimcheck", "arn")), lit("/"+configDir(configPath)+"*"))
 }
 
-// readConfig is the statement letting a role read the config object of configPath, and
+// readConfig is the statement letting a role read the config objects of configPath, and
 // nothing else of the bucket's.
 func readConfig(configPath string) stmt {
 	return stmt{sid: "ReadOwnConfig", actions: []string{"s3:GetObject"}, resources: []tokens{configObjectARN(configPath)}}
@@ -56,7 +72,7 @@ func readConfig(configPath string) stmt {
 // stand-in of the same length), for sizing the environment.
 func (g *gen) configRef(configPath string, cfg []byte) string {
 	sum := sha256.Sum256(cfg)
-	return contract.ObjectRef{Bucket: g.f.State.ClaimCheckBucket, Key: configPrefix + configPath, Owner: sizingAccount,
+	return contract.ObjectRef{Bucket: g.f.State.ClaimCheckBucket, Key: configDir(configPath) + hex.EncodeToString(sum[:]) + ".json", Owner: sizingAccount,
 		SHA256: hex.EncodeToString(sum[:])}.String()
 }
 

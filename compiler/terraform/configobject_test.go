@@ -54,7 +54,7 @@ func TestFiveAsyncToolsFleet(t *testing.T) {
 	if got := h.src(o.Body.Attributes["content"].Expr); got != `file("${path.module}/../tools/tools.json")` {
 		t.Errorf("tools config object content = %s", got)
 	}
-	if got := h.str(t, o, "key"); got != configPrefix+"tools/tools.json" {
+	if got := h.src(o.Body.Attributes["key"].Expr); got != `"config/tools/tools/${filesha256("${path.module}/../tools/tools.json")}.json"` {
 		t.Errorf("tools config object key = %s", got)
 	}
 	root := writeOut(t, f)
@@ -120,6 +120,16 @@ func renderedEnvs(t *testing.T, f *ir.Fleet) map[string]int {
 			Params: []function.Parameter{{Name: "s", Type: cty.String}}, Type: function.StaticReturnType(cty.String),
 			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 				s := sha256.Sum256([]byte(args[0].AsString()))
+				return cty.StringVal(hex.EncodeToString(s[:])), nil
+			}}),
+		"filesha256": function.New(&function.Spec{
+			Params: []function.Parameter{{Name: "path", Type: cty.String}}, Type: function.StaticReturnType(cty.String),
+			Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+				b, ok := byPath[path.Clean(args[0].AsString())]
+				if !ok {
+					return cty.NilVal, function.NewArgErrorf(0, "no generated file %s", args[0].AsString())
+				}
+				s := sha256.Sum256(b)
 				return cty.StringVal(hex.EncodeToString(s[:])), nil
 			}}),
 		"jsonencode": stdlib.JSONEncodeFunc,
@@ -226,8 +236,11 @@ func renderedEnvs(t *testing.T, f *ir.Fleet) map[string]int {
 	return sizes
 }
 
-// Every function that runs from a config object may read exactly that object, and every
-// reference a function carries names the object Terraform writes from its own config.
+// Every function that runs from a config object may read exactly its own config's objects,
+// every reference a function carries names the object Terraform writes from its own config,
+// and that object's key is its content's SHA-256 under the config's own prefix, replaced new
+// before old (create_before_destroy): a function version running or cold-starting during an
+// apply still finds the object its hash names.
 func TestConfigObjectsExact(t *testing.T) {
 	f := lower(t, fiveAsyncTools)
 	h := allFiles(t, generate(t, f))
@@ -237,8 +250,14 @@ func TestConfigObjectsExact(t *testing.T) {
 		if got := h.src(o.Body.Attributes["content"].Expr); got != `file("${path.module}/../`+a.ConfigPath+`")` {
 			t.Errorf("%s: object content = %s", a.Name, got)
 		}
+		if got := h.src(o.Body.Attributes["key"].Expr); got != `"`+configDir(a.ConfigPath)+`${filesha256("${path.module}/../`+a.ConfigPath+`")}.json"` {
+			t.Errorf("%s: object key = %s, want its content's hash under %s", a.Name, got, configDir(a.ConfigPath))
+		}
+		if got := h.src(h.blockIn(t, o, "lifecycle").Body.Attributes["create_before_destroy"].Expr); got != "true" {
+			t.Errorf("%s: object lifecycle create_before_destroy = %s, want true (the old object outlives the switch)", a.Name, got)
+		}
 		if got := h.statements(t, n+"_worker")["ReadOwnConfig"]; got.actions != `["s3:GetObject"]` ||
-			got.resources != `["${aws_s3_bucket.claimcheck.arn}/`+configPrefix+a.ConfigPath+`"]` {
+			got.resources != `["${aws_s3_bucket.claimcheck.arn}/`+configDir(a.ConfigPath)+`*"]` {
 			t.Errorf("%s: ReadOwnConfig = %+v", a.Name, got)
 		}
 		fn := h.block(t, "resource", "aws_lambda_function", n)

@@ -1,6 +1,7 @@
 package terraform
 
 import (
+	"maps"
 	"slices"
 	"strings"
 )
@@ -35,25 +36,46 @@ func (g *gen) encryptLogs(lg block) {
 	}
 }
 
-// keyUsers are the actions whose callers need the key: S3 and SQS encrypt and decrypt with
-// the caller's permissions (DynamoDB uses its own grant, made when the table is created).
-var keyUsers = []string{"s3:GetObject", "s3:PutObject", "sqs:ReceiveMessage", "sqs:SendMessage"}
+// keyUse is what a role's action needs of the fleet's key, and through which service: S3
+// and SQS encrypt and decrypt with the caller's permissions (DynamoDB uses its own grant,
+// made when the table is created). AWS: a reader needs kms:Decrypt; a writer also
+// kms:GenerateDataKey (SQS: "Key management" of SSE; S3: SSE-KMS, where Decrypt also
+// serves multipart uploads).
+type keyUse struct {
+	service string
+	actions []string
+}
 
-// keyGrant adds to a role's policy the use of the fleet's key, through S3 and SQS only, when
-// the role reads or writes what the key encrypts.
+var keyUses = map[string]keyUse{
+	"s3:GetObject":       {"s3", []string{"kms:Decrypt"}},
+	"s3:PutObject":       {"s3", []string{"kms:Decrypt", "kms:GenerateDataKey"}},
+	"sqs:ReceiveMessage": {"sqs", []string{"kms:Decrypt"}},
+	"sqs:SendMessage":    {"sqs", []string{"kms:Decrypt", "kms:GenerateDataKey"}},
+}
+
+// keyGrant adds to a role's policy the use of the fleet's key, when the role reads or
+// writes what the key encrypts: one statement per service it goes through (kms:ViaService),
+// with only the key actions its own actions need there. A role that only reads its config
+// object gets kms:Decrypt via S3, nothing more.
 func (g *gen) keyGrant(policy []stmt) []stmt {
 	k := g.keyARN()
-	if k == nil || !slices.ContainsFunc(policy, func(s stmt) bool {
-		return slices.ContainsFunc(s.actions, func(a string) bool { return slices.Contains(keyUsers, a) })
-	}) {
+	if k == nil {
 		return policy
 	}
-	return append(policy, stmt{
-		sid: "UseFleetKey", actions: []string{"kms:Decrypt", "kms:GenerateDataKey"}, resources: []tokens{k},
-		conditions: []condition{{"StringEquals", "kms:ViaService", []tokens{
-			str("s3." + g.f.Region + ".amazonaws.com"), str("sqs." + g.f.Region + ".amazonaws.com"),
-		}}},
-	})
+	need := map[string][]string{} // service → key actions
+	for _, s := range policy {
+		for _, a := range s.actions {
+			if u, ok := keyUses[a]; ok {
+				need[u.service] = append(need[u.service], u.actions...)
+			}
+		}
+	}
+	for _, service := range slices.Sorted(maps.Keys(need)) {
+		actions := slices.Compact(slices.Sorted(slices.Values(need[service])))
+		policy = append(policy, stmt{sid: "UseFleetKeyVia" + strings.ToUpper(service), actions: actions, resources: []tokens{k},
+			conditions: []condition{viaService(service, g.f.Region)}})
+	}
+	return policy
 }
 
 // kmsKey emits the key fleetc creates: rotated, with alias/<fleet>, and a key policy that

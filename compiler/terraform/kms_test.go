@@ -74,20 +74,10 @@ func TestKMSKey(t *testing.T) {
 			}
 			n := 0
 			for name, doc := range blocksOf(all, "data", "aws_iam_policy_document") {
-				uses := regexp.MustCompile(`"(s3:GetObject|s3:PutObject|sqs:ReceiveMessage|sqs:SendMessage)"`).MatchString(doc)
-				granted := strings.Contains(doc, `"UseFleetKey"`)
 				if strings.HasSuffix(name, "_trust") || name == "fleet_key" || strings.Contains(doc, `"Deny"`) || strings.Contains(doc, "principals {") {
 					continue // trust, key and resource policies
 				}
-				if uses != granted {
-					t.Errorf("policy %s: reads or writes encrypted data %v, may use the key %v", name, uses, granted)
-				}
-				if granted {
-					n++
-					if !regexp.MustCompile(`(?s)sid\s+= "UseFleetKey".*actions\s+= \["kms:Decrypt", "kms:GenerateDataKey"\]\n\s+resources = \[` + arn + `\].*"kms:ViaService".*"s3.us-east-1.amazonaws.com", "sqs.us-east-1.amazonaws.com"`).MatchString(doc) {
-						t.Errorf("policy %s: UseFleetKey is not scoped to the key through S3 and SQS:\n%s", name, doc)
-					}
-				}
+				n += checkKeyGrants(t, name, doc, arn, "us-east-1")
 			}
 			if n == 0 {
 				t.Error("no role may use the key")
@@ -135,4 +125,64 @@ func TestKMSKeyInAnotherRegion(t *testing.T) {
 		}
 	}
 	t.Errorf("no P008 on /state/kms_key: %v", ds)
+}
+
+// checkKeyGrants checks that policy name may use the fleet's key (arn, a regexp) in region through
+// exactly the services whose encrypted data it reads or writes, each through that service
+// alone, with kms:GenerateDataKey only where it writes. It returns the grants found.
+func checkKeyGrants(t *testing.T, name, doc, arn, region string) int {
+	t.Helper()
+	n := 0
+	for _, svc := range []struct{ service, read, write string }{
+		{"s3", "s3:GetObject", "s3:PutObject"}, {"sqs", "sqs:ReceiveMessage", "sqs:SendMessage"},
+	} {
+		reads, writes := strings.Contains(doc, `"`+svc.read+`"`), strings.Contains(doc, `"`+svc.write+`"`)
+		var grant string
+		for _, st := range strings.Split(doc, "statement {")[1:] {
+			if strings.Contains(st, `"UseFleetKeyVia`+strings.ToUpper(svc.service)+`"`) {
+				grant = st
+			}
+		}
+		if (reads || writes) != (grant != "") {
+			t.Errorf("policy %s: reads or writes %s data %v, may use the key through %s %v", name, svc.service, reads || writes, svc.service, grant != "")
+			continue
+		}
+		if grant == "" {
+			continue
+		}
+		n++
+		actions := `"kms:Decrypt"`
+		if writes {
+			actions += `, "kms:GenerateDataKey"`
+		}
+		want := `(?s)actions\s+= \[` + actions + `\]\n\s+resources = \[` + arn + `\].*"kms:ViaService"\n\s+values\s+= \["` + svc.service + `.` + region + `.amazonaws.com"\]`
+		if !regexp.MustCompile(want).MatchString(grant) {
+			t.Errorf("policy %s: the key grant through %s is not [%s] on the key via %s alone:\n%s", name, svc.service, actions, svc.service, grant)
+		}
+	}
+	return n
+}
+
+// The kitchen-sink fleet (kms_key: create) has roles that only read what the key encrypts
+// (the async tools function reads its config object): each role's key grant follows its
+// own S3 and SQS actions, so a reader gets kms:Decrypt alone, through one service.
+func TestKeyGrantsFollowUse(t *testing.T) {
+	all := ""
+	for _, fl := range generate(t, lower(t, "../testdata/kitchen-sink/fleet.yaml")) {
+		all += string(fl.Bytes) + "\n"
+	}
+	arn := regexp.QuoteMeta("aws_kms_key.fleet.arn")
+	readers := 0
+	for name, doc := range blocksOf(all, "data", "aws_iam_policy_document") {
+		if strings.HasSuffix(name, "_trust") || name == "fleet_key" || strings.Contains(doc, `"Deny"`) || strings.Contains(doc, "principals {") {
+			continue
+		}
+		checkKeyGrants(t, name, doc, arn, "eu-west-1")
+		if strings.Contains(doc, "UseFleetKeyVia") && !strings.Contains(doc, "kms:GenerateDataKey") {
+			readers++
+		}
+	}
+	if readers == 0 {
+		t.Error("no read-only role: the fixture no longer covers a Decrypt-only grant")
+	}
 }

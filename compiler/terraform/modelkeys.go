@@ -9,8 +9,9 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
-// This file grants a worker the reads of its model API keys (models.<policy>.api_key): the
-// secret or parameter of every policy the class may call, and nothing else. Terraform holds
+// This file grants a worker the reads of its model API keys (models.<policy>.api_key) and
+// its exec handler's secrets (handler.secrets): the secret or parameter of every policy
+// the class may call and of its own handler, and nothing else. Terraform holds
 // the reference only; the value is read by fleet-worker at start (runtime/router/apikey), so
 // it never enters the state, a plan or the function's environment.
 
@@ -21,14 +22,27 @@ import (
 const secretSuffix = "-??????"
 
 // modelKeyReads is the statements that let a class read the API keys of the policies it
-// may call (its own, the allowed ones, and their fallbacks): GetSecretValue on each secret,
-// GetParameter on each parameter, and Decrypt on the customer-managed keys they name,
-// through those services only. None when no policy names an api_key.
+// may call (its own, the allowed ones, and their fallbacks) and its exec handler's
+// secrets (handler.secrets): GetSecretValue on each secret, GetParameter on each
+// parameter, and Decrypt on the customer-managed keys they name, through those services
+// only. None when neither names a key.
 func (g *gen) modelKeyReads(a *ir.Agent) []stmt {
+	var models []*ir.APIKey
+	for _, m := range modelClosure(a.Models) {
+		models = append(models, m.APIKey)
+	}
+	st := g.keyReads("ModelKey", models)
+	// Separate statements: a reviewer sees which reads serve the handler's own code.
+	return append(st, g.keyReads("HandlerSecret", slices.Collect(maps.Values(a.Handler.Secrets)))...)
+}
+
+// keyReads is the statements reading refs (nil entries skipped), their Sids prefixed by
+// what the values are for.
+func (g *gen) keyReads(what string, refs []*ir.APIKey) []stmt {
 	secrets, params := map[string]tokens{}, map[string]tokens{}
 	secretKeys, paramKeys := map[string]tokens{}, map[string]tokens{} // customer-managed keys, by service
-	for _, m := range modelClosure(a.Models) {
-		switch k := m.APIKey; {
+	for _, k := range refs {
+		switch {
 		case k == nil:
 		case k.Secret != "":
 			secrets[k.Secret] = g.secretARN(k.Secret)
@@ -40,23 +54,29 @@ func (g *gen) modelKeyReads(a *ir.Agent) []stmt {
 	}
 	var st []stmt
 	if len(secrets) > 0 {
-		st = append(st, stmt{sid: "ReadModelKeySecrets", actions: []string{"secretsmanager:GetSecretValue"}, resources: sortedTokens(secrets)})
+		st = append(st, stmt{sid: "Read" + what + "Secrets", actions: []string{"secretsmanager:GetSecretValue"}, resources: sortedTokens(secrets)})
 	}
 	if len(params) > 0 {
-		st = append(st, stmt{sid: "ReadModelKeyParameters", actions: []string{"ssm:GetParameter"}, resources: sortedTokens(params)})
+		st = append(st, stmt{sid: "Read" + what + "Parameters", actions: []string{"ssm:GetParameter"}, resources: sortedTokens(params)})
 	}
 	// Decrypt only as the service that holds the value asks for it (kms:ViaService): the
 	// role cannot decrypt anything else encrypted under those keys.
 	for _, d := range []struct {
 		sid, service string
 		keys         map[string]tokens
-	}{{"DecryptModelKeySecrets", "secretsmanager", secretKeys}, {"DecryptModelKeyParameters", "ssm", paramKeys}} {
+	}{{"Decrypt" + what + "Secrets", "secretsmanager", secretKeys}, {"Decrypt" + what + "Parameters", "ssm", paramKeys}} {
 		if len(d.keys) > 0 {
 			st = append(st, stmt{sid: d.sid, actions: []string{"kms:Decrypt"}, resources: sortedTokens(d.keys),
-				conditions: []condition{{"StringEquals", "kms:ViaService", []tokens{str(d.service + "." + g.f.Region + ".amazonaws.com")}}}})
+				conditions: []condition{viaService(d.service, g.f.Region)}})
 		}
 	}
 	return st
+}
+
+// viaService is the condition that holds a kms grant to requests service makes on the
+// role's behalf in region.
+func viaService(service, region string) condition {
+	return condition{"StringEquals", "kms:ViaService", []tokens{str(service + "." + region + ".amazonaws.com")}}
 }
 
 // addKey records a customer-managed key ("" = the service's AWS-managed key: no grant).

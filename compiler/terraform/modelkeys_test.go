@@ -29,6 +29,33 @@ const (
     resources = ["arn:${data.aws_partition.current.partition}:ssm:us-east-1:${data.aws_caller_identity.current.account_id}:parameter/fleet/litellm-key"]
   }
 `
+	// scraper's exec handler's own secrets (handler.secrets).
+	readHandlerSecret = `  statement {
+    sid       = "ReadHandlerSecretSecrets"
+    effect    = "Allow"
+    actions   = ["secretsmanager:GetSecretValue"]
+    resources = ["arn:${data.aws_partition.current.partition}:secretsmanager:us-east-1:${data.aws_caller_identity.current.account_id}:secret:fleet/vendor-??????"]
+  }
+`
+	readHandlerParameter = `  statement {
+    sid       = "ReadHandlerSecretParameters"
+    effect    = "Allow"
+    actions   = ["ssm:GetParameter"]
+    resources = ["arn:${data.aws_partition.current.partition}:ssm:us-east-1:${data.aws_caller_identity.current.account_id}:parameter/fleet/search-key"]
+  }
+`
+	decryptHandlerSecret = `  statement {
+    sid       = "DecryptHandlerSecretSecrets"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt"]
+    resources = ["arn:aws:kms:us-east-1:111122223333:key/99990000-12ab-34cd-56ef-1234567890ab"]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["secretsmanager.us-east-1.amazonaws.com"]
+    }
+  }
+`
 	decryptSecret = `  statement {
     sid       = "DecryptModelKeySecrets"
     effect    = "Allow"
@@ -48,7 +75,9 @@ const (
 // (openai, keyed by a secret, falling back to proxy, keyed by a parameter) reads both and
 // may decrypt the secret's customer-managed key through Secrets Manager only; reviewer
 // (proxy) reads the parameter only; reader (Bedrock) reads no key, and no other role
-// does. The files pass terraform fmt, the provider schema and terraform validate, and
+// does. scraper's exec handler reads exactly its own secret and parameter (handler.secrets),
+// under separate statements, and decrypts its secret's key through Secrets Manager only.
+// The files pass terraform fmt, the provider schema and terraform validate, and
 // carry the references, never a key (and tfsec finds nothing): the variable api_key_env names holds one in the
 // shell that builds, and it appears in no generated file.
 func TestModelKeyReads(t *testing.T) {
@@ -71,6 +100,7 @@ func TestModelKeyReads(t *testing.T) {
 		"writer_worker":   {readSecret, readParameter, decryptSecret},
 		"reviewer_worker": {readParameter},
 		"reader_worker":   {},
+		"scraper_worker":  {readHandlerSecret, readHandlerParameter, decryptHandlerSecret},
 	} {
 		doc, ok := docs[class]
 		if !ok {
@@ -81,13 +111,16 @@ func TestModelKeyReads(t *testing.T) {
 				t.Errorf("%s lacks\n%s\nin\n%s", class, st, doc)
 			}
 		}
-		if n := strings.Count(doc, "ModelKey"); n != len(want) {
-			t.Errorf("%s has %d model-key statements, want %d:\n%s", class, n, len(want), doc)
+		if n := strings.Count(doc, "ModelKey") + strings.Count(doc, "HandlerSecret"); n != len(want) {
+			t.Errorf("%s has %d key-read statements, want %d:\n%s", class, n, len(want), doc)
 		}
 	}
 	for name, doc := range docs {
 		if !strings.HasPrefix(name, "writer_") && !strings.HasPrefix(name, "reviewer_") && strings.Contains(doc, "ModelKey") {
 			t.Errorf("%s grants a model key read:\n%s", name, doc)
+		}
+		if !strings.HasPrefix(name, "scraper_") && strings.Contains(doc, "HandlerSecret") {
+			t.Errorf("%s grants a handler secret read:\n%s", name, doc)
 		}
 	}
 
@@ -102,6 +135,9 @@ func TestModelKeyReads(t *testing.T) {
 	}
 	if cfg, err := os.ReadFile(root + "/runtime/writer.json"); err != nil || !strings.Contains(string(cfg), `"secret": "fleet/openai"`) {
 		t.Errorf("writer's runtime config does not carry the secret's reference (%v):\n%s", err, cfg)
+	}
+	if cfg, err := os.ReadFile(root + "/runtime/scraper.json"); err != nil || !strings.Contains(string(cfg), `"ssm": "/fleet/search-key"`) {
+		t.Errorf("scraper's runtime config does not carry its handler secrets' references (%v):\n%s", err, cfg)
 	}
 	checkFmtAndSchema(t, root+"/"+Dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -315,11 +315,11 @@ func TestWorkerIAMExact(t *testing.T) {
 	synth["PublishCompletionEvents"] = want{`["events:PutEvents"]`, "[aws_cloudwatch_event_bus.fleet.arn]"}
 	synth["JobStatus"] = want{`["dynamodb:UpdateItem"]`, "[aws_dynamodb_table.jobs.arn]"}
 	synth["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.cdk_synth.arn}:*"]`}
-	synth["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/cdk-synth.json"]`}
+	synth["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/cdk-synth/*"]`}
 
 	greeter := base("greeter", "greeting.requested")
 	greeter["WriteFunctionLogs"] = want{`["logs:CreateLogStream", "logs:PutLogEvents"]`, `["${aws_cloudwatch_log_group.greeter.arn}:*"]`}
-	greeter["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/greeter.json"]`}
+	greeter["ReadOwnConfig"] = want{`["s3:GetObject"]`, `["${aws_s3_bucket.claimcheck.arn}/config/runtime/greeter/*"]`}
 
 	cases := []struct {
 		example, class, trust, emits string
@@ -911,7 +911,7 @@ func terraformEnvSize(t *testing.T, f *ir.Fleet, a *ir.Agent) (int, bool) {
 		t.Fatal(err)
 	}
 	url := func(q ir.Queue) string { return "https://sqs." + f.Region + ".amazonaws.com/123456789012/" + q.Name }
-	ref := "s3://" + f.State.ClaimCheckBucket + "/" + configPrefix + a.ConfigPath + "?" + config.ObjectOwnerParam + "=123456789012&" +
+	ref := "s3://" + f.State.ClaimCheckBucket + "/" + configDir(a.ConfigPath) + `${filesha256("cfg.json")}.json?` + config.ObjectOwnerParam + "=123456789012&" +
 		config.ObjectSHA256Param + `=${sha256(file("cfg.json"))}`
 	expr := `length(jsonencode({FLEET_CONFIG_S3 = "` + ref + `", FLEET_DLQ_URL = "` +
 		url(a.DLQ) + `", FLEET_QUEUE_URL = "` + url(a.Queue) + `"}))`
@@ -1018,7 +1018,7 @@ func checkDispatcher(t *testing.T, ac *hclFile) {
 		"InvokeClassRuntime":    `[aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn, "${aws_bedrockagentcore_agent_runtime.concierge.agent_runtime_arn}/runtime-endpoint/DEFAULT"]`,
 		"WriteFunctionLogs":     `["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]`,
 		"FailTaskTokens":        `[aws_sfn_state_machine.turn.arn, "${aws_sfn_state_machine.turn.arn}/*"]`,
-		"ReadOwnConfig":         `["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]`,
+		"ReadOwnConfig":         `["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge/*"]`,
 	}
 	if len(pol) != len(want) {
 		t.Errorf("dispatcher policy has statements %v, want exactly %d", pol, len(want))

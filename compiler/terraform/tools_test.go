@@ -84,7 +84,7 @@ func TestToolsRoleSharesNothingWithWorkers(t *testing.T) {
 		"CreateAndReadJobs": `["dynamodb:GetItem", "dynamodb:PutItem"] [aws_dynamodb_table.jobs.arn] ForAllValues:StringLike dynamodb:LeadingKeys ["JOB#*"]`,
 		"ListOwnersJobs":    `["dynamodb:Query"] ["${aws_dynamodb_table.jobs.arn}/index/by_owner"] ForAllValues:StringLike dynamodb:LeadingKeys ["OWNER#*"]`,
 		"WriteFunctionLogs": `["logs:CreateLogStream", "logs:PutLogEvents"] ["${aws_cloudwatch_log_group.async_tools.arn}:*"] `,
-		"ReadOwnConfig":     `["s3:GetObject"] ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools.json"] `,
+		"ReadOwnConfig":     `["s3:GetObject"] ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools/*"] `,
 		"RequestJobs":       `["events:PutEvents"] [aws_cloudwatch_event_bus.fleet.arn] StringEquals events:detail-type ["CdkSynthRequested"]; StringEquals events:source ["com.cheatcoders.agents"]`,
 	}
 	if len(tools) != len(want) {

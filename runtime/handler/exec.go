@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +40,9 @@ type Exec struct {
 	Env     []string // extra environment the worker sets (the model gateway's URLs and token)
 	// InheritEnv names worker variables the command also receives (handler.inherit_env).
 	InheritEnv []string
+	// Secrets are NAME=value pairs the worker read for handler.secrets: the command's
+	// environment is the only place they go (never logged, never in a span).
+	Secrets []string
 	// Stderr, when set, gets every line the command writes to stderr, as it is written,
 	// whether the step succeeds or not (as Lambda logs a function's output); at most
 	// MaxStderrLines lines of at most MaxStderrLine bytes per step, then one note of what
@@ -51,6 +56,21 @@ type Exec struct {
 // gateway's URLs and token pass too: the command is what calls the gateway.
 var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gatewayenv.URL, gatewayenv.BedrockURL, gatewayenv.Token}
 
+// stepEnvPrefix starts the variables the worker sets per step (FLEET_CLASS, …);
+// traceParentEnv carries the step's W3C trace context.
+const (
+	stepEnvPrefix  = "FLEET_"
+	traceParentEnv = "TRACEPARENT"
+)
+
+// ReservedEnv reports whether the worker sets variable name in a command's environment
+// itself (the allow-list, the step's FLEET_* variables, TRACEPARENT) or keeps it from the
+// command (AWS_*: the worker's credentials): a handler secret may not take such a name.
+func ReservedEnv(name string) bool {
+	return slices.Contains(inheritedEnv, name) || name == traceParentEnv ||
+		strings.HasPrefix(name, stepEnvPrefix) || strings.HasPrefix(name, "AWS_")
+}
+
 // environ is the command's environment: the allow-listed and inherit_env variables of the
 // worker (from getenv), then the worker's extras, then the step's.
 func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string {
@@ -63,6 +83,7 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 		}
 	}
 	env = append(env, h.Env...)
+	env = append(env, h.Secrets...)
 	env = append(env,
 		"FLEET_CLASS="+req.Class,
 		"FLEET_IDEMPOTENCY_KEY="+req.Key,
@@ -76,7 +97,7 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 		env = append(env, "FLEET_DEADLINE="+req.Deadline.UTC().Format(time.RFC3339Nano))
 	}
 	if req.TraceParent != "" {
-		env = append(env, "TRACEPARENT="+req.TraceParent)
+		env = append(env, traceParentEnv+"="+req.TraceParent)
 	}
 	return env
 }

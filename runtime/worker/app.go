@@ -125,6 +125,11 @@ func Build(ctx context.Context, cfg *config.Config, o BuildOptions) (*Runtime, e
 	if err != nil {
 		return nil, err
 	}
+	if ex, ok := h.(*handler.Exec); ok && len(cfg.Handler.Secrets) > 0 {
+		if ex.Secrets, err = handlerSecrets(ctx, cfg.Handler.Secrets, awsCfg, getenv); err != nil {
+			return nil, err
+		}
+	}
 	sqsc := awsconfig.SQS(awsCfg)
 	if !o.NoQueue {
 		if cfg.QueueURL == "" {

@@ -264,10 +264,13 @@ type Handler struct {
 	Command []string `json:"command,omitempty"`
 	// InheritEnv names the worker's variables an exec command also receives (handler.inherit_env).
 	InheritEnv []string `json:"inherit_env,omitempty"`
-	URL        string   `json:"url,omitempty"`
-	System     string   `json:"system,omitempty"`
-	Tools      []string `json:"tools,omitempty"`
-	MaxTokens  int      `json:"max_tokens,omitempty"`
+	// Secrets are variables the exec command receives, read by the worker at start from
+	// the secret or parameter each names (handler.secrets): references, never values.
+	Secrets   map[string]APIKey `json:"secrets,omitempty"`
+	URL       string            `json:"url,omitempty"`
+	System    string            `json:"system,omitempty"`
+	Tools     []string          `json:"tools,omitempty"`
+	MaxTokens int               `json:"max_tokens,omitempty"`
 	// MaxIterations caps the llm handler's tool-use loop (0 = its default, 8).
 	MaxIterations int `json:"max_iterations,omitempty"`
 }
@@ -281,6 +284,9 @@ func (h Handler) MarshalJSON() ([]byte, error) {
 		m["command"] = h.Command
 		if len(h.InheritEnv) > 0 {
 			m["inherit_env"] = h.InheritEnv
+		}
+		if len(h.Secrets) > 0 {
+			m["secrets"] = h.Secrets
 		}
 	case HandlerHTTP:
 		m["url"] = h.URL

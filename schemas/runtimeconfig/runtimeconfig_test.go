@@ -17,7 +17,7 @@ import (
 // handlerFields are the Handler fields each handler type writes (besides type); the schema
 // closes the handler object per type.
 var handlerFields = map[string][]string{
-	HandlerExec: {"Command", "InheritEnv"},
+	HandlerExec: {"Command", "InheritEnv", "Secrets"},
 	HandlerHTTP: {"URL"},
 	HandlerLLM:  {"System", "Tools", "MaxTokens"},
 }
@@ -96,7 +96,7 @@ func TestFileRoundTrip(t *testing.T) {
 		"Config.Models.Policies[overflow].APIKey.Secret": true, "Config.Models.Policies[overflow].APIKey.JSONKey": true}
 	var unset []string
 	for _, f := range zeroFields(reflect.ValueOf(c), "Config") {
-		if f != "Config.Handler.Command" && f != "Config.Handler.URL" && f != "Config.Handler.InheritEnv" && !oneOf[f] { // not llm fields
+		if f != "Config.Handler.Command" && f != "Config.Handler.URL" && f != "Config.Handler.InheritEnv" && f != "Config.Handler.Secrets" && !oneOf[f] { // not llm fields
 			unset = append(unset, f)
 		}
 	}
@@ -111,7 +111,8 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Errorf("JSON → Go → JSON changed the bytes:\n%s\nwant\n%s", got, raw)
 	}
 
-	full := Handler{Command: []string{"/app/run", "--fast"}, InheritEnv: []string{"OPENAI_API_KEY"}, URL: "http://127.0.0.1:9000/step"}
+	full := Handler{Command: []string{"/app/run", "--fast"}, InheritEnv: []string{"OPENAI_API_KEY"}, URL: "http://127.0.0.1:9000/step",
+		Secrets: map[string]APIKey{"VENDOR_TOKEN": {Secret: "fleet/vendor", JSONKey: "token"}, "SEARCH_KEY": {SSM: "/fleet/search-key"}}}
 	for typ := range handlerFields {
 		full.System, full.Tools, full.MaxTokens = c.Handler.System, c.Handler.Tools, c.Handler.MaxTokens
 		want := withHandler(*c, typ, full)

@@ -172,7 +172,7 @@ func (k *keyring) source(name string, mp config.ModelPolicy) (*apikey.Source, er
 	if s := k.read[ref]; s != nil {
 		return s, nil
 	}
-	fetch, err := k.fetch(ref)
+	fetch, err := Fetcher(k.o, ref)
 	if err != nil {
 		return nil, fmt.Errorf("model policy %s: %w", name, err)
 	}
@@ -188,28 +188,29 @@ func (k *keyring) source(name string, mp config.ModelPolicy) (*apikey.Source, er
 	return s, nil
 }
 
-// fetch reads ref from its service, in the region its ARN names (a name: the worker's).
-func (k *keyring) fetch(ref config.APIKey) (apikey.Fetch, error) {
+// Fetcher reads ref from its service, in the region its ARN names (a name: the worker's),
+// with o's clients (o.Secrets, o.Parameters, else clients on o.AWS).
+func Fetcher(o Options, ref config.APIKey) (apikey.Fetch, error) {
 	switch {
 	case ref.Secret != "":
-		api := k.o.Secrets
+		api := o.Secrets
 		if api == nil {
-			if k.o.AWS == nil {
+			if o.AWS == nil {
 				return nil, fmt.Errorf("api_key secret %s needs AWS configuration", ref.Secret)
 			}
 			api = func(region string) apikey.SecretsAPI {
-				return secretsmanager.NewFromConfig(*k.o.AWS, func(o *secretsmanager.Options) { regionOf(&o.Region, region) })
+				return secretsmanager.NewFromConfig(*o.AWS, func(o *secretsmanager.Options) { regionOf(&o.Region, region) })
 			}
 		}
 		return apikey.FromSecret(api(apikey.Region(ref.Secret)), ref.Secret, ref.JSONKey), nil
 	case ref.SSM != "":
-		api := k.o.Parameters
+		api := o.Parameters
 		if api == nil {
-			if k.o.AWS == nil {
+			if o.AWS == nil {
 				return nil, fmt.Errorf("api_key parameter %s needs AWS configuration", ref.SSM)
 			}
 			api = func(region string) apikey.ParametersAPI {
-				return ssm.NewFromConfig(*k.o.AWS, func(o *ssm.Options) { regionOf(&o.Region, region) })
+				return ssm.NewFromConfig(*o.AWS, func(o *ssm.Options) { regionOf(&o.Region, region) })
 			}
 		}
 		return apikey.FromParameter(api(apikey.Region(ref.SSM)), ref.SSM), nil

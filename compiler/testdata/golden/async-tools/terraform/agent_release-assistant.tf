@@ -283,11 +283,12 @@ data "aws_iam_policy_document" "release_assistant_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.release_assistant.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/release-assistant.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/release-assistant/*"]
   }
 }
 
@@ -332,10 +333,13 @@ resource "aws_lambda_function" "release_assistant" {
 # The generated runtime/release-assistant.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "release_assistant_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/release-assistant.json"
+  key                    = "config/runtime/release-assistant/${filesha256("${path.module}/../runtime/release-assistant.json")}.json"
   content                = file("${path.module}/../runtime/release-assistant.json")
   content_type           = "application/json"
   server_side_encryption = "AES256"
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

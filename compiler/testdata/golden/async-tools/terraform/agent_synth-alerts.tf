@@ -230,11 +230,12 @@ data "aws_iam_policy_document" "synth_alerts_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.synth_alerts.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/synth-alerts.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/synth-alerts/*"]
   }
 }
 
@@ -279,10 +280,13 @@ resource "aws_lambda_function" "synth_alerts" {
 # The generated runtime/synth-alerts.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "synth_alerts_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/synth-alerts.json"
+  key                    = "config/runtime/synth-alerts/${filesha256("${path.module}/../runtime/synth-alerts.json")}.json"
   content                = file("${path.module}/../runtime/synth-alerts.json")
   content_type           = "application/json"
   server_side_encryption = "AES256"
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

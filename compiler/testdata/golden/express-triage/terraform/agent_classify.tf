@@ -243,11 +243,12 @@ data "aws_iam_policy_document" "classify_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.classify.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/classify.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/classify/*"]
   }
 }
 
@@ -291,10 +292,13 @@ resource "aws_lambda_function" "classify" {
 # The generated runtime/classify.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "classify_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/classify.json"
+  key                    = "config/runtime/classify/${filesha256("${path.module}/../runtime/classify.json")}.json"
   content                = file("${path.module}/../runtime/classify.json")
   content_type           = "application/json"
   server_side_encryption = "AES256"
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

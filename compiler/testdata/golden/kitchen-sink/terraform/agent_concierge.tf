@@ -268,11 +268,12 @@ data "aws_iam_policy_document" "concierge_worker" {
     actions   = ["ecr:GetAuthorizationToken"]
     resources = ["*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge/*"]
   }
   # tfsec:ignore:aws-iam-no-policy-wildcards AgentCore names each runtime's log group at run time, under /aws/bedrock-agentcore/runtimes/ only.
   statement {
@@ -282,14 +283,14 @@ data "aws_iam_policy_document" "concierge_worker" {
     resources = ["arn:${data.aws_partition.current.partition}:logs:eu-west-1:${data.aws_caller_identity.current.account_id}:log-group:/aws/bedrock-agentcore/runtimes/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -340,12 +341,15 @@ resource "aws_bedrockagentcore_agent_runtime" "concierge" {
 # The generated runtime/concierge.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "concierge_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/concierge.json"
+  key                    = "config/runtime/concierge/${filesha256("${path.module}/../runtime/concierge.json")}.json"
   content                = file("${path.module}/../runtime/concierge.json")
   content_type           = "application/json"
   server_side_encryption = "aws:kms"
   kms_key_id             = aws_kms_key.fleet.arn
   bucket_key_enabled     = true
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 data "aws_iam_policy_document" "concierge_dispatch_trust" {
@@ -386,21 +390,33 @@ data "aws_iam_policy_document" "concierge_dispatch" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.concierge_dispatch.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }

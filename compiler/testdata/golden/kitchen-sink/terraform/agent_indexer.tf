@@ -95,14 +95,14 @@ data "aws_iam_policy_document" "indexer_pipe" {
     resources = [aws_sqs_queue.indexer.arn]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -357,21 +357,33 @@ data "aws_iam_policy_document" "indexer_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.indexer.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/indexer.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/indexer/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -418,12 +430,15 @@ resource "aws_lambda_function" "indexer" {
 # The generated runtime/indexer.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "indexer_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/indexer.json"
+  key                    = "config/runtime/indexer/${filesha256("${path.module}/../runtime/indexer.json")}.json"
   content                = file("${path.module}/../runtime/indexer.json")
   content_type           = "application/json"
   server_side_encryption = "aws:kms"
   kms_key_id             = aws_kms_key.fleet.arn
   bucket_key_enabled     = true
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

@@ -98,14 +98,14 @@ data "aws_iam_policy_document" "planner_pipe" {
     resources = [aws_sqs_queue.planner.arn]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -388,14 +388,25 @@ data "aws_iam_policy_document" "planner_worker" {
     }
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }

@@ -268,21 +268,33 @@ data "aws_iam_policy_document" "summarizer_worker" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.summarizer.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/summarizer.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/summarizer/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -329,12 +341,15 @@ resource "aws_lambda_function" "summarizer" {
 # The generated runtime/summarizer.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "summarizer_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/runtime/summarizer.json"
+  key                    = "config/runtime/summarizer/${filesha256("${path.module}/../runtime/summarizer.json")}.json"
   content                = file("${path.module}/../runtime/summarizer.json")
   content_type           = "application/json"
   server_side_encryption = "aws:kms"
   kms_key_id             = aws_kms_key.fleet.arn
   bucket_key_enabled     = true
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # Partial batch responses: only failed messages return to the queue, not the whole batch.

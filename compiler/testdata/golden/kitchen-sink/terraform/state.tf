@@ -1,5 +1,5 @@
 data "aws_iam_policy_document" "fleet_key" {
-  # tfsec:ignore:aws-iam-no-policy-wildcards A key policy's resource is always "*", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKey grants).
+  # tfsec:ignore:aws-iam-no-policy-wildcards A key policy's resource is always "*", the key itself; kms:* for this account leaves the key's use to IAM (the roles' UseFleetKeyVia<service> grants).
   statement {
     sid       = "KeyAdministration"
     effect    = "Allow"

@@ -56,21 +56,22 @@ data "aws_iam_policy_document" "async_tools" {
     actions   = ["logs:CreateLogStream", "logs:PutLogEvents"]
     resources = ["${aws_cloudwatch_log_group.async_tools.arn}:*"]
   }
+  # tfsec:ignore:aws-iam-no-policy-wildcards A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.
   statement {
     sid       = "ReadOwnConfig"
     effect    = "Allow"
     actions   = ["s3:GetObject"]
-    resources = ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools.json"]
+    resources = ["${aws_s3_bucket.claimcheck.arn}/config/tools/tools/*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
-    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    actions   = ["kms:Decrypt"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -117,12 +118,15 @@ resource "aws_lambda_function" "async_tools" {
 # The generated tools/tools.json, read by the worker at start (FLEET_*_S3 names it and its SHA-256).
 resource "aws_s3_object" "async_tools_config" {
   bucket                 = aws_s3_bucket.claimcheck.id
-  key                    = "config/tools/tools.json"
+  key                    = "config/tools/tools/${filesha256("${path.module}/../tools/tools.json")}.json"
   content                = file("${path.module}/../tools/tools.json")
   content_type           = "application/json"
   server_side_encryption = "aws:kms"
   kms_key_id             = aws_kms_key.fleet.arn
   bucket_key_enabled     = true
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # HTTP+JSON and MCP callers sign their requests (SigV4); nothing reaches the tools anonymously.

@@ -61,14 +61,25 @@ data "aws_iam_policy_document" "delivery_sfn" {
     resources = ["*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["s3.eu-west-1.amazonaws.com"]
+    }
+  }
+  statement {
+    sid       = "UseFleetKeyViaSQS"
+    effect    = "Allow"
+    actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
+    resources = [aws_kms_key.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "kms:ViaService"
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
@@ -145,14 +156,14 @@ data "aws_iam_policy_document" "hotfix_sfn" {
     resources = ["*"]
   }
   statement {
-    sid       = "UseFleetKey"
+    sid       = "UseFleetKeyViaSQS"
     effect    = "Allow"
     actions   = ["kms:Decrypt", "kms:GenerateDataKey"]
     resources = [aws_kms_key.fleet.arn]
     condition {
       test     = "StringEquals"
       variable = "kms:ViaService"
-      values   = ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+      values   = ["sqs.eu-west-1.amazonaws.com"]
     }
   }
 }
