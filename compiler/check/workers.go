@@ -10,7 +10,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/runtime/handler"
+	"github.com/fleetc/fleetc/schemas/contract"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -142,7 +142,7 @@ func checkHandlerSecrets(f *ir.Fleet, r *Reporter) {
 		for _, name := range slices.Sorted(maps.Keys(a.Handler.Secrets)) {
 			path := at(f, a.Path+"/handler/secrets/"+name, a.Path+"/handler")
 			switch {
-			case handler.ReservedEnv(name):
+			case contract.ReservedExecEnv(name):
 				r.Add(path, fmt.Sprintf("class %s: handler secret %s names a variable fleet-worker sets or withholds itself", a.Name, name),
 					"Rename the variable the command reads (e.g. VENDOR_API_KEY); PATH, HOME, LANG, TZ, TRACEPARENT, FLEET_*, AWS_* and the model gateway's are the worker's.")
 			case slices.Contains(a.Handler.InheritEnv, name):

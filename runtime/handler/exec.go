@@ -9,15 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fleetc/fleetc/runtime/retry"
-	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
 	"github.com/fleetc/fleetc/runtime/wire"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // Exit codes with a meaning (sysexits.h). Any other non-zero exit is a crash
@@ -50,26 +48,18 @@ type Exec struct {
 	Stderr StderrFunc
 }
 
-// inheritedEnv are the worker's variables every command receives. Nothing else of the
-// worker's environment reaches agent code unless the spec names it: the worker holds role
-// credentials, the container-credential URI and token, and model API keys. The model
-// gateway's URLs and token pass too: the command is what calls the gateway.
-var inheritedEnv = []string{"PATH", "HOME", "LANG", "TZ", gatewayenv.URL, gatewayenv.BedrockURL, gatewayenv.Token}
+// inheritedEnv are the worker's variables every command receives (contract.ExecInheritedEnv).
+var inheritedEnv = contract.ExecInheritedEnv
 
 // stepEnvPrefix starts the variables the worker sets per step (FLEET_CLASS, …);
 // traceParentEnv carries the step's W3C trace context.
 const (
-	stepEnvPrefix  = "FLEET_"
-	traceParentEnv = "TRACEPARENT"
+	stepEnvPrefix  = contract.ExecStepEnvPrefix
+	traceParentEnv = contract.ExecTraceParentEnv
 )
 
-// ReservedEnv reports whether the worker sets variable name in a command's environment
-// itself (the allow-list, the step's FLEET_* variables, TRACEPARENT) or keeps it from the
-// command (AWS_*: the worker's credentials): a handler secret may not take such a name.
-func ReservedEnv(name string) bool {
-	return slices.Contains(inheritedEnv, name) || name == traceParentEnv ||
-		strings.HasPrefix(name, stepEnvPrefix) || strings.HasPrefix(name, "AWS_")
-}
+// ReservedEnv is contract.ReservedExecEnv: a handler secret may not take such a name.
+func ReservedEnv(name string) bool { return contract.ReservedExecEnv(name) }
 
 // environ is the command's environment: the allow-listed and inherit_env variables of the
 // worker (from getenv), then the worker's extras, then the step's.
