@@ -533,11 +533,11 @@ func limits(s *object) []string {
 		{"minProperties", "at least %s entries"}, {"maxProperties", "at most %s entries"},
 	} {
 		if v := s.get(l.key); v != nil {
-			text := l.text
+			text := fmt.Sprintf(l.text, scalar(v))
 			if scalar(v) == "1" {
-				text = strings.TrimSuffix(strings.TrimSuffix(strings.Replace(text, "entries", "entry", 1), "s"), "s")
+				text = singular.Replace(text)
 			}
-			out = append(out, fmt.Sprintf(text, scalar(v)))
+			out = append(out, text)
 		}
 	}
 	if s.get("uniqueItems") == true {
@@ -560,6 +560,8 @@ func limits(s *object) []string {
 	}
 	return out
 }
+
+var singular = strings.NewReplacer("characters", "character", "items", "item", "entries", "entry")
 
 // keyLimits are the constraints of a map's keys (propertyNames).
 func keyLimits(s *object) string {
