@@ -459,7 +459,7 @@ func (r *reference) typeOf(ptr string, s *object) string {
 		}
 		return "[" + kind + "](#" + a + ")"
 	}
-	if it := s.obj("items"); it != nil {
+	if it := s.obj("items"); it != nil && s.get("type") == "array" {
 		return "list of " + r.typeOf(ptr+"/items", it)
 	}
 	if ap := s.obj("additionalProperties"); ap != nil {
@@ -473,6 +473,17 @@ func (r *reference) typeOf(ptr string, s *object) string {
 	}
 	if t := s.str("type"); t != "" {
 		return t
+	}
+	if ts, ok := s.get("type").([]any); ok {
+		var alts []string
+		for _, t := range ts {
+			if t == "array" && s.obj("items") != nil {
+				alts = append(alts, "list of "+r.typeOf(ptr+"/items", s.obj("items")))
+			} else {
+				alts = append(alts, t.(string))
+			}
+		}
+		return strings.Join(alts, " or ")
 	}
 	if s.get("oneOf") != nil || s.get("anyOf") != nil {
 		return "one of the alternatives"
@@ -624,9 +635,33 @@ func example(s *object) string {
 	}
 	var out []string
 	for _, e := range ex {
-		out = append(out, "`"+scalar(e)+"`")
+		out = append(out, "`"+flow(e)+"`")
 	}
 	return strings.Join(out, ", ")
+}
+
+// flow writes a value in YAML flow style, maps in the schema's key order.
+func flow(v any) string {
+	switch x := v.(type) {
+	case *object:
+		var kv []string
+		for _, k := range x.keys {
+			kv = append(kv, flow(k)+": "+flow(x.vals[k]))
+		}
+		return "{" + strings.Join(kv, ", ") + "}"
+	case []any:
+		var items []string
+		for _, e := range x {
+			items = append(items, flow(e))
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case string:
+		if x == "" || strings.ContainsAny(x, ":{}[],#&*!|>'\"%@`") || x != strings.TrimSpace(x) {
+			b, _ := json.Marshal(x)
+			return string(b)
+		}
+	}
+	return scalar(v)
 }
 
 // scalar writes a value: strings bare, everything else as JSON (which YAML reads).
