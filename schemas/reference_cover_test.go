@@ -120,3 +120,29 @@ func walkSchema(ptr string, s map[string]any, fn func(string, map[string]any)) {
 		}
 	}
 }
+
+// A list whose items are one of several definitions (as a workflow's steps may become)
+// gets a section per definition, and the list's type links to each.
+func TestSpecReferenceAlternatives(t *testing.T) {
+	root, err := decodeOrdered([]byte(`{"properties": {"steps": {"type": "array", "items": {"oneOf": [
+		{"$ref": "#/definitions/task"}, {"$ref": "#/definitions/approval"}]}}},
+		"definitions": {"task": {"type": "object", "properties": {"agent": {"type": "string"}}},
+		"approval": {"type": "object", "properties": {"approvers": {"type": "array", "items": {"type": "string"}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReference(root.(*object), nil)
+	if err := r.plan(); err != nil {
+		t.Fatal(err)
+	}
+	page := r.parts()
+	for _, want := range []string{
+		"### `steps[] (task)`", "| `agent` | string |",
+		"### `steps[] (approval)`", "| `approvers` | list of string |",
+		"list of [object](#steps-task) or [object](#steps-approval)",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %q in:\n%s", want, page)
+		}
+	}
+}

@@ -241,6 +241,17 @@ func (r *reference) children(ptr, path string, s *object) {
 	if it := s.obj("items"); it != nil {
 		r.child(ptr+"/items", path+"[]", it)
 	}
+	for _, kw := range []string{"oneOf", "anyOf"} {
+		branches, _ := s.get(kw).([]any)
+		for i, b := range branches {
+			br := b.(*object)
+			name := fmt.Sprintf("alternative %d", i+1)
+			if ref := br.str("$ref"); ref != "" {
+				name = ref[strings.LastIndex(ref, "/")+1:]
+			}
+			r.child(fmt.Sprintf("%s/%s/%d", ptr, kw, i), path+" ("+name+")", br)
+		}
+	}
 }
 
 // child adds the section of s, or of the definition it refers to at its first use; a
@@ -257,9 +268,7 @@ func (r *reference) child(ptr, path string, s *object) {
 		r.add(&section{ptr: ptr, path: path, s: s})
 		return
 	}
-	if s.obj("items") != nil || s.obj("additionalProperties") != nil {
-		r.children(ptr, path, s)
-	}
+	r.children(ptr, path, s)
 }
 
 // keyName is what a map's keys are called in its path: agents.<class>, models.<policy>.
@@ -485,8 +494,16 @@ func (r *reference) typeOf(ptr string, s *object) string {
 		}
 		return strings.Join(alts, " or ")
 	}
-	if s.get("oneOf") != nil || s.get("anyOf") != nil {
-		return "one of the alternatives"
+	for _, kw := range []string{"oneOf", "anyOf"} {
+		branches, ok := s.get(kw).([]any)
+		if !ok {
+			continue
+		}
+		var alts []string
+		for i, b := range branches {
+			alts = append(alts, r.typeOf(fmt.Sprintf("%s/%s/%d", ptr, kw, i), b.(*object)))
+		}
+		return strings.Join(alts, " or ")
 	}
 	return "any"
 }
