@@ -72,7 +72,7 @@ func specReference() ([]byte, error) {
 		"Contents":    r.contents(),
 		"Parts":       r.parts(),
 	})
-	return out.Bytes(), err
+	return append(bytes.TrimRight(out.Bytes(), "\n"), '\n'), err
 }
 
 // object is a JSON object that keeps its keys in the order the file writes them
@@ -329,11 +329,11 @@ func (r *reference) parts() string {
 	for _, s := range r.sections {
 		r.section(&b, s)
 	}
-	b.WriteString("## Value types\n")
+	b.WriteString("## Value types\n\n")
 	for _, name := range r.scalars {
 		ptr := "#/definitions/" + name
 		s := r.resolve(ptr)
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", name, s.str("description"))
+		fmt.Fprintf(&b, "### %s\n\n%s\n\n", name, s.str("description"))
 		r.facts(&b, ptr, s)
 	}
 	return b.String()
