@@ -164,15 +164,17 @@ func TestDocsCiteExistingFiles(t *testing.T) {
 type docLink struct{ path, anchor string }
 
 var (
-	mdLink  = regexp.MustCompile(`\]\(([^)\s]*)\)`)
-	fence   = regexp.MustCompile("^\\s*(```|~~~)")
-	heading = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
+	mdLink   = regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	codeSpan = regexp.MustCompile("`[^`]*`")
+	fence    = regexp.MustCompile("^\\s*(```|~~~)")
+	heading  = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
 )
 
 // relativeLinks lists the links of md outside code blocks that are not URLs (no scheme).
 func relativeLinks(md string) []docLink {
 	var links []docLink
 	for _, line := range proseLines(md) {
+		line = codeSpan.ReplaceAllString(line, "") // a link inside `code` does not render
 		for _, m := range mdLink.FindAllStringSubmatch(line, -1) {
 			target := m[1]
 			if target == "" || strings.Contains(strings.SplitN(target, "#", 2)[0], ":") {
