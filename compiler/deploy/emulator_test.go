@@ -49,6 +49,16 @@ func overrideBlocks(t *testing.T, src []byte) map[string]*hclsyntax.Body {
 	return m
 }
 
+// hasBlock reports whether an override body has a nested block of type typ.
+func hasBlock(b *hclsyntax.Body, typ string) bool {
+	for _, nb := range b.Blocks {
+		if nb.Type == typ {
+			return true
+		}
+	}
+	return false
+}
+
 // TestEmulatorOverrideLeavesAWSOutputUnchanged: the generated files are the same bytes with
 // and without an override, and none of them is the override file.
 func TestEmulatorOverrideLeavesAWSOutputUnchanged(t *testing.T) {
@@ -84,21 +94,18 @@ func TestEachKumoGap(t *testing.T) {
 			matched := 0
 			for _, spec := range specs {
 				set := generate(t, spec)
-				mod, err := parseModule(set)
-				if err != nil {
-					t.Fatal(err)
-				}
+				mod := moduleOf(set)
 				o, err := EmulatorOverride(set, "http://127.0.0.1:4566", []Gap{g})
 				if err != nil {
 					t.Fatal(err)
 				}
 				blocks := overrideBlocks(t, o.Bytes)
 				for _, r := range mod.resources {
-					if r.typ != g.Resource || g.Match != nil && !g.Match(r.body) {
+					if r.Type != g.Resource || g.Match != nil && !g.Match(r.Block) {
 						continue
 					}
 					matched++
-					ob := blocks["resource "+r.typ+" "+r.name]
+					ob := blocks["resource "+r.Type+" "+r.Name]
 					if ob == nil {
 						t.Fatalf("%s: no override for %s", spec, r.addr())
 					}
@@ -113,13 +120,13 @@ func TestEachKumoGap(t *testing.T) {
 							t.Errorf("%s: %s.%s not overridden", spec, r.addr(), k)
 						}
 						// What AWS gets still sets it.
-						if _, ok := r.body.Attributes[k]; !ok {
+						if _, ok := r.Attr(k); !ok {
 							t.Errorf("%s: generated %s no longer sets %s: the gap is stale", spec, r.addr(), k)
 						}
 					}
 					for k := range g.Blocks {
-						if !hasBlock(ob, k) || !hasBlock(r.body, k) {
-							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), hasBlock(r.body, k))
+						if !hasBlock(ob, k) || !r.HasBlock(k) {
+							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), r.HasBlock(k))
 						}
 					}
 					if _, ok := ob.Attributes["definition"]; g.Definition && !ok {

@@ -117,10 +117,8 @@ func TestEmulatorEndpointsFollowTheGeneratedTypes(t *testing.T) {
 // it, unless a gap leaves it out.
 func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
 	set := generate(t, "testdata/e2e.yaml")
-	extra := []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")
-	if err := set.Add(artifact.File{Path: "terraform/extra.tf", Bytes: extra}); err != nil {
-		t.Fatal(err)
-	}
+	withBlock(set, artifact.Block{Kind: artifact.KindResource, Type: "aws_route53_zone", Name: "x", File: "terraform/extra.tf",
+		Attrs: []artifact.Attr{{Path: "name", Src: `"example.com"`}}})
 	_, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
 	if err == nil || !strings.Contains(err.Error(), "aws_route53_zone.x") {
 		t.Fatalf("err = %v, want one naming aws_route53_zone.x", err)
@@ -131,14 +129,20 @@ func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
 	}
 }
 
+// withBlock adds a block to the Terraform module recorded in set.
+func withBlock(set *artifact.Set, b artifact.Block) {
+	m := *set.Module()
+	m.Blocks = append(slices.Clone(m.Blocks), b)
+	set.SetModule(m)
+}
+
 // A data source is read through the provider too: its type needs an emulator endpoint as a
-// resource's does. Only terraform/*.tf is the configuration: a .tf file elsewhere and another
-// file under terraform/ are not read.
+// resource's does. Only the module the backend recorded is the configuration: files added
+// to the set beside it, a .tf file among them, are not read.
 func TestOverrideReadsTheConfigurationOnly(t *testing.T) {
 	set := generate(t, "testdata/e2e.yaml")
-	if err := set.Add(artifact.File{Path: "terraform/zone.tf", Bytes: []byte("data \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")}); err != nil {
-		t.Fatal(err)
-	}
+	withBlock(set, artifact.Block{Kind: artifact.KindData, Type: "aws_route53_zone", Name: "x", File: "terraform/zone.tf",
+		Attrs: []artifact.Attr{{Path: "name", Src: `"example.com"`}}})
 	if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps); err == nil || !strings.Contains(err.Error(), "data.aws_route53_zone.x") {
 		t.Fatalf("err = %v, want one naming data.aws_route53_zone.x", err)
 	}
@@ -148,6 +152,7 @@ func TestOverrideReadsTheConfigurationOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []artifact.File{
+		{Path: "terraform/zone.tf", Bytes: []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")},
 		{Path: "examples/zone.tf", Bytes: []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")},
 		{Path: "terraform/policy.json", Bytes: []byte(`{"Version": "2012-10-17"}`)},
 	} {

@@ -428,9 +428,9 @@ type mark struct {
 
 // blockRec is a top-level block being written, with its attributes' offsets in out.
 type blockRec struct {
-	kind        artifact.BlockKind
-	typ, name   string
-	attrs       []*attrRec
+	kind      artifact.BlockKind
+	typ, name string
+	attrs     []*attrRec
 }
 
 type attrRec struct {
