@@ -117,6 +117,8 @@ func TestTemplatePathShapes(t *testing.T) {
 		{"reads nothing", `templatefile(var.definition, {})`, nil, ""},
 		{"read through file()", `file("${path.module}/../statemachines/flow.asl.json")`, []artifact.Input{{Func: "file", File: "statemachines/flow.asl.json", Span: lit}}, ""},
 		{"wrapped", "jsonencode(" + src + ")", read, ""},
+		{"a file() in its variables", `templatefile(var.definition, { x = file("${path.module}/../statemachines/flow.asl.json") })`,
+			[]artifact.Input{{Func: "file", File: "statemachines/flow.asl.json", Span: lit}}, ""},
 		{"a literal", `"{}"`, nil, ""},
 	} {
 		r := &block{&artifact.Block{Kind: artifact.KindResource, Type: "aws_sfn_state_machine", Name: "flow",
