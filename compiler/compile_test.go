@@ -10,6 +10,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/eventschema"
+	"github.com/fleetc/fleetc/spec/diag"
 )
 
 // One Compile holds together what the commands read from it: every resource of the
@@ -121,7 +122,11 @@ func TestCompileStops(t *testing.T) {
 			t.Errorf("stop %d: files %v contracts %d, want files %v", tc.stop, res.Files != nil, len(res.Contracts), tc.files)
 		}
 	}
-	if _, err := compiler.Compile(compiler.Input{}); err == nil {
-		t.Error("an input naming no spec compiled")
+	if _, err := compiler.Compile(compiler.Input{Source: []byte("fleet: x\n")}); err == nil {
+		t.Error("a spec in memory without a name compiled")
+	}
+	// A path that cannot be read is a finding, as for every command, not an error.
+	if res, err := compiler.Compile(compiler.Input{Path: ""}); err != nil || !slices.ContainsFunc(res.Diagnostics, func(d *diag.Diagnostic) bool { return d.Code == "P009" }) {
+		t.Errorf("empty path: %v, %v; want a P009 finding", err, res)
 	}
 }

@@ -88,7 +88,7 @@ func (r *Result) Module() *artifact.Module {
 // lowered and checked, and a P010 note says which checks wait for the errors to be fixed. A
 // spec that declares environments is a fleet only with one chosen (P013 otherwise). Every
 // diagnostic found in an environment carries its name (Diagnostic.Env). The error is for an
-// Input that names no spec; a spec that cannot be read is a diagnostic (P009).
+// Input with Source but no Name; a spec that cannot be read is a diagnostic (P009).
 func Compile(in Input) (*Result, error) {
 	file, ds, err := in.load()
 	if err != nil {
@@ -130,10 +130,10 @@ func (in Input) load() (*spec.File, diag.Diagnostics, error) {
 	switch {
 	case in.Name != "":
 		file, ds = spec.Load(in.Name, in.Source)
-	case in.Path != "":
-		file, ds = spec.LoadFile(in.Path)
+	case in.Source != nil:
+		return nil, nil, errors.New("compiler: a spec held in memory needs a Name for its diagnostics")
 	default:
-		return nil, nil, errors.New("compiler: the input names no spec (Path, or Name and Source)")
+		file, ds = spec.LoadFile(in.Path) // an unreadable path is a diagnostic (P009)
 	}
 	if file != nil && in.Local {
 		file.Local = true
@@ -196,12 +196,9 @@ func LoadBytesEnv(name string, src []byte, env string) (*spec.File, *ir.Fleet, d
 	return res.Spec, res.Fleet, res.Diagnostics
 }
 
-// lowerEnv selects env and lowers it. Problems of the spec as written (its syntax, its
-// schema, the environments block itself) are reported once, before any environment.
-func lowerEnv(file *spec.File, ds diag.Diagnostics, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	return lowerEnvAs(file, ds, env, env)
-}
-
+// lowerEnvAs selects env and lowers it under the names of namesAs. Problems of the spec as
+// written (its syntax, its schema, the environments block itself) are reported once, before
+// any environment.
 func lowerEnvAs(file *spec.File, ds diag.Diagnostics, env, namesAs string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	if file == nil || file.Fleet == nil || ds.HasErrors() {
 		return lower(file, ds)

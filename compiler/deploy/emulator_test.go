@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/hcltest"
 )
 
 // generate builds a spec (a path under the repository, or testdata/e2e.yaml with FLEET named).
@@ -35,28 +34,15 @@ func generate(t *testing.T, specPath string) *artifact.Set {
 
 var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml", "../../examples/async-tools/fleet.yaml"}
 
-// overrideBlocks parses an override file into "kind label label" → body.
-func overrideBlocks(t *testing.T, src []byte) map[string]*hclsyntax.Body {
+// overrideBlocks reads an override file (through the test oracle's parser) into
+// "kind label label" → body.
+func overrideBlocks(t *testing.T, src []byte) map[string]*hcltest.Body {
 	t.Helper()
-	f, ds := hclsyntax.ParseConfig(src, OverrideFile, hcl.InitialPos)
-	if ds.HasErrors() {
-		t.Fatalf("override does not parse: %v\n%s", ds, src)
-	}
-	m := map[string]*hclsyntax.Body{}
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+	m := map[string]*hcltest.Body{}
+	for _, b := range hcltest.Parse(t, OverrideFile, src).Blocks {
 		m[strings.Join(append([]string{b.Type}, b.Labels...), " ")] = b.Body
 	}
 	return m
-}
-
-// hasBlock reports whether an override body has a nested block of type typ.
-func hasBlock(b *hclsyntax.Body, typ string) bool {
-	for _, nb := range b.Blocks {
-		if nb.Type == typ {
-			return true
-		}
-	}
-	return false
 }
 
 // TestEmulatorOverrideLeavesAWSOutputUnchanged: the generated files are the same bytes with
@@ -110,13 +96,13 @@ func TestEachKumoGap(t *testing.T) {
 						t.Fatalf("%s: no override for %s", spec, r.addr())
 					}
 					if g.Drop {
-						if _, ok := ob.Attributes["count"]; !ok {
+						if _, ok := ob.Attrs["count"]; !ok {
 							t.Errorf("%s: %s not left out", spec, r.addr())
 						}
 						continue
 					}
 					for k := range g.Set {
-						if _, ok := ob.Attributes[k]; !ok {
+						if _, ok := ob.Attrs[k]; !ok {
 							t.Errorf("%s: %s.%s not overridden", spec, r.addr(), k)
 						}
 						// What AWS gets still sets it.
@@ -125,14 +111,14 @@ func TestEachKumoGap(t *testing.T) {
 						}
 					}
 					for k := range g.Blocks {
-						if !hasBlock(ob, k) || !r.HasBlock(k) {
-							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), r.HasBlock(k))
+						if !ob.Has(k) || !r.HasBlock(k) {
+							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, ob.Has(k), r.HasBlock(k))
 						}
 					}
-					if _, ok := ob.Attributes["definition"]; g.Definition && !ok {
+					if _, ok := ob.Attrs["definition"]; g.Definition && !ok {
 						t.Errorf("%s: %s definition not overridden", spec, r.addr())
 					}
-					if len(g.IgnoreChanges) > 0 && !hasBlock(ob, "lifecycle") {
+					if len(g.IgnoreChanges) > 0 && !ob.Has("lifecycle") {
 						t.Errorf("%s: %s has no lifecycle override", spec, r.addr())
 					}
 				}

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/hcltest"
 )
 
 // Against an emulator, Terraform never sees a way to real credentials: before, a set
@@ -71,36 +70,28 @@ func TestEmulatorEndpointsFollowTheGeneratedTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ds := hclsyntax.ParseConfig(o.Bytes, OverrideFile, hcl.InitialPos)
-	if ds.HasErrors() {
-		t.Fatal(ds)
-	}
-	var eps, prov *hclsyntax.Body
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "provider" {
-			prov = b.Body
-			for _, nb := range b.Body.Blocks {
-				if nb.Type == "endpoints" {
-					eps = nb.Body
-				}
-			}
+	var eps, prov *hcltest.Body
+	if p := hcltest.Parse(t, OverrideFile, o.Bytes).Block("provider"); p != nil {
+		prov = p.Body
+		if e := prov.Block("endpoints"); e != nil {
+			eps = e.Body
 		}
 	}
 	if eps == nil {
 		t.Fatalf("no endpoints block:\n%s", o.Bytes)
 	}
 	for _, k := range []string{"bedrockagentcore", "dynamodb", "kms", "sts", "iam", "sqs", "lambda", "sfn", "events", "logs", "s3"} {
-		if _, ok := eps.Attributes[k]; !ok {
+		if _, ok := eps.Attrs[k]; !ok {
 			t.Errorf("endpoint %s not pointed at the emulator", k)
 		}
 	}
 	// Types a gap drops need no endpoint: the schema registry is left out on kumo.
-	if _, ok := eps.Attributes["schemas"]; ok {
+	if _, ok := eps.Attrs["schemas"]; ok {
 		t.Error("schemas endpoint set though every schemas resource is left out")
 	}
-	if a, ok := prov.Attributes["max_retries"]; !ok {
+	if v, ok := prov.Attrs["max_retries"]; !ok {
 		t.Error("no max_retries: a missed endpoint would retry for minutes")
-	} else if v, _ := a.Expr.Value(nil); !v.Equals(cty.NumberIntVal(EmulatorMaxRetries)).True() {
+	} else if !v.IsKnown() || !v.Equals(cty.NumberIntVal(EmulatorMaxRetries)).True() {
 		t.Errorf("max_retries = %#v", v)
 	}
 	// The minimal fleet runs on the 5.x provider, which has no bedrockagentcore endpoint.

@@ -36,27 +36,29 @@ Arguments:
 
 // runGraph prints the fleet's topology as mermaid (GitHub renders it) or Graphviz dot.
 func runGraph(files []string, env, format string, stdout, stderr io.Writer) int {
-	var err error
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc graph: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.LoadEnv(files[0], env)
-	if fleet == nil || ds.HasErrors() {
-		render(stderr, "text", ds, judge(ds, false))
+	in := compiler.Input{Path: files[0], Env: env, Stop: compiler.Checked}
+	if format == "json" {
+		in.Stop = compiler.Generated // the JSON graph carries the Terraform inventory
+	}
+	res, err := compiler.Compile(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc graph: %v\n", err)
+		return exitUsage
+	}
+	if res.Fleet == nil || res.Diagnostics.HasErrors() {
+		render(stderr, "text", res.Diagnostics, judge(res.Diagnostics, false))
 		return exitInvalid
 	}
-	g := graph.Build(fleet)
+	g := graph.Build(res.Fleet)
 	switch format {
 	case "dot":
 		err = g.DOT(stdout, nil)
 	case "json":
-		set, gds := compiler.Generate(fleet)
-		if gds.HasErrors() {
-			render(stderr, "text", gds, judge(gds, false))
-			return exitInvalid
-		}
-		g.Attach(set.Inventory())
+		g.Attach(res.Files.Inventory())
 		err = g.JSON(stdout)
 	default:
 		err = g.Mermaid(stdout, nil)
