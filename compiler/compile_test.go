@@ -130,3 +130,36 @@ func TestCompileStops(t *testing.T) {
 		t.Errorf("empty path: %v, %v; want a P009 finding", err, res)
 	}
 }
+
+// Each backend writes only under its own directories, so the list of backends says where
+// every generated file comes from; a backend without codes of its own shares a directory
+// with the backend whose codes it reports.
+func TestBackendsWriteUnderTheirDirs(t *testing.T) {
+	for _, path := range examples(t) {
+		all, _, err := compiler.CompileAll(compiler.Input{Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range all {
+			written := 0
+			for _, b := range compiler.Backends() {
+				files, ds := b.Generate(res.Fleet, res.Configs)
+				if ds.HasErrors() {
+					t.Fatalf("%s: %s: %v", path, b.Name, ds)
+				}
+				for _, f := range files {
+					if !slices.ContainsFunc(b.Dirs, func(d string) bool { return strings.HasPrefix(f.Path, d+"/") }) {
+						t.Errorf("%s: backend %s wrote %s, outside %v", path, b.Name, f.Path, b.Dirs)
+					}
+					if got, _ := res.Files.Get(f.Path); !bytes.Equal(got, f.Bytes) {
+						t.Errorf("%s: backend %s alone writes %s differently from Compile", path, b.Name, f.Path)
+					}
+				}
+				written += len(files)
+			}
+			if written != len(res.Files.Paths()) {
+				t.Errorf("%s: the backends write %d files, Compile %d", path, written, len(res.Files.Paths()))
+			}
+		}
+	}
+}

@@ -11,14 +11,10 @@ import (
 	"sync"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
-	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/compat"
-	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/keda"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
-	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -290,26 +286,6 @@ func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
 	return d
 }
 
-// backends returns the generators in output order; each owns a distinct output directory.
-// The runtime configs are rendered once, before them: they are written as runtime/<class>.json
-// and the same bytes go to the backends that embed or measure them, so no backend imports
-// another and the copies cannot differ.
-// The Terraform backend's module (its blocks, and which spec part owns each resource) lands in mod.
-func backends(f *ir.Fleet, configs runtimeconfig.Configs, mod *artifact.Module) []func() ([]artifact.File, diag.Diagnostics) {
-	return []func() ([]artifact.File, diag.Diagnostics){
-		func() ([]artifact.File, diag.Diagnostics) {
-			files, m, ds := terraform.GenerateModule(f, configs)
-			*mod = m
-			return files, ds
-		},
-		func() ([]artifact.File, diag.Diagnostics) { return asl.Generate(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return asl.GenerateInputs(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return keda.Generate(f, configs) },
-		func() ([]artifact.File, diag.Diagnostics) { return eventschema.Generate(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return runtimeconfig.Files(f, configs), nil },
-	}
-}
-
 // Generate runs every backend over the fleet and returns all generated files.
 func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 	set, _, ds := generate(f)
@@ -325,14 +301,14 @@ func generate(f *ir.Fleet) (*artifact.Set, runtimeconfig.Configs, diag.Diagnosti
 		ds    diag.Diagnostics
 	}
 	var mod artifact.Module
-	gens := backends(f, configs, &mod)
-	results := make([]result, len(gens))
+	backends := Backends()
+	results := make([]result, len(backends))
 	var wg sync.WaitGroup
-	for i, gen := range gens {
+	for i, b := range backends {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].files, results[i].ds = gen()
+			results[i].files, results[i].ds = b.generate(f, configs, &mod) // only one backend writes mod
 		}()
 	}
 	wg.Wait()
