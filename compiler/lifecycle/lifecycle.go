@@ -108,3 +108,17 @@ func Destroys(t, name string) string {
 	}
 	return lossy[t]
 }
+
+// Action is what Terraform does to one resource address, in the words of `terraform show
+// -json`: fleetc diff predicts it, fleetc plan and apply report it.
+type Action string
+
+const (
+	Create  Action = "create"
+	Update  Action = "update"
+	Replace Action = "replace"
+	Delete  Action = "delete"
+)
+
+// Destructive reports whether the action destroys what the resource holds.
+func (a Action) Destructive() bool { return a == Replace || a == Delete }

@@ -12,14 +12,15 @@ import (
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 )
 
-// Action is what Terraform will do to one resource address.
-type Action string
+// Action is what Terraform will do to one resource address (one vocabulary with fleetc
+// plan's: compiler/lifecycle).
+type Action = lifecycle.Action
 
 const (
-	Create  Action = "create"
-	Update  Action = "update"
-	Replace Action = "replace"
-	Delete  Action = "delete"
+	Create  = lifecycle.Create
+	Update  = lifecycle.Update
+	Replace = lifecycle.Replace
+	Delete  = lifecycle.Delete
 )
 
 // ResourceChange is fleetc's prediction for one managed resource address, in the terms of
