@@ -329,15 +329,9 @@ func generate(f *ir.Fleet) (*artifact.Set, runtimeconfig.Configs, diag.Diagnosti
 }
 
 // Build is Compile for the spec at path: the files fleetc writes, or nil when the spec has
-// errors (the diagnostics say which). validate, build, plan and apply all go through
-// Compile, so a spec that validates builds, and builds the same files everywhere.
+// errors (the diagnostics say which).
 func Build(path string) (*artifact.Set, diag.Diagnostics) {
-	return BuildEnv(path, "")
-}
-
-// BuildEnv is Build for environment env of the spec ("" for a spec without environments).
-func BuildEnv(path, env string) (*artifact.Set, diag.Diagnostics) {
-	res := mustCompile(Input{Path: path, Env: env})
+	res := mustCompile(Input{Path: path})
 	return res.Files, res.Diagnostics
 }
 
@@ -383,11 +377,4 @@ func shared(envs []string, perEnv []diag.Diagnostics) diag.Diagnostics {
 		}
 	}
 	return out
-}
-
-// Check is what `fleetc validate` runs: everything build checks, the backends' own checks
-// included, without writing anything, for every environment of the spec.
-func Check(path string) diag.Diagnostics {
-	_, ds, _ := CompileAll(Input{Path: path})
-	return ds
 }
