@@ -71,14 +71,6 @@ type Result struct {
 	Configs runtimeconfig.Configs
 }
 
-// Module is the generated Terraform: its blocks and resource inventory (nil without files).
-func (r *Result) Module() *artifact.Module {
-	if r.Files == nil {
-		return nil
-	}
-	return r.Files.Module()
-}
-
 // Compile is the pipeline every command reads: load → lower → check → generate, up to
 // in.Stop. Input errors do not hide the rest: the parts of the spec that parsed are still
 // lowered and checked, and a P010 note says which checks wait for the errors to be fixed. A

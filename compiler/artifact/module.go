@@ -1,7 +1,5 @@
 package artifact
 
-import "strings"
-
 // Module is the generated Terraform as the backend wrote it: the inventory (which spec part
 // owns each resource) and every resource, data and output block with its attributes. The
 // backend records it while it writes the files, so the consumers that reason about the
@@ -53,16 +51,6 @@ func (b *Block) Attr(path string) (*Attr, bool) {
 		}
 	}
 	return nil, false
-}
-
-// HasBlock reports whether the block has a nested block of type typ (at the top of its body).
-func (b *Block) HasBlock(typ string) bool {
-	for _, a := range b.Attrs {
-		if strings.HasPrefix(a.Path, typ+".") {
-			return true
-		}
-	}
-	return false
 }
 
 // Attr is one attribute: its expression as written, and what the expression refers to.
