@@ -11,6 +11,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
 )
 
 // The module the writer records is what an HCL parser reads in the files it wrote: the same
@@ -19,8 +20,11 @@ import (
 // generated file it reads with file()/templatefile(). The parser is the oracle here only:
 // fleetc diff and the emulator override read the recorded module instead of parsing.
 func TestModuleMatchesFiles(t *testing.T) {
+	fleets := map[string]*ir.Fleet{"kitchen-sink": lower(t, "../testdata/kitchen-sink/fleet.yaml")}
 	for _, name := range examples {
-		f := example(t, name)
+		fleets[name] = example(t, name)
+	}
+	for name, f := range fleets {
 		files, mod, ds := GenerateModule(f, configs(t, f))
 		if ds.HasErrors() {
 			t.Fatal(ds)
