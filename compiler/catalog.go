@@ -4,13 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/check"
 	"github.com/fleetc/fleetc/compiler/compat"
-	"github.com/fleetc/fleetc/compiler/eventschema"
-	"github.com/fleetc/fleetc/compiler/keda"
-	"github.com/fleetc/fleetc/compiler/runtimeconfig"
-	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -32,8 +27,8 @@ func Catalog() []Entry {
 		out = append(out, Entry{diag.Code{ID: r.ID, Severity: r.Severity, Summary: r.Summary, Explain: strings.TrimSpace(r.Explain)}, r.Category})
 	}
 	var gen []diag.Code
-	for _, codes := range [][]diag.Code{terraform.Codes(), asl.Codes(), keda.Codes(), eventschema.Codes(), runtimeconfig.Codes()} {
-		gen = append(gen, codes...)
+	for _, b := range Backends() {
+		gen = append(gen, b.Codes...)
 	}
 	sort.Slice(gen, func(i, j int) bool { return gen[i].ID < gen[j].ID })
 	for _, c := range gen {

@@ -3,6 +3,7 @@
 package compiler
 
 import (
+	"errors"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -10,23 +11,158 @@ import (
 	"sync"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
-	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/check"
-	"github.com/fleetc/fleetc/compiler/eventschema"
+	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir"
-	"github.com/fleetc/fleetc/compiler/keda"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
-	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
-// Load reads, validates and resolves a spec. The fleet is nil when the spec has input
-// errors (syntax, schema, references, names); rule findings come back with a usable fleet.
-// Input errors do not hide the rest: the parts of the spec that parsed are still lowered
-// and checked, and a P010 note says which checks wait for the errors to be fixed.
-// A spec that declares environments is a fleet only with one chosen: Load reports a P013
-// for it; LoadEnv names the environment.
+// Input names the fleet Compile builds: a spec file (Path) or a spec held in memory (Name and
+// Source), and which of its environments.
+type Input struct {
+	Path   string // the spec file to read
+	Name   string // a spec held in memory: its name in diagnostics (Path is then unused)
+	Source []byte
+	Env    string // the environment ("" for a spec without environments)
+	// NamesAs lowers Env under the names of environment NamesAs ("" for Env's own).
+	// fleetc diff --base-env compares two environments this way: names always differ
+	// between environments, so comparing them as they are would report every resource
+	// replaced; under one set of names only what really differs (region, scale, image, ARNs)
+	// shows.
+	NamesAs string
+	// Local is a fleet that runs on this machine (fleetc dev): its workers inherit the
+	// developer's environment, so api_key_env is a key source there (rule M007).
+	Local bool
+	Stop  Stop // how far to go; the zero value generates a fleet the rules accept
+}
+
+// Stop is the stage Compile ends after.
+type Stop uint8
+
+const (
+	// Generated: load, lower, check, and generate a fleet without errors (build, validate,
+	// plan, apply, dev).
+	Generated Stop = iota
+	// Checked: load, lower and check only, for the commands that read the fleet and no file
+	// (types, capacity, tools, simulate).
+	Checked
+	// Reviewed: generate even a fleet the rules object to (its findings are reported
+	// beside what it would deploy: fleetc diff).
+	Reviewed
+)
+
+// Result is one compiled fleet: everything the commands read, produced once.
+type Result struct {
+	Env  string
+	Spec *spec.File // the spec as written (in environment Env); nil when it cannot be read
+	// Fleet is the lowered fleet; nil when the spec has input errors (syntax, schema,
+	// references, names). Rule findings come back with a usable fleet.
+	Fleet *ir.Fleet
+	// Diagnostics are every finding: input, rules, then the backends' when they ran.
+	Diagnostics diag.Diagnostics
+	// Files are the generated files, the typed Terraform module beside them
+	// (Files.Module(), Files.Inventory()); nil when generation did not run or has errors.
+	Files *artifact.Set
+	// Contracts are the event contracts, read from the generated schemas.
+	Contracts []compat.Contract
+	// Configs are the classes' rendered runtime configs (the runtime/<class>.json bytes).
+	Configs runtimeconfig.Configs
+}
+
+// Compile is the pipeline every command reads: load → lower → check → generate, up to
+// in.Stop. Input errors do not hide the rest: the parts of the spec that parsed are still
+// lowered and checked, and a P010 note says which checks wait for the errors to be fixed. A
+// spec that declares environments is a fleet only with one chosen (P013 otherwise). Every
+// diagnostic found in an environment carries its name (Diagnostic.Env). The error is for an
+// Input with Source but no Name; a spec that cannot be read is a diagnostic (P009).
+func Compile(in Input) (*Result, error) {
+	file, ds, err := in.load()
+	if err != nil {
+		return nil, err
+	}
+	return compile(file, ds, in), nil
+}
+
+// CompileAll compiles every fleet the spec describes: the spec itself when it declares no
+// environments, else each environment, in name order (in.Env is ignored). A finding every
+// environment shares is reported once without an environment; the others name the
+// environments they are in.
+func CompileAll(in Input) ([]*Result, diag.Diagnostics, error) {
+	file, ds, err := in.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	envs := []string{""}
+	if file != nil && file.Fleet != nil && !ds.HasErrors() && len(file.Environments()) > 0 {
+		envs = file.Environments()
+	}
+	var outs []*Result
+	var perEnv []diag.Diagnostics
+	for _, env := range envs {
+		in.Env, in.NamesAs = env, ""
+		res := compile(file, ds, in)
+		outs = append(outs, res)
+		perEnv = append(perEnv, res.Diagnostics)
+	}
+	if len(envs) == 1 {
+		return outs, perEnv[0], nil
+	}
+	return outs, append(ds, shared(envs, perEnv)...).Sorted(), nil
+}
+
+func (in Input) load() (*spec.File, diag.Diagnostics, error) {
+	var file *spec.File
+	var ds diag.Diagnostics
+	switch {
+	case in.Name != "":
+		file, ds = spec.Load(in.Name, in.Source)
+	case in.Source != nil:
+		return nil, nil, errors.New("compiler: a spec held in memory needs a Name for its diagnostics")
+	default:
+		file, ds = spec.LoadFile(in.Path) // an unreadable path is a diagnostic (P009)
+	}
+	if file != nil && in.Local {
+		file.Local = true
+	}
+	return file, ds, nil
+}
+
+func compile(file *spec.File, ds diag.Diagnostics, in Input) *Result {
+	namesAs := in.NamesAs
+	if namesAs == "" {
+		namesAs = in.Env
+	}
+	sel, fleet, ds := lowerEnvAs(file, ds, in.Env, namesAs)
+	res := &Result{Env: in.Env, Spec: sel, Fleet: fleet, Diagnostics: ds}
+	if fleet == nil || in.Stop == Checked || (in.Stop == Generated && ds.HasErrors()) {
+		return res
+	}
+	set, configs, gds := generate(fleet)
+	for _, d := range gds {
+		d.Env = in.Env
+	}
+	if !gds.HasErrors() {
+		res.Files, res.Configs = set, configs
+		var cds diag.Diagnostics
+		res.Contracts, cds = compat.FromGenerated(fleet, set.Get)
+		gds = append(gds, cds...)
+	}
+	res.Diagnostics = append(ds, gds...).Sorted()
+	return res
+}
+
+// mustCompile is Compile for the wrappers below, whose inputs always name a spec.
+func mustCompile(in Input) *Result {
+	res, err := Compile(in)
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
+// Load is Compile up to the rules: the spec, the fleet and the diagnostics.
 func Load(path string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	return LoadEnv(path, "")
 }
@@ -37,42 +173,20 @@ func LoadBytes(name string, src []byte) (*spec.File, *ir.Fleet, diag.Diagnostics
 }
 
 // LoadEnv is Load for environment env of the spec ("" for a spec without environments).
-// Every diagnostic found in the environment carries its name (Diagnostic.Env).
 func LoadEnv(path, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	file, ds := spec.LoadFile(path)
-	return lowerEnv(file, ds, env)
-}
-
-// LoadLocalEnv is LoadEnv for a fleet that runs on this machine (fleetc dev): its workers
-// inherit the developer's environment, so api_key_env is a key source there (rule M007).
-func LoadLocalEnv(path, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	file, ds := spec.LoadFile(path)
-	if file != nil {
-		file.Local = true
-	}
-	return lowerEnv(file, ds, env)
+	res := mustCompile(Input{Path: path, Env: env, Stop: Checked})
+	return res.Spec, res.Fleet, res.Diagnostics
 }
 
 // LoadBytesEnv is LoadEnv for a spec held in memory.
 func LoadBytesEnv(name string, src []byte, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	return LoadBytesEnvAs(name, src, env, env)
+	res := mustCompile(Input{Name: name, Source: src, Env: env, Stop: Checked})
+	return res.Spec, res.Fleet, res.Diagnostics
 }
 
-// LoadBytesEnvAs is LoadBytesEnv lowered under the names of environment namesAs rather than
-// env's own. fleetc diff --base-env compares two environments this way: names always differ
-// between environments, so comparing them as they are would report every resource replaced;
-// under one set of names only what really differs (region, scale, image, ARNs) shows.
-func LoadBytesEnvAs(name string, src []byte, env, namesAs string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	file, ds := spec.Load(name, src)
-	return lowerEnvAs(file, ds, env, namesAs)
-}
-
-// lowerEnv selects env and lowers it. Problems of the spec as written (its syntax, its
-// schema, the environments block itself) are reported once, before any environment.
-func lowerEnv(file *spec.File, ds diag.Diagnostics, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
-	return lowerEnvAs(file, ds, env, env)
-}
-
+// lowerEnvAs selects env and lowers it under the names of namesAs. Problems of the spec as
+// written (its syntax, its schema, the environments block itself) are reported once, before
+// any environment.
 func lowerEnvAs(file *spec.File, ds diag.Diagnostics, env, namesAs string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
 	if file == nil || file.Fleet == nil || ds.HasErrors() {
 		return lower(file, ds)
@@ -164,28 +278,13 @@ func postponed(file *spec.File, skip map[string]bool) *diag.Diagnostic {
 	return d
 }
 
-// backends returns the generators in output order; each owns a distinct output directory.
-// The runtime configs are rendered once, before them: they are written as runtime/<class>.json
-// and the same bytes go to the backends that embed or measure them, so no backend imports
-// another and the copies cannot differ.
-// The Terraform backend's inventory (which spec part owns each resource) lands in inv.
-func backends(f *ir.Fleet, configs runtimeconfig.Configs, inv *[]artifact.Resource) []func() ([]artifact.File, diag.Diagnostics) {
-	return []func() ([]artifact.File, diag.Diagnostics){
-		func() ([]artifact.File, diag.Diagnostics) {
-			files, resources, ds := terraform.GenerateInventory(f, configs)
-			*inv = resources
-			return files, ds
-		},
-		func() ([]artifact.File, diag.Diagnostics) { return asl.Generate(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return asl.GenerateInputs(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return keda.Generate(f, configs) },
-		func() ([]artifact.File, diag.Diagnostics) { return eventschema.Generate(f) },
-		func() ([]artifact.File, diag.Diagnostics) { return runtimeconfig.Files(f, configs), nil },
-	}
-}
-
 // Generate runs every backend over the fleet and returns all generated files.
 func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
+	set, _, ds := generate(f)
+	return set, ds
+}
+
+func generate(f *ir.Fleet) (*artifact.Set, runtimeconfig.Configs, diag.Diagnostics) {
 	configs, ds := runtimeconfig.RenderAll(f)
 	// Backends are pure functions of the IR (and the rendered configs): run them concurrently,
 	// collect in a fixed order.
@@ -193,20 +292,20 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 		files []artifact.File
 		ds    diag.Diagnostics
 	}
-	var inv []artifact.Resource
-	gens := backends(f, configs, &inv)
-	results := make([]result, len(gens))
+	var mod artifact.Module
+	backends := Backends()
+	results := make([]result, len(backends))
 	var wg sync.WaitGroup
-	for i, gen := range gens {
+	for i, b := range backends {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i].files, results[i].ds = gen()
+			results[i].files, results[i].ds = b.generate(f, configs, &mod) // only one backend writes mod
 		}()
 	}
 	wg.Wait()
 	set, _ := artifact.NewSet()
-	set.SetInventory(inv)
+	set.SetModule(mod)
 	for _, r := range results {
 		ds = append(ds, r.ds...)
 		for _, file := range r.files {
@@ -218,45 +317,14 @@ func Generate(f *ir.Fleet) (*artifact.Set, diag.Diagnostics) {
 	if f.Index != nil {
 		f.Index.Locate(ds)
 	}
-	return set, ds.Sorted()
+	return set, configs, ds.Sorted()
 }
 
-// Build is load → lower → check → generate: the files fleetc writes, or nil when the spec has
-// errors (the diagnostics say which). validate, build, plan and apply all go through it, so
-// a spec that validates builds, and builds the same files everywhere.
+// Build is Compile for the spec at path: the files fleetc writes, or nil when the spec has
+// errors (the diagnostics say which).
 func Build(path string) (*artifact.Set, diag.Diagnostics) {
-	return BuildEnv(path, "")
-}
-
-// BuildEnv is Build for environment env of the spec ("" for a spec without environments).
-func BuildEnv(path, env string) (*artifact.Set, diag.Diagnostics) {
-	file, ds := spec.LoadFile(path)
-	return build(file, ds, env)
-}
-
-// BuildLocalEnv is BuildEnv for a fleet that runs on this machine (see LoadLocalEnv).
-func BuildLocalEnv(path, env string) (*artifact.Set, diag.Diagnostics) {
-	file, ds := spec.LoadFile(path)
-	if file != nil {
-		file.Local = true
-	}
-	return build(file, ds, env)
-}
-
-func build(file *spec.File, ds diag.Diagnostics, env string) (*artifact.Set, diag.Diagnostics) {
-	_, fleet, ds := lowerEnv(file, ds, env)
-	if fleet == nil || ds.HasErrors() {
-		return nil, ds
-	}
-	set, gds := Generate(fleet)
-	for _, d := range gds {
-		d.Env = env
-	}
-	ds = append(ds, gds...).Sorted()
-	if gds.HasErrors() {
-		return nil, ds
-	}
-	return set, ds
+	res := mustCompile(Input{Path: path})
+	return res.Files, res.Diagnostics
 }
 
 // OutDir is where the files of environment env go under the output root: root itself for a
@@ -266,35 +334,6 @@ func OutDir(root, env string) string {
 		return root
 	}
 	return filepath.Join(root, env)
-}
-
-// Output is the files of one fleet a spec describes: the spec itself (Env "") or one of its
-// environments.
-type Output struct {
-	Env string
-	Set *artifact.Set // nil when this fleet has errors
-}
-
-// BuildAll builds every fleet the spec describes: the spec itself when it declares no
-// environments, else each environment, in name order. A finding every environment shares
-// is reported once without an environment; the others name the environments they are in.
-func BuildAll(path string) ([]Output, diag.Diagnostics) {
-	file, ds := spec.LoadFile(path)
-	envs := []string{""}
-	if file != nil && file.Fleet != nil && !ds.HasErrors() && len(file.Environments()) > 0 {
-		envs = file.Environments()
-	}
-	var outs []Output
-	var perEnv []diag.Diagnostics
-	for _, env := range envs {
-		set, eds := build(file, ds, env)
-		outs = append(outs, Output{Env: env, Set: set})
-		perEnv = append(perEnv, eds)
-	}
-	if len(envs) == 1 {
-		return outs, perEnv[0]
-	}
-	return outs, append(ds, shared(envs, perEnv)...).Sorted()
 }
 
 // shared folds the environments' findings: one finding per place and message, naming the
@@ -330,11 +369,4 @@ func shared(envs []string, perEnv []diag.Diagnostics) diag.Diagnostics {
 		}
 	}
 	return out
-}
-
-// Check is what `fleetc validate` runs: everything build checks, the backends' own checks
-// included, without writing anything, for every environment of the spec.
-func Check(path string) diag.Diagnostics {
-	_, ds := BuildAll(path)
-	return ds
 }

@@ -62,15 +62,11 @@ func buildEach(t testing.TB, name string, src []byte) map[string]*artifact.Set {
 	}
 	out := map[string]*artifact.Set{}
 	for _, env := range envs {
-		_, fleet, ds := compiler.LoadBytesEnv(name, src, env)
-		if fleet == nil || ds.HasErrors() {
-			t.Fatalf("%s %s does not validate:\n%v", name, env, ds)
+		res, err := compiler.Compile(compiler.Input{Name: name, Source: src, Env: env})
+		if err != nil || res.Files == nil {
+			t.Fatalf("%s %s does not build: %v\n%v", name, env, err, res.Diagnostics)
 		}
-		set, gds := compiler.Generate(fleet)
-		if gds.HasErrors() {
-			t.Fatalf("%s %s does not generate:\n%v", name, env, gds)
-		}
-		out[env] = set
+		out[env] = res.Files
 	}
 	return out
 }

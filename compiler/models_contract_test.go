@@ -56,15 +56,18 @@ func TestKeySourceRequiredOnlyWhenDeployed(t *testing.T) {
 	m007 := func(ds diag.Diagnostics) int {
 		return len(slices.DeleteFunc(slices.Clone(ds), func(d *diag.Diagnostic) bool { return d.Code != "M007" }))
 	}
-	set, ds := compiler.BuildEnv(spec, "")
+	set, ds := compiler.Build(spec)
 	if set != nil || m007(ds) != 2 {
 		t.Fatalf("deployed build: files %v, %d M007 findings, want none and 2: %v", set != nil, m007(ds), ds)
 	}
-	set, ds = compiler.BuildLocalEnv(spec, "")
-	if set == nil || m007(ds) != 0 {
-		t.Fatalf("local build: files %v, %d M007 findings, want files and 0: %v", set != nil, m007(ds), ds)
+	local, err := compiler.Compile(compiler.Input{Path: spec, Local: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, f, ds := compiler.LoadLocalEnv(spec, ""); f == nil || !f.Local || m007(ds) != 0 {
-		t.Fatalf("LoadLocalEnv: %v", ds)
+	if local.Files == nil || m007(local.Diagnostics) != 0 {
+		t.Fatalf("local build: files %v, %d M007 findings, want files and 0: %v", local.Files != nil, m007(local.Diagnostics), local.Diagnostics)
+	}
+	if local.Fleet == nil || !local.Fleet.Local {
+		t.Fatalf("local compile: fleet %v", local.Fleet)
 	}
 }

@@ -19,8 +19,8 @@ type File struct {
 
 // Set is a collection of files keyed by path.
 type Set struct {
-	files     map[string][]byte
-	inventory []Resource // the Terraform backend's resources, sorted by address
+	files  map[string][]byte
+	module Module // the Terraform backend's blocks and inventory
 }
 
 // NewSet builds a set; a path given twice is an error (two backends claiming one file).
@@ -123,17 +123,21 @@ const (
 	ElementRule  Element = "rule"  // the EventBridge rule that feeds it, and its target
 )
 
-// SetInventory records the generated Terraform's resources beside the files.
-func (s *Set) SetInventory(rs []Resource) { s.inventory = rs }
+// SetModule records the generated Terraform's blocks and inventory beside the files.
+func (s *Set) SetModule(m Module) { s.module = m }
+
+// Module returns the recorded Terraform module.
+func (s *Set) Module() *Module { return &s.module }
 
 // Inventory returns the recorded resources, sorted by address.
-func (s *Set) Inventory() []Resource { return s.inventory }
+func (s *Set) Inventory() []Resource { return s.module.Inventory }
 
 // Resource returns the inventory entry of an address.
 func (s *Set) Resource(address string) (Resource, bool) {
-	i, ok := slices.BinarySearchFunc(s.inventory, address, func(r Resource, a string) int { return strings.Compare(r.Address, a) })
+	inv := s.module.Inventory
+	i, ok := slices.BinarySearchFunc(inv, address, func(r Resource, a string) int { return strings.Compare(r.Address, a) })
 	if !ok {
 		return Resource{}, false
 	}
-	return s.inventory[i], true
+	return inv[i], true
 }

@@ -56,9 +56,21 @@ func FromFleet(f *ir.Fleet) ([]Contract, diag.Diagnostics) {
 	for _, file := range files {
 		content[file.Path] = file.Bytes
 	}
+	out, cds := FromGenerated(f, func(path string) ([]byte, bool) {
+		b, ok := content[path]
+		return b, ok
+	})
+	return out, append(ds, cds...)
+}
+
+// FromGenerated returns the fleet's contracts from schema files already generated (get reads
+// one by output path, as artifact.Set.Get does): the compiler builds them once, with the
+// other files, and every reader takes them from there.
+func FromGenerated(f *ir.Fleet, get func(path string) ([]byte, bool)) ([]Contract, diag.Diagnostics) {
 	var out []Contract
+	var ds diag.Diagnostics
 	for _, e := range f.Events {
-		b, ok := content[eventschema.SchemaPath(e)]
+		b, ok := get(eventschema.SchemaPath(e))
 		if !ok {
 			continue
 		}

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	smithy "github.com/aws/smithy-go"
 
+	"github.com/fleetc/fleetc/compiler/lifecycle"
+
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -39,7 +41,7 @@ type bucketAPI interface {
 func (w *Workspace) EmptyBuckets(ctx context.Context, s *Summary, progress io.Writer) error {
 	var c bucketAPI
 	for _, ch := range s.Changes {
-		if ch.Action != "delete" || ch.bucket == "" {
+		if ch.Action != lifecycle.Delete || ch.bucket == "" {
 			continue
 		}
 		if c == nil {

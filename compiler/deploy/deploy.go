@@ -57,6 +57,9 @@ type Options struct {
 	// GracePeriod is how long an interrupted Terraform gets to finish in-flight calls and
 	// write its state before it is killed (DefaultGracePeriod when zero).
 	GracePeriod time.Duration
+	// Compiled is Spec already compiled by the caller (fleetc dev reads the same Result);
+	// nil: Prepare compiles Spec in Env.
+	Compiled *compiler.Result
 }
 
 // Workspace is a built fleet with Terraform initialised in its terraform directory.
@@ -85,11 +88,15 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := CheckEndpoint(opts.Endpoint, opts.ForceEndpoint); err != nil {
 		return nil, nil, err
 	}
-	build := compiler.BuildEnv
-	if opts.Endpoint != "" {
-		build = compiler.BuildLocalEnv // an emulator: workers run here, with this environment
+	res := opts.Compiled
+	if res == nil {
+		var err error
+		// With an emulator, workers run here, with this environment (Local).
+		if res, err = compiler.Compile(compiler.Input{Path: opts.Spec, Env: opts.Env, Local: opts.Endpoint != ""}); err != nil {
+			return nil, nil, err
+		}
 	}
-	set, ds := build(opts.Spec, opts.Env)
+	set, ds := res.Files, res.Diagnostics
 	if set == nil || failed(ds, opts.Strict) {
 		return nil, ds, &BuildError{ds}
 	}

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 	"github.com/zclconf/go-cty/cty"
 
@@ -32,7 +30,7 @@ type Gap struct {
 	ID       string // stable name, used in tests and the printed list
 	Resource string // the resource type it concerns
 	// Match narrows the resources of that type (nil: all of them).
-	Match func(body *hclsyntax.Body) bool
+	Match func(b *artifact.Block) bool
 	// Emulator is what the emulator does, Workaround what fleetc writes instead.
 	Emulator, Workaround string
 	Drop                 bool                 // count = 0: the resource (and what refers to it) is left out
@@ -168,33 +166,41 @@ const KumoAccount = "000000000000"
 
 // preconditionAccountIsNot matches a resource with a lifecycle precondition comparing the
 // caller's role ARN with a literal "arn:…:iam::ACCOUNT:…" of an account other than account.
-func preconditionAccountIsNot(account string) func(*hclsyntax.Body) bool {
-	return func(b *hclsyntax.Body) bool {
-		for _, lc := range b.Blocks {
-			if lc.Type != "lifecycle" {
+func preconditionAccountIsNot(account string) func(*artifact.Block) bool {
+	return func(b *artifact.Block) bool {
+		for _, a := range b.Attrs {
+			if !preconditionPath.MatchString(a.Path) {
 				continue
 			}
-			for _, pc := range lc.Body.Blocks {
-				cond, ok := pc.Body.Attributes["condition"]
-				if pc.Type != "precondition" || !ok {
-					continue
-				}
-				op, ok := cond.Expr.(*hclsyntax.BinaryOpExpr)
-				if !ok {
-					continue
-				}
-				v, diags := op.RHS.Value(nil)
-				if diags.HasErrors() || !v.Type().Equals(cty.String) || v.IsNull() {
-					continue
-				}
-				parts := strings.Split(v.AsString(), ":")
-				if len(parts) >= 5 && parts[0] == "arn" && parts[2] == "iam" && parts[4] != account {
-					return true
-				}
+			i := strings.LastIndex(a.Src, " == ")
+			if i < 0 {
+				continue
+			}
+			v, ok := stringLiteral(a.Src[i+len(" == "):])
+			if !ok {
+				continue
+			}
+			parts := strings.Split(v, ":")
+			if len(parts) >= 5 && parts[0] == "arn" && parts[2] == "iam" && parts[4] != account {
+				return true
 			}
 		}
 		return false
 	}
+}
+
+// preconditionPath is the condition of a precondition block in the lifecycle block.
+var preconditionPath = regexp.MustCompile(`^lifecycle\.\d+\.precondition\.\d+\.condition$`)
+
+// stringLiteral is the value of a quoted string without interpolation ("arn:aws:iam::1:x");
+// false for anything else (a number, null, a reference, a template). The generator escapes
+// literals as Go does for the characters a literal can hold (\", \\, \n, \uNNNN).
+func stringLiteral(src string) (string, bool) {
+	if len(src) < 2 || src[0] != '"' || src[len(src)-1] != '"' || strings.Contains(src, "${") || strings.Contains(src, "%{") {
+		return "", false
+	}
+	v, err := strconv.Unquote(src)
+	return v, err == nil
 }
 
 // queueURLRef is a queue URL reference in a definition's template variables.
@@ -207,8 +213,8 @@ var queueURLRef = regexp.MustCompile(`\baws_sqs_queue\.([A-Za-z0-9_-]+)\.url\b`)
 func viaIngress(expr string, mod *module) string {
 	has := map[string]bool{}
 	for _, r := range mod.resources {
-		if r.typ == "aws_sqs_queue" && !r.data {
-			has[r.name] = true
+		if r.Type == "aws_sqs_queue" && r.Kind == artifact.KindResource {
+			has[r.Name] = true
 		}
 	}
 	return queueURLRef.ReplaceAllStringFunc(expr, func(ref string) string {
@@ -291,7 +297,7 @@ func emulatorServices(mod *module, dropped map[string]string) ([]string, error) 
 		if _, gone := dropped[r.addr()]; gone {
 			continue
 		}
-		svcs, ok := Services[r.typ]
+		svcs, ok := Services[r.Type]
 		if !ok {
 			unknown = append(unknown, r.addr())
 			continue
@@ -348,10 +354,7 @@ func RemoveEmulatorFiles(tfDir string) error {
 // skipped, and every gap applied to the resources it matches. A resource that refers to a left
 // out resource is left out too, and an output that does is set to null.
 func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override, error) {
-	mod, err := parseModule(set)
-	if err != nil {
-		return nil, err
-	}
+	mod := moduleOf(set)
 	o := &Override{}
 	edits, dropped := o.selectGaps(mod, gaps)
 	svcs, err := emulatorServices(mod, dropped)
@@ -374,12 +377,8 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 		if !gone && len(es) == 0 {
 			continue
 		}
-		kind := "resource"
-		if r.data {
-			kind = "data"
-		}
 		root.AppendNewline()
-		b := root.AppendNewBlock(kind, []string{r.typ, r.name}).Body()
+		b := root.AppendNewBlock(string(r.Kind), []string{r.Type, r.Name}).Body()
 		if gone {
 			b.SetAttributeValue("count", cty.Zero)
 			// Terraform checks references even in a resource with no instances.
@@ -397,11 +396,11 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 	for _, out := range mod.outputs {
 		if ref := out.refersTo(dropped); ref != "" {
 			root.AppendNewline()
-			b := root.AppendNewBlock("output", []string{out.name}).Body()
+			b := root.AppendNewBlock("output", []string{out.Name}).Body()
 			if err := out.rewriteRefs(b, dropped); err != nil {
 				return nil, err
 			}
-			o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: "output." + out.name, What: "null where it refers to " + ref})
+			o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: out.addr(), What: "null where it refers to " + ref})
 		}
 	}
 	sort.SliceStable(o.Omissions, func(i, j int) bool { return o.Omissions[i].Address < o.Omissions[j].Address })
@@ -440,7 +439,7 @@ func (o *Override) selectGaps(mod *module, gaps []Gap) ([]gapEdit, map[string]st
 	var edits []gapEdit
 	for _, g := range gaps {
 		for _, r := range mod.resources {
-			if r.typ != g.Resource || (g.Match != nil && !g.Match(r.body)) {
+			if r.Type != g.Resource || (g.Match != nil && !g.Match(r.Block)) {
 				continue
 			}
 			o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
@@ -485,8 +484,7 @@ func (o *Override) applyGap(b *hclwrite.Body, e gapEdit, set *artifact.Set, mod 
 		}
 	}
 	if len(e.gap.IgnoreChanges) > 0 {
-		f, _ := hclwrite.ParseConfig([]byte("x = ["+strings.Join(e.gap.IgnoreChanges, ", ")+"]\n"), "", hcl.InitialPos)
-		b.AppendNewBlock("lifecycle", nil).Body().SetAttributeRaw("ignore_changes", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+		b.AppendNewBlock("lifecycle", nil).Body().SetAttributeRaw("ignore_changes", raw("["+strings.Join(e.gap.IgnoreChanges, ", ")+"]"))
 	}
 	return nil
 }
@@ -495,7 +493,7 @@ func (o *Override) applyGap(b *hclwrite.Body, e gapEdit, set *artifact.Set, mod 
 // configuration (o.Files) and points the resource's definition at it.
 func (o *Override) emulatorDefinition(b *hclwrite.Body, e gapEdit, set *artifact.Set, mod *module) error {
 	r := e.res
-	name := EmulatorFilePrefix + r.name + ".asl.json"
+	name := EmulatorFilePrefix + r.Name + ".asl.json"
 	src, expr, ok := templatePath(r, "definition", name)
 	if !ok {
 		return fmt.Errorf("deploy: %s: definition is not templatefile(\"${path.module}/../…\", {…}); gap %s cannot rewrite it", r.addr(), e.gap.ID)
@@ -509,61 +507,59 @@ func (o *Override) emulatorDefinition(b *hclwrite.Body, e gapEdit, set *artifact
 		return err
 	}
 	o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
-	expr = viaIngress(expr, mod)
-	f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
-	if ds.HasErrors() {
-		return fmt.Errorf("deploy: rewriting %s.definition: %s", r.addr(), ds.Error())
-	}
-	b.SetAttributeRaw("definition", f.Body().GetAttribute("x").Expr().BuildTokens(nil))
+	b.SetAttributeRaw("definition", raw(viaIngress(expr, mod)))
 	return nil
 }
 
-// module is the parsed generated configuration.
+// raw is an expression's source as the override writes it; the override is formatted as a
+// whole once written (hclwrite.Format), which lays out every token alike.
+func raw(expr string) hclwrite.Tokens {
+	return hclwrite.Tokens{{Bytes: []byte(expr), SpacesBefore: 1}}
+}
+
+// module is the generated configuration, as the Terraform backend recorded it.
 type module struct {
 	resources []*block // resources and data sources, in file then source order
 	outputs   []*block
 }
 
-type block struct {
-	file, typ, name string
-	data            bool
-	body            *hclsyntax.Body
-	src             []byte // the whole file, for source ranges
+type block struct{ *artifact.Block }
+
+func (b *block) addr() string { return b.Address() }
+
+// moduleOf reads the Terraform module recorded in set.
+func moduleOf(set *artifact.Set) *module {
+	m := &module{}
+	for i := range set.Module().Blocks {
+		b := &block{&set.Module().Blocks[i]}
+		if b.Kind == artifact.KindOutput {
+			m.outputs = append(m.outputs, b)
+		} else {
+			m.resources = append(m.resources, b)
+		}
+	}
+	return m
 }
 
-func (b *block) addr() string {
-	if b.data {
-		return "data." + b.typ + "." + b.name
-	}
-	if b.typ == "" {
-		return "output." + b.name
-	}
-	return b.typ + "." + b.name
-}
+// attrName is an attribute's own name: "depends_on" for "lifecycle.0.depends_on".
+func attrName(path string) string { return path[strings.LastIndexByte(path, '.')+1:] }
 
 // refersTo returns the first address in addrs that an expression of b refers to; depends_on
 // is not a reference that needs an instance, so it does not count.
 func (b *block) refersTo(addrs map[string]string) string {
 	var found []string
-	var walk func(body *hclsyntax.Body)
-	walk = func(body *hclsyntax.Body) {
-		for name, a := range body.Attributes {
-			if name == "depends_on" {
-				continue
-			}
-			for _, tr := range a.Expr.Variables() {
-				if ref := traversalAddr(tr); ref != "" {
-					if _, ok := addrs[ref]; ok {
-						found = append(found, ref)
-					}
+	for _, a := range b.Attrs {
+		if attrName(a.Path) == "depends_on" {
+			continue
+		}
+		for _, t := range a.Refs {
+			if ref := traversalAddr(t.Text); ref != "" {
+				if _, ok := addrs[ref]; ok {
+					found = append(found, ref)
 				}
 			}
 		}
-		for _, nb := range body.Blocks {
-			walk(nb.Body)
-		}
 	}
-	walk(b.body)
 	if len(found) == 0 {
 		return ""
 	}
@@ -576,64 +572,46 @@ func (b *block) refersTo(addrs map[string]string) string {
 // and null. A reference inside a nested block cannot be overridden alone (an override replaces
 // all blocks of that type), so it is an error.
 func (r *block) rewriteRefs(b *hclwrite.Body, dropped map[string]string) error {
-	for _, nb := range r.body.Blocks {
-		if ref := (&block{body: nb.Body}).refersTo(dropped); ref != "" {
-			return fmt.Errorf("deploy: %s refers to %s (left out on the emulator) inside a %s block; the emulator override cannot neutralise that", r.addr(), ref, nb.Type)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.body.Attributes)) {
-		a := r.body.Attributes[name]
-		if name == "depends_on" {
+	var top []artifact.Attr
+	for _, a := range r.Attrs {
+		nested, _, isNested := strings.Cut(a.Path, ".")
+		if !isNested {
+			top = append(top, a)
 			continue
 		}
-		src := r.src[a.Expr.Range().Start.Byte:a.Expr.Range().End.Byte]
-		base := a.Expr.Range().Start.Byte
-		type repl struct {
-			from, to int
-			text     string
+		if ref := (&block{&artifact.Block{Attrs: []artifact.Attr{a}}}).refersTo(dropped); ref != "" {
+			return fmt.Errorf("deploy: %s refers to %s (left out on the emulator) inside a %s block; the emulator override cannot neutralise that", r.addr(), ref, nested)
 		}
-		var rs []repl
-		for _, tr := range a.Expr.Variables() {
-			ref := traversalAddr(tr)
+	}
+	slices.SortFunc(top, func(x, y artifact.Attr) int { return strings.Compare(x.Path, y.Path) })
+	for _, a := range top {
+		if a.Path == "depends_on" {
+			continue
+		}
+		expr, n := a.Src, 0
+		for _, t := range slices.Backward(a.Refs) { // from the end, so earlier offsets hold
+			ref := traversalAddr(t.Text)
 			if _, ok := dropped[ref]; !ok {
 				continue
 			}
-			rg := tr.SourceRange()
-			text := string(r.src[rg.Start.Byte:rg.End.Byte])
-			rest := strings.TrimPrefix(text, ref)
-			rs = append(rs, repl{rg.Start.Byte - base, rg.End.Byte - base, "one(" + ref + "[*]" + rest + ")"})
+			rest := strings.TrimPrefix(t.Text, ref)
+			expr = expr[:t.Start] + "one(" + ref + "[*]" + rest + ")" + expr[t.End:]
+			n++
 		}
-		if len(rs) == 0 {
-			continue
+		if n > 0 {
+			b.SetAttributeRaw(a.Path, raw(expr))
 		}
-		sort.Slice(rs, func(i, j int) bool { return rs[i].from > rs[j].from })
-		expr := string(src)
-		for _, x := range rs {
-			expr = expr[:x.from] + x.text + expr[x.to:]
-		}
-		f, ds := hclwrite.ParseConfig([]byte("x = "+expr+"\n"), r.file, hcl.InitialPos)
-		if ds.HasErrors() {
-			return fmt.Errorf("deploy: rewriting %s.%s: %s", r.addr(), name, ds.Error())
-		}
-		b.SetAttributeRaw(name, f.Body().GetAttribute("x").Expr().BuildTokens(nil))
 	}
 	return nil
 }
 
-// traversalAddr is the resource address an expression traversal starts with ("aws_x.y",
-// "data.aws_x.y"), or "".
-func traversalAddr(tr hcl.Traversal) string {
+// traversalAddr is the resource address a traversal starts with ("aws_x.y", "data.aws_x.y"),
+// or "".
+func traversalAddr(traversal string) string {
 	var parts []string
-	for _, s := range tr {
-		switch s := s.(type) {
-		case hcl.TraverseRoot:
-			parts = append(parts, s.Name)
-		case hcl.TraverseAttr:
-			parts = append(parts, s.Name)
-		}
-		if len(parts) == 3 {
-			break
-		}
+	for _, p := range strings.Split(traversal, ".") {
+		name, _, _ := strings.Cut(p, "[") // aws_sqs_queue.a[0].arn: the index is no name
+		parts = append(parts, name)
 	}
 	switch {
 	case len(parts) >= 3 && parts[0] == "data":
@@ -642,39 +620,4 @@ func traversalAddr(tr hcl.Traversal) string {
 		return parts[0] + "." + parts[1]
 	}
 	return ""
-}
-
-func hasBlock(b *hclsyntax.Body, typ string) bool {
-	for _, nb := range b.Blocks {
-		if nb.Type == typ {
-			return true
-		}
-	}
-	return false
-}
-
-// parseModule parses the terraform/*.tf files of set.
-func parseModule(set *artifact.Set) (*module, error) {
-	m := &module{}
-	for _, p := range set.Paths() {
-		if path.Dir(p) != "terraform" || !strings.HasSuffix(p, ".tf") {
-			continue
-		}
-		src, _ := set.Get(p)
-		f, ds := hclsyntax.ParseConfig(src, p, hcl.InitialPos)
-		if ds.HasErrors() {
-			return nil, fmt.Errorf("deploy: parsing generated %s: %s", p, ds.Error())
-		}
-		for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-			switch {
-			case b.Type == "resource" && len(b.Labels) == 2:
-				m.resources = append(m.resources, &block{file: p, typ: b.Labels[0], name: b.Labels[1], body: b.Body, src: src})
-			case b.Type == "data" && len(b.Labels) == 2:
-				m.resources = append(m.resources, &block{file: p, typ: b.Labels[0], name: b.Labels[1], data: true, body: b.Body, src: src})
-			case b.Type == "output" && len(b.Labels) == 1:
-				m.outputs = append(m.outputs, &block{file: p, name: b.Labels[0], body: b.Body, src: src})
-			}
-		}
-	}
-	return m, nil
 }

@@ -8,9 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/zclconf/go-cty/cty"
-
 	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/internal/genjson"
 )
@@ -95,34 +92,14 @@ func rewriteStates(node map[string]any, changed map[string]bool) {
 	}
 }
 
-// templatePath returns the file a `templatefile("${path.module}/REL", {...})` definition
+// templatePath returns the file a `templatefile("${path.module}/../REL", {...})` definition
 // reads, relative to the output root ("statemachines/x.asl.json"), and the expression's
 // source with REL replaced by repl; ok is false for any other expression.
 func templatePath(r *block, attr string, repl string) (path, expr string, ok bool) {
-	a, found := r.body.Attributes[attr]
-	if !found {
+	a, found := r.Attr(attr)
+	if !found || !strings.HasPrefix(a.Src, "templatefile(") || len(a.Inputs) != 1 || a.Inputs[0].Func != "templatefile" {
 		return "", "", false
 	}
-	call, isCall := a.Expr.(*hclsyntax.FunctionCallExpr)
-	if !isCall || call.Name != "templatefile" || len(call.Args) != 2 {
-		return "", "", false
-	}
-	tmpl, isTmpl := call.Args[0].(*hclsyntax.TemplateExpr)
-	if !isTmpl || len(tmpl.Parts) != 2 {
-		return "", "", false
-	}
-	lit, isLit := tmpl.Parts[1].(*hclsyntax.LiteralValueExpr)
-	if !isLit || !lit.Val.Type().Equals(cty.String) {
-		return "", "", false
-	}
-	rel := lit.Val.AsString() // "/../statemachines/x.asl.json"
-	path, cut := strings.CutPrefix(rel, "/../")
-	if !cut {
-		return "", "", false
-	}
-	rg := a.Expr.Range()
-	src := string(r.src[rg.Start.Byte:rg.End.Byte])
-	lr := lit.Range()
-	from, to := lr.Start.Byte-rg.Start.Byte, lr.End.Byte-rg.Start.Byte
-	return path, src[:from] + "/" + repl + src[to:], true
+	in := a.Inputs[0]
+	return in.File, a.Src[:in.Span.Start] + "/" + repl + a.Src[in.Span.End:], true
 }

@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/hcltest"
 )
 
 // generate builds a spec (a path under the repository, or testdata/e2e.yaml with FLEET named).
@@ -35,18 +35,20 @@ func generate(t *testing.T, specPath string) *artifact.Set {
 
 var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml", "../../examples/async-tools/fleet.yaml"}
 
-// overrideBlocks parses an override file into "kind label label" → body.
-func overrideBlocks(t *testing.T, src []byte) map[string]*hclsyntax.Body {
+// overrideBlocks reads an override file (through the test oracle's parser) into
+// "kind label label" → body.
+func overrideBlocks(t *testing.T, src []byte) map[string]*hcltest.Body {
 	t.Helper()
-	f, ds := hclsyntax.ParseConfig(src, OverrideFile, hcl.InitialPos)
-	if ds.HasErrors() {
-		t.Fatalf("override does not parse: %v\n%s", ds, src)
-	}
-	m := map[string]*hclsyntax.Body{}
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
+	m := map[string]*hcltest.Body{}
+	for _, b := range hcltest.Parse(t, OverrideFile, src).Blocks {
 		m[strings.Join(append([]string{b.Type}, b.Labels...), " ")] = b.Body
 	}
 	return m
+}
+
+// generatedHas reports whether a generated block has a nested block of type typ.
+func generatedHas(r *block, typ string) bool {
+	return slices.ContainsFunc(r.Attrs, func(a artifact.Attr) bool { return strings.HasPrefix(a.Path, typ+".") })
 }
 
 // TestEmulatorOverrideLeavesAWSOutputUnchanged: the generated files are the same bytes with
@@ -84,48 +86,45 @@ func TestEachKumoGap(t *testing.T) {
 			matched := 0
 			for _, spec := range specs {
 				set := generate(t, spec)
-				mod, err := parseModule(set)
-				if err != nil {
-					t.Fatal(err)
-				}
+				mod := moduleOf(set)
 				o, err := EmulatorOverride(set, "http://127.0.0.1:4566", []Gap{g})
 				if err != nil {
 					t.Fatal(err)
 				}
 				blocks := overrideBlocks(t, o.Bytes)
 				for _, r := range mod.resources {
-					if r.typ != g.Resource || g.Match != nil && !g.Match(r.body) {
+					if r.Type != g.Resource || g.Match != nil && !g.Match(r.Block) {
 						continue
 					}
 					matched++
-					ob := blocks["resource "+r.typ+" "+r.name]
+					ob := blocks["resource "+r.Type+" "+r.Name]
 					if ob == nil {
 						t.Fatalf("%s: no override for %s", spec, r.addr())
 					}
 					if g.Drop {
-						if _, ok := ob.Attributes["count"]; !ok {
+						if _, ok := ob.Attrs["count"]; !ok {
 							t.Errorf("%s: %s not left out", spec, r.addr())
 						}
 						continue
 					}
 					for k := range g.Set {
-						if _, ok := ob.Attributes[k]; !ok {
+						if _, ok := ob.Attrs[k]; !ok {
 							t.Errorf("%s: %s.%s not overridden", spec, r.addr(), k)
 						}
 						// What AWS gets still sets it.
-						if _, ok := r.body.Attributes[k]; !ok {
+						if _, ok := r.Attr(k); !ok {
 							t.Errorf("%s: generated %s no longer sets %s: the gap is stale", spec, r.addr(), k)
 						}
 					}
 					for k := range g.Blocks {
-						if !hasBlock(ob, k) || !hasBlock(r.body, k) {
-							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, hasBlock(ob, k), hasBlock(r.body, k))
+						if !ob.Has(k) || !generatedHas(r, k) {
+							t.Errorf("%s: %s block %s: in override %v, in generated %v", spec, r.addr(), k, ob.Has(k), generatedHas(r, k))
 						}
 					}
-					if _, ok := ob.Attributes["definition"]; g.Definition && !ok {
+					if _, ok := ob.Attrs["definition"]; g.Definition && !ok {
 						t.Errorf("%s: %s definition not overridden", spec, r.addr())
 					}
-					if len(g.IgnoreChanges) > 0 && !hasBlock(ob, "lifecycle") {
+					if len(g.IgnoreChanges) > 0 && !ob.Has("lifecycle") {
 						t.Errorf("%s: %s has no lifecycle override", spec, r.addr())
 					}
 				}

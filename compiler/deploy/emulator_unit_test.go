@@ -6,8 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/fleetc/fleetc/compiler/artifact"
 )
 
 // The kumo-account gap's matcher, clause by clause: only a lifecycle precondition whose
@@ -16,40 +15,41 @@ import (
 // and an ARN that is not IAM's (or not an ARN) do not.
 func TestPreconditionAccountIsNot(t *testing.T) {
 	match := preconditionAccountIsNot(KumoAccount)
-	pre := func(block, cond string) string {
-		return "resource \"aws_iam_role\" \"r\" {\n  lifecycle {\n    " + block + " {\n      condition = " + cond + "\n      error_message = \"x\"\n    }\n  }\n}\n"
+	role := func(path, src string) *artifact.Block {
+		return &artifact.Block{Kind: artifact.KindResource, Type: "aws_iam_role", Name: "r",
+			Attrs: []artifact.Attr{{Path: "name", Src: `"r"`}, {Path: path, Src: src}}}
 	}
+	pre := func(cond string) *artifact.Block { return role("lifecycle.0.precondition.0.condition", cond) }
 	const other = `"arn:aws:iam::111122223333:role/keda"`
 	for _, tc := range []struct {
-		name, src string
-		want      bool
+		name string
+		b    *artifact.Block
+		want bool
 	}{
-		{"another account", pre("precondition", "data.x.arn == "+other), true},
-		{"the shortest IAM ARN naming an account", pre("precondition", `data.x.arn == "arn:aws:iam::111122223333"`), true},
-		{"kumo's account", pre("precondition", `data.x.arn == "arn:aws:iam::`+KumoAccount+`:role/keda"`), false},
-		{"a postcondition", pre("postcondition", "data.x.arn == "+other), false},
-		{"outside lifecycle", "resource \"aws_iam_role\" \"r\" {\n  other {\n    precondition {\n      condition = data.x.arn == " + other + "\n    }\n  }\n}\n", false},
-		{"no condition", "resource \"aws_iam_role\" \"r\" {\n  lifecycle {\n    precondition {\n      error_message = " + other + "\n    }\n  }\n}\n", false},
-		{"not a comparison", pre("precondition", other), false},
-		{"compared with a number", pre("precondition", "data.x.n == 111122223333"), false},
-		{"compared with null", pre("precondition", "data.x.arn == null"), false},
-		{"compared with a reference", pre("precondition", "data.x.arn == var.arn"), false},
-		{"not IAM", pre("precondition", `data.x.arn == "arn:aws:sts::111122223333:assumed-role/keda"`), false},
-		{"not an ARN", pre("precondition", `data.x.arn == "urn:aws:iam::111122223333:role/keda"`), false},
-		{"too short to name an account", pre("precondition", `data.x.arn == "arn:aws:iam:"`), false},
+		{"another account", pre("data.x.arn == " + other), true},
+		{"the second precondition", role("lifecycle.0.precondition.1.condition", "data.x.arn == "+other), true},
+		{"the shortest IAM ARN naming an account", pre(`data.x.arn == "arn:aws:iam::111122223333"`), true},
+		{"an escaped literal", pre(`data.x.arn == "arn:aws:iam::111122223333:role/\u006beda"`), true},
+		{"kumo's account", pre(`data.x.arn == "arn:aws:iam::` + KumoAccount + `:role/keda"`), false},
+		{"a postcondition", role("lifecycle.0.postcondition.0.condition", "data.x.arn == "+other), false},
+		{"outside lifecycle", role("other.0.precondition.0.condition", "data.x.arn == "+other), false},
+		{"no condition", role("lifecycle.0.precondition.0.error_message", other), false},
+		{"not a comparison", pre(other), false},
+		{"compared with a number", pre("data.x.n == 111122223333"), false},
+		{"compared with null", pre("data.x.arn == null"), false},
+		{"compared with a reference", pre("data.x.arn == var.arn"), false},
+		{"compared with a template", pre(`data.x.arn == "arn:aws:iam::${var.account}:role/keda"`), false},
+		{"not IAM", pre(`data.x.arn == "arn:aws:sts::111122223333:assumed-role/keda"`), false},
+		{"not an ARN", pre(`data.x.arn == "urn:aws:iam::111122223333:role/keda"`), false},
+		{"too short to name an account", pre(`data.x.arn == "arn:aws:iam:"`), false},
 	} {
-		f, ds := hclsyntax.ParseConfig([]byte(tc.src), "t.tf", hcl.InitialPos)
-		if ds.HasErrors() {
-			t.Fatalf("%s: %v", tc.name, ds)
-		}
-		body := f.Body.(*hclsyntax.Body).Blocks[0].Body
-		if got := match(body); got != tc.want {
+		if got := match(tc.b); got != tc.want {
 			t.Errorf("%s: match = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
 
-// traversalAddr names the resource an expression starts with, and nothing for variables,
+// traversalAddr names the resource a traversal starts with, and nothing for variables,
 // locals, path.module or a traversal too short to name a resource (never an index panic).
 func TestTraversalAddr(t *testing.T) {
 	for expr, want := range map[string]string{
@@ -67,15 +67,7 @@ func TestTraversalAddr(t *testing.T) {
 		"each.value":                          "",
 		"module.network.vpc_id":               "",
 	} {
-		e, ds := hclsyntax.ParseExpression([]byte(expr), "t.tf", hcl.InitialPos)
-		if ds.HasErrors() {
-			t.Fatalf("%s: %v", expr, ds)
-		}
-		vars := e.Variables()
-		if len(vars) != 1 {
-			t.Fatalf("%s: %d traversals", expr, len(vars))
-		}
-		if got := traversalAddr(vars[0]); got != want {
+		if got := traversalAddr(expr); got != want {
 			t.Errorf("traversalAddr(%s) = %q, want %q", expr, got, want)
 		}
 	}
@@ -108,29 +100,35 @@ func TestRemoveEmulatorFiles(t *testing.T) {
 	}
 }
 
-// templatePath reads only templatefile("${path.module}/../REL", {...}); any other definition,
-// a variable or a literal path among them, is refused (the caller then names the gap), never
-// a panic.
+// templatePath reads only a definition that is templatefile("${path.module}/../REL", {...})
+// as the backend records it (one templatefile input); a definition reading nothing, one read
+// through file(), or a call wrapped in another is refused (the caller then names the gap),
+// never a panic. The path literal is what the copy's name replaces.
 func TestTemplatePathShapes(t *testing.T) {
+	const src = `templatefile("${path.module}/../statemachines/flow.asl.json", { q = "x" })`
+	lit := artifact.Span{Text: "/../statemachines/flow.asl.json", Start: strings.Index(src, "/../"), End: strings.Index(src, `", {`)}
+	read := []artifact.Input{{Func: "templatefile", File: "statemachines/flow.asl.json", Span: lit}}
 	for _, c := range []struct {
-		def, want string
+		name, src string
+		inputs    []artifact.Input
+		want      string
 	}{
-		{`templatefile("${path.module}/../statemachines/flow.asl.json", { q = "x" })`, "statemachines/flow.asl.json"},
-		{`templatefile(var.definition, {})`, ""},
-		{`templatefile("statemachines/flow.asl.json", {})`, ""},
-		{`templatefile("${path.module}/statemachines/flow.asl.json", {})`, ""},
-		{`file("${path.module}/../statemachines/flow.asl.json")`, ""},
-		{`"{}"`, ""},
+		{"templatefile of a generated file", src, read, "statemachines/flow.asl.json"},
+		{"reads nothing", `templatefile(var.definition, {})`, nil, ""},
+		{"read through file()", `file("${path.module}/../statemachines/flow.asl.json")`, []artifact.Input{{Func: "file", File: "statemachines/flow.asl.json", Span: lit}}, ""},
+		{"wrapped", "jsonencode(" + src + ")", read, ""},
+		{"a file() in its variables", `templatefile(var.definition, { x = file("${path.module}/../statemachines/flow.asl.json") })`,
+			[]artifact.Input{{Func: "file", File: "statemachines/flow.asl.json", Span: lit}}, ""},
+		{"a literal", `"{}"`, nil, ""},
 	} {
-		src := "resource \"aws_sfn_state_machine\" \"flow\" {\n  definition = " + c.def + "\n}\n"
-		f, ds := hclsyntax.ParseConfig([]byte(src), "main.tf", hcl.InitialPos)
-		if ds.HasErrors() {
-			t.Fatalf("%s: %s", c.def, ds.Error())
-		}
-		r := &block{file: "main.tf", typ: "aws_sfn_state_machine", name: "flow", body: f.Body.(*hclsyntax.Body).Blocks[0].Body, src: []byte(src)}
-		path, _, ok := templatePath(r, "definition", "fleetc_emulator_flow.asl.json")
+		r := &block{&artifact.Block{Kind: artifact.KindResource, Type: "aws_sfn_state_machine", Name: "flow",
+			Attrs: []artifact.Attr{{Path: "definition", Src: c.src, Inputs: c.inputs}}}}
+		path, expr, ok := templatePath(r, "definition", "fleetc_emulator_flow.asl.json")
 		if ok != (c.want != "") || path != c.want {
-			t.Errorf("%s: path %q ok %v, want %q", c.def, path, ok, c.want)
+			t.Errorf("%s: path %q ok %v, want %q", c.name, path, ok, c.want)
+		}
+		if want := `templatefile("${path.module}/fleetc_emulator_flow.asl.json", { q = "x" })`; ok && expr != want {
+			t.Errorf("%s: expression %s, want %s", c.name, expr, want)
 		}
 	}
 }

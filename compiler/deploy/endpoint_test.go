@@ -7,11 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/internal/hcltest"
 )
 
 // Against an emulator, Terraform never sees a way to real credentials: before, a set
@@ -71,36 +70,28 @@ func TestEmulatorEndpointsFollowTheGeneratedTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ds := hclsyntax.ParseConfig(o.Bytes, OverrideFile, hcl.InitialPos)
-	if ds.HasErrors() {
-		t.Fatal(ds)
-	}
-	var eps, prov *hclsyntax.Body
-	for _, b := range f.Body.(*hclsyntax.Body).Blocks {
-		if b.Type == "provider" {
-			prov = b.Body
-			for _, nb := range b.Body.Blocks {
-				if nb.Type == "endpoints" {
-					eps = nb.Body
-				}
-			}
+	var eps, prov *hcltest.Body
+	if p := hcltest.Parse(t, OverrideFile, o.Bytes).Block("provider"); p != nil {
+		prov = p.Body
+		if e := prov.Block("endpoints"); e != nil {
+			eps = e.Body
 		}
 	}
 	if eps == nil {
 		t.Fatalf("no endpoints block:\n%s", o.Bytes)
 	}
 	for _, k := range []string{"bedrockagentcore", "dynamodb", "kms", "sts", "iam", "sqs", "lambda", "sfn", "events", "logs", "s3"} {
-		if _, ok := eps.Attributes[k]; !ok {
+		if _, ok := eps.Attrs[k]; !ok {
 			t.Errorf("endpoint %s not pointed at the emulator", k)
 		}
 	}
 	// Types a gap drops need no endpoint: the schema registry is left out on kumo.
-	if _, ok := eps.Attributes["schemas"]; ok {
+	if _, ok := eps.Attrs["schemas"]; ok {
 		t.Error("schemas endpoint set though every schemas resource is left out")
 	}
-	if a, ok := prov.Attributes["max_retries"]; !ok {
+	if v, ok := prov.Attrs["max_retries"]; !ok {
 		t.Error("no max_retries: a missed endpoint would retry for minutes")
-	} else if v, _ := a.Expr.Value(nil); !v.Equals(cty.NumberIntVal(EmulatorMaxRetries)).True() {
+	} else if !v.IsKnown() || !v.Equals(cty.NumberIntVal(EmulatorMaxRetries)).True() {
 		t.Errorf("max_retries = %#v", v)
 	}
 	// The minimal fleet runs on the 5.x provider, which has no bedrockagentcore endpoint.
@@ -117,10 +108,8 @@ func TestEmulatorEndpointsFollowTheGeneratedTypes(t *testing.T) {
 // it, unless a gap leaves it out.
 func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
 	set := generate(t, "testdata/e2e.yaml")
-	extra := []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")
-	if err := set.Add(artifact.File{Path: "terraform/extra.tf", Bytes: extra}); err != nil {
-		t.Fatal(err)
-	}
+	withBlock(set, artifact.Block{Kind: artifact.KindResource, Type: "aws_route53_zone", Name: "x", File: "terraform/extra.tf",
+		Attrs: []artifact.Attr{{Path: "name", Src: `"example.com"`}}})
 	_, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps)
 	if err == nil || !strings.Contains(err.Error(), "aws_route53_zone.x") {
 		t.Fatalf("err = %v, want one naming aws_route53_zone.x", err)
@@ -131,14 +120,20 @@ func TestUnknownTypeUnderEndpointIsAnError(t *testing.T) {
 	}
 }
 
+// withBlock adds a block to the Terraform module recorded in set.
+func withBlock(set *artifact.Set, b artifact.Block) {
+	m := *set.Module()
+	m.Blocks = append(slices.Clone(m.Blocks), b)
+	set.SetModule(m)
+}
+
 // A data source is read through the provider too: its type needs an emulator endpoint as a
-// resource's does. Only terraform/*.tf is the configuration: a .tf file elsewhere and another
-// file under terraform/ are not read.
+// resource's does. Only the module the backend recorded is the configuration: files added
+// to the set beside it, a .tf file among them, are not read.
 func TestOverrideReadsTheConfigurationOnly(t *testing.T) {
 	set := generate(t, "testdata/e2e.yaml")
-	if err := set.Add(artifact.File{Path: "terraform/zone.tf", Bytes: []byte("data \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")}); err != nil {
-		t.Fatal(err)
-	}
+	withBlock(set, artifact.Block{Kind: artifact.KindData, Type: "aws_route53_zone", Name: "x", File: "terraform/zone.tf",
+		Attrs: []artifact.Attr{{Path: "name", Src: `"example.com"`}}})
 	if _, err := EmulatorOverride(set, "http://127.0.0.1:4566", KumoGaps); err == nil || !strings.Contains(err.Error(), "data.aws_route53_zone.x") {
 		t.Fatalf("err = %v, want one naming data.aws_route53_zone.x", err)
 	}
@@ -148,6 +143,7 @@ func TestOverrideReadsTheConfigurationOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []artifact.File{
+		{Path: "terraform/zone.tf", Bytes: []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")},
 		{Path: "examples/zone.tf", Bytes: []byte("resource \"aws_route53_zone\" \"x\" {\n  name = \"example.com\"\n}\n")},
 		{Path: "terraform/policy.json", Bytes: []byte(`{"Version": "2012-10-17"}`)},
 	} {

@@ -47,9 +47,9 @@ type GroupCount struct {
 
 // Change is one resource that the plan creates, updates, replaces or deletes.
 type Change struct {
-	Address string `json:"address"`
-	Group   string `json:"group"`
-	Action  string `json:"action"` // create | update | replace | delete
+	Address string           `json:"address"`
+	Group   string           `json:"group"`
+	Action  lifecycle.Action `json:"action"`
 	// Reason is Terraform's action_reason; ReplacePaths the attributes forcing a replacement.
 	Reason       string   `json:"reason,omitempty"`
 	ReplacePaths []string `json:"replace_paths,omitempty"`
@@ -103,25 +103,25 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 		c := Change{Address: rc.Address, Group: groupOf(groups, rc.Address), Reason: string(rc.ActionReason)}
 		switch {
 		case a.Replace():
-			c.Action = "replace"
+			c.Action = lifecycle.Replace
 			s.Add++
 			s.Destroy++
 		case a.Create():
-			c.Action = "create"
+			c.Action = lifecycle.Create
 			s.Add++
 		case a.Update():
-			c.Action = "update"
+			c.Action = lifecycle.Update
 			s.Change++
 		case a.Delete():
-			c.Action = "delete"
+			c.Action = lifecycle.Delete
 			s.Destroy++
 		default:
 			continue
 		}
-		if c.Action == "replace" || c.Action == "delete" {
+		if c.Action.Destructive() {
 			c.Destroys = lifecycle.Destroys(rc.Type, rc.Name)
 		}
-		if c.Action == "delete" && rc.Type == bucketType {
+		if c.Action == lifecycle.Delete && rc.Type == bucketType {
 			c.bucket, c.region = stateString(rc.Change.Before, "bucket"), stateString(rc.Change.Before, "region")
 		}
 		for _, rp := range rc.Change.ReplacePaths {
@@ -133,13 +133,13 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 			counts[c.Group] = g
 		}
 		switch c.Action {
-		case "create":
+		case lifecycle.Create:
 			g.Create++
-		case "update":
+		case lifecycle.Update:
 			g.Update++
-		case "replace":
+		case lifecycle.Replace:
 			g.Replace++
-		case "delete":
+		case lifecycle.Delete:
 			g.Delete++
 		}
 		s.Changes = append(s.Changes, c)
@@ -271,9 +271,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	var risky, updates []string
 	for _, c := range s.Changes {
 		switch c.Action {
-		case "replace", "delete":
+		case lifecycle.Replace, lifecycle.Delete:
 			risky = append(risky, c.Address)
-		case "update":
+		case lifecycle.Update:
 			updates = append(updates, c.Address)
 		}
 	}
@@ -283,7 +283,7 @@ func (s *Summary) WriteText(w io.Writer) {
 	if len(risky) > 0 {
 		fmt.Fprintln(w, "\nReplacements and deletions:")
 		for _, c := range s.Changes {
-			if c.Action != "replace" && c.Action != "delete" {
+			if !c.Action.Destructive() {
 				continue
 			}
 			fmt.Fprintf(w, "  %s %s (%s)", c.Action, c.Address, c.Group)
@@ -308,7 +308,7 @@ func (s *Summary) WriteText(w io.Writer) {
 }
 
 func counts(g GroupCount) string {
-	return lifecycle.Tally(map[string]int{lifecycle.Create: g.Create, lifecycle.Update: g.Update, lifecycle.Replace: g.Replace, lifecycle.Delete: g.Delete})
+	return lifecycle.Tally(map[lifecycle.Action]int{lifecycle.Create: g.Create, lifecycle.Update: g.Update, lifecycle.Replace: g.Replace, lifecycle.Delete: g.Delete})
 }
 
 func (s *Summary) writeOmissions(w io.Writer) {
@@ -356,14 +356,14 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 	}
 	var risky []Change
 	for _, c := range s.Changes {
-		if c.Action == "replace" || c.Action == "delete" {
+		if c.Action.Destructive() {
 			risky = append(risky, c)
 		}
 	}
 	if len(risky) > 0 {
 		fmt.Fprintf(&b, "<details open><summary><b>replacements and deletions</b> (%d)</summary>\n\n| | address | class or plane | why | destroys |\n|---|---|---|---|---|\n", len(risky))
 		for _, c := range risky {
-			icon, why := "ℹ️", c.Action
+			icon, why := "ℹ️", string(c.Action)
 			if len(c.ReplacePaths) > 0 {
 				why += ": " + strings.Join(c.ReplacePaths, ", ") + " forces replacement"
 			}

@@ -112,25 +112,31 @@ func Destroys(t, name string) string {
 	return lossy[t]
 }
 
-// Terraform's resource changes, as fleetc names them.
+// Action is what Terraform does to one resource address, in the words of `terraform show
+// -json`: fleetc diff predicts it, fleetc plan and apply report it.
+type Action string
+
 const (
-	Create  = "create"
-	Update  = "update"
-	Replace = "replace"
-	Delete  = "delete"
+	Create  Action = "create"
+	Update  Action = "update"
+	Replace Action = "replace"
+	Delete  Action = "delete"
 )
+
+// Destructive reports whether the action destroys what the resource holds.
+func (a Action) Destructive() bool { return a == Replace || a == Delete }
 
 // Actions are the changes in the order fleetc counts them: plan's summary per class and
 // diff's predicted plan print the same line.
-var Actions = []string{Create, Update, Replace, Delete}
+var Actions = []Action{Create, Update, Replace, Delete}
 
 // Tally is "2 to create, 1 to replace": the actions counted above 0, in Actions' order; ""
 // when there are none.
-func Tally(count map[string]int) string {
+func Tally(count map[Action]int) string {
 	var parts []string
 	for _, a := range Actions {
 		if count[a] > 0 {
-			parts = append(parts, strconv.Itoa(count[a])+" to "+a)
+			parts = append(parts, strconv.Itoa(count[a])+" to "+string(a))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -6,14 +6,15 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/graph"
-	"github.com/fleetc/fleetc/compiler/ir"
 )
 
 // contractChanges lists every event-contract change with the rules `fleetc schemas check`
 // uses (compiler/compat): breaking ones (error, or warning with a version bump) with the
 // classes and workflows they break, ones that need care as warnings, safe ones as info.
-func contractChanges(base, head *ir.Fleet) []Change {
-	rep, _ := compat.CompareFleets(base, head) // generation problems are diagnostic changes already
+// Both sides' contracts come from their compiled schemas.
+func contractChanges(bside, hside *Side) []Change {
+	base, head := bside.Fleet, hside.Fleet
+	rep := compat.Compare(bside.Contracts, hside.Contracts)
 	var out []Change
 	for _, f := range rep.Findings {
 		c := Change{Category: Contract, Subject: "event " + f.Event, Side: f.Side,

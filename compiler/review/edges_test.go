@@ -114,24 +114,14 @@ func TestLocate(t *testing.T) {
 // An existing statement that grants one more action, or one more resource, is a widening.
 func TestSecurityActionAndResourceAdded(t *testing.T) {
 	side := func(actions, resources string) (*Side, map[string]*resource) {
-		src := `data "aws_iam_policy_document" "reader" {
-  statement {
-    sid       = "Read"
-    effect    = "Allow"
-    actions   = [` + actions + `]
-    resources = [` + resources + `]
-  }
-}
-`
-		set, err := artifact.NewSet(artifact.File{Path: "terraform/iam.tf", Bytes: []byte(src)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tf, err := parseTerraform(set)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &Side{Name: "x", Fleet: &ir.Fleet{}, Files: set}, tf
+		set := moduleSet(t, artifact.Block{Kind: artifact.KindData, Type: "aws_iam_policy_document", Name: "reader", File: "terraform/iam.tf",
+			Attrs: []artifact.Attr{
+				{Path: "statement.0.sid", Src: `"Read"`},
+				{Path: "statement.0.effect", Src: `"Allow"`},
+				{Path: "statement.0.actions", Src: "[" + actions + "]"},
+				{Path: "statement.0.resources", Src: "[" + resources + "]"},
+			}})
+		return &Side{Name: "x", Fleet: &ir.Fleet{}, Files: set}, moduleResources(set)
 	}
 	base, btf := side(`"sqs:ReceiveMessage"`, `aws_sqs_queue.a.arn`)
 	for _, tc := range []struct {
@@ -155,34 +145,24 @@ func TestSecurityActionAndResourceAdded(t *testing.T) {
 	}
 }
 
-// Only resource and data blocks are resources of the plan: an ephemeral resource (two labels
-// too) is in no state and no plan.
-func TestParseTerraformBlocks(t *testing.T) {
-	src := `terraform {
-  required_version = ">= 1.10"
-}
-provider "aws" {
-  region = "eu-west-1"
-}
-resource "aws_sqs_queue" "q" {
-  name = "q"
-}
-data "aws_caller_identity" "current" {}
-ephemeral "aws_secretsmanager_secret_version" "token" {
-  secret_id = "x"
-}
-output "queue" {
-  value = aws_sqs_queue.q.arn
-}
-`
-	set, err := artifact.NewSet(artifact.File{Path: "terraform/main.tf", Bytes: []byte(src)})
+// moduleSet is a set whose Terraform module holds blocks, as the backend records them.
+func moduleSet(t *testing.T, blocks ...artifact.Block) *artifact.Set {
+	t.Helper()
+	set, err := artifact.NewSet()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tf, err := parseTerraform(set)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set.SetModule(artifact.Module{Blocks: blocks})
+	return set
+}
+
+// Only resource and data blocks are resources of the plan; outputs are not.
+func TestModuleResourcesBlocks(t *testing.T) {
+	tf := moduleResources(moduleSet(t,
+		artifact.Block{Kind: artifact.KindResource, Type: "aws_sqs_queue", Name: "q", Attrs: []artifact.Attr{{Path: "name", Src: `"q"`}}},
+		artifact.Block{Kind: artifact.KindData, Type: "aws_caller_identity", Name: "current"},
+		artifact.Block{Kind: artifact.KindOutput, Name: "queue", Attrs: []artifact.Attr{{Path: "value", Src: "aws_sqs_queue.q.arn"}}},
+	))
 	var got []string
 	for addr := range tf {
 		got = append(got, addr)
@@ -193,37 +173,31 @@ output "queue" {
 	}
 }
 
-// An argument's file inputs are the generated files it reads relative to the module
-// ("${path.module}/../<output path>"); paths under another root are not fleetc's output.
-func TestFileInputs(t *testing.T) {
-	for _, tc := range []struct {
-		expr string
-		want []string
-	}{
-		{`file("${path.module}/../runtime/coder.json")`, []string{"runtime/coder.json"}},
-		{`templatefile("${path.module}/../statemachines/a.asl.json", { x = 1 })`, []string{"statemachines/a.asl.json"}},
-		// A config object's key is its content's hash: it changes (a replacement) with the file.
-		{`"config/runtime/coder/${filesha256("${path.module}/../runtime/coder.json")}.json"`, []string{"runtime/coder.json"}},
-		{`jsonencode({ a = file("${path.module}/../b.json"), c = file("${path.module}/../a.json") })`, []string{"a.json", "b.json"}},
-		{`file("${var.dir}/../runtime/coder.json")`, nil},
-		{`file("${local.dir}/../runtime/coder.json")`, nil},
-		{`file("${path.module}/runtime/coder.json")`, nil},
-		{`file("runtime/coder.json")`, nil},
-		{`file(var.path)`, nil},
-		{`upper("${path.module}/../runtime/coder.json")`, nil},
-		{`file("${abspath("x")}/../runtime/coder.json")`, nil},
-		{`file("${path.module}${var.f}")`, nil},
-	} {
-		set, err := artifact.NewSet(artifact.File{Path: "terraform/x.tf", Bytes: []byte("resource \"aws_x\" \"y\" {\n  a = " + tc.expr + "\n}\n")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tf, err := parseTerraform(set)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.expr, err)
-		}
-		if got := tf["aws_x.y"].Inputs["a"]; !slices.Equal(got, tc.want) {
-			t.Errorf("%s: inputs %v, want %v", tc.expr, got, tc.want)
-		}
+// An argument's references are the blocks' attributes it reads ("address.attribute"), sorted;
+// path.module, variables and locals are not blocks. Its inputs are the generated files it
+// reads, sorted.
+func TestModuleResourcesRefsAndInputs(t *testing.T) {
+	src := `jsonencode({ b = file("${path.module}/../b.json"), a = file("${path.module}/../a.json"), q = aws_sqs_queue.q.url, r = data.aws_region.current.name, v = var.x })`
+	span := func(text string) artifact.Span {
+		i := strings.Index(src, text)
+		return artifact.Span{Text: text, Start: i, End: i + len(text)}
+	}
+	tf := moduleResources(moduleSet(t, artifact.Block{Kind: artifact.KindResource, Type: "aws_x", Name: "y", Attrs: []artifact.Attr{{
+		Path: "a", Src: src,
+		Refs: []artifact.Span{span("path.module"), span("aws_sqs_queue.q.url"), span("data.aws_region.current.name"), span("var.x")},
+		Inputs: []artifact.Input{
+			{Func: "file", File: "b.json", Span: span("/../b.json")},
+			{Func: "file", File: "a.json", Span: span("/../a.json")},
+		},
+	}}}))
+	r := tf["aws_x.y"]
+	if want := []string{"aws_sqs_queue.q.url", "data.aws_region.current.name"}; !slices.Equal(r.Refs["a"], want) {
+		t.Errorf("refs %v, want %v", r.Refs["a"], want)
+	}
+	if want := []string{"a.json", "b.json"}; !slices.Equal(r.Inputs["a"], want) {
+		t.Errorf("inputs %v, want %v", r.Inputs["a"], want)
+	}
+	if r.Attrs["a"] != src {
+		t.Errorf("source %q", r.Attrs["a"])
 	}
 }

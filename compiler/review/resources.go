@@ -12,14 +12,15 @@ import (
 	"github.com/fleetc/fleetc/compiler/lifecycle"
 )
 
-// Action is what Terraform will do to one resource address.
-type Action string
+// Action is what Terraform will do to one resource address (one vocabulary with fleetc
+// plan's: compiler/lifecycle).
+type Action = lifecycle.Action
 
 const (
-	Create  Action = lifecycle.Create
-	Update  Action = lifecycle.Update
-	Replace Action = lifecycle.Replace
-	Delete  Action = lifecycle.Delete
+	Create  = lifecycle.Create
+	Update  = lifecycle.Update
+	Replace = lifecycle.Replace
+	Delete  = lifecycle.Delete
 )
 
 // ResourceChange is fleetc's prediction for one managed resource address, in the terms of
@@ -181,9 +182,9 @@ func configured(r *resource, attr string) bool {
 
 // summarizeActions counts the predicted actions: create, update, replace, delete.
 func summarizeActions(rcs []ResourceChange) string {
-	n := map[string]int{}
+	n := map[Action]int{}
 	for _, rc := range rcs {
-		n[string(rc.Action)]++
+		n[rc.Action]++
 	}
 	if t := lifecycle.Tally(n); t != "" {
 		return t

@@ -73,36 +73,37 @@ type Change struct {
 
 // Side is one version of the spec, loaded and generated in memory.
 type Side struct {
-	Name  string
-	Fleet *ir.Fleet
-	Files *artifact.Set
-	Diags diag.Diagnostics
+	Name      string
+	Fleet     *ir.Fleet
+	Files     *artifact.Set // the generated files and the Terraform module beside them
+	Contracts []compat.Contract
+	Diags     diag.Diagnostics
 }
 
 // Load reads one side from bytes. A spec that does not lower still yields a Side (its
 // diagnostics are compared), but no fleet or files.
 func Load(name string, src []byte) *Side {
-	return LoadEnv(name, src, "", "")
-}
-
-// LoadEnv is Load for environment env of the spec, lowered under the names of environment
-// namesAs (compiler.LoadBytesEnvAs; namesAs is env itself unless two environments are
-// compared). The side is named after the spec and the environment.
-func LoadEnv(name string, src []byte, env, namesAs string) *Side {
-	_, fleet, ds := compiler.LoadBytesEnvAs(name, src, env, namesAs)
-	s := &Side{Name: name, Diags: ds}
-	if env != "" {
-		s.Name += " (" + env + ")"
-	}
-	if fleet == nil {
-		return s
+	if name == "" {
+		name = "fleet.yaml" // Compile needs a name for an in-memory spec
 	}
 	// A fleet that lowered is reviewed even when rules object to it: the rule findings are
 	// diagnostic changes, and what the spec would deploy is still worth showing.
-	set, gds := compiler.Generate(fleet)
-	s.Diags = append(s.Diags, gds...).Sorted()
-	if !gds.HasErrors() {
-		s.Fleet, s.Files = fleet, set
+	res, err := compiler.Compile(compiler.Input{Name: name, Source: src, Stop: compiler.Reviewed})
+	if err != nil {
+		panic(err) // unreachable: the input names its spec
+	}
+	return FromResult(name, res)
+}
+
+// FromResult is the side of one compiled spec (compiled up to compiler.Reviewed), named
+// after the spec and the environment.
+func FromResult(name string, res *compiler.Result) *Side {
+	s := &Side{Name: name, Diags: res.Diagnostics}
+	if res.Env != "" {
+		s.Name += " (" + res.Env + ")"
+	}
+	if res.Files != nil {
+		s.Fleet, s.Files, s.Contracts = res.Fleet, res.Files, res.Contracts
 	}
 	return s
 }
@@ -142,18 +143,11 @@ func Compare(base, head *Side) (*Report, error) {
 		return r, nil
 	}
 	r.baseGraph, r.headGraph = graph.Build(base.Fleet), graph.Build(head.Fleet)
-	btf, err := parseTerraform(base.Files)
-	if err != nil {
-		return nil, err
-	}
-	htf, err := parseTerraform(head.Files)
-	if err != nil {
-		return nil, err
-	}
+	btf, htf := moduleResources(base.Files), moduleResources(head.Files)
 	r.Resources = predict(btf, htf, base.Files, head.Files)
 	r.Kubernetes = predictManifests(base.Files, head.Files)
 	r.Changes = append(r.Changes, replacementChanges(r.Resources, base, head, btf, htf)...)
-	r.Changes = append(r.Changes, contractChanges(base.Fleet, head.Fleet)...)
+	r.Changes = append(r.Changes, contractChanges(base, head)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, securityChanges(btf, htf, base, head)...)
 	r.Capacity = capacity.Compare(capacity.Build(base.Fleet, capacity.FromFleet(base.Fleet)), capacity.Build(head.Fleet, capacity.FromFleet(head.Fleet)))

@@ -304,11 +304,7 @@ func TestForceNewCoversEveryEmittedType(t *testing.T) {
 		if s.Files == nil {
 			t.Fatalf("%s: %v", ex, s.Diags)
 		}
-		tf, err := parseTerraform(s.Files)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range tf {
+		for _, r := range moduleResources(s.Files) {
 			if !lifecycle.Known(r.Type) && !r.Data {
 				t.Errorf("%s: resource type %s has no force-new entry in compiler/lifecycle", ex, r.Type)
 			}
@@ -432,42 +428,27 @@ func golden(t *testing.T, path string, r *Report) {
 // A removed condition and an added principal on an existing statement are reported; the same
 // documents on both sides report nothing.
 func TestSecurityConditionAndPrincipal(t *testing.T) {
-	doc := func(principals, condition string) *Side {
-		src := `data "aws_iam_policy_document" "bus_trust" {
-  statement {
-    sid     = "AssumeRole"
-    effect  = "Allow"
-    actions = ["sts:AssumeRole"]
-    principals {
-      type        = "Service"
-      identifiers = [` + principals + `]
-    }
-` + condition + `  }
-}
-`
-		set, err := artifact.NewSet(artifact.File{Path: "terraform/bus.tf", Bytes: []byte(src)})
-		if err != nil {
-			t.Fatal(err)
+	doc := func(principals string, condition bool) *Side {
+		attrs := []artifact.Attr{
+			{Path: "statement.0.sid", Src: `"AssumeRole"`},
+			{Path: "statement.0.effect", Src: `"Allow"`},
+			{Path: "statement.0.actions", Src: `["sts:AssumeRole"]`},
+			{Path: "statement.0.principals.0.type", Src: `"Service"`},
+			{Path: "statement.0.principals.0.identifiers", Src: "[" + principals + "]"},
 		}
+		if condition {
+			attrs = append(attrs,
+				artifact.Attr{Path: "statement.0.condition.0.test", Src: `"StringEquals"`},
+				artifact.Attr{Path: "statement.0.condition.0.variable", Src: `"aws:SourceAccount"`},
+				artifact.Attr{Path: "statement.0.condition.0.values", Src: `["111122223333"]`})
+		}
+		set := moduleSet(t, artifact.Block{Kind: artifact.KindData, Type: "aws_iam_policy_document", Name: "bus_trust", File: "terraform/bus.tf", Attrs: attrs})
 		return &Side{Name: "x", Fleet: &ir.Fleet{}, Files: set}
 	}
-	cond := `    condition {
-      test     = "StringEquals"
-      variable = "aws:SourceAccount"
-      values   = ["111122223333"]
-    }
-`
+	const cond = true
 	security := func(b, h *Side) []string {
-		btf, err := parseTerraform(b.Files)
-		if err != nil {
-			t.Fatal(err)
-		}
-		htf, err := parseTerraform(h.Files)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, c := range securityChanges(btf, htf, b, h) {
+		for _, c := range securityChanges(moduleResources(b.Files), moduleResources(h.Files), b, h) {
 			out = append(out, c.Summary+": "+c.Detail)
 		}
 		return out
@@ -477,11 +458,11 @@ func TestSecurityConditionAndPrincipal(t *testing.T) {
 		t.Errorf("same documents: %q", got)
 	}
 	want := []string{`IAM widened in data.aws_iam_policy_document.bus_trust (AssumeRole): principals added: Service "scheduler.amazonaws.com"; condition removed: StringEquals aws:SourceAccount`}
-	if got := security(base, doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, "")); !slices.Equal(got, want) {
+	if got := security(base, doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, false)); !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 	// Narrowing is not a widening: the reverse change reports nothing.
-	if got := security(doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, ""), base); len(got) != 0 {
+	if got := security(doc(`"pipes.amazonaws.com", "scheduler.amazonaws.com"`, false), base); len(got) != 0 {
 		t.Errorf("narrowed: %q", got)
 	}
 }

@@ -36,7 +36,53 @@ type expr struct {
 	text  string   // a leaf's source, or a call's function name
 	items []tokens // tuple elements or call arguments
 	attrs []kv     // object attributes, keys already in source form
+	spans []span   // a leaf's traversals and file paths, by offset in text
 }
+
+// span marks a piece of a leaf's source the module records (artifact.Module): a traversal,
+// or the literal path of a generated file an expression reads.
+type span struct {
+	kind       spanKind
+	text       string // a traversal's source; the file read, relative to the output root
+	fn         string // inputSpan: the function that reads it
+	start, end int
+}
+
+type spanKind uint8
+
+const (
+	refSpan   spanKind = iota // a traversal: aws_sqs_queue.coder.arn, path.module
+	pathSpan                  // the literal "/../<file>" of "${path.module}/../<file>"
+	inputSpan                 // a pathSpan read by file() or templatefile()
+)
+
+// shifted is spans moved by n bytes.
+func shifted(spans []span, n int) []span {
+	out := make([]span, len(spans))
+	for i, sp := range spans {
+		sp.start += n
+		sp.end += n
+		out[i] = sp
+	}
+	return out
+}
+
+// leafText builds a leaf's source from literal text and single-line expressions, keeping
+// their spans.
+type leafText struct {
+	b     strings.Builder
+	spans []span
+}
+
+func (l *leafText) str(s string) { l.b.WriteString(s) }
+
+func (l *leafText) expr(e tokens) {
+	text, spans := inline(e)
+	l.spans = append(l.spans, shifted(spans, l.b.Len())...)
+	l.b.WriteString(text)
+}
+
+func (l *leafText) leaf() tokens { return &expr{text: l.b.String(), spans: l.spans} }
 
 type exprKind uint8
 
@@ -76,38 +122,68 @@ func strs(ss ...string) tokens {
 // list is a tuple constructor [a, b, ...].
 func list(items ...tokens) tokens { return sequence(tupleExpr, "", items) }
 
+// fileFuncs are the Terraform functions whose value changes with the bytes of the file they
+// name (filesha256: a config object's content-addressed key).
+var fileFuncs = []string{"file", "templatefile", "filesha256"}
+
 // call is a function call name(a, b, ...).
-func call(name string, args ...tokens) tokens { return sequence(callExpr, name, args) }
+// A fileFuncs call whose path is pathModule("../<file>") reads a generated file: the module
+// records it as the expression's input.
+func call(name string, args ...tokens) tokens {
+	if slices.Contains(fileFuncs, name) && len(args) > 0 {
+		args = append([]tokens{readBy(name, args[0])}, args[1:]...)
+	}
+	return sequence(callExpr, name, args)
+}
+
+// readBy is e with its path literal marked as read by function fn.
+func readBy(fn string, e tokens) tokens {
+	c := *e
+	c.spans = slices.Clone(e.spans)
+	for i, sp := range c.spans {
+		if sp.kind == pathSpan {
+			c.spans[i].kind, c.spans[i].fn = inputSpan, fn
+		}
+	}
+	return &c
+}
 
 // sequence builds a tuple or call; one whose items are all single-line is a leaf.
 func sequence(kind exprKind, name string, items []tokens) tokens {
 	if slices.ContainsFunc(items, (*expr).multiline) {
 		return &expr{kind: kind, text: name, items: items}
 	}
-	var b strings.Builder
+	var b leafText
 	open, close := "[", "]"
 	if kind == callExpr {
-		b.WriteString(name)
+		b.str(name)
 		open, close = "(", ")"
 	}
-	b.WriteString(open)
+	b.str(open)
 	for i, it := range items {
 		if i > 0 {
-			b.WriteString(", ")
+			b.str(", ")
 		}
-		b.WriteString(it.text)
+		b.expr(it)
 	}
-	b.WriteString(close)
-	return leaf(b.String())
+	b.str(close)
+	return b.leaf()
 }
 
 // ref is a traversal such as aws_sqs_queue.researcher.arn, written "aws_sqs_queue", "researcher", "arn".
 func ref(root string, attrs ...string) tokens {
-	return leaf(strings.Join(append([]string{root}, attrs...), "."))
+	text := strings.Join(append([]string{root}, attrs...), ".")
+	return &expr{text: text, spans: []span{{kind: refSpan, text: text, end: len(text)}}}
 }
 
 // equal is the comparison a == b of two single-line expressions.
-func equal(a, b tokens) tokens { return leaf(inline(a) + " == " + inline(b)) }
+func equal(a, b tokens) tokens {
+	var l leafText
+	l.expr(a)
+	l.str(" == ")
+	l.expr(b)
+	return l.leaf()
+}
 
 // kv is one attribute of an object constructor.
 type kv struct {
@@ -197,18 +273,20 @@ func interp(t tokens) tpart { return tpart{expr: t} }
 
 // tmpl builds a quoted template string from its parts.
 func tmpl(parts ...tpart) tokens {
-	var b strings.Builder
-	b.WriteByte('"')
+	var b leafText
+	b.str(`"`)
 	for _, p := range parts {
 		if p.expr == nil {
 			q := str(p.lit).text
-			b.WriteString(q[1 : len(q)-1]) // hclwrite's escaping without its quotes
+			b.str(q[1 : len(q)-1]) // hclwrite's escaping without its quotes
 			continue
 		}
-		b.WriteString("${" + inline(p.expr) + "}")
+		b.str("${")
+		b.expr(p.expr)
+		b.str("}")
 	}
-	b.WriteByte('"')
-	return leaf(b.String())
+	b.str(`"`)
+	return b.leaf()
 }
 
 // body is the content of a file or block, in order.
@@ -311,10 +389,11 @@ func (f *file) element(e artifact.Element) *file {
 	return f
 }
 
-func (f *file) bytes() []byte {
+// bytes renders the file, and the module's record of its resource, data and output blocks.
+func (f *file) bytes() ([]byte, []artifact.Block) {
 	var w writer
-	w.body(f.body.items)
-	return w.out
+	w.body(f.body.items, nil, "")
+	return w.out, w.module(Dir + "/" + f.name)
 }
 
 // local is a Terraform local name for a spec name: '-' becomes '_'.
@@ -337,6 +416,76 @@ type writer struct {
 	line  []byte
 	net   int   // brackets opened minus closed on the current line
 	steps []int // open indentation steps, each the number of brackets still open in it
+
+	// What the module records, by offset in out: offsets are known once a line is written
+	// (its indentation comes first), so marks on the current line wait in pending.
+	pending []mark
+	spans   []*span
+	blocks  []*blockRec
+}
+
+// mark is an offset on the current line, to be stored in *dst once the line is written.
+type mark struct {
+	col int
+	dst *int
+}
+
+// blockRec is a top-level block being written, with its attributes' offsets in out.
+type blockRec struct {
+	kind      artifact.BlockKind
+	typ, name string
+	attrs     []*attrRec
+}
+
+type attrRec struct {
+	path       string
+	start, end int
+}
+
+func (w *writer) mark(dst *int) { w.pending = append(w.pending, mark{len(w.line), dst}) }
+
+// resolve stores the pending marks, the current line starting at offset base.
+func (w *writer) resolve(base int) {
+	for _, m := range w.pending {
+		*m.dst = base + m.col
+	}
+	w.pending = w.pending[:0]
+}
+
+// leaf writes a leaf and records its spans.
+func (w *writer) leaf(e tokens) {
+	for _, sp := range e.spans {
+		c := sp // start and end become offsets in out when the line is written
+		w.pending = append(w.pending, mark{len(w.line) + sp.start, &c.start}, mark{len(w.line) + sp.end, &c.end})
+		w.spans = append(w.spans, &c)
+	}
+	w.text(e.text)
+}
+
+// module is the record of the blocks written: each attribute's source and the spans in it.
+func (w *writer) module(file string) []artifact.Block {
+	var out []artifact.Block
+	for _, br := range w.blocks {
+		b := artifact.Block{Kind: br.kind, Type: br.typ, Name: br.name, File: file}
+		for _, ar := range br.attrs {
+			a := artifact.Attr{Path: ar.path, Src: string(w.out[ar.start:ar.end])}
+			for _, sp := range w.spans {
+				if sp.start < ar.start || sp.end > ar.end {
+					continue
+				}
+				at := artifact.Span{Text: string(w.out[sp.start:sp.end]), Start: sp.start - ar.start, End: sp.end - ar.start}
+				switch sp.kind {
+				case refSpan:
+					a.Refs = append(a.Refs, at)
+				case inputSpan:
+					a.Inputs = append(a.Inputs, artifact.Input{Func: sp.fn, File: sp.text, Span: at})
+				}
+			}
+			b.Attrs = append(b.Attrs, a)
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 func (w *writer) text(s string) { w.line = append(w.line, s...) }
@@ -356,6 +505,7 @@ func (w *writer) newline() {
 		if w.net > 0 {
 			w.steps = append(w.steps, w.net)
 		}
+		w.resolve(len(w.out))
 		w.out = append(w.out, w.line...)
 	}
 	w.out = append(w.out, '\n')
@@ -375,30 +525,66 @@ func (w *writer) closeSteps(n int) {
 	}
 }
 
-// body writes a file's or block's items, aligning each run of single-line attributes.
-func (w *writer) body(items []item) {
+// body writes a file's or block's items, aligning each run of single-line attributes. The
+// attributes are recorded in rec (nil: not recorded) under prefix; rec is nil in the file
+// body, where a resource, data or output block starts a record.
+func (w *writer) body(items []item, rec *blockRec, prefix string) {
+	counts := map[string]int{}
 	for i := 0; i < len(items); {
 		if j := singleLineRun(items, i); j > i {
-			w.attributes(items[i:j])
+			w.attributes(items[i:j], rec, prefix)
 			i = j
 			continue
 		}
 		it := items[i]
 		switch {
+		case it.block != nil && rec != nil:
+			n := counts[it.block.typ]
+			counts[it.block.typ]++
+			w.block(it.block, rec, fmt.Sprintf("%s%s.%d.", prefix, it.block.typ, n))
 		case it.block != nil:
-			w.block(it.block)
+			w.block(it.block, w.record(it.block), "")
 		case it.comment != "":
 			w.text(it.comment)
 			w.newline()
 		case it.name != "":
 			w.text(it.name + " = ")
-			w.expr(it.val)
+			w.value(it.val, rec, prefix+it.name)
 			w.newline()
 		default:
 			w.newline()
 		}
 		i++
 	}
+}
+
+// record starts the record of a top-level block; nil for blocks the module does not list
+// (terraform, provider, variable).
+func (w *writer) record(b *blockNode) *blockRec {
+	var rec *blockRec
+	switch {
+	case (b.typ == "resource" || b.typ == "data") && len(b.labels) == 2:
+		rec = &blockRec{kind: artifact.BlockKind(b.typ), typ: b.labels[0], name: b.labels[1]}
+	case b.typ == "output" && len(b.labels) == 1:
+		rec = &blockRec{kind: artifact.KindOutput, name: b.labels[0]}
+	default:
+		return nil
+	}
+	w.blocks = append(w.blocks, rec)
+	return rec
+}
+
+// value writes an attribute's expression, recording where it starts and ends.
+func (w *writer) value(e tokens, rec *blockRec, path string) {
+	if rec == nil {
+		w.expr(e)
+		return
+	}
+	a := &attrRec{path: path}
+	rec.attrs = append(rec.attrs, a)
+	w.mark(&a.start)
+	w.expr(e)
+	w.mark(&a.end)
 }
 
 // singleLineRun returns the end of the run of single-line attributes starting at i.
@@ -410,7 +596,7 @@ func singleLineRun(items []item, i int) int {
 }
 
 // attributes writes a run of single-line attributes with their `=` aligned.
-func (w *writer) attributes(run []item) {
+func (w *writer) attributes(run []item, rec *blockRec, prefix string) {
 	width := 0
 	for _, it := range run {
 		width = max(width, columns(it.name))
@@ -419,38 +605,44 @@ func (w *writer) attributes(run []item) {
 		w.text(it.name)
 		w.text(strings.Repeat(" ", width-columns(it.name)+1))
 		w.text("= ")
-		w.text(it.val.text)
+		w.value(it.val, rec, prefix+it.name)
 		w.newline()
 	}
 }
 
-func (w *writer) block(b *blockNode) {
+func (w *writer) block(b *blockNode, rec *blockRec, prefix string) {
 	w.text(b.typ)
 	for _, l := range b.labels {
 		w.text(" " + str(l).text)
 	}
 	w.open(" {")
 	w.newline()
-	w.body(b.body.items)
+	w.body(b.body.items, rec, prefix)
 	w.close("}")
 	w.newline()
 }
 
-// inline is an expression's source on its own (the generator interpolates only references,
-// which are leaves; a multi-line expression keeps its line breaks, which HCL allows in ${}).
-func inline(e tokens) string {
+// inline is an expression's source on its own, and its spans (the generator interpolates
+// only references, which are leaves; a multi-line expression keeps its line breaks, which
+// HCL allows in ${}).
+func inline(e tokens) (string, []span) {
 	if !e.multiline() {
-		return e.text
+		return e.text, e.spans
 	}
 	var w writer
 	w.expr(e)
-	return string(append(w.out, w.line...))
+	w.resolve(len(w.out))
+	var spans []span
+	for _, sp := range w.spans {
+		spans = append(spans, *sp)
+	}
+	return string(append(w.out, w.line...)), spans
 }
 
 func (w *writer) expr(e tokens) {
 	switch e.kind {
 	case leafExpr:
-		w.text(e.text)
+		w.leaf(e)
 	case tupleExpr, callExpr:
 		open, close := "[", "]"
 		if e.kind == callExpr {
@@ -472,7 +664,7 @@ func (w *writer) expr(e tokens) {
 		for i, a := range e.attrs {
 			items[i] = item{name: a.key, val: a.val}
 		}
-		w.body(items)
+		w.body(items, nil, "")
 		w.close("}")
 	}
 }

@@ -62,7 +62,8 @@ func TestWriterLayoutIsCanonical(t *testing.T) {
 	n.nested("empty")
 	n.nested("deep", "label").set("k", str("v"))
 	f.data("aws_caller_identity", "current")
-	checkCanonical(t, f.name, f.bytes())
+	src, _ := f.bytes()
+	checkCanonical(t, f.name, src)
 }
 
 // TestGeneratedTerraformIsCanonical checks every generated file of the examples, the kitchen

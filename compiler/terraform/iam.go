@@ -60,7 +60,7 @@ func (s stmt) wildcard() bool {
 		return false
 	}
 	for _, r := range s.resources {
-		if strings.Contains(inline(r), "*") {
+		if text, _ := inline(r); strings.Contains(text, "*") {
 			return true
 		}
 	}

@@ -16,7 +16,8 @@ import (
 func TestInventoryMatchesFiles(t *testing.T) {
 	for _, name := range examples {
 		f := example(t, name)
-		files, inv, ds := GenerateInventory(f, configs(t, f))
+		files, mod, ds := GenerateModule(f, configs(t, f))
+		inv := mod.Inventory
 		if ds.HasErrors() {
 			t.Fatal(ds)
 		}

@@ -190,7 +190,7 @@ func TestSecretARNPattern(t *testing.T) {
 		"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai":        `"arn:aws:secretsmanager:eu-west-1:111122223333:secret:fleet/openai-??????"`,
 		"fleet/openai": `"arn:${data.aws_partition.current.partition}:secretsmanager:us-east-1:${data.aws_caller_identity.current.account_id}:secret:fleet/openai-??????"`,
 	} {
-		if got := inline(g.secretARN(ref)); got != want {
+		if got, _ := inline(g.secretARN(ref)); got != want {
 			t.Errorf("secretARN(%q) = %s, want %s", ref, got, want)
 		}
 	}

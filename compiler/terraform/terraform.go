@@ -114,21 +114,22 @@ const (
 // runtime config by class name (Terraform uploads the file as the function's config object;
 // Generate only hashes and measures it).
 func Generate(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, diag.Diagnostics) {
-	files, _, ds := GenerateInventory(f, configs)
+	files, _, ds := GenerateModule(f, configs)
 	return files, ds
 }
 
-// GenerateInventory is Generate, and the inventory of every resource and data block: its
-// address, type, owning spec part, spec path and file.
-func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, []artifact.Resource, diag.Diagnostics) {
+// GenerateModule is Generate, and the module it wrote: the inventory of every resource and
+// data block (its address, type, owning spec part, spec path and file), and every resource,
+// data and output block with its attributes as written.
+func GenerateModule(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, artifact.Module, diag.Diagnostics) {
 	g := &gen{f: f, configs: configs, names: map[string]string{}}
 	if f == nil {
 		g.ds.Errorf("TF000", "", "no fleet to generate")
-		return nil, nil, g.ds
+		return nil, artifact.Module{}, g.ds
 	}
 	if f.HasEKS() && f.Worker.EKS == nil {
 		g.ds.Errorf("TF000", "/worker", "eks classes need worker.eks (rule W008): without a cluster their pods would get no credentials")
-		return nil, nil, g.ds
+		return nil, artifact.Module{}, g.ds
 	}
 	g.versions()
 	g.bus()
@@ -148,7 +149,7 @@ func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File,
 		}
 	}
 	// Files are independent, so render them on every core. Each result lands at its own index.
-	render(out, g.files)
+	blocks := render(out, g.files)
 	static, err := fs.Glob(templates.Terraform, "terraform/*.tf")
 	if err != nil {
 		g.ds.Errorf("TF000", "", "internal error: %v", err)
@@ -161,7 +162,7 @@ func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File,
 	if f.Index != nil {
 		f.Index.Locate(g.ds)
 	}
-	return out, g.inventory(), g.ds.Sorted()
+	return out, artifact.Module{Inventory: g.inventory(), Blocks: blocks}, g.ds.Sorted()
 }
 
 // inventory lists every block written, with the spec path it was claimed for (more precise
@@ -333,8 +334,14 @@ func (g *gen) outputs() {
 func seconds(d time.Duration) tokens { return num(ir.Seconds(d)) }
 
 // pathModule is "${path.module}/<rel>".
+// A "../<file>" path is a generated file the expression reads (see call).
 func pathModule(rel string) tokens {
-	return tmpl(interp(ref("path", "module")), lit("/"+rel))
+	t := tmpl(interp(ref("path", "module")), lit("/"+rel))
+	if file, ok := strings.CutPrefix(rel, "../"); ok {
+		// The literal runs from after the interpolation to the closing quote.
+		t.spans = append(t.spans, span{kind: pathSpan, text: file, start: len(`"${path.module}`), end: len(t.text) - 1})
+	}
+	return t
 }
 
 func sortedStrings(ss []string) []string {
@@ -393,12 +400,24 @@ func parallel(n int, fn func(i int)) {
 }
 
 // render fills out[i].Bytes from the non-empty files, in parallel.
-func render(out []artifact.File, files []*file) {
+func render(out []artifact.File, files []*file) []artifact.Block {
 	var nonEmpty []*file
 	for _, fl := range files {
 		if fl.n > 0 {
 			nonEmpty = append(nonEmpty, fl)
 		}
 	}
-	parallel(len(nonEmpty), func(i int) { out[i].Bytes = nonEmpty[i].bytes() })
+	blocks := make([][]artifact.Block, len(nonEmpty))
+	parallel(len(nonEmpty), func(i int) { out[i].Bytes, blocks[i] = nonEmpty[i].bytes() })
+	// The module lists blocks in file then source order, as the files are sorted.
+	order := make([]int, len(nonEmpty))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool { return out[order[a]].Path < out[order[b]].Path })
+	var all []artifact.Block
+	for _, i := range order {
+		all = append(all, blocks[i]...)
+	}
+	return all
 }

@@ -122,17 +122,14 @@ type buildResult struct {
 }
 
 func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
-	var outs []compiler.Output
-	var ds diag.Diagnostics
-	if env == "" {
-		outs, ds = compiler.BuildAll(spec) // every environment, or the spec without any
-	} else {
-		set, eds := compiler.BuildEnv(spec, env)
-		outs, ds = []compiler.Output{{Env: env, Set: set}}, eds
+	outs, ds, err := compileSpec(spec, env)
+	if err != nil {
+		r.err = "fleetc build: " + err.Error()
+		return exitUsage
 	}
 	r.ds, r.verdict = ds, judge(ds, strict)
 	for _, o := range outs {
-		if o.Set == nil || !r.verdict.Valid {
+		if o.Files == nil || !r.verdict.Valid {
 			r.verdict.Valid = false // no files: the spec has errors
 			return exitInvalid
 		}
@@ -141,7 +138,7 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 	// own manifest, as plan --env writes it); the report speaks of paths under out.
 	r.have, _ = artifact.NewSet()
 	r.want, _ = artifact.NewSet()
-	var stale []compiler.Output
+	var stale []*compiler.Result
 	for _, o := range outs {
 		if o.Env != "" {
 			r.Environments = append(r.Environments, o.Env)
@@ -155,7 +152,7 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 		// What `plan --endpoint` left beside the configuration redirects a plain terraform
 		// apply to the emulator: it is drift, which build removes.
 		left := deploy.EmulatorFiles(filepath.Join(dir, "terraform"))
-		if err != nil || len(have.Paths()) == 0 || len(artifact.Diff(have, o.Set)) > 0 || len(left) > 0 {
+		if err != nil || len(have.Paths()) == 0 || len(artifact.Diff(have, o.Files)) > 0 || len(left) > 0 {
 			stale = append(stale, o)
 		}
 		for _, p := range left {
@@ -169,8 +166,8 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 				_ = r.have.Add(artifact.File{Path: path.Join(o.Env, rel), Bytes: b})
 			}
 		}
-		for _, p := range o.Set.Paths() {
-			b, _ := o.Set.Get(p)
+		for _, p := range o.Files.Paths() {
+			b, _ := o.Files.Get(p)
 			_ = r.want.Add(artifact.File{Path: path.Join(o.Env, p), Bytes: b})
 		}
 		if have != nil {
@@ -196,7 +193,7 @@ func build(r *buildResult, spec, env, out string, checkOnly, strict bool) int {
 	}
 	for _, o := range stale {
 		dir := compiler.OutDir(out, o.Env)
-		if err := artifact.WriteDir(dir, o.Set); err != nil {
+		if err := artifact.WriteDir(dir, o.Files); err != nil {
 			r.err = fmt.Sprintf("fleetc build: writing %s: %v", dir, err)
 			return exitUsage
 		}
@@ -266,4 +263,17 @@ func (r *buildResult) report(w io.Writer) {
 		view.Report
 		*buildResult
 	}{view.NewReport(r.ds, r.verdict), r})
+}
+
+// compileSpec compiles the spec in environment env, or, without one, every fleet it
+// describes (each environment, or the spec itself when it declares none).
+func compileSpec(spec, env string) ([]*compiler.Result, diag.Diagnostics, error) {
+	if env == "" {
+		return compiler.CompileAll(compiler.Input{Path: spec})
+	}
+	res, err := compiler.Compile(compiler.Input{Path: spec, Env: env})
+	if err != nil {
+		return nil, nil, err
+	}
+	return []*compiler.Result{res}, res.Diagnostics, nil
 }

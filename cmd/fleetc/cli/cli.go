@@ -31,7 +31,7 @@ type streams struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	// env is --env, a flag of the root that every command inherits: the environment of the
-	// spec to act on. A command passes it to compiler.LoadEnv / BuildEnv (or deploy.Options.Env)
+	// spec to act on. A command passes it to compiler.Compile (Input.Env, or deploy.Options.Env)
 	// and writes output under compiler.OutDir(dir, env); one that reads no spec says so with
 	// noSpec, and --env is refused there.
 	env string

@@ -335,7 +335,7 @@ func comparePrediction(t *testing.T, base, head []byte, plan *deploy.Summary) *r
 			skip[c.Address] = cmp.Or(skip[c.Address], gap)
 			continue
 		}
-		planned[c.Address] = c.Action
+		planned[c.Address] = string(c.Action)
 	}
 	if len(planned) == 0 {
 		t.Fatalf("terraform planned nothing (fleetc predicted %v; the emulator override leaves out or ignores %v)", predicted, skip)

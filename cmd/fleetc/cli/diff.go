@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/review"
 	"github.com/fleetc/fleetc/spec"
 )
@@ -156,9 +157,17 @@ func runDiff(files []string, sides diffSides, format string, failOn []string, st
 			namesAs = ""
 		}
 		if bside == nil {
-			bside = review.LoadEnv(baseName, baseSrc, baseEnv, namesAs)
+			if bside, err = reviewSide(baseName, baseSrc, baseEnv, namesAs); err != nil {
+				fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
+				return exitUsage
+			}
 		}
-		rep, err := review.Compare(bside, review.LoadEnv(headName, headSrc, env, env))
+		hside, err := reviewSide(headName, headSrc, env, env)
+		if err != nil {
+			fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
+			return exitUsage
+		}
+		rep, err := review.Compare(bside, hside)
 		if err != nil {
 			fmt.Fprintf(stderr, "fleetc diff: %v\n", err)
 			return exitUsage
@@ -184,4 +193,15 @@ func runDiff(files []string, sides diffSides, format string, failOn []string, st
 		}
 	}
 	return code
+}
+
+// reviewSide compiles one side of the review: environment env of the spec, under the names
+// of environment namesAs, generated even when rules object (their findings are part of the
+// review).
+func reviewSide(name string, src []byte, env, namesAs string) (*review.Side, error) {
+	res, err := compiler.Compile(compiler.Input{Name: name, Source: src, Env: env, NamesAs: namesAs, Stop: compiler.Reviewed})
+	if err != nil {
+		return nil, err
+	}
+	return review.FromResult(name, res), nil
 }

@@ -37,34 +37,35 @@ Arguments:
 
 // runGraph prints the fleet's topology as mermaid (GitHub renders it) or Graphviz dot.
 func runGraph(files []string, env, format string, stdout, stderr io.Writer) int {
-	var err error
 	if len(files) != 1 {
 		fmt.Fprintln(stderr, "fleetc graph: name exactly one fleet.yaml")
 		return exitUsage
 	}
-	_, fleet, ds := compiler.LoadEnv(files[0], env)
-	if fleet == nil || ds.HasErrors() {
-		view.Stopped(format, stdout, stderr, ds)
+	in := compiler.Input{Path: files[0], Env: env, Stop: compiler.Checked}
+	if format == view.JSON {
+		in.Stop = compiler.Generated // the JSON graph carries the Terraform inventory
+	}
+	res, err := compiler.Compile(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc graph: %v\n", err)
+		return exitUsage
+	}
+	if res.Fleet == nil || res.Diagnostics.HasErrors() {
+		view.Stopped(format, stdout, stderr, res.Diagnostics)
 		return exitInvalid
 	}
-	g := graph.Build(fleet)
+	g := graph.Build(res.Fleet)
 	switch format {
 	case "dot":
 		err = g.DOT(stdout, nil)
 	case view.JSON:
-		set, gds := compiler.Generate(fleet)
-		ds = append(ds, gds...).Sorted()
-		if gds.HasErrors() {
-			view.Stopped(format, stdout, stderr, ds)
-			return exitInvalid
-		}
-		g.Attach(set.Inventory())
-		err = g.JSON(stdout, ds)
+		g.Attach(res.Files.Inventory())
+		err = g.JSON(stdout, res.Diagnostics)
 	default:
 		err = g.Mermaid(stdout, nil)
 	}
 	if format != view.JSON {
-		view.Aside(stderr, ds) // a drawing has no room for them
+		view.Aside(stderr, res.Diagnostics) // a drawing has no room for them
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc graph: %v\n", err)

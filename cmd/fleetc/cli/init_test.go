@@ -84,13 +84,13 @@ func TestFmt(t *testing.T) {
 		if strings.Count(string(got), "#") != strings.Count(string(src), "#") || strings.Count(string(got), "\n\n") != strings.Count(string(src), "\n\n") {
 			t.Errorf("%s: comments or blank lines lost:\n%s", p, got)
 		}
-		as, ads := compiler.BuildAll(p) // every environment of a spec that has them
-		bs, bds := compiler.BuildAll(f)
-		if len(as) != len(bs) || ads.HasErrors() || bds.HasErrors() {
-			t.Fatalf("%s: build failed after fmt: %v", p, bds)
+		as, ads, aerr := compiler.CompileAll(compiler.Input{Path: p}) // every environment of a spec that has them
+		bs, bds, berr := compiler.CompileAll(compiler.Input{Path: f})
+		if aerr != nil || berr != nil || len(as) != len(bs) || ads.HasErrors() || bds.HasErrors() {
+			t.Fatalf("%s: build failed after fmt: %v %v %v", p, aerr, berr, bds)
 		}
 		for i := range as {
-			a, b := as[i].Set, bs[i].Set
+			a, b := as[i].Files, bs[i].Files
 			for _, path := range a.Paths() {
 				x, _ := a.Get(path)
 				y, _ := b.Get(path)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -44,11 +43,11 @@ func runValidate(files []string, env, format string, strict bool, stdout, stderr
 	}
 	var all diag.Diagnostics
 	for _, f := range files {
-		if env == "" {
-			all = append(all, compiler.Check(f)...) // every environment
-			continue
+		_, ds, err := compileSpec(f, env) // without --env, every environment
+		if err != nil {
+			fmt.Fprintf(stderr, "fleetc validate: %v\n", err)
+			return exitUsage
 		}
-		_, ds := compiler.BuildEnv(f, env)
 		all = append(all, ds...)
 	}
 	all = all.Sorted()

@@ -75,9 +75,9 @@ type queueURLs struct{ queue, dlq, ingress string }
 // starts them again; a spec that stops building keeps the last fleet down until it is fixed.
 func Run(ctx context.Context, o Options) (err error) {
 	out := o.Stdout
-	_, f, ds := compiler.LoadLocalEnv(o.Spec, o.Env)
-	if f == nil || ds.HasErrors() {
-		return &deploy.BuildError{Diagnostics: ds}
+	first, err := compile(o)
+	if err != nil {
+		return err
 	}
 	bins := binaries{}
 	if bins.worker, err = findWorker(o.WorkerBin); err != nil {
@@ -142,11 +142,14 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}
 	}()
-	for first := true; ; first = false {
+	for c := first; ; c = nil {
 		stamp := specStamp(o.Spec)
-		reload, serr := session(ctx, o, emu, bins, model, page, &w, &current)
+		if c != nil {
+			stamp = c.stamp
+		}
+		reload, serr := session(ctx, o, c, emu, bins, model, page, &w, &current)
 		if serr != nil {
-			if first || ctx.Err() != nil {
+			if c == first || ctx.Err() != nil {
 				return serr
 			}
 			var be *deploy.BuildError
@@ -202,20 +205,39 @@ func waitChange(ctx context.Context, path, stamp string) bool {
 	}
 }
 
-// session applies the spec and runs its workers until ctx ends (reload false) or the spec
-// changes (reload true); either way the workers are drained and the observer removed.
-func session(ctx context.Context, o Options, emu *emulator, bins binaries, model *modelStandIn, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
-	out := o.Stdout
+// compiled is the spec compiled once for a session, and its content when it was read.
+type compiled struct {
+	res   *compiler.Result
+	stamp string
+}
+
+// compile compiles the spec as a fleet that runs on this machine (its workers inherit this
+// environment); a spec that does not build is a *deploy.BuildError.
+func compile(o Options) (*compiled, error) {
 	stamp := specStamp(o.Spec)
-	_, f, ds := compiler.LoadLocalEnv(o.Spec, o.Env)
-	if f == nil || ds.HasErrors() {
-		return false, &deploy.BuildError{Diagnostics: ds}
-	}
-	cs, err := Contracts(f)
+	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: o.Env, Local: true})
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint})
+	if res.Files == nil {
+		return nil, &deploy.BuildError{Diagnostics: res.Diagnostics}
+	}
+	return &compiled{res, stamp}, nil
+}
+
+// session applies the spec (compiled as c; nil: compiled now) and runs its workers until ctx
+// ends (reload false) or the spec changes (reload true); either way the workers are drained
+// and the observer removed.
+func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins binaries, model *modelStandIn, page string, wp **deploy.Workspace, current *atomic.Pointer[Fleet]) (reload bool, err error) {
+	out := o.Stdout
+	if c == nil {
+		if c, err = compile(o); err != nil {
+			return false, err
+		}
+	}
+	stamp, f := c.stamp, c.res.Fleet
+	cs := ContractsFrom(f, c.res.Files)
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Compiled: c.res})
 	if err != nil {
 		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
 			return false, &deploy.BuildError{Diagnostics: pds}

@@ -20,6 +20,7 @@ import (
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
+	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
@@ -41,20 +42,28 @@ type Contract struct {
 	Example json.RawMessage // the example's detail; nil when none could be generated
 }
 
-// Contracts generates the schema and example of every event of f, by detail-type.
+// Contracts generates the schema and example of every event of f, by detail-type (for a
+// command that has the fleet only; fleetc dev reads them from its compiled files).
 func Contracts(f *ir.Fleet) (map[string]*Contract, error) {
 	files, ds := eventschema.Generate(f)
 	if ds.HasErrors() {
 		return nil, fmt.Errorf("the event schemas do not generate: %v", ds[0])
 	}
-	byPath := map[string][]byte{}
-	for _, file := range files {
-		byPath[file.Path] = file.Bytes
+	set, err := artifact.NewSet(files...)
+	if err != nil {
+		return nil, err
 	}
+	return ContractsFrom(f, set), nil
+}
+
+// ContractsFrom reads the schema and example of every event of f, by detail-type, from the
+// fleet's generated files.
+func ContractsFrom(f *ir.Fleet, files *artifact.Set) map[string]*Contract {
 	out := map[string]*Contract{}
 	for _, e := range f.Events {
-		c := &Contract{Event: e, Schema: byPath[eventschema.SchemaPath(e)]}
-		if ex := byPath[eventschema.ExamplePath(e)]; ex != nil {
+		schema, _ := files.Get(eventschema.SchemaPath(e))
+		c := &Contract{Event: e, Schema: schema}
+		if ex, ok := files.Get(eventschema.ExamplePath(e)); ok {
 			var env struct {
 				Detail json.RawMessage `json:"detail"`
 			}
@@ -64,7 +73,7 @@ func Contracts(f *ir.Fleet) (map[string]*Contract, error) {
 		}
 		out[e.DetailType] = c
 	}
-	return out, nil
+	return out
 }
 
 // Names lists the detail-types of cs, sorted.
