@@ -49,8 +49,8 @@ type ScanAPI interface {
 // A failed step's record is gone (Abandon deletes it, so a redrive runs the work again).
 func FindTrace(ctx context.Context, api ScanAPI, table, traceID string, since time.Time) ([]Record, error) {
 	in := &dynamodb.ScanInput{TableName: aws.String(table),
-		FilterExpression:         aws.String("(#t = :t OR #pk = :t) AND #u >= :since"),
-		ExpressionAttributeNames: map[string]string{"#t": attrTraceID, "#pk": attrPK, "#u": attrUpdatedAt},
+		FilterExpression:          aws.String("(#t = :t OR #pk = :t) AND #u >= :since"),
+		ExpressionAttributeNames:  map[string]string{"#t": attrTraceID, "#pk": attrPK, "#u": attrUpdatedAt},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(traceID), ":since": n(since.Unix())},
 	}
 	var out []Record
