@@ -79,6 +79,10 @@ func runTrace(pos []string, o traceOptions, stdout, stderr io.Writer) int {
 		c := awsconfig.SFN(cfg)
 		src.SFN = c
 		for _, w := range f.Workflows {
+			if w.IsExpress() {
+				notes = append(notes, fmt.Sprintf("workflow %s not read: Step Functions keeps no history of express executions", w.Name))
+				continue
+			}
 			arn, err := recovery.StateMachineARN(ctx, c, w)
 			if err != nil {
 				notes = append(notes, fmt.Sprintf("workflow %s not read: %v", w.Name, err))
