@@ -39,7 +39,9 @@ func TestExecutionsOfTheTrace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("CreateStateMachine: %v", err)
 	}
-	t.Cleanup(func() { _, _ = c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: sm.StateMachineArn}) })
+	t.Cleanup(func() {
+		_, _ = c.DeleteStateMachine(ctx, &sfn.DeleteStateMachineInput{StateMachineArn: sm.StateMachineArn})
+	})
 	since := time.Now().Add(-time.Minute)
 	for name, input := range map[string]string{"a": `{"trace_id":"t-1"}`, "b": `{"detail":{"trace_id":"t-1"}}`, "c": `{"trace_id":"t-2"}`} {
 		out, err := c.StartExecution(ctx, &sfn.StartExecutionInput{StateMachineArn: sm.StateMachineArn, Name: aws.String(name), Input: aws.String(input)})
