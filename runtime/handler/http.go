@@ -63,7 +63,7 @@ func (h *HTTP) Handle(ctx context.Context, req Request) (json.RawMessage, error)
 	hr.Header.Set("X-Fleet-Class", req.Class)
 	hr.Header.Set("X-Fleet-Attempt", strconv.Itoa(req.Attempt))
 	if req.TraceID != "" {
-		hr.Header.Set("X-Fleet-Trace-Id", req.TraceID)
+		hr.Header.Set(wire.HeaderTraceID, req.TraceID)
 	}
 	if req.TraceParent != "" {
 		hr.Header.Set("traceparent", req.TraceParent)

@@ -28,6 +28,7 @@ const (
 	attrResult     = "result"      // S, JSON
 	attrPublished  = "published"   // BOOL
 	attrUpdatedAt  = "updated_at"  // N, unix seconds
+	attrTraceID    = "trace_id"    // S: the conversation's trace id, when the claimant knew it (WithTraceID)
 
 	statusRunning = "running"
 	statusDone    = "done"
@@ -109,6 +110,9 @@ func (d *Dynamo) Acquire(ctx context.Context, key string, lease time.Duration) (
 		item[attrLeaseUntil] = n(leaseEnd(now, lease))
 		item[attrExpiresAt] = n(d.expiresAt(now, lease))
 		item[attrUpdatedAt] = n(now.Unix())
+		if t := traceIDFrom(ctx); t != "" {
+			item[attrTraceID] = s(t)
+		}
 		_, err := d.API.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName:                aws.String(d.Table),
 			Item:                     item,

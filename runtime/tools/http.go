@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
@@ -23,6 +24,11 @@ const (
 	MCPPath   = "/mcp"
 	ToolsPath = "/tools/"
 )
+
+// callerOf reads the caller's headers.
+func callerOf(h http.Header) Caller {
+	return Caller{Principal: h.Get(HeaderPrincipal), Session: h.Get(HeaderSession), TraceID: h.Get(wire.HeaderTraceID)}
+}
 
 // httpStatus is the HTTP status of an answer.
 func httpStatus(a Answer) int {
@@ -67,7 +73,7 @@ func (s *Service) newHandler() (http.Handler, error) {
 		}
 		// The caller's traceparent makes the tool span part of the agent's trace.
 		ctx := telemetry.ExtractInto(r.Context(), map[string]string{telemetry.AttrTraceparent: r.Header.Get(telemetry.AttrTraceparent)}, "")
-		a := s.Call(ctx, Caller{Principal: r.Header.Get(HeaderPrincipal), Session: r.Header.Get(HeaderSession)}, r.PathValue("name"), body)
+		a := s.Call(ctx, callerOf(r.Header), r.PathValue("name"), body)
 		writeJSON(w, httpStatus(a), a)
 	})
 	srv := s.MCPServer(defs)
@@ -96,7 +102,7 @@ func (s *Service) MCPServer(defs []rc.ToolDefinition) *mcp.Server {
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				var who Caller
 				if req.Extra != nil && req.Extra.Header != nil {
-					who = Caller{Principal: req.Extra.Header.Get(HeaderPrincipal), Session: req.Extra.Header.Get(HeaderSession)}
+					who = callerOf(req.Extra.Header)
 				}
 				a := s.Call(ctx, who, name, req.Params.Arguments)
 				b, _ := json.Marshal(a)

@@ -132,6 +132,9 @@ func fail(code Code, retryable bool, format string, a ...any) Answer {
 type Caller struct {
 	Principal string
 	Session   string
+	// TraceID is the conversation's trace id (wire.HeaderTraceID): the job's request event
+	// carries it, so the job joins the agent's run. "" starts a fresh trace.
+	TraceID string
 }
 
 // Store is the jobs table as the tools use it (runtime/jobstore.Store).
@@ -289,7 +292,7 @@ func (s *Service) start(ctx context.Context, who Caller, c *class, args map[stri
 	}
 	delete(args, ArgIdempotencyKey)
 	id := jobID(c.Class, who.Principal, key)
-	detail, err := s.detail(c, args, id)
+	detail, err := s.detail(c, args, id, who.TraceID)
 	if err != nil {
 		return fail(InvalidArgument, false, "%v", err)
 	}
@@ -381,15 +384,18 @@ func idempotencyKey(c *class, args map[string]json.RawMessage) (string, error) {
 	return string(b), nil
 }
 
-// detail is the request event's detail: the arguments plus the job and trace ids, checked
-// against the event's detail schema.
-func (s *Service) detail(c *class, args map[string]json.RawMessage, id string) ([]byte, error) {
+// detail is the request event's detail: the arguments plus the job id and the caller's trace
+// id (a fresh one when the caller has none), checked against the event's detail schema.
+func (s *Service) detail(c *class, args map[string]json.RawMessage, id, traceID string) ([]byte, error) {
 	d := make(map[string]json.RawMessage, len(args)+2)
 	for k, v := range args {
 		d[k] = v
 	}
 	d[c.IDField], _ = json.Marshal(id)
-	d[c.TraceField], _ = json.Marshal(newTraceID())
+	if traceID == "" {
+		traceID = newTraceID()
+	}
+	d[c.TraceField], _ = json.Marshal(traceID)
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,10 @@ type Envelope struct {
 	ModelPolicy string
 }
 
+// HeaderTraceID carries the conversation's trace id on the worker's request to its handler,
+// and on a handler's call to the async tools, so a job joins the conversation that started it.
+const HeaderTraceID = "X-Fleet-Trace-Id"
+
 // Detail fields of the seed's envelope the worker acts on.
 const (
 	FieldTTLSeconds  = "ttl_seconds"

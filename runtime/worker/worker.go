@@ -369,7 +369,7 @@ func verdictEvent(ctx context.Context, res Result, attempt int) {
 func (w *Worker) claim(ctx context.Context, env *wire.Envelope, d Delivery, key string, win window) (idem.Claim, time.Time, *Result) {
 	for {
 		at := w.now()
-		claim, err := w.Idem.Acquire(ctx, key, w.lease())
+		claim, err := w.Idem.Acquire(idem.WithTraceID(ctx, env.TraceID), key, w.lease())
 		if err != nil {
 			r := w.failed(ctx, env, d, retry.Retryable(wire.IdempotencyUnavailable, err))
 			return claim, at, &r

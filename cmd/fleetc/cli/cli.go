@@ -51,7 +51,7 @@ var commands = []func(*streams) *cobra.Command{
 	newFmtCmd, newGraphCmd, newInitCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
 	newRedriveExecutionCmd, newSimulateCmd,
 	newReplayCmd,
-	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
+	newToolsCmd, newTraceCmd, newTypesCmd, newValidateCmd, newVersionCmd,
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
 	func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) },
 }

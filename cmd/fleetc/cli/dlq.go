@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
@@ -497,7 +498,7 @@ func rateOr(r float64) float64 {
 }
 
 // dynamo is a DynamoDB client; an emulator (kumo) sends no CRC32 header to validate.
-func dynamo(cfg aws.Config, endpoint string) idem.DynamoAPI {
+func dynamo(cfg aws.Config, endpoint string) *dynamodb.Client {
 	if endpoint != "" {
 		return awsconfig.DynamoDB(cfg, awsconfig.WithoutCRC32)
 	}

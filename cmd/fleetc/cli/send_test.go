@@ -60,8 +60,8 @@ func TestSendRefusesABadDetail(t *testing.T) {
 
 // TestSendRefusesAnEndpointOffLoopback: send signs with the caller's own credentials, so an
 // --endpoint on another host (here a recording server on this machine's non-loopback
-// address) is refused before any request, by plan's check; so are dlq, dlq redrive, replay
-// and redrive-execution. Before, the server received PutEvents signed with the real key.
+// address) is refused before any request, by plan's check; so are dlq, dlq redrive, replay,
+// redrive-execution and trace. Before, the server received PutEvents signed with the real key.
 func TestSendRefusesAnEndpointOffLoopback(t *testing.T) {
 	ip := nonLoopbackIP(t)
 	var got atomic.Int32
@@ -96,6 +96,7 @@ func TestSendRefusesAnEndpointOffLoopback(t *testing.T) {
 		{"dlq", "redrive", research, "researcher"},
 		{"replay", research, "--from", "2026-12-01T00:00:00Z", "--to", "2026-12-02T00:00:00Z", "--dry-run"},
 		{"redrive-execution", research, "conversation"},
+		{"trace", "conv-1", research},
 	} {
 		code, _, stderr := runCLI(t, "", append(args, "--endpoint", srv.URL)...)
 		if code != exitUsage || !strings.Contains(stderr, "is not on loopback") {
