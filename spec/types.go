@@ -319,7 +319,24 @@ type WorkflowStep struct {
 	Heartbeat *Duration `json:"heartbeat,omitempty"`
 	Retries   *int      `json:"retries,omitempty"`
 	FanOut    *FanOut   `json:"fan_out,omitempty"`
+	Approval  *Approval `json:"approval,omitempty"`
 }
+
+// Approval is a step that waits for a person: `fleetc approve` or `fleetc reject` completes it.
+type Approval struct {
+	Notify    string    `json:"notify"` // declared event put on the bus when the approval is requested
+	Timeout   *Duration `json:"timeout"`
+	OnTimeout OnTimeout `json:"on_timeout,omitempty"`
+}
+
+// OnTimeout is what a timed-out approval does.
+type OnTimeout string
+
+// The on_timeout values; the schema's enum lists the same two.
+const (
+	OnTimeoutFail     OnTimeout = "fail"     // the execution fails (the default)
+	OnTimeoutContinue OnTimeout = "continue" // the next step runs, the timeout recorded
+)
 
 // FanOut runs one agent step per item as a Distributed Map.
 type FanOut struct {

@@ -56,6 +56,13 @@ func (l *lowerer) derivedNames() []derived {
 		add("IAM role", w.RoleName, "the execution role of %s", w.Path)
 		add("CloudWatch log group", w.LogGroup, "the log group of %s", w.Path)
 	}
+	if f.HasApprovals() {
+		// The recorder's names are the workflow names of a workflow called "approvals".
+		rec := ApprovalRecorderName(f)
+		add("Step Functions state machine", rec, "the approval recorder named after %s", fleetPath)
+		add("IAM role", rec+"-sfn", "the approval recorder's role named after %s", fleetPath)
+		add("CloudWatch log group", "/aws/vendedlogs/states/"+rec, "the approval recorder's log group named after %s", fleetPath)
+	}
 	return out
 }
 
