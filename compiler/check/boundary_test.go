@@ -78,7 +78,9 @@ func patternOf(n int64) map[string]any {
 // approvalSrc is an agent step then an approval step (Steps[1]).
 const approvalSrc = "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n      - name: Ok\n        approval: { notify: task.requested, timeout: 1h }\n"
 
-func approvalTimeout(f *ir.Fleet, _ *ir.Agent, v int64) { f.Workflows[0].Steps[1].Timeout = time.Duration(v) }
+func approvalTimeout(f *ir.Fleet, _ *ir.Agent, v int64) {
+	f.Workflows[0].Steps[1].Timeout = time.Duration(v)
+}
 
 var bounds = []bound{
 	// approvals

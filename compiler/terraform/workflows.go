@@ -39,8 +39,7 @@ func (g *gen) approvalRecorder(fl *file) {
 	var waiting []tokens
 	for _, w := range g.f.Workflows {
 		if w.HasApprovals() {
-			arn := g.serviceARN("states", "stateMachine:"+w.StateMachineName)
-			waiting = append(waiting, arn, tmpl(interp(arn), lit("/*")))
+			waiting = append(waiting, g.serviceARN("states", "stateMachine:"+w.StateMachineName), g.serviceARN("states", "stateMachine:"+w.StateMachineName+"/*"))
 		}
 	}
 	st := []stmt{

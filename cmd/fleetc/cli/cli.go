@@ -47,6 +47,7 @@ var commands = []func(*streams) *cobra.Command{
 	newRedriveExecutionCmd, newSimulateCmd,
 	newReplayCmd,
 	newToolsCmd, newTypesCmd, newValidateCmd, newVersionCmd,
+	newDecideCmd("approve", true), newDecideCmd("reject", false),
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
 	func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) },
 }
