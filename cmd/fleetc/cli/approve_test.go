@@ -102,6 +102,17 @@ func TestApproveAndReject(t *testing.T) {
 		}
 	})
 
+	t.Run("record not deleted", func(t *testing.T) {
+		fake, url := approvalFake(t, "tok-4", 200, map[string]any{})
+		fake.on("DynamoDB_20120810.DeleteItem", func(map[string]any) (int, any) {
+			return 400, map[string]any{"__type": "com.amazonaws.dynamodb.v20120810#AccessDeniedException", "message": "not authorized to perform dynamodb:DeleteItem"}
+		})
+		code, _, errs := run(t, "approve", execARN, "Approve", "-f", approvals, "--endpoint", url)
+		if code != exitInvalid || !strings.Contains(errs, "answered, but could not delete") {
+			t.Errorf("exit %d, %s: a kept token is not reported", code, errs)
+		}
+	})
+
 	t.Run("unknown step", func(t *testing.T) {
 		code, _, errs := run(t, "approve", execARN, "Pay", "-f", approvals, "--endpoint", "http://127.0.0.1:1")
 		if code != exitInvalid || !strings.Contains(errs, `no approval step "Pay"`) || !strings.Contains(errs, "refund/Approve") {
