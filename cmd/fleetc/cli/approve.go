@@ -89,7 +89,11 @@ func runDecide(cmd string, approve bool, pos []string, o decideOptions, stdout, 
 		}
 		execARN = recovery.ExecutionARN(machine, run)
 	}
-	err = recovery.Decide(ctx, awsconfig.DynamoDB(cfg), c, f.State.IdempotencyTable, execARN, st.Name, approve, o.reason)
+	db := awsconfig.DynamoDB(cfg)
+	if o.endpoint != "" {
+		db = awsconfig.DynamoDB(cfg, awsconfig.WithoutCRC32) // emulators do not sign bodies with a CRC32
+	}
+	err = recovery.Decide(ctx, db, c, f.State.IdempotencyTable, execARN, st.Name, approve, o.reason)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc %s: %s %s: %v\n", cmd, execARN, st.Name, err)
 		return exitInvalid
