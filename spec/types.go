@@ -18,6 +18,7 @@ type Fleet struct {
 	Models    map[string]*Model    `json:"models,omitempty"`
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
+	Schedules map[string]*Schedule `json:"schedules,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
 	Alarms    *Alarms              `json:"alarms,omitempty"`
 	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
@@ -348,6 +349,18 @@ type FanOut struct {
 	Timeout                 *Duration `json:"timeout,omitempty"`
 	Heartbeat               *Duration `json:"heartbeat,omitempty"`
 	BatchInputBytes         *Size     `json:"batch_input,omitempty"`
+}
+
+// Schedule puts one declared event on the bus on a cron or rate schedule (EventBridge
+// Scheduler): exactly one of Cron and Rate.
+type Schedule struct {
+	Cron           string         `json:"cron,omitempty"` // the six fields inside cron(...)
+	Rate           string         `json:"rate,omitempty"` // the value and unit inside rate(...)
+	Timezone       string         `json:"timezone,omitempty"`
+	Event          string         `json:"event"`
+	Detail         map[string]any `json:"detail,omitempty"`
+	FlexibleWindow *Duration      `json:"flexible_window,omitempty"`
+	Description    string         `json:"description,omitempty"`
 }
 
 // Traffic is what the fleet is sized for; quota rules read it.

@@ -64,7 +64,38 @@ func Codes() []CodeInfo {
 			"and values draft-04's metaschema rejects (a negative minLength, an unknown type, an invalid regex) are errors at the offending keyword; the event then gets no schema file. " +
 			"Restate the constraint with draft-04 keywords (anyOf/oneOf/not, enum, dependencies) or drop it. The same code warns when an unknown keyword is dropped (usually a typo) " +
 			"or when no example event satisfying the schema could be generated (the schema itself is still written).",
+	}, {
+		ID: ScheduleCode, Severity: diag.Error,
+		Summary: "schedule detail does not satisfy its event's schema",
+		Explain: "A schedule (schedules.<name>) puts its event on the bus with the same detail every time it fires. fleetc validates that event, envelope and detail, against the event's generated draft-04 schema, " +
+			"so a missing required field or a wrong type is caught when the spec is validated rather than by every consumer, every period, after deploy. Fix the schedule's detail (or the event's schema).",
 	}}
+}
+
+// ScheduleCode is the diagnostic code of a schedule whose detail its event's schema refuses.
+const ScheduleCode = "G004"
+
+// checkScheduleDetail validates the event a schedule puts on the bus against the event's
+// generated schema, as a consumer would receive it: a schedule that would fire wrong events
+// every period is refused before it is deployed.
+func checkScheduleDetail(f *ir.Fleet, sc *ir.Schedule, schema []byte, ds *diag.Diagnostics) {
+	e := sc.Event
+	detail, err := normalize(sc.Detail)
+	if err == nil {
+		var eb []byte
+		eb, err = encode(map[string]any{
+			"version": "0", "id": ExampleID, "detail-type": e.DetailType, "source": e.Source,
+			"account": ExampleAccount, "time": ExampleTime, "region": f.Region, "resources": []any{},
+			"detail": detail,
+		})
+		if err == nil {
+			err = validate(schema, eb)
+		}
+	}
+	if err != nil {
+		d := ds.Errorf(ScheduleCode, sc.Path+"/detail", "schedule %s: its detail is not a valid %s event: %v", sc.Name, e.DetailType, err)
+		d.Detail = "Every event the schedule puts on the bus carries exactly this detail; make it satisfy the event's schema (schemas/" + e.DetailType + ".json)."
+	}
 }
 
 // Fixed envelope values of the example events: same bytes every run.
@@ -84,8 +115,18 @@ func ExamplePath(e *ir.Event) string { return "schemas/examples/" + e.DetailType
 func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	var files []artifact.File
 	var ds diag.Diagnostics
+	schemas := map[*ir.Event][]byte{}
 	for _, e := range f.Events {
-		files = append(files, event(f, e, &ds)...)
+		ef := event(f, e, &ds)
+		if len(ef) > 0 && ef[0].Path == SchemaPath(e) {
+			schemas[e] = ef[0].Bytes
+		}
+		files = append(files, ef...)
+	}
+	for _, sc := range f.Schedules {
+		if sb := schemas[sc.Event]; sb != nil {
+			checkScheduleDetail(f, sc, sb, &ds)
+		}
 	}
 	for _, a := range f.Agents {
 		if a.Output != nil {

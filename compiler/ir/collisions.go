@@ -56,6 +56,13 @@ func (l *lowerer) derivedNames() []derived {
 		add("IAM role", w.RoleName, "the execution role of %s", w.Path)
 		add("CloudWatch log group", w.LogGroup, "the log group of %s", w.Path)
 	}
+	for _, sc := range f.Schedules {
+		add("EventBridge Scheduler schedule", sc.ScheduleName, "the schedule of %s", sc.Path)
+	}
+	if len(f.Schedules) > 0 {
+		add("IAM role", SchedulerRoleName(f), "the schedules' role named after %s", fleetPath)
+		add("SQS queue", SchedulesDLQName(f), "the schedules' dead-letter queue named after %s", fleetPath)
+	}
 	if f.HasApprovals() {
 		// The recorder's names are the workflow names of a workflow called "approvals".
 		rec := ApprovalRecorderName(f)

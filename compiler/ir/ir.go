@@ -32,6 +32,7 @@ type Fleet struct {
 	Models    []*Model
 	Agents    []*Agent
 	Workflows []*Workflow
+	Schedules []*Schedule // sorted by name
 	Traffic   *Traffic
 	Alarms    Alarms
 

@@ -94,6 +94,7 @@ func (l *lowerer) lower() *Fleet {
 	for _, name := range slices.Sorted(maps.Keys(s.Workflows)) {
 		f.Workflows = append(f.Workflows, l.lowerWorkflow(name, s.Workflows[name]))
 	}
+	l.lowerSchedules()
 	for _, a := range f.Agents {
 		if a.Tool != nil && a.Tool.Async {
 			f.State.JobsTable = f.Name + "-jobs"

@@ -137,6 +137,7 @@ func GenerateInventory(f *ir.Fleet, configs map[string][]byte) ([]artifact.File,
 	g.kedaScaler()
 	g.tools()
 	g.workflows()
+	g.schedules()
 	g.schemas()
 	g.monitoring()
 	g.outputs()

@@ -24,7 +24,7 @@ data "aws_iam_policy_document" "delivery_dlq" {
     condition {
       test     = "ArnEquals"
       variable = "aws:SourceArn"
-      values   = [aws_cloudwatch_event_rule.draft.arn]
+      values   = [aws_cloudwatch_event_rule.audit.arn, aws_cloudwatch_event_rule.draft.arn]
     }
   }
 }

@@ -9,12 +9,96 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       height = 1
       properties = {
         background = "transparent"
-        markdown   = "## class draft (lambda)"
+        markdown   = "## class audit (lambda)"
       }
       type  = "text"
       width = 24
       x     = 0
       y     = 0
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "refunds-audit", {
+          label = "waiting"
+          }], ["AWS/SQS", "ApproximateNumberOfMessagesNotVisible", "QueueName", "refunds-audit", {
+          label = "in flight"
+        }]]
+        period  = 60
+        region  = "eu-west-1"
+        stacked = false
+        stat    = "Maximum"
+        title   = "audit: queue"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 0
+      y     = 1
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "refunds-audit", {
+          label = "oldest"
+        }]]
+        period  = 60
+        region  = "eu-west-1"
+        stacked = false
+        stat    = "Maximum"
+        title   = "audit: age of oldest message (s)"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 6
+      y     = 1
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "refunds-audit-dlq", {
+          label = "dead letters"
+        }]]
+        period  = 60
+        region  = "eu-west-1"
+        stacked = false
+        stat    = "Maximum"
+        title   = "audit: DLQ depth"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 12
+      y     = 1
+      }, {
+      height = 6
+      properties = {
+        metrics = [["AWS/Lambda", "Invocations", "FunctionName", "refunds-audit", {
+          label = "invocations"
+          }], ["AWS/Lambda", "Errors", "FunctionName", "refunds-audit", {
+          label = "errors"
+          }], ["AWS/Lambda", "Throttles", "FunctionName", "refunds-audit", {
+          label = "throttles"
+        }]]
+        period  = 60
+        region  = "eu-west-1"
+        stacked = false
+        stat    = "Sum"
+        title   = "audit: invocations"
+        view    = "timeSeries"
+      }
+      type  = "metric"
+      width = 6
+      x     = 18
+      y     = 1
+      }, {
+      height = 1
+      properties = {
+        background = "transparent"
+        markdown   = "## class draft (lambda)"
+      }
+      type  = "text"
+      width = 24
+      x     = 0
+      y     = 7
       }, {
       height = 6
       properties = {
@@ -33,7 +117,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 1
+      y     = 8
       }, {
       height = 6
       properties = {
@@ -50,7 +134,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 6
-      y     = 1
+      y     = 8
       }, {
       height = 6
       properties = {
@@ -67,7 +151,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 12
-      y     = 1
+      y     = 8
       }, {
       height = 6
       properties = {
@@ -88,7 +172,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 18
-      y     = 1
+      y     = 8
       }, {
       height = 1
       properties = {
@@ -98,7 +182,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "text"
       width = 24
       x     = 0
-      y     = 7
+      y     = 14
       }, {
       height = 6
       properties = {
@@ -117,7 +201,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 8
+      y     = 15
       }, {
       height = 6
       properties = {
@@ -134,7 +218,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 6
-      y     = 8
+      y     = 15
       }, {
       height = 6
       properties = {
@@ -151,7 +235,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 12
-      y     = 8
+      y     = 15
       }, {
       height = 6
       properties = {
@@ -172,7 +256,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 18
-      y     = 8
+      y     = 15
       }, {
       height = 1
       properties = {
@@ -182,7 +266,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "text"
       width = 24
       x     = 0
-      y     = 14
+      y     = 21
       }, {
       height = 6
       properties = {
@@ -209,7 +293,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 15
+      y     = 22
       }, {
       height = 1
       properties = {
@@ -219,11 +303,13 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "text"
       width = 24
       x     = 0
-      y     = 21
+      y     = 28
       }, {
       height = 6
       properties = {
-        metrics = [["AWS/Events", "FailedInvocations", "EventBusName", "refunds", "RuleName", "refunds-draft", {
+        metrics = [["AWS/Events", "FailedInvocations", "EventBusName", "refunds", "RuleName", "refunds-audit", {
+          label = "audit"
+          }], ["AWS/Events", "FailedInvocations", "EventBusName", "refunds", "RuleName", "refunds-draft", {
           label = "draft"
         }]]
         period  = 60
@@ -236,11 +322,13 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 0
-      y     = 22
+      y     = 29
       }, {
       height = 6
       properties = {
-        metrics = [["AWS/Events", "ThrottledRules", "EventBusName", "refunds", "RuleName", "refunds-draft", {
+        metrics = [["AWS/Events", "ThrottledRules", "EventBusName", "refunds", "RuleName", "refunds-audit", {
+          label = "audit"
+          }], ["AWS/Events", "ThrottledRules", "EventBusName", "refunds", "RuleName", "refunds-draft", {
           label = "draft"
         }]]
         period  = 60
@@ -253,7 +341,7 @@ resource "aws_cloudwatch_dashboard" "fleet" {
       type  = "metric"
       width = 6
       x     = 6
-      y     = 22
+      y     = 29
     }]
   })
 }

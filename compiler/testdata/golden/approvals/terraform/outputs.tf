@@ -16,6 +16,7 @@ output "delivery_dlq_url" {
 output "queue_urls" {
   description = "Work queue URL per agent class."
   value = {
+    audit = aws_sqs_queue.audit.url
     draft = aws_sqs_queue.draft.url
     pay   = aws_sqs_queue.pay.url
   }
@@ -24,6 +25,7 @@ output "queue_urls" {
 output "dlq_urls" {
   description = "Dead-letter queue URL per agent class."
   value = {
+    audit = aws_sqs_queue.audit_dlq.url
     draft = aws_sqs_queue.draft_dlq.url
     pay   = aws_sqs_queue.pay_dlq.url
   }
@@ -32,6 +34,7 @@ output "dlq_urls" {
 output "worker_role_arns" {
   description = "IAM role ARN per agent class (EKS Pod Identity, Lambda execution or AgentCore runtime role)."
   value = {
+    audit = aws_iam_role.audit_worker.arn
     draft = aws_iam_role.draft_worker.arn
     pay   = aws_iam_role.pay_worker.arn
   }
@@ -40,6 +43,7 @@ output "worker_role_arns" {
 output "lambda_function_names" {
   description = "Function name per lambda class."
   value = {
+    audit = aws_lambda_function.audit.function_name
     draft = aws_lambda_function.draft.function_name
     pay   = aws_lambda_function.pay.function_name
   }

@@ -11,6 +11,13 @@ resource "aws_schemas_schema" "refund_approval_requested" {
   content       = file("${path.module}/../schemas/refund.approval.requested.json")
 }
 
+resource "aws_schemas_schema" "refund_audit_due" {
+  name          = "refunds.schedules@refund.audit.due"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/refund.audit.due.json")
+}
+
 resource "aws_schemas_schema" "refund_requested" {
   name          = "refunds.app@refund.requested"
   registry_name = aws_schemas_registry.fleet.name
