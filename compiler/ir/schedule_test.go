@@ -80,3 +80,17 @@ func lowerString(t *testing.T, src string) (*Fleet, diag.Diagnostics) {
 	}
 	return Lower(file)
 }
+
+// TestTimezone: an IANA zone passes, anything else is an error (not a warning).
+func TestTimezone(t *testing.T) {
+	for _, c := range []struct {
+		zone string
+		ok   bool
+	}{{"Europe/Paris", true}, {"America/New_York", true}, {"UTC", true}, {"Mars/Olympus", false}, {"Local", false}} {
+		src := strings.Replace(strings.Replace(scheduleSrc, ", flexible_window: WINDOW", ", timezone: "+c.zone, 1), "WINDOW", "", 1)
+		f, ds := lowerString(t, src)
+		if got := len(f.Schedules) == 1 && !ds.HasErrors(); got != c.ok || ds.HasErrors() == c.ok {
+			t.Errorf("timezone %s: lowered=%v (%v), want %v", c.zone, got, ds, c.ok)
+		}
+	}
+}
