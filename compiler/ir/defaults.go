@@ -49,7 +49,7 @@ var Defaults = defaults{
 	StepRetries:       0,
 	FanOutConcurrency: 40,
 	FanOutExecution:   "STANDARD",
-	ApprovalOnTimeout: spec.OnTimeoutFail,
+	ApprovalOnTimeout: string(spec.OnTimeoutFail),
 }
 
 type defaults struct {
@@ -76,17 +76,17 @@ type defaults struct {
 	LambdaMemory      int           `schema:"/definitions/agent/properties/lambda/properties/memory"`
 	AgentCoreSession  time.Duration `schema:"/definitions/agent/properties/agentcore/properties/session"`
 	// ScalingMin and ScalingMax apply when a class has no scaling block (which then needs both).
-	ScalingMin        int            `schema:"/definitions/agent/properties/scaling" phrase:"min %s" readme:"scaling between %s and"`
-	ScalingMax        int            `schema:"/definitions/agent/properties/scaling" phrase:"max %s" readme:"and %s workers"`
-	PerReplica        int            `schema:"/definitions/agent/properties/scaling/properties/per_replica" readme:"with %s steps each"`
-	ScalingCooldown   time.Duration  `schema:"/definitions/agent/properties/scaling/properties/cooldown"`
-	ScalingActivation int            `schema:"/definitions/agent/properties/scaling/properties/activation"`
-	ScaleOnInFlight   bool           `schema:"/definitions/agent/properties/scaling/properties/scale_on_in_flight"`
-	WorkflowType      string         `schema:"/properties/workflows/additionalProperties/properties/type"`
-	StepRetries       int            `schema:"/definitions/workflow_step/properties/retries"`
-	FanOutConcurrency int            `schema:"/definitions/workflow_step/properties/fan_out/properties/max_concurrency"`
-	FanOutExecution   string         `schema:"/definitions/workflow_step/properties/fan_out/properties/execution_type"`
-	ApprovalOnTimeout spec.OnTimeout `schema:"/definitions/workflow_step/properties/approval/properties/on_timeout"`
+	ScalingMin        int           `schema:"/definitions/agent/properties/scaling" phrase:"min %s" readme:"scaling between %s and"`
+	ScalingMax        int           `schema:"/definitions/agent/properties/scaling" phrase:"max %s" readme:"and %s workers"`
+	PerReplica        int           `schema:"/definitions/agent/properties/scaling/properties/per_replica" readme:"with %s steps each"`
+	ScalingCooldown   time.Duration `schema:"/definitions/agent/properties/scaling/properties/cooldown"`
+	ScalingActivation int           `schema:"/definitions/agent/properties/scaling/properties/activation"`
+	ScaleOnInFlight   bool          `schema:"/definitions/agent/properties/scaling/properties/scale_on_in_flight"`
+	WorkflowType      string        `schema:"/properties/workflows/additionalProperties/properties/type"`
+	StepRetries       int           `schema:"/definitions/workflow_step/properties/retries"`
+	FanOutConcurrency int           `schema:"/definitions/workflow_step/properties/fan_out/properties/max_concurrency"`
+	FanOutExecution   string        `schema:"/definitions/workflow_step/properties/fan_out/properties/execution_type"`
+	ApprovalOnTimeout string        `schema:"/definitions/workflow_step/properties/approval/properties/on_timeout"`
 }
 
 const (

@@ -674,7 +674,7 @@ func (l *lowerer) lowerApproval(ss *spec.WorkflowStep, st *Step) *Step {
 		l.undefined(sp+"/approval/notify", "event", ap.Notify, slices.Sorted(maps.Keys(l.src.Events)))
 		return nil
 	}
-	st.Approval = &Approval{Notify: ev, OnTimeout: spec.OnTimeout(nonEmptyOr(string(ap.OnTimeout), string(Defaults.ApprovalOnTimeout)))}
+	st.Approval = &Approval{Notify: ev, OnTimeout: spec.OnTimeout(nonEmptyOr(string(ap.OnTimeout), Defaults.ApprovalOnTimeout))}
 	st.Timeout = durationOr(ap.Timeout, 0)
 	return st
 }
