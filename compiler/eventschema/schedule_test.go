@@ -48,3 +48,25 @@ schedules:
 		}
 	}
 }
+
+// The approval recorder's announcement is validated against the notify event's schema (G005).
+func TestApprovalNotifyContract(t *testing.T) {
+	f := irtest.Load(t, "../../examples/approvals/fleet.yaml")
+	if _, ds := Generate(f); ds.HasErrors() {
+		t.Fatalf("the example's contract fits: %v", ds)
+	}
+	n := f.Workflows[0].Steps[1].Approval.Notify
+	props := n.Detail["properties"].(map[string]any)
+	props["order_id"] = map[string]any{"type": "string"}
+	n.Detail["required"] = append(n.Detail["required"].([]any), "order_id")
+	_, ds := Generate(f)
+	var got []string
+	for _, d := range ds {
+		if d.Code == ApprovalCode {
+			got = append(got, d.Path)
+		}
+	}
+	if len(got) != 1 || got[0] != "/workflows/refund/steps/1/approval/notify" {
+		t.Errorf("a notify event requiring order_id: G005 at %v", got)
+	}
+}
