@@ -18,6 +18,7 @@ type Fleet struct {
 	Models    map[string]*Model    `json:"models,omitempty"`
 	Agents    map[string]*Agent    `json:"agents"`
 	Workflows map[string]*Workflow `json:"workflows,omitempty"`
+	Schedules map[string]*Schedule `json:"schedules,omitempty"`
 	Traffic   *Traffic             `json:"traffic,omitempty"`
 	Alarms    *Alarms              `json:"alarms,omitempty"`
 	// Environments are the deployments of this fleet (dev, staging, prod), each the spec
@@ -323,7 +324,24 @@ type WorkflowStep struct {
 	Heartbeat *Duration `json:"heartbeat,omitempty"`
 	Retries   *int      `json:"retries,omitempty"`
 	FanOut    *FanOut   `json:"fan_out,omitempty"`
+	Approval  *Approval `json:"approval,omitempty"`
 }
+
+// Approval is a step that waits for a person: `fleetc approve` or `fleetc reject` completes it.
+type Approval struct {
+	Notify    string    `json:"notify"` // declared event put on the bus when the approval is requested
+	Timeout   *Duration `json:"timeout"`
+	OnTimeout OnTimeout `json:"on_timeout,omitempty"`
+}
+
+// OnTimeout is what a timed-out approval does.
+type OnTimeout string
+
+// The on_timeout values; the schema's enum lists the same two.
+const (
+	OnTimeoutFail     OnTimeout = "fail"     // the execution fails (the default)
+	OnTimeoutContinue OnTimeout = "continue" // the next step runs, the timeout recorded
+)
 
 // FanOut runs one agent step per item as a Distributed Map.
 type FanOut struct {
@@ -335,6 +353,18 @@ type FanOut struct {
 	Timeout                 *Duration `json:"timeout,omitempty"`
 	Heartbeat               *Duration `json:"heartbeat,omitempty"`
 	BatchInputBytes         *Size     `json:"batch_input,omitempty"`
+}
+
+// Schedule puts one declared event on the bus on a cron or rate schedule (EventBridge
+// Scheduler): exactly one of Cron and Rate.
+type Schedule struct {
+	Cron           string         `json:"cron,omitempty"` // the six fields inside cron(...)
+	Rate           string         `json:"rate,omitempty"` // the value and unit inside rate(...)
+	Timezone       string         `json:"timezone,omitempty"`
+	Event          string         `json:"event"`
+	Detail         map[string]any `json:"detail,omitempty"`
+	FlexibleWindow *Duration      `json:"flexible_window,omitempty"`
+	Description    string         `json:"description,omitempty"`
 }
 
 // Traffic is what the fleet is sized for; quota rules read it.

@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 
 // docsWithCommands are the documents whose ```console blocks are run: every "$ command"
 // line, with the lines after it its expected output (stdout and stderr together).
-var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md"}
+var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md", "docs/approvals.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
 // directory, with fleetc on PATH: the docs show what the commands print today.

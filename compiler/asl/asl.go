@@ -45,6 +45,7 @@ import (
 	"github.com/fleetc/fleetc/internal/genjson"
 	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/contract"
+	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -123,6 +124,14 @@ func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 			continue
 		}
 		files = append(files, artifact.File{Path: Path(w), Bytes: b})
+	}
+	if f.HasApprovals() && !ds.HasErrors() {
+		b, err := encode(recorder())
+		if err != nil {
+			ds.Errorf("S000", "/workflows", "approval recorder: cannot encode its state machine: %v", err)
+		} else {
+			files = append(files, artifact.File{Path: RecorderPath, Bytes: b})
+		}
 	}
 	if f.Index != nil {
 		f.Index.Locate(ds)
@@ -330,19 +339,31 @@ func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 	for i, st := range w.Steps {
 		failName := stateNames[i].Failed
 		var s *state
-		if st.FanOut != nil {
+		switch {
+		case st.Approval != nil:
+			s = approvalState(st)
+		case st.FanOut != nil:
 			s = fanOutState(w, st, stateNames[i])
-		} else {
+		default:
 			s = stepTask(w, st, "$")
 		}
 		s.ResultPath = field("$.steps", st.Name)
-		s.Catch = []catcher{{ErrorEquals: []string{"States.ALL"}, ResultPath: "$.error", Next: failName}}
+		next := stateNames[i].TimedOut
 		if i+1 < len(w.Steps) {
 			s.Next = w.Steps[i+1].Name
+			next = s.Next
 		} else {
 			s.End = true
 		}
+		if st.Approval != nil && st.Approval.OnTimeout == spec.OnTimeoutContinue {
+			// The timeout ({Error, Cause}) is the step's result; the workflow goes on.
+			s.Catch = append(s.Catch, catcher{ErrorEquals: []string{"States.Timeout"}, ResultPath: s.ResultPath, Next: next})
+		}
+		s.Catch = append(s.Catch, catcher{ErrorEquals: []string{"States.ALL"}, ResultPath: "$.error", Next: failName})
 		def.States = append(def.States, namedState{st.Name, s})
+		if t := stateNames[i].TimedOut; t != "" {
+			fails = append(fails, namedState{t, &state{Type: "Succeed", Comment: tmpl(st.Name + " timed out unanswered; on_timeout: continue ends the workflow here, the last step.")}})
+		}
 		fails = append(fails, namedState{failName, &state{
 			Type:      "Fail",
 			Comment:   tmpl(fmt.Sprintf("%s failed after its retries; the error and cause are the step's own.", st.Name)),
@@ -356,6 +377,10 @@ func build(w *ir.Workflow) (*definition, diag.Diagnostics) {
 
 // checkStep reports step settings that would make the definition invalid.
 func checkStep(w *ir.Workflow, st *ir.Step, ds *diag.Diagnostics) {
+	if st.Approval != nil {
+		checkApproval(w, st, ds)
+		return
+	}
 	p := st.Path
 	if st.FanOut != nil {
 		p += "/fan_out"

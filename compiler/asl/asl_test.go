@@ -24,12 +24,15 @@ var lower = irtest.Load
 var examples = irtest.Examples
 
 // placeholderRE matches the templatefile() variables fleetc writes (not escaped $${...}).
-var placeholderRE = regexp.MustCompile(`(^|[^$])\$\{(queue_url_[a-z0-9_]+|` + ir.ClaimCheckBucketVar + `)\}`)
+var placeholderRE = regexp.MustCompile(`(^|[^$])\$\{(queue_url_[a-z0-9_]+|` + ir.ClaimCheckBucketVar + `|` + ir.ApprovalRecorderVar + `|` + ir.IdempotencyTableVar + `|` + ir.BusNameVar + `)\}`)
 
 // substitute does what Terraform's templatefile does to the definition: fill the queue URLs
 // and the claim-check bucket, and unescape $${ and %%{.
 func substitute(f *ir.Fleet, b []byte) []byte {
-	urls := map[string]string{ir.ClaimCheckBucketVar: f.State.ClaimCheckBucket}
+	urls := map[string]string{
+		ir.ClaimCheckBucketVar: f.State.ClaimCheckBucket, ir.IdempotencyTableVar: f.State.IdempotencyTable, ir.BusNameVar: f.Bus.Name,
+		ir.ApprovalRecorderVar: "arn:aws:states:" + f.Region + ":123456789012:stateMachine:" + ir.ApprovalRecorderName(f),
+	}
 	for _, a := range f.Agents {
 		urls[ir.QueueURLVar(a)] = "https://sqs." + f.Region + ".amazonaws.com/123456789012/" + a.Queue.Name
 	}
@@ -78,7 +81,14 @@ func TestExamples(t *testing.T) {
 			if ds.HasErrors() {
 				t.Fatalf("Generate: %v", ds)
 			}
-			if len(files) != len(f.Workflows) {
+			want := len(f.Workflows)
+			if f.HasApprovals() {
+				want++ // the approval recorder, last
+				if files[len(files)-1].Path != RecorderPath {
+					t.Errorf("last file is %s, not the recorder", files[len(files)-1].Path)
+				}
+			}
+			if len(files) != want {
 				t.Fatalf("%d files for %d workflows", len(files), len(f.Workflows))
 			}
 			for i, w := range f.Workflows {
@@ -136,6 +146,14 @@ func checkInvariants(t *testing.T, f *ir.Fleet, files []artifact.File) {
 			tasks++
 			if s["Resource"] == InvokeResource {
 				checkInvokeTask(t, f, file.Path+"/"+name, s)
+				return
+			}
+			if s["Resource"] == StartExecutionResource {
+				checkApprovalTask(t, file.Path+"/"+name, s)
+				return
+			}
+			if file.Path == RecorderPath {
+				checkRecorderTask(t, name, s)
 				return
 			}
 			if s["Resource"] != Resource {

@@ -89,6 +89,9 @@ func InputContract(w *ir.Workflow) (schema, example map[string]any) {
 		a := st.Agent
 		need(ir.FieldTraceID, map[string]any{"type": "string", "minLength": 1}, "trace-0001",
 			fmt.Sprintf("%s sends it as the task's trace_id", st.Name), false)
+		if a == nil {
+			continue // an approval carries only trace_id
+		}
 		if a.FIFO && a.GroupBy != "" {
 			need(a.GroupBy, map[string]any{"type": []any{"string", "integer"}}, "group-0001",
 				fmt.Sprintf("%s uses it as the SQS MessageGroupId of %s", st.Name, a.Queue.Name), false)

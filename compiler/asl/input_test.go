@@ -96,7 +96,7 @@ func TestInputRequiresIdempotencyKey(t *testing.T) {
 			schema, example := InputContract(w)
 			required, _ := schema["required"].([]any)
 			for _, st := range w.Steps {
-				if st.FanOut != nil {
+				if st.FanOut != nil || st.Approval != nil {
 					continue
 				}
 				for _, k := range st.Agent.Idempotency.Key {

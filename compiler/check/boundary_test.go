@@ -75,7 +75,23 @@ func patternOf(n int64) map[string]any {
 	return map[string]any{"detail": map[string]any{"kind": []any{strings.Repeat("x", int(n)-len(empty))}}}
 }
 
+// approvalSrc is an agent step then an approval step (Steps[1]).
+const approvalSrc = "\nworkflows:\n  w:\n    steps:\n      - agent: a000\n      - name: Ok\n        approval: { notify: task.requested, timeout: 1h }\n"
+
+func approvalTimeout(f *ir.Fleet, _ *ir.Agent, v int64) {
+	f.Workflows[0].Steps[1].Timeout = time.Duration(v)
+}
+
 var bounds = []bound{
+	// approvals
+	{rule: "S012", what: "approval timeout ≤ 1 year", upper: true, errorsOnly: true, limit: fixed(int64(ir.TaskTokenMax)),
+		src: fleetWith(1) + approvalSrc, set: approvalTimeout},
+	{rule: "S012", what: "approval timeout ≥ 1 s", upper: false, limit: fixed(int64(time.Second)),
+		src: fleetWith(1) + approvalSrc, set: approvalTimeout},
+	{rule: "S012", what: "approval + other steps' timeouts within the 1-year execution", upper: true,
+		limit: func(f *ir.Fleet, _ *ir.Agent) int64 { return int64(ir.TaskTokenMax - f.Workflows[0].Steps[0].Timeout) },
+		src:   fleetWith(1) + approvalSrc, set: approvalTimeout},
+
 	// queues
 	{rule: "Q001", what: "visibility ≥ margin × step.max without heartbeat", upper: false,
 		prep:  func(_ *ir.Fleet, a *ir.Agent) { a.Heartbeat = 0 },

@@ -156,6 +156,73 @@ Fix: raise the provider quota and tokens_per_minute, move classes to another pol
 cut their tokens per step.`,
 		Check: checkTokenBudget,
 	},
+	{
+		ID: "S012", Category: "workflows", Severity: diag.Error,
+		Summary: "approval timeout within 1 s – 365 d (the one-year task and Standard execution limit)",
+		Explain: `An approval step is a .waitForTaskToken task: Step Functions fails it with States.Timeout
+after its TimeoutSeconds, and no task waits, nor a Standard execution runs, longer than
+one year (365 days; CreateStateMachine refuses a larger TimeoutSeconds). A zero timeout
+would park the execution for the whole year if nobody answers.
+Formula: 1 s ≤ approval.timeout ≤ 365 d (an error otherwise); a warning when the
+approval's timeout plus every other step's timeout × (1 + retries) exceeds 365 d, since
+the execution itself ends at one year, before the approval can time out.
+Fix: shorten approval.timeout (e.g. 7d) and set on_timeout: continue if the workflow
+should go on without an answer.`,
+		Check: checkApprovalTimeout,
+	},
+	{
+		ID: "S013", Category: "workflows", Severity: diag.Error,
+		Summary: "approval steps only in standard workflows (Express cannot wait for a task token)",
+		Explain: `Express executions support only request-response integrations: no .waitForTaskToken,
+and they stop at 5 minutes. An approval waits for a person through a task token, so it
+can only live in a Standard workflow.
+Fix: set the workflow's type: standard, or move the approval into a standard workflow that
+starts the express one.`,
+		Check: checkApprovalExpress,
+	},
+}
+
+func checkApprovalTimeout(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		var others time.Duration
+		for _, st := range w.Steps {
+			if st.Approval == nil {
+				others += st.Timeout * time.Duration(1+st.Retries)
+			}
+		}
+		for _, st := range w.Steps {
+			if st.Approval == nil {
+				continue
+			}
+			p := st.Path + "/approval/timeout"
+			switch {
+			case st.Timeout < time.Second:
+				r.Add(p, fmt.Sprintf("workflow %s approval %s has no timeout: unanswered, it parks the execution for a year", w.Name, st.Name),
+					"Set approval.timeout, e.g. 7d.")
+			case st.Timeout > ir.TaskTokenMax:
+				r.Add(p, fmt.Sprintf("workflow %s approval %s waits %s, past Step Functions' one-year (365d) task limit", w.Name, st.Name, dur(st.Timeout)),
+					"Set approval.timeout to 365d or less.")
+			case st.Timeout+others > ir.TaskTokenMax:
+				r.Warn(p, fmt.Sprintf("workflow %s: approval %s (%s) plus its other steps' timeouts (%s) exceed the one-year Standard execution limit: the execution may end before the approval times out", w.Name, st.Name, dur(st.Timeout), dur(others)),
+					"Shorten approval.timeout or the other steps' timeouts.")
+			}
+		}
+	}
+}
+
+func checkApprovalExpress(f *ir.Fleet, r *Reporter) {
+	for _, w := range f.Workflows {
+		if !w.IsExpress() {
+			continue
+		}
+		for _, st := range w.Steps {
+			if st.Approval != nil {
+				r.Add(st.Path+"/approval",
+					fmt.Sprintf("express workflow %s has approval step %s: Express executions cannot wait for a task token", w.Name, st.Name),
+					"Set the workflow's type: standard.")
+			}
+		}
+	}
 }
 
 // stepPath is the path of a step field, inside fan_out for fan-out steps.

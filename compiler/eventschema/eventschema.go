@@ -64,7 +64,69 @@ func Codes() []CodeInfo {
 			"and values draft-04's metaschema rejects (a negative minLength, an unknown type, an invalid regex) are errors at the offending keyword; the event then gets no schema file. " +
 			"Restate the constraint with draft-04 keywords (anyOf/oneOf/not, enum, dependencies) or drop it. The same code warns when an unknown keyword is dropped (usually a typo) " +
 			"or when no example event satisfying the schema could be generated (the schema itself is still written).",
+	}, {
+		ID: ScheduleCode, Severity: diag.Error,
+		Summary: "schedule detail does not satisfy its event's schema",
+		Explain: "A schedule (schedules.<name>) puts its event on the bus with the same detail every time it fires. fleetc validates that event, envelope and detail, against the event's generated draft-04 schema, " +
+			"so a missing required field or a wrong type is caught when the spec is validated rather than by every consumer, every period, after deploy. Fix the schedule's detail (or the event's schema).",
+	}, {
+		ID: ApprovalCode, Severity: diag.Error,
+		Summary: "approval notify event's schema refuses what fleetc announces",
+		Explain: "An approval step's notify event is put on the bus by fleetc's approval recorder with exactly {execution_id, state, trace_id, timeout_seconds} in its detail (never the task token: docs/approvals.md). " +
+			"fleetc validates such an event against the notify event's generated schema, so a contract that requires another field, or types these differently, is refused before its consumers receive events that break it. " +
+			"Declare execution_id, state and trace_id as strings and timeout_seconds as an integer, and require nothing else.",
 	}}
+}
+
+// ScheduleCode is the diagnostic code of a schedule whose detail its event's schema refuses.
+const ScheduleCode = "G004"
+
+// ApprovalCode is the diagnostic code of an approval whose notify event's schema refuses the
+// detail fleetc's approval recorder puts on the bus.
+const ApprovalCode = "G005"
+
+// checkScheduleDetail validates the event a schedule puts on the bus against the event's
+// generated schema, as a consumer would receive it: a schedule that would fire wrong events
+// every period is refused before it is deployed.
+func checkScheduleDetail(f *ir.Fleet, sc *ir.Schedule, schema []byte, ds *diag.Diagnostics) {
+	e := sc.Event
+	if err := validDetail(f, e, sc.Detail, schema); err != nil {
+		d := ds.Errorf(ScheduleCode, sc.Path+"/detail", "schedule %s: its detail is not a valid %s event: %v", sc.Name, e.DetailType, err)
+		d.Detail = "Every event the schedule puts on the bus carries exactly this detail; make it satisfy the event's schema (schemas/" + e.DetailType + ".json)."
+	}
+}
+
+// checkApprovalNotify validates the detail the approval recorder announces (compiler/asl:
+// execution_id, state, trace_id, timeout_seconds) against the notify event's schema.
+func checkApprovalNotify(f *ir.Fleet, w *ir.Workflow, st *ir.Step, schema []byte, ds *diag.Diagnostics) {
+	e := st.Approval.Notify
+	detail := map[string]any{
+		"execution_id":    "arn:aws:states:" + f.Region + ":" + ExampleAccount + ":execution:" + w.StateMachineName + ":example",
+		"state":           st.Name,
+		"trace_id":        "trace-0001",
+		"timeout_seconds": ir.Seconds(st.Timeout),
+	}
+	if err := validDetail(f, e, detail, schema); err != nil {
+		d := ds.Errorf(ApprovalCode, st.Path+"/approval/notify", "approval %s: the %s event fleetc announces it with does not satisfy that event's schema: %v", st.Name, e.DetailType, err)
+		d.Detail = "The approval recorder puts exactly {execution_id, state, trace_id, timeout_seconds} (strings, and an integer) in the detail: declare those properties and require no others."
+	}
+}
+
+// validDetail validates an event of e with this detail, as a consumer receives it.
+func validDetail(f *ir.Fleet, e *ir.Event, detail any, schema []byte) error {
+	d, err := normalize(detail)
+	if err != nil {
+		return err
+	}
+	eb, err := encode(map[string]any{
+		"version": "0", "id": ExampleID, "detail-type": e.DetailType, "source": e.Source,
+		"account": ExampleAccount, "time": ExampleTime, "region": f.Region, "resources": []any{},
+		"detail": d,
+	})
+	if err != nil {
+		return err
+	}
+	return validate(schema, eb)
 }
 
 // Fixed envelope values of the example events: same bytes every run.
@@ -84,8 +146,28 @@ func ExamplePath(e *ir.Event) string { return "schemas/examples/" + e.DetailType
 func Generate(f *ir.Fleet) ([]artifact.File, diag.Diagnostics) {
 	var files []artifact.File
 	var ds diag.Diagnostics
+	schemas := map[*ir.Event][]byte{}
 	for _, e := range f.Events {
-		files = append(files, event(f, e, &ds)...)
+		ef := event(f, e, &ds)
+		if len(ef) > 0 && ef[0].Path == SchemaPath(e) {
+			schemas[e] = ef[0].Bytes
+		}
+		files = append(files, ef...)
+	}
+	for _, sc := range f.Schedules {
+		if sb := schemas[sc.Event]; sb != nil {
+			checkScheduleDetail(f, sc, sb, &ds)
+		}
+	}
+	for _, w := range f.Workflows {
+		for _, st := range w.Steps {
+			if st.Approval == nil {
+				continue
+			}
+			if sb := schemas[st.Approval.Notify]; sb != nil {
+				checkApprovalNotify(f, w, st, sb, &ds)
+			}
+		}
 	}
 	for _, a := range f.Agents {
 		if a.Output != nil {

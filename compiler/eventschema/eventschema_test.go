@@ -411,8 +411,9 @@ func TestCodes(t *testing.T) {
 		t.Error("eventschema.go still mentions E015")
 	}
 	cs := Codes()
-	if len(cs) != 1 || Code != "G003" || cs[0].ID != Code || cs[0].Severity != "error" ||
-		cs[0].Summary != "event detail schema cannot be expressed in JSON Schema draft-04" || len(cs[0].Explain) < 200 {
+	if len(cs) != 3 || cs[2].ID != ApprovalCode || ApprovalCode != "G005" || len(cs[2].Explain) < 200 || Code != "G003" || cs[0].ID != Code || cs[0].Severity != "error" ||
+		cs[0].Summary != "event detail schema cannot be expressed in JSON Schema draft-04" || len(cs[0].Explain) < 200 ||
+		ScheduleCode != "G004" || cs[1].ID != ScheduleCode || cs[1].Severity != "error" || len(cs[1].Explain) < 200 {
 		t.Errorf("Codes() = %+v", cs)
 	}
 	// Every diagnostic goes through Code: no other literal code in the sources.

@@ -127,6 +127,9 @@ func (g *Graph) workflow(w *ir.Workflow) {
 		}
 		step := g.node(Step, w.Name+"/"+st.Name, label)
 		g.edge(prev, step, "", false)
+		if st.Approval != nil {
+			g.edge(step, NodeKey(Event, st.Approval.Notify.DetailType), "approval requested", false)
+		}
 		if st.Agent != nil {
 			if st.Synchronous(w) {
 				g.edge(step, NodeKey(Class, st.Agent.Name), "lambda:invoke", false)

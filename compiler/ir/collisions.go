@@ -56,6 +56,20 @@ func (l *lowerer) derivedNames() []derived {
 		add("IAM role", w.RoleName, "the execution role of %s", w.Path)
 		add("CloudWatch log group", w.LogGroup, "the log group of %s", w.Path)
 	}
+	for _, sc := range f.Schedules {
+		add("EventBridge Scheduler schedule", sc.ScheduleName, "the schedule of %s", sc.Path)
+	}
+	if len(f.Schedules) > 0 {
+		add("IAM role", SchedulerRoleName(f), "the schedules' role named after %s", fleetPath)
+		add("SQS queue", SchedulesDLQName(f), "the schedules' dead-letter queue named after %s", fleetPath)
+	}
+	if f.HasApprovals() {
+		// The recorder's names are the workflow names of a workflow called "approvals".
+		rec := ApprovalRecorderName(f)
+		add("Step Functions state machine", rec, "the approval recorder named after %s", fleetPath)
+		add("IAM role", rec+"-sfn", "the approval recorder's role named after %s", fleetPath)
+		add("CloudWatch log group", "/aws/vendedlogs/states/"+rec, "the approval recorder's log group named after %s", fleetPath)
+	}
 	return out
 }
 

@@ -49,6 +49,7 @@ var Defaults = defaults{
 	StepRetries:       0,
 	FanOutConcurrency: 40,
 	FanOutExecution:   "STANDARD",
+	ApprovalOnTimeout: string(spec.OnTimeoutFail),
 }
 
 type defaults struct {
@@ -85,6 +86,7 @@ type defaults struct {
 	StepRetries       int           `schema:"/definitions/workflow_step/properties/retries"`
 	FanOutConcurrency int           `schema:"/definitions/workflow_step/properties/fan_out/properties/max_concurrency"`
 	FanOutExecution   string        `schema:"/definitions/workflow_step/properties/fan_out/properties/execution_type"`
+	ApprovalOnTimeout string        `schema:"/definitions/workflow_step/properties/approval/properties/on_timeout"`
 }
 
 const (

@@ -23,3 +23,7 @@ func (st *Step) Express(w *Workflow) bool {
 
 // IsExpress says the workflow's state machine is an Express one (no redrive, no task tokens).
 func (w *Workflow) IsExpress() bool { return w.Type == "express" }
+
+// TaskTokenMax is the longest a Step Functions task may wait for its task token, and how long
+// a Standard execution may run at all: one year. An approval step's timeout is bounded by it.
+const TaskTokenMax = 365 * 24 * time.Hour

@@ -33,6 +33,7 @@ type Fleet struct {
 	Models    []*Model
 	Agents    []*Agent
 	Workflows []*Workflow
+	Schedules []*Schedule // sorted by name
 	Traffic   *Traffic
 	Alarms    Alarms
 
@@ -451,7 +452,8 @@ type Workflow struct {
 	ItemsPerRun      float64  // items per fan_out run (capacity); 0: not stated
 }
 
-// Step is one state of a workflow: an agent task, or a fan-out of agent tasks.
+// Step is one state of a workflow: an agent task, a fan-out of agent tasks, or an approval
+// (Agent nil) that waits for a person.
 type Step struct {
 	Name      string
 	Path      string
@@ -460,7 +462,54 @@ type Step struct {
 	Heartbeat time.Duration // 0: none
 	Retries   int
 	FanOut    *FanOut
+	Approval  *Approval
 }
+
+// Approval is a step that waits for `fleetc approve` or `fleetc reject`: its task token is
+// recorded in the idempotency table by the fleet's approval recorder (ApprovalRecorderName),
+// and Notify goes on the bus without it. The step's Timeout is the wait's TimeoutSeconds.
+type Approval struct {
+	Notify    *Event
+	OnTimeout spec.OnTimeout
+}
+
+// HasApprovals says whether any workflow of f has an approval step (and so the fleet needs
+// its approval recorder).
+func (f *Fleet) HasApprovals() bool {
+	for _, w := range f.Workflows {
+		if w.HasApprovals() {
+			return true
+		}
+	}
+	return false
+}
+
+// HasApprovals says whether w has an approval step.
+func (w *Workflow) HasApprovals() bool {
+	for _, st := range w.Steps {
+		if st.Approval != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ApprovalRecorderName is the Express state machine that records an approval's task token
+// and puts its notify event on the bus: "<fleet>-approvals".
+func ApprovalRecorderName(f *Fleet) string { return f.Name + "-approvals" }
+
+// Templatefile() variables of the approval states: the recorder's ARN in a workflow that
+// asks for approvals; the idempotency table and the bus name in the recorder's definition.
+const (
+	ApprovalRecorderVar = "approval_recorder_arn"
+	IdempotencyTableVar = "idempotency_table"
+	BusNameVar          = "bus_name"
+)
+
+// ApprovalSortKey is the idempotency table's sort key of an approval's record; the partition
+// key is the execution ARN. Class names (the other sort keys) cannot contain '#', so an
+// approval record never meets a work-key claim.
+func ApprovalSortKey(state string) string { return "approval#" + state }
 
 // FanOut is a Distributed Map over Items.
 type FanOut struct {

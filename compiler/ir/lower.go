@@ -94,6 +94,7 @@ func (l *lowerer) lower() *Fleet {
 	for _, name := range slices.Sorted(maps.Keys(s.Workflows)) {
 		f.Workflows = append(f.Workflows, l.lowerWorkflow(name, s.Workflows[name]))
 	}
+	l.lowerSchedules()
 	for _, a := range f.Agents {
 		if a.Tool != nil && a.Tool.Async {
 			f.State.JobsTable = f.Name + "-jobs"
@@ -610,6 +611,16 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 		st := &Step{Path: sp, Name: ss.Name}
 		agentName, agentPath := ss.Agent, sp+"/agent"
 		timeout, heartbeat := ss.Timeout, ss.Heartbeat
+		if ss.Approval != nil {
+			if st = l.lowerApproval(ss, st); st != nil {
+				if prev, dup := names[st.Name]; dup {
+					l.ds.Errorf("P006", sp, "duplicate state name %q (also step %d)", st.Name, prev+1)
+				}
+				names[st.Name] = i
+				w.Steps = append(w.Steps, st)
+			}
+			continue
+		}
 		switch {
 		case ss.Agent != "" && ss.FanOut != nil:
 			l.ds.Errorf("P008", sp, "a workflow step is either an agent step or a fan_out, not both")
@@ -656,6 +667,28 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 	}
 	sort.Slice(w.Agents, func(i, j int) bool { return w.Agents[i].Name < w.Agents[j].Name })
 	return w
+}
+
+// lowerApproval fills st from an approval step, or reports why it cannot be one (nil).
+func (l *lowerer) lowerApproval(ss *spec.WorkflowStep, st *Step) *Step {
+	sp, ap := st.Path, ss.Approval
+	if ss.Agent != "" || ss.FanOut != nil || ss.Heartbeat != nil || ss.Retries != nil || ss.Timeout != nil {
+		d := l.ds.Errorf("P008", sp, "an approval step has only a name and its approval: no agent, fan_out, timeout, heartbeat or retries")
+		d.Detail = "The wait's timeout is approval.timeout. A person sends no heartbeats, and a retry would ask again with a new token."
+		return nil
+	}
+	if st.Name == "" {
+		l.ds.Errorf("P008", sp+"/name", "an approval step needs a name: `fleetc approve RUN STEP` names it")
+		return nil
+	}
+	ev := l.f.Event(ap.Notify)
+	if ev == nil {
+		l.undefined(sp+"/approval/notify", "event", ap.Notify, slices.Sorted(maps.Keys(l.src.Events)))
+		return nil
+	}
+	st.Approval = &Approval{Notify: ev, OnTimeout: spec.OnTimeout(nonEmptyOr(string(ap.OnTimeout), Defaults.ApprovalOnTimeout))}
+	st.Timeout = durationOr(ap.Timeout, 0)
+	return st
 }
 
 // defaultTaskTimeout leaves room for the step to be redelivered once before the state gives up.

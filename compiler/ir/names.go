@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fleetc/fleetc/spec"
 )
 
 // ASL limits: state names are at most 80 characters (asl-validator and Step Functions refuse
@@ -40,6 +42,9 @@ type StepStates struct {
 	Failed string // the Fail state its Catch leads to: <name>Failed
 	Item   string // fan-out only: the task inside the Map's item processor: <name>Item
 	Label  string // fan-out only: the Map Run label (≤ 40 characters)
+	// TimedOut: an approval that continues on timeout as the workflow's last step ends in
+	// this Succeed state (<name>TimedOut), there being no next step to continue to.
+	TimedOut string
 }
 
 // StateNames names every state of w, index-aligned with w.Steps, unique in the whole
@@ -62,6 +67,9 @@ func StateNames(w *Workflow) []StepStates {
 			}
 			out[i].Label = labels.take(label)
 		}
+		if st.Approval != nil && st.Approval.OnTimeout == spec.OnTimeoutContinue && i == len(w.Steps)-1 {
+			out[i].TimedOut = used.take(st.Name + "TimedOut")
+		}
 	}
 	return out
 }
@@ -83,7 +91,7 @@ func (l *lowerer) checkStateNames() {
 	for _, w := range l.f.Workflows {
 		for i, names := range StateNames(w) {
 			st := w.Steps[i]
-			for _, n := range []string{names.Task, names.Failed, names.Item} {
+			for _, n := range []string{names.Task, names.Failed, names.Item, names.TimedOut} {
 				if len(n) <= MaxStateName {
 					continue
 				}

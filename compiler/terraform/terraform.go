@@ -138,6 +138,7 @@ func GenerateModule(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, ar
 	g.kedaScaler()
 	g.tools()
 	g.workflows()
+	g.schedules()
 	g.schemas()
 	g.monitoring()
 	g.outputs()

@@ -3,6 +3,7 @@ package terraform
 import (
 	"strings"
 
+	"github.com/fleetc/fleetc/compiler/asl"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -15,6 +16,60 @@ func (g *gen) workflows() {
 	for _, w := range g.f.Workflows {
 		g.workflow(fl.owner(PartWorkflow+w.Name, w.Path), w)
 	}
+	if g.f.HasApprovals() {
+		g.approvalRecorder(fl.owner(PartState, "/workflows"))
+	}
+}
+
+// recorderLocal is the Terraform name of the approval recorder's blocks.
+const recorderLocal = "fleetc_approvals"
+
+// approvalRecorder emits the Express state machine that records approvals' task tokens
+// (compiler/asl.RecorderPath) with its role and log group.
+func (g *gen) approvalRecorder(fl *file) {
+	name := ir.ApprovalRecorderName(g.f)
+	g.claim("aws_cloudwatch_log_group", recorderLocal+"_sfn", "/workflows")
+	lg := fl.resource("aws_cloudwatch_log_group", recorderLocal+"_sfn")
+	lg.set("name", str("/aws/vendedlogs/states/"+name))
+	lg.set("retention_in_days", num(logRetentionDays))
+	g.encryptLogs(lg)
+
+	// The machines whose approvals it may fail (asl.ErrApprovalNotRequested), spelled out from
+	// their names: referencing them would be a cycle (each references the recorder).
+	var waiting []tokens
+	for _, w := range g.f.Workflows {
+		if w.HasApprovals() {
+			waiting = append(waiting, g.serviceARN("states", "stateMachine:"+w.StateMachineName), g.serviceARN("states", "stateMachine:"+w.StateMachineName+"/*"))
+		}
+	}
+	st := []stmt{
+		{sid: "RecordApprovalTokens", actions: []string{"dynamodb:PutItem"}, resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
+		{sid: "AnnounceApprovals", actions: []string{"events:PutEvents"}, resources: []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")}},
+		{sid: "TaskTokenCallbacks", actions: []string{"states:SendTaskFailure"}, resources: waiting},
+		{sid: "LogDelivery", actions: []string{
+			"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
+			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+		}, resources: []tokens{str("*")}},
+	}
+	g.role(fl, recorderLocal+"_sfn", name+"-sfn", "/workflows",
+		serviceTrust("states.amazonaws.com", true, []tokens{g.serviceARN("states", "stateMachine:"+name)}, "sts:AssumeRole"), st,
+		"Role of the approval recorder "+name+": put a token in the idempotency table and the notify event on the bus, nothing else.")
+
+	g.claim("aws_sfn_state_machine", recorderLocal, "/workflows")
+	sm := fl.resource("aws_sfn_state_machine", recorderLocal)
+	sm.set("name", str(name))
+	sm.set("type", str("EXPRESS"))
+	sm.set("role_arn", ref("aws_iam_role", recorderLocal+"_sfn", "arn"))
+	sm.set("definition", call("templatefile", pathModule("../"+asl.RecorderPath), object(
+		kv{ir.BusNameVar, ref("aws_cloudwatch_event_bus", "fleet", "name")},
+		kv{ir.IdempotencyTableVar, ref("aws_dynamodb_table", "idempotency", "name")},
+	)))
+	lc := sm.nested("logging_configuration")
+	lc.set("log_destination", tmpl(interp(ref("aws_cloudwatch_log_group", recorderLocal+"_sfn", "arn")), lit(":*")))
+	// Execution data would put the task token in the log group.
+	lc.set("include_execution_data", boolean(false))
+	lc.set("level", str("ERROR"))
+	sm.set("depends_on", list(ref("aws_iam_role_policy", recorderLocal+"_sfn")))
 }
 
 func (g *gen) workflow(fl *file, w *ir.Workflow) {
@@ -63,6 +118,11 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 			"s3:PutObject", "s3:GetObject", "s3:ListMultipartUploadParts", "s3:AbortMultipartUpload",
 		}, resources: prefixes})
 	}
+	if w.HasApprovals() {
+		// Approval steps start the recorder, which holds the token out of the bus.
+		st = append(st, stmt{sid: "StartApprovalRecorder", actions: []string{"states:StartExecution"},
+			resources: []tokens{ref("aws_sfn_state_machine", recorderLocal, "arn")}})
+	}
 	// CloudWatch Logs delivery for state machine logging; these actions take no resource ARN.
 	st = append(st, stmt{sid: "LogDelivery", actions: []string{
 		"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",
@@ -80,6 +140,9 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	if hasFanOut(w) {
 		// ResultWriter's Bucket: "${claim_check_bucket}" in the definition.
 		vars = append(vars, kv{ir.ClaimCheckBucketVar, ref("aws_s3_bucket", "claimcheck", "bucket")})
+	}
+	if w.HasApprovals() {
+		vars = append(vars, kv{ir.ApprovalRecorderVar, ref("aws_sfn_state_machine", recorderLocal, "arn")})
 	}
 	for _, a := range invoked {
 		vars = append(vars, kv{ir.FunctionARNVar(a), ref("aws_lambda_function", local(a.Name), "arn")})

@@ -52,6 +52,7 @@ var commands = []func(*streams) *cobra.Command{
 	newRedriveExecutionCmd, newSimulateCmd,
 	newReplayCmd,
 	newToolsCmd, newTraceCmd, newTypesCmd, newValidateCmd, newVersionCmd,
+	newDecideCmd("approve", true), newDecideCmd("reject", false),
 	func(s *streams) *cobra.Command { return newChangeCmd("apply", s) },
 	func(s *streams) *cobra.Command { return newChangeCmd("destroy", s) },
 }
