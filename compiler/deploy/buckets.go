@@ -6,17 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	smithy "github.com/aws/smithy-go"
 
 	"github.com/fleetc/fleetc/compiler/lifecycle"
-
-	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
 // bucketType is the resource whose deletion fails with BucketNotEmpty unless it is emptied
@@ -24,29 +20,31 @@ import (
 // not go with a plain destroy; EmptyBuckets empties only what the operator accepted losing.
 const bucketType = "aws_s3_bucket"
 
-// emptyAttempts are the SDK attempts per S3 call while emptying (a CLI run, not the worker:
-// no queue retries it).
-const emptyAttempts = 3
-
-// bucketAPI is what emptying a bucket calls; *s3.Client has it.
-type bucketAPI interface {
+// BucketAPI is what emptying a bucket calls; *s3.Client has it.
+type BucketAPI interface {
 	ListObjectVersions(context.Context, *s3.ListObjectVersionsInput, ...func(*s3.Options)) (*s3.ListObjectVersionsOutput, error)
 	DeleteObjects(context.Context, *s3.DeleteObjectsInput, ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error)
 }
+
+// BucketClient makes the S3 client that empties the buckets of region ("" when neither the
+// bucket's state nor the provider names one) at endpoint (the emulator, or "" for AWS). The
+// command supplies it (fleetc's AWS client setup is fleet-worker's, runtime/awsconfig, which
+// no compiler package imports).
+type BucketClient func(ctx context.Context, region, endpoint string) (BucketAPI, error)
 
 // EmptyBuckets deletes every object version and delete marker of each bucket the plan s
 // deletes, so that applying it does not stop at BucketNotEmpty. Call it only once the loss
 // of each has been accepted (--allow-data-loss, or --allow-replace naming it): the objects
 // are gone for good. It reports each bucket it emptied to progress.
-func (w *Workspace) EmptyBuckets(ctx context.Context, s *Summary, progress io.Writer) error {
-	var c bucketAPI
+func (w *Workspace) EmptyBuckets(ctx context.Context, s *Summary, progress io.Writer, client BucketClient) error {
+	var c BucketAPI
 	for _, ch := range s.Changes {
 		if ch.Action != lifecycle.Delete || ch.bucket == "" {
 			continue
 		}
 		if c == nil {
 			var err error
-			if c, err = w.s3Client(ctx, cmp.Or(ch.region, s.region)); err != nil {
+			if c, err = client(ctx, cmp.Or(ch.region, s.region), w.opts.Endpoint); err != nil {
 				return err
 			}
 		}
@@ -61,28 +59,10 @@ func (w *Workspace) EmptyBuckets(ctx context.Context, s *Summary, progress io.Wr
 	return nil
 }
 
-// s3Client reaches the S3 Terraform changes: the emulator with its dummy keys (as
-// terraformEnv gives Terraform), else AWS through the default credential chain. region is
-// the bucket's (its state, else the provider block's); AWS_REGION when neither says.
-func (w *Workspace) s3Client(ctx context.Context, region string) (*s3.Client, error) {
-	if region == "" {
-		region = os.Getenv("AWS_REGION")
-	}
-	o := awsconfig.Options{Region: region, Endpoint: w.opts.Endpoint, MaxAttempts: emptyAttempts}
-	if w.opts.Endpoint != "" {
-		o.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
-	}
-	cfg, err := awsconfig.Load(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	return awsconfig.S3(cfg), nil
-}
-
 // EmptyBucket deletes every object version and delete marker in bucket, a page (at most
 // 1000, DeleteObjects' limit) at a time, listing again from the start until nothing is left;
 // it returns how many it deleted. A bucket that no longer exists is already empty.
-func EmptyBucket(ctx context.Context, c bucketAPI, bucket string) (int, error) {
+func EmptyBucket(ctx context.Context, c BucketAPI, bucket string) (int, error) {
 	deleted := 0
 	for {
 		page, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String(bucket)})

@@ -221,3 +221,24 @@ func SFN(cfg aws.Config, optFns ...func(*sfn.Options)) *sfn.Client {
 func EventBridge(cfg aws.Config, optFns ...func(*eventbridge.Options)) *eventbridge.Client {
 	return eventbridge.NewFromConfig(cfg, optFns...)
 }
+
+// cliAttempts are the SDK attempts per call of a fleetc command (no queue retries it).
+const cliAttempts = 3
+
+// BucketEmptier is the S3 client fleetc destroy and fleetc dev's teardown empty buckets
+// with: the emulator at endpoint with the dummy keys Terraform gets there, else AWS through
+// the default credential chain; region "" means AWS_REGION.
+func BucketEmptier(ctx context.Context, region, endpoint string) (*s3.Client, error) {
+	if region == "" {
+		region = os.Getenv("AWS_REGION")
+	}
+	o := Options{Region: region, Endpoint: endpoint, MaxAttempts: cliAttempts}
+	if endpoint != "" {
+		o.Credentials = credentials.NewStaticCredentialsProvider("test", "test", "")
+	}
+	cfg, err := Load(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return S3(cfg), nil
+}

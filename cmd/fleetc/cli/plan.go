@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
@@ -304,7 +305,7 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 	if cmd == "destroy" {
 		// The guard accepted every loss: the buckets go with their objects, not with
 		// BucketNotEmpty half way through the destroy.
-		if err := w.EmptyBuckets(ctx, s, stdout); err != nil {
+		if err := w.EmptyBuckets(ctx, s, stdout, dev.BucketClient); err != nil {
 			fmt.Fprintf(stderr, "fleetc %s: %v; nothing was destroyed\n", cmd, err)
 			return exitInvalid
 		}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/simulate"
 	"github.com/fleetc/fleetc/compiler"
-	"github.com/fleetc/fleetc/compiler/simulate"
 	"github.com/fleetc/fleetc/spec"
 )
 

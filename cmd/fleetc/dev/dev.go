@@ -388,7 +388,7 @@ func destroy(ctx context.Context, w *deploy.Workspace, out, errw io.Writer) erro
 	if !s.HasChanges() {
 		return nil
 	}
-	if err := w.EmptyBuckets(ctx, s, out); err != nil {
+	if err := w.EmptyBuckets(ctx, s, out, BucketClient); err != nil {
 		return err
 	}
 	return w.Apply(ctx, plan, out, errw)
@@ -608,4 +608,14 @@ func envFlag(env string) string {
 		return ""
 	}
 	return " --env " + env
+}
+
+// BucketClient is deploy's S3 client for emptying buckets, made the way fleet-worker makes
+// its AWS clients (runtime/awsconfig).
+func BucketClient(ctx context.Context, region, endpoint string) (deploy.BucketAPI, error) {
+	c, err := awsconfig.BucketEmptier(ctx, region, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite docs/simulate/wave.svg")
 
 // docsFleet is docs/simulate.md's fleet: the seed's two classes at 800 conversations/min × 12
 // steps, with workers that carry it.
-const docsFleet = "../../docs/simulate/fleet.yaml"
+const docsFleet = "../../../docs/simulate/fleet.yaml"
 
 func load(t testing.TB, path string) *ir.Fleet {
 	t.Helper()
@@ -396,7 +396,7 @@ func assertSVG(t *testing.T, svg []byte, r *Result) {
 // docs/simulate/wave.svg is what docs/simulate.md's command prints today.
 func TestDocsWaveSVG(t *testing.T) {
 	f := load(t, docsFleet)
-	src, err := os.ReadFile("../../docs/simulate/wave.yaml")
+	src, err := os.ReadFile("../../../docs/simulate/wave.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,7 +409,7 @@ func TestDocsWaveSVG(t *testing.T) {
 	if err := r.WriteSVG(&b); err != nil {
 		t.Fatal(err)
 	}
-	const path = "../../docs/simulate/wave.svg"
+	const path = "../../../docs/simulate/wave.svg"
 	if *update {
 		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -417,7 +417,7 @@ func TestDocsWaveSVG(t *testing.T) {
 	}
 	have, err := os.ReadFile(path)
 	if err != nil || !bytes.Equal(have, b.Bytes()) {
-		t.Errorf("%s is not current (go test ./compiler/simulate -run TestDocsWaveSVG -update)", path)
+		t.Errorf("%s is not current (go test ./cmd/fleetc/simulate -run TestDocsWaveSVG -update)", path)
 	}
 	assertSVG(t, have, r)
 }
@@ -425,9 +425,9 @@ func TestDocsWaveSVG(t *testing.T) {
 // BenchmarkHour is one simulated hour: the seed's example fleet (examples/research-fleet,
 // 125 steps/s) and docs/simulate.md's fleet (160 steps/s, workers that carry it).
 func BenchmarkHour(b *testing.B) {
-	for _, path := range []string{"../../examples/research-fleet/fleet.yaml", docsFleet} {
+	for _, path := range []string{"../../../examples/research-fleet/fleet.yaml", docsFleet} {
 		f := load(b, path)
-		b.Run(strings.TrimSuffix(strings.TrimPrefix(path, "../../"), "/fleet.yaml"), func(b *testing.B) {
+		b.Run(strings.TrimSuffix(strings.TrimPrefix(path, "../../../"), "/fleet.yaml"), func(b *testing.B) {
 			for b.Loop() {
 				run(b, f, Options{Duration: time.Hour, Seed: 1})
 			}
