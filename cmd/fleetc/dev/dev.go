@@ -41,6 +41,9 @@ type Options struct {
 	WorkerBin    string // fleet-worker; "" = next to fleetc, then PATH, then bin/ of the checkout
 	RIEBin       string // aws-lambda-rie for lambda classes; "" = next to fleetc, PATH, bin/; none: poll mode
 	HandlerBin   string // the fleetc binary that serves HandlerCommand; "" = this executable
+	// Paths maps the class image's directories to local ones in exec handlers' commands
+	// (ResolvePathMap: --path, else fleetc init's /app → handler/).
+	Paths PathMap
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
 	Stdout, Stderr io.Writer
@@ -501,10 +504,12 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name, "--"}
 	switch a.Handler.Kind {
 	case config.HandlerExec:
-		if _, err := exec.LookPath(a.Handler.Command[0]); err != nil {
-			note = fmt.Sprintf("handler %s is not on this machine: a stand-in echoes each step's input", a.Handler.Command[0])
+		command, n := d.opts.Paths.Local(a.Handler.Command)
+		note = n
+		if _, err := exec.LookPath(command[0]); err != nil {
+			note = fmt.Sprintf("handler %s is not on this machine: a stand-in echoes each step's input", command[0])
 		}
-		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, a.Handler.Command...)}
+		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, command...)}
 	case config.HandlerHTTP:
 		if !answers(a.Handler.URL) {
 			note = fmt.Sprintf("handler %s does not answer: a stand-in echoes each step's input", a.Handler.URL)
