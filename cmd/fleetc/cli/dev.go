@@ -33,6 +33,9 @@ their logs interleaved, watches every event on the bus, and serves a live page w
 queues, the ledger and faults on demand. Saving the spec re-applies it. Ctrl-C drains the
 workers, destroys what dev applied and stops the emulator if dev started it.
 
+Exec handlers run from the project: the image's /app is the project's handler/ (fleetc
+init's layout), or what --path maps; dev prints each class's command line.
+
 Arguments:
   FILE  the fleet.yaml to run
 

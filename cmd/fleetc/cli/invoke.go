@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -107,7 +108,11 @@ func runInvoke(pos []string, env string, o invokeOptions, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "fleetc invoke: %v\n", err)
 		return exitInvalid
 	}
-	fmt.Fprintf(stderr, "fleetc invoke: %s ran %s\n  input: %s\n", pos[1], inv.Ran, inv.Detail)
+	ran := inv.Ran
+	if inv.Command != nil {
+		ran = dev.CommandLine(relative(inv.Command))
+	}
+	fmt.Fprintf(stderr, "fleetc invoke: %s ran %s\n  input: %s\n", pos[1], ran, inv.Detail)
 	if inv.Code != "" {
 		if inv.Result != nil {
 			fmt.Fprintf(stderr, "  result: %s\n", inv.Result)
@@ -131,4 +136,21 @@ func runInvoke(pos []string, env string, o invokeOptions, stdin io.Reader, stdou
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return exitOK
+}
+
+// relative shows each absolute argument under the working directory relative to it: shorter
+// to read, and the same on every machine.
+func relative(cmd []string) []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return cmd
+	}
+	out := make([]string, len(cmd))
+	for i, a := range cmd {
+		out[i] = a
+		if rel, err := filepath.Rel(wd, a); err == nil && filepath.IsAbs(a) && filepath.IsLocal(rel) {
+			out[i] = rel
+		}
+	}
+	return out
 }

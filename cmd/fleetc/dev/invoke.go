@@ -36,6 +36,9 @@ var ErrNeedsModel = errors.New("needs a model")
 // Invocation is what one invoke ran and what came of it.
 type Invocation struct {
 	Ran    string          // the command line, the URL, or the stand-in
+	// Command is the exec command that ran (nil for the others), its files mapped to the
+	// project's.
+	Command []string
 	Detail json.RawMessage // the step's input
 	worker.DryRun
 }
@@ -74,11 +77,15 @@ func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
+	var command []string
+	if !o.StandIn && cfg.Handler.Type == config.HandlerExec {
+		command = cfg.Handler.Command
+	}
 	// The step's own bound, as the worker's deadline.
 	ctx, cancel := context.WithTimeout(ctx, a.StepMax)
 	defer cancel()
 	r, err := (&worker.Worker{Cfg: cfg, Handler: h}).DryRun(ctx, detail)
-	return &Invocation{Ran: ran, Detail: detail, DryRun: r}, err
+	return &Invocation{Ran: ran, Command: command, Detail: detail, DryRun: r}, err
 }
 
 // stepInput is the detail the handler gets: the consumed event's, checked against its
