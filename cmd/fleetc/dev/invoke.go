@@ -35,11 +35,11 @@ var ErrNeedsModel = errors.New("needs a model")
 
 // Invocation is what one invoke ran and what came of it.
 type Invocation struct {
-	Ran    string          // the command line, the URL, or the stand-in
+	Ran string // the command line, the URL, or the stand-in
 	// Command is the exec command that ran (nil for the others), its files mapped to the
 	// project's.
 	Command []string
-	Detail json.RawMessage // the step's input
+	Detail  json.RawMessage // the step's input
 	worker.DryRun
 }
 
