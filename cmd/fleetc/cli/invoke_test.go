@@ -113,3 +113,17 @@ func TestInvokeLLMNeedsAModel(t *testing.T) {
 		t.Errorf("llm class --stand-in: exit %d\n%s%s", code, out, errs)
 	}
 }
+
+// dev's stand-in answers a class that declares its output with the example of that schema,
+// which the worker's output check accepts (cdk-synth requires status SUCCEEDED or FAILED,
+// which an echo of the input lacks).
+func TestInvokeStandInFitsOutput(t *testing.T) {
+	code, out, errs := run(t, "invoke", "../../../examples/async-tools/fleet.yaml", "cdk-synth", "--example", "--stand-in")
+	if code != exitOK {
+		t.Fatalf("exit %d (want 0: the stand-in's answer fits cdk-synth's output)\n%s%s", code, out, errs)
+	}
+	var res struct{ Status string }
+	if err := json.Unmarshal([]byte(out), &res); err != nil || (res.Status != "SUCCEEDED" && res.Status != "FAILED") {
+		t.Errorf("result %q: not cdk-synth's output (%v)", out, err)
+	}
+}

@@ -501,18 +501,30 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return "", "", fmt.Errorf("%s: %w", src, err)
 	}
-	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name, "--"}
+	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name}
+	example, err := OutputExample(a)
+	if err != nil {
+		return "", "", err
+	}
+	if example != nil {
+		p := filepath.Join(d.opts.Dir, "dev", a.Name+".output.example.json")
+		if err := os.WriteFile(p, append(example, '\n'), 0o644); err != nil {
+			return "", "", err
+		}
+		wrap = append(wrap, StandInOutputFlag, p)
+	}
+	wrap = append(wrap, "--")
 	switch a.Handler.Kind {
 	case config.HandlerExec:
 		command, n := d.opts.Paths.Local(a.Handler.Command)
 		note = n
 		if _, err := exec.LookPath(command[0]); err != nil {
-			note = fmt.Sprintf("handler %s is not on this machine: a stand-in echoes each step's input", command[0])
+			note = fmt.Sprintf("handler %s is not on this machine: a stand-in %s", command[0], standInAnswers(example))
 		}
 		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, command...)}
 	case config.HandlerHTTP:
 		if !answers(a.Handler.URL) {
-			note = fmt.Sprintf("handler %s does not answer: a stand-in echoes each step's input", a.Handler.URL)
+			note = fmt.Sprintf("handler %s does not answer: a stand-in %s", a.Handler.URL, standInAnswers(example))
 			cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": wrap}
 		} else {
 			note = fmt.Sprintf("handler %s answers: faults from the page do not reach it", a.Handler.URL)
@@ -524,6 +536,14 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	}
 	path = filepath.Join(d.opts.Dir, "dev", a.Name+".json")
 	return path, note, os.WriteFile(path, append(out, '\n'), 0o644)
+}
+
+// standInAnswers says what the stand-in answers each step with.
+func standInAnswers(example json.RawMessage) string {
+	if example != nil {
+		return "answers each step with the example of the class's output schema"
+	}
+	return "echoes each step's input"
 }
 
 // answers reports whether something listens at the URL's host.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -73,7 +74,11 @@ func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, ran, err := invokeHandler(cfg, o)
+	example, err := OutputExample(a)
+	if err != nil {
+		return nil, err
+	}
+	h, ran, err := invokeHandler(cfg, example, o)
 	if err != nil {
 		return nil, err
 	}
@@ -115,9 +120,9 @@ func stepInput(f *ir.Fleet, a *ir.Agent, detail []byte) (json.RawMessage, error)
 // invokeHandler builds the handler fleet-worker would, from the class's runtime config: an
 // exec command with the image's paths mapped to the project's, an http handler as is, an llm
 // handler only as the stand-in.
-func invokeHandler(cfg *config.Config, o InvokeOptions) (handler.Handler, string, error) {
+func invokeHandler(cfg *config.Config, example json.RawMessage, o InvokeOptions) (handler.Handler, string, error) {
 	if o.StandIn {
-		return standIn(cfg.Class), "the stand-in handler (fleetc dev's)", nil
+		return standIn(cfg.Class, example), "the stand-in handler (fleetc dev's)", nil
 	}
 	switch cfg.Handler.Type {
 	case config.HandlerLLM:
@@ -141,10 +146,23 @@ func invokeHandler(cfg *config.Config, o InvokeOptions) (handler.Handler, string
 }
 
 // standIn is dev's stand-in handler (RunHandler with no command), in this process.
-func standIn(class string) handler.Handler {
+func standIn(class string, example json.RawMessage) handler.Handler {
 	return handler.Func(func(_ context.Context, req handler.Request) (json.RawMessage, error) {
+		args := []string{"--class", class}
+		if example != nil {
+			f, err := os.CreateTemp("", "fleetc-invoke-output-*.json")
+			if err != nil {
+				return nil, err
+			}
+			defer os.Remove(f.Name())
+			_, err = f.Write(example)
+			if err = errors.Join(err, f.Close()); err != nil {
+				return nil, err
+			}
+			args = append(args, StandInOutputFlag, f.Name())
+		}
 		var out, errb bytes.Buffer
-		if code := RunHandler([]string{"--class", class}, bytes.NewReader(req.Input), &out, &errb, time.Now); code != 0 {
+		if code := RunHandler(args, bytes.NewReader(req.Input), &out, &errb, time.Now); code != 0 {
 			return nil, fmt.Errorf("stand-in handler: exit %d: %s", code, errb.String())
 		}
 		return json.RawMessage(bytes.TrimSpace(out.Bytes())), nil
