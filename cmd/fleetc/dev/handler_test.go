@@ -15,8 +15,8 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/runtime/config"
-	"github.com/fleetc/fleetc/runtime/worker"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
+	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 func TestRunHandlerFaultsAndStandIn(t *testing.T) {
