@@ -522,6 +522,17 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 			note = fmt.Sprintf("handler %s is not on this machine: a stand-in %s", command[0], standInAnswers(example))
 		}
 		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, command...)}
+	case config.HandlerLLM:
+		// The system prompt the spec names relative to its directory (P014 checked it is
+		// there): the worker here runs in fleetc's working directory, not the image's.
+		if h, ok := cfg["handler"].(map[string]any); ok && a.Handler.System != "" && !filepath.IsAbs(a.Handler.System) {
+			p, err := filepath.Abs(filepath.Join(filepath.Dir(d.opts.Spec), a.Handler.System))
+			if err != nil {
+				return "", "", err
+			}
+			h["system"] = p
+			note = "system prompt from the project: " + p
+		}
 	case config.HandlerHTTP:
 		if !answers(a.Handler.URL) {
 			note = fmt.Sprintf("handler %s does not answer: a stand-in %s", a.Handler.URL, standInAnswers(example))
