@@ -2,12 +2,15 @@ package check
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -118,6 +121,52 @@ aws eks list-pod-identity-associations --cluster-name C --namespace keda (or IRS
 Fix: worker: { eks: { cluster: <name>, keda_operator_role: arn:aws:iam::<account>:role/<name> } }.`,
 		Check: checkEKSWorker,
 	},
+	{
+		ID: "W009", Category: "workers", Severity: diag.Error,
+		Summary: "agentcore: an http handler does not listen on fleet-worker's own port",
+		Explain: `In an agentcore class's container fleet-worker itself serves AgentCore's runtime contract
+(/invocations and /ping) on port ` + rc.AgentCorePort + `, on every interface. An http handler
+(the sidecar fleet-worker POSTs each step to) at localhost, 127.0.0.1, [::1] or 0.0.0.0 on
+that port is fleet-worker: every step would call the worker itself instead of the handler,
+and never reach the class's code.
+Fix: run the sidecar on another port, e.g. http: "http://127.0.0.1:8081/step".`,
+		Check: checkAgentCoreHandlerPort,
+	},
+}
+
+// checkAgentCoreHandlerPort enforces W009.
+func checkAgentCoreHandlerPort(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if a.Runtime != rc.RuntimeAgentCore || a.Handler.Kind != rc.HandlerHTTP {
+			continue
+		}
+		if u, err := url.Parse(a.Handler.URL); err == nil && localHost(u.Hostname()) && urlPort(u) == rc.AgentCorePort {
+			r.Add(a.Path+"/handler/http",
+				fmt.Sprintf("agentcore class %s: http handler %s is fleet-worker's own listener (port %s in the container): every step would call the worker itself", a.Name, a.Handler.URL, rc.AgentCorePort),
+				"Run the handler's sidecar on another port than "+rc.AgentCorePort+" and point handler.http at it.")
+		}
+	}
+}
+
+// localHost reports whether host names this container: a loopback name or address, or the
+// unspecified address (a listener on every interface answers there too).
+func localHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// urlPort is u's port, or its scheme's default.
+func urlPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 func checkLambdaMax(f *ir.Fleet, r *Reporter) {
