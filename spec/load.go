@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -71,7 +72,11 @@ func LoadFile(path string) (*File, diag.Diagnostics) {
 		d.Subject = &diag.Range{Filename: path, Start: diag.Pos{Line: 1, Column: 1}, End: diag.Pos{Line: 1, Column: 1}}
 		return nil, ds
 	}
-	return Load(path, src)
+	f, ds := Load(path, src)
+	if !ds.HasErrors() {
+		ds = append(ds, f.checkFiles(filepath.Dir(path))...)
+	}
+	return f, ds
 }
 
 // Load parses src as fleet.yaml. It never panics; every problem is a positioned diagnostic.

@@ -48,7 +48,7 @@ const (
 
 // agentcoreListen is where an AgentCore runtime container answers (its service contract:
 // port 8080 on every interface).
-const agentcoreListen = ":8080"
+const agentcoreListen = ":" + config.AgentCorePort
 
 // Exit codes.
 const (

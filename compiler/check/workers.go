@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"maps"
+	"net"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/schemas/contract"
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec/diag"
 )
 
@@ -134,6 +137,17 @@ overwritten or would leak what it protects, and a name also in inherit_env has t
 Fix: rename the variable (e.g. VENDOR_API_KEY), or drop it from inherit_env.`,
 		Check: checkHandlerSecrets,
 	},
+	{
+		ID: "W010", Category: "workers", Severity: diag.Error,
+		Summary: "agentcore: an http handler does not listen on fleet-worker's own port",
+		Explain: `In an agentcore class's container fleet-worker itself serves AgentCore's runtime contract
+(/invocations and /ping) on port ` + rc.AgentCorePort + `, on every interface. An http handler
+(the sidecar fleet-worker POSTs each step to) at localhost, 127.0.0.1, [::1] or 0.0.0.0 on
+that port is fleet-worker: every step would call the worker itself instead of the handler,
+and never reach the class's code.
+Fix: run the sidecar on another port, e.g. http: "http://127.0.0.1:8081/step".`,
+		Check: checkAgentCoreHandlerPort,
+	},
 }
 
 // checkHandlerSecrets enforces W009.
@@ -151,6 +165,41 @@ func checkHandlerSecrets(f *ir.Fleet, r *Reporter) {
 			}
 		}
 	}
+}
+
+// checkAgentCoreHandlerPort enforces W010.
+func checkAgentCoreHandlerPort(f *ir.Fleet, r *Reporter) {
+	for _, a := range f.Agents {
+		if a.Runtime != rc.RuntimeAgentCore || a.Handler.Kind != rc.HandlerHTTP {
+			continue
+		}
+		if u, err := url.Parse(a.Handler.URL); err == nil && localHost(u.Hostname()) && urlPort(u) == rc.AgentCorePort {
+			r.Add(a.Path+"/handler/http",
+				fmt.Sprintf("agentcore class %s: http handler %s is fleet-worker's own listener (port %s in the container): every step would call the worker itself", a.Name, a.Handler.URL, rc.AgentCorePort),
+				"Run the handler's sidecar on another port than "+rc.AgentCorePort+" and point handler.http at it.")
+		}
+	}
+}
+
+// localHost reports whether host names this container: a loopback name or address, or the
+// unspecified address (a listener on every interface answers there too).
+func localHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && (ip.IsLoopback() || ip.IsUnspecified())
+}
+
+// urlPort is u's port, or its scheme's default.
+func urlPort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }
 
 func checkLambdaMax(f *ir.Fleet, r *Reporter) {

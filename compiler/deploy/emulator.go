@@ -66,6 +66,12 @@ var KumoGaps = []Gap{
 		Drop:       true,
 	},
 	{
+		ID: "cloudwatch-log-metric-filter", Resource: "aws_cloudwatch_log_metric_filter",
+		Emulator:   "no PutMetricFilter (UnrecognizedClientException: not valid for this web service)",
+		Workaround: "left out: an async tool's failed-jobs metric (and its alarm, already left out) is not counted on the emulator",
+		Drop:       true,
+	},
+	{
 		ID: "schema-registry", Resource: "aws_schemas_registry",
 		Emulator:   "no EventBridge Schemas service (CreateRegistry answers 404)",
 		Workaround: "left out with its schemas: the event contracts are not published on the emulator",

@@ -31,6 +31,9 @@ const (
 	RuntimeAgentCore = rc.RuntimeAgentCore
 )
 
+// AgentCorePort is where fleet-worker listens in an agentcore container.
+const AgentCorePort = rc.AgentCorePort
+
 // Handler types.
 const (
 	HandlerExec = rc.HandlerExec

@@ -45,6 +45,11 @@ const (
 )
 
 // Handler types (Handler.Type).
+// AgentCorePort is the port fleet-worker listens on in an agentcore class's container (the
+// AgentCore runtime service contract: /invocations and /ping on 8080, every interface): an
+// http handler there must listen on another (rule W010).
+const AgentCorePort = "8080"
+
 const (
 	HandlerExec = "exec"
 	HandlerHTTP = "http"

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 )
 
 // ciStep is the run script of the named step of examples/ci/fleet-review.yml, and its env.
@@ -81,5 +83,39 @@ func TestCIExampleOutputIsCommitted(t *testing.T) {
 	}
 	if out, err := step(repo(env["FLEET_OUT"] + "/\n")); err == nil || !strings.Contains(out, "is not committed (or is git-ignored)") {
 		t.Errorf("ignored output accepted: %v\n%s", err, out)
+	}
+}
+
+// The review workflow fleetc init writes runs each FLEET_INVOKE class's handler once with
+// fleetc invoke: on the starter project, as written, the step passes (the starter's
+// handler.py answers the example); a handler whose result breaks nothing but exits non-zero
+// fails it.
+func TestCIExampleInvokesHandlers(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash not on PATH")
+	}
+	spec := initStarter(t)
+	project := filepath.Dir(filepath.Dir(spec))
+	script, env := ciStep(t, "Handlers answer their contracts")
+	if env["FLEET_INVOKE"] != "greeter" || env["FLEET_SPEC"] != initSpec {
+		t.Fatalf("FLEET_INVOKE %q FLEET_SPEC %q: not the starter's class and spec", env["FLEET_INVOKE"], env["FLEET_SPEC"])
+	}
+	fleetc, _ := devtest.Binaries(t)
+	step := func() (string, error) {
+		c := exec.Command("bash", "-euo", "pipefail", "-c", script)
+		c.Dir = project
+		c.Env = append(os.Environ(), "PATH="+filepath.Dir(fleetc)+":"+os.Getenv("PATH"), "FLEET_SPEC="+env["FLEET_SPEC"], "FLEET_INVOKE="+env["FLEET_INVOKE"])
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := step(); err != nil || !strings.Contains(out, `"greeting": "hello, name-example"`) {
+		t.Errorf("the starter's handler failed the review step: %v\n%s", err, out)
+	}
+	py := filepath.Join(project, initHandler, "handler.py")
+	if err := os.WriteFile(py, []byte("import sys\nsys.exit(3)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := step(); err == nil || !strings.Contains(out, "fleetc invoke: greeter: the step would be") {
+		t.Errorf("a failing handler passed the review step: %v\n%s", err, out)
 	}
 }

@@ -19,18 +19,22 @@ type devOptions struct {
 	out, endpoint, tfBin, workerBin, rieBin string
 	port                                    int
 	noUI                                    bool
+	paths                                   []string
 }
 
 func newDevCmd(s *streams) *cobra.Command {
 	var o devOptions
 	c := &cobra.Command{
-		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F] [--rie-bin F]",
+		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F] [--rie-bin F] [--path IMAGE_DIR=DIR]",
 		Short: "Run the whole fleet on this machine: emulator, workers, live page, faults",
 		Long: `Dev applies FILE to a local AWS emulator (--endpoint, or kumo on 127.0.0.1:4566, started
 when installed) with the emulator override, starts one fleet-worker per agent class with
 their logs interleaved, watches every event on the bus, and serves a live page with the
 queues, the ledger and faults on demand. Saving the spec re-applies it. Ctrl-C drains the
 workers, destroys what dev applied and stops the emulator if dev started it.
+
+Exec handlers run from the project: the image's /app is the project's handler/ (fleetc
+init's layout), or what --path maps; dev prints each class's command line.
 
 Arguments:
   FILE  the fleet.yaml to run
@@ -48,6 +52,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
 	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
+	c.Flags().StringArrayVar(&o.paths, "path", nil, pathFlagHelp)
 	c.AddCommand(newDevActionCmds(s)...)
 	c.Flags().StringVar(&o.rieBin, "rie-bin", "", "aws-lambda-rie, the Lambda Runtime Interface Emulator lambda classes run under (default: next to fleetc, then PATH, then ./bin; none: poll mode)")
 	return c
@@ -58,10 +63,15 @@ func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "fleetc dev: name exactly one fleet.yaml")
 		return exitUsage
 	}
+	paths, err := dev.ResolvePathMap(pos[0], o.paths)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc dev: %v\n", err)
+		return exitUsage
+	}
 	ctx, stop := interruptible()
 	defer stop()
-	err := dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
-		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Stdout: stdout, Stderr: stderr})
+	err = dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
+		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Paths: paths, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {
 	case errors.As(err, &be):
@@ -74,6 +84,10 @@ func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) in
 	}
 	return exitOK
 }
+
+// pathFlagHelp is the --path flag of dev and invoke.
+const pathFlagHelp = "IMAGE_DIR=LOCAL_DIR: run exec handlers' files under the image's IMAGE_DIR from LOCAL_DIR (repeatable; default: " +
+	dev.ImageHandlerDir + "=" + dev.ProjectHandlerDir + "/ beside or in the spec's directory, fleetc init's layout)"
 
 // newDevHandlerCmd is the hidden command fleetc dev puts in front of each exec handler: its
 // arguments are its own (--faults, --class, then the handler's command), not flags.

@@ -41,6 +41,9 @@ type Options struct {
 	WorkerBin    string // fleet-worker; "" = next to fleetc, then PATH, then bin/ of the checkout
 	RIEBin       string // aws-lambda-rie for lambda classes; "" = next to fleetc, PATH, bin/; none: poll mode
 	HandlerBin   string // the fleetc binary that serves HandlerCommand; "" = this executable
+	// Paths maps the class image's directories to local ones in exec handlers' commands
+	// (ResolvePathMap: --path, else fleetc init's /app → handler/).
+	Paths PathMap
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
 	Stdout, Stderr io.Writer
@@ -520,16 +523,41 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return "", "", fmt.Errorf("%s: %w", src, err)
 	}
-	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name, "--"}
+	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name}
+	example, err := OutputExample(a)
+	if err != nil {
+		return "", "", err
+	}
+	if example != nil {
+		p := filepath.Join(d.opts.Dir, "dev", a.Name+".output.example.json")
+		if err := os.WriteFile(p, append(example, '\n'), 0o644); err != nil {
+			return "", "", err
+		}
+		wrap = append(wrap, StandInOutputFlag, p)
+	}
+	wrap = append(wrap, "--")
 	switch a.Handler.Kind {
 	case config.HandlerExec:
-		if _, err := exec.LookPath(a.Handler.Command[0]); err != nil {
-			note = fmt.Sprintf("handler %s is not on this machine: a stand-in echoes each step's input", a.Handler.Command[0])
+		command, n := d.opts.Paths.Local(a.Handler.Command)
+		note = n
+		if _, err := exec.LookPath(command[0]); err != nil {
+			note = fmt.Sprintf("handler %s is not on this machine: a stand-in %s", command[0], standInAnswers(example))
 		}
-		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, a.Handler.Command...)}
+		cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": append(wrap, command...)}
+	case config.HandlerLLM:
+		// The system prompt the spec names relative to its directory (P014 checked it is
+		// there): the worker here runs in fleetc's working directory, not the image's.
+		if h, ok := cfg["handler"].(map[string]any); ok && a.Handler.System != "" && !filepath.IsAbs(a.Handler.System) {
+			p, err := filepath.Abs(filepath.Join(filepath.Dir(d.opts.Spec), a.Handler.System))
+			if err != nil {
+				return "", "", err
+			}
+			h["system"] = p
+			note = "system prompt from the project: " + p
+		}
 	case config.HandlerHTTP:
 		if !answers(a.Handler.URL) {
-			note = fmt.Sprintf("handler %s does not answer: a stand-in echoes each step's input", a.Handler.URL)
+			note = fmt.Sprintf("handler %s does not answer: a stand-in %s", a.Handler.URL, standInAnswers(example))
 			cfg["handler"] = map[string]any{"type": config.HandlerExec, "command": wrap}
 		} else {
 			note = fmt.Sprintf("handler %s answers: faults from the page do not reach it", a.Handler.URL)
@@ -541,6 +569,14 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	}
 	path = filepath.Join(d.opts.Dir, "dev", a.Name+".json")
 	return path, note, os.WriteFile(path, append(out, '\n'), 0o644)
+}
+
+// standInAnswers says what the stand-in answers each step with.
+func standInAnswers(example json.RawMessage) string {
+	if example != nil {
+		return "answers each step with the example of the class's output schema"
+	}
+	return "echoes each step's input"
 }
 
 // answers reports whether something listens at the URL's host.

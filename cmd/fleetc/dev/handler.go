@@ -1,6 +1,7 @@
 package dev
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/eventschema"
+	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/retry"
 )
 
@@ -71,6 +74,24 @@ func WriteFaults(path string, f Faults) error {
 	return os.Rename(tmp.Name(), path)
 }
 
+// StandInOutputFlag names the file holding the example of the class's output schema, which
+// the stand-in answers with.
+const StandInOutputFlag = "--output"
+
+// OutputExample is the stand-in's answer for a class that declares its output: the example
+// generated from the output schema as the event examples are, so the worker's output check
+// (and the completion events filled from it) accept it. nil when the class declares none.
+func OutputExample(a *ir.Agent) (json.RawMessage, error) {
+	if a.Output == nil {
+		return nil, nil
+	}
+	v, err := eventschema.ExampleOf(a.Output)
+	if err != nil {
+		return nil, fmt.Errorf("class %s: no example of its output schema: %w", a.Name, err)
+	}
+	return json.Marshal(v)
+}
+
 // modelCallTimeout bounds the stand-in's model call (the gateway's own retries included).
 const modelCallTimeout = 2 * time.Minute
 
@@ -78,17 +99,21 @@ const modelCallTimeout = 2 * time.Minute
 // before the claim check).
 const stdinLimit = 4 << 20
 
-// RunHandler is `fleetc dev-handler --faults F --class C [--] COMMAND...`: it returns the
-// process exit code. With no COMMAND, or one not found, it answers as a stand-in: the step's
-// input back under "echo", which any completion contract with an object result accepts.
+// RunHandler is `fleetc dev-handler --faults F --class C [--output F] [--] COMMAND...`: it
+// returns the process exit code. With no COMMAND, or one not found, it answers as a
+// stand-in: the example of the class's output schema (--output, a file holding
+// OutputExample's value) when the class declares one, else the step's input back under
+// "echo", which any completion contract with an object result accepts.
 func RunHandler(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) int {
-	var faultsPath, class string
+	var faultsPath, class, outputPath string
 	for len(args) > 0 {
 		switch {
 		case args[0] == "--faults" && len(args) > 1:
 			faultsPath, args = args[1], args[2:]
 		case args[0] == "--class" && len(args) > 1:
 			class, args = args[1], args[2:]
+		case args[0] == StandInOutputFlag && len(args) > 1:
+			outputPath, args = args[1], args[2:]
 		case args[0] == "--":
 			args = args[1:]
 			goto run
@@ -137,7 +162,16 @@ run:
 	if len(args) > 0 {
 		what = strings.Join(args, " ") + " is not on this machine"
 	}
-	fmt.Fprintf(stderr, "stand-in handler for %s (%s): echoing the step's input\n", class, what)
+	var example json.RawMessage
+	if outputPath != "" {
+		if example, err = os.ReadFile(outputPath); err != nil {
+			fmt.Fprintf(stderr, "dev-handler: the class's output example: %v\n", err)
+			return exitRetryable
+		}
+		fmt.Fprintf(stderr, "stand-in handler for %s (%s): answering with the example of the class's output schema\n", class, what)
+	} else {
+		fmt.Fprintf(stderr, "stand-in handler for %s (%s): echoing the step's input\n", class, what)
+	}
 	var v any
 	if json.Unmarshal(in, &v) != nil {
 		v = string(in)
@@ -153,6 +187,11 @@ run:
 			return modelFailure(class, err, stdout, stderr)
 		}
 		res["model"] = text
+	}
+	if example != nil {
+		// The class's contract decides the shape: nothing is added to the example.
+		_, _ = stdout.Write(append(bytes.TrimSpace(example), '\n'))
+		return 0
 	}
 	out, _ := json.Marshal(res)
 	_, _ = stdout.Write(append(out, '\n'))

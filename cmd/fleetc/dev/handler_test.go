@@ -4,14 +4,19 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/runtimeconfig"
+	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/router/gateway/gatewayenv"
+	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 func TestRunHandlerFaultsAndStandIn(t *testing.T) {
@@ -150,5 +155,82 @@ func TestStandInHandlerModelFailures(t *testing.T) {
 		if code != tc.code || strings.TrimSpace(out.String()) != tc.out {
 			t.Errorf("%s: exit %d, stdout %s; want %d, %s\nstderr: %s", tc.name, code, out.String(), tc.code, tc.out, errb.String())
 		}
+	}
+}
+
+// devConfigOf writes the dev config of class in examples/async-tools as dev does, from the
+// runtime config fleetc build writes, and loads it as fleet-worker would.
+func devConfigOf(t *testing.T, class string) (*config.Config, string) {
+	t.Helper()
+	spec := "../../../examples/async-tools/fleet.yaml"
+	res, err := compiler.Compile(compiler.Input{Path: spec, Local: true, Stop: compiler.Checked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ds := res.Fleet, res.Diagnostics
+	if f == nil || ds.HasErrors() {
+		t.Fatalf("async-tools does not load: %v", ds)
+	}
+	dir := t.TempDir()
+	d := &Fleet{opts: Options{Spec: spec, Dir: dir}, ir: f, faultsAt: filepath.Join(dir, "dev", "faults.json")}
+	if err := os.MkdirAll(filepath.Join(dir, "dev"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := d.agent(class)
+	raw, err := runtimeconfig.Render(f, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, a.ConfigPath)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, a.ConfigPath), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path, note, err := d.devConfig(a, "fleetc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, note
+}
+
+// The dev config of a class that declares its output gives the stand-in the example of that
+// schema, and the stand-in's answer passes the worker's own output check.
+func TestStandInAnswersTheOutputSchema(t *testing.T) {
+	cfg, note := devConfigOf(t, "cdk-synth")
+	if !strings.Contains(note, "a stand-in answers each step with the example of the class's output schema") {
+		t.Errorf("note %q", note)
+	}
+	// The handler's command after `fleetc dev-handler`: the stand-in's flags and /app/cdk-synth.
+	var out, errb bytes.Buffer
+	if code := RunHandler(cfg.Handler.Command[2:], strings.NewReader(`{"jobId":"j1"}`), &out, &errb, time.Now); code != 0 {
+		t.Fatalf("stand-in: exit %d %s", code, errb.String())
+	}
+	w := &worker.Worker{Cfg: cfg}
+	if err := w.CompileContracts(); err != nil {
+		t.Fatal(err)
+	}
+	if msg := w.CheckOutput(out.Bytes()); msg != "" {
+		t.Errorf("the stand-in's answer %s breaks cdk-synth's output: %s", out.String(), msg)
+	}
+}
+
+// An llm class's system prompt, relative to the spec's directory in the spec, is the
+// project's file in the dev config: the worker reads it from wherever dev runs.
+func TestDevConfigSystemPromptFromTheProject(t *testing.T) {
+	cfg, note := devConfigOf(t, "release-assistant")
+	want, err := filepath.Abs("../../../examples/async-tools/prompts/release-assistant.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Handler.System != want || !strings.Contains(note, want) {
+		t.Errorf("system %q, note %q; want %s", cfg.Handler.System, note, want)
+	}
+	if _, err := os.Stat(cfg.Handler.System); err != nil {
+		t.Error(err)
 	}
 }
