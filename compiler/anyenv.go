@@ -13,10 +13,17 @@ import (
 // environment: without env such a command takes the spec's first environment instead of
 // refusing with P013. TestContractsEqualInEveryEnvironment holds the claim.
 func LoadContracts(path, env string) (*spec.File, *ir.Fleet, diag.Diagnostics) {
+	return LoadEnv(path, ContractsEnv(path, env))
+}
+
+// ContractsEnv is the environment LoadContracts lowers: env, else the spec's first (""
+// for a spec without environments). fleetc invoke uses it too: a class's handler, input and
+// output contracts are the same in every environment.
+func ContractsEnv(path, env string) string {
 	if env == "" {
 		env = firstEnvironment(Environments(path))
 	}
-	return LoadEnv(path, env)
+	return env
 }
 
 // LoadContractsBytes is LoadContracts for a spec held in memory (a git revision).

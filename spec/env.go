@@ -35,7 +35,7 @@ func (f *File) Select(env string) (*File, diag.Diagnostics) {
 		return f, nil
 	case env == "":
 		d := ds.Errorf("P013", "/"+environmentsKey, "this spec declares environments %s: name one with --env", strings.Join(names, ", "))
-		d.Detail = "Each environment is its own deployment of the fleet (its own names, region, scale). validate, build and diff without --env take every environment; types and schemas check need none (events and outputs are the same in every environment); the other commands act on one."
+		d.Detail = "Each environment is its own deployment of the fleet (its own names, region, scale). validate, build and diff without --env take every environment; types, schemas check and invoke need none (events, outputs and handlers are the same in every environment); the other commands act on one."
 		d.Subject = f.Index.Key("/" + environmentsKey)
 		return nil, ds
 	case !slices.Contains(names, env):

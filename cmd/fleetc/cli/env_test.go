@@ -87,6 +87,11 @@ func TestContractCommandsNeedNoEnv(t *testing.T) {
 	if code, out, errs := run(t, "schemas", "check", envExample, "--base-file", envExample); code != exitOK || !strings.Contains(out, "event contracts unchanged") {
 		t.Errorf("schemas check without --env: exit %d\n%s%s", code, out, errs)
 	}
+	// invoke runs a class's handler against its contracts, the same in every environment:
+	// it gets as far as running the command (which this example does not ship).
+	if code, _, errs := run(t, "invoke", envExample, "notifier", "--example"); code != exitInvalid || strings.Contains(errs, "P013") || !strings.Contains(errs, "/app/notify") {
+		t.Errorf("invoke without --env: exit %d\n%s", code, errs)
+	}
 	// Each environment publishes to its own registry: publish still needs one.
 	if code, _, errs := run(t, "schemas", "publish", envExample, "--registry", "r", "--dry-run", "--env", ""); code != exitUsage || !strings.Contains(errs, "each with its own registry: name one with --env") {
 		t.Errorf("schemas publish without --env: exit %d\n%s", code, errs)

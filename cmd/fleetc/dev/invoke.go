@@ -49,7 +49,7 @@ type Invocation struct {
 // build writes, the handler fleet-worker would build from it (exec commands through Paths),
 // the output schema and the completion events' schemas. No AWS is called.
 func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
-	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: o.Env, Local: true, Stop: compiler.Checked})
+	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: compiler.ContractsEnv(o.Spec, o.Env), Local: true, Stop: compiler.Checked})
 	if err != nil {
 		return nil, err
 	}
