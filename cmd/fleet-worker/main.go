@@ -26,6 +26,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/telemetry"
 	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/worker"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 func main() {
@@ -62,6 +63,9 @@ const (
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "gateway" {
 		return Gateway(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == contract.DryRunCommand {
+		return dryRun(args[1:], stdout, stderr)
 	}
 	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)

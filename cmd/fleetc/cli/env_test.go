@@ -89,6 +89,7 @@ func TestContractCommandsNeedNoEnv(t *testing.T) {
 	}
 	// invoke runs a class's handler against its contracts, the same in every environment:
 	// it gets as far as running the command (which this example does not ship).
+	workerOnPath(t)
 	if code, _, errs := run(t, "invoke", envExample, "notifier", "--example"); code != exitInvalid || strings.Contains(errs, "P013") || !strings.Contains(errs, "/app/notify") {
 		t.Errorf("invoke without --env: exit %d\n%s", code, errs)
 	}

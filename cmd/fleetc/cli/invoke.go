@@ -20,12 +20,13 @@ type invokeOptions struct {
 	detail, detailFile string
 	example, standIn   bool
 	paths              []string
+	workerBin          string
 }
 
 func newInvokeCmd(s *streams) *cobra.Command {
 	var o invokeOptions
 	c := &cobra.Command{
-		Use:   "invoke FILE CLASS (--example | --detail JSON | --detail-file F) [--path IMAGE_DIR=DIR] [--stand-in]",
+		Use:   "invoke FILE CLASS (--example | --detail JSON | --detail-file F) [--path IMAGE_DIR=DIR] [--stand-in] [--worker-bin F]",
 		Short: "Run one class's handler once on this machine and check its result against the class's contracts",
 		Long: `Invoke runs CLASS's handler once, locally and without AWS, on the generated example of the
 event the class consumes (--example, as fleetc send --example makes it) or on a given detail
@@ -35,7 +36,9 @@ project's handler/ (fleetc init's layout; --path maps other directories); an htt
 called at its URL; an llm handler needs a model, so it runs only as fleetc dev's stand-in
 (--stand-in). The result is then held to the class's contracts with the worker's own code: a
 handler failure, the class's output schema, and every completion event built by the fill
-rule against its event's schema.
+rule against its event's schema. fleet-worker does both (fleet-worker dry-run), run as a
+process as fleetc dev runs it: the judge is the worker itself, and fleetc links no worker
+runtime.
 
 The result is printed on stdout; what ran, the input and the completion events on stderr.
 
@@ -56,6 +59,7 @@ FILE does not build, 2 usage error or an llm class without --stand-in.`,
 	c.Flags().BoolVar(&o.example, "example", false, "the generated example detail of the event the class consumes")
 	c.Flags().BoolVar(&o.standIn, "stand-in", false, "run fleetc dev's stand-in handler instead of the class's own (an llm class's only way without a model)")
 	c.Flags().StringArrayVar(&o.paths, "path", nil, pathFlagHelp)
+	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary, which runs and judges the handler (default: next to fleetc, then PATH, then ./bin)")
 	return c
 }
 
@@ -94,7 +98,7 @@ func runInvoke(pos []string, env string, o invokeOptions, stdin io.Reader, stdou
 		return exitUsage
 	}
 	inv, err := dev.Invoke(context.Background(), dev.InvokeOptions{Spec: pos[0], Env: env, Class: pos[1], Detail: body,
-		Paths: paths, StandIn: o.standIn, Stderr: stderr})
+		Paths: paths, StandIn: o.standIn, WorkerBin: o.workerBin, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {
 	case errors.As(err, &be):

@@ -7,7 +7,27 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetc/fleetc/cmd/fleetc/dev"
+	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 )
+
+// TestMain lets this test binary stand in for fleetc where a command runs fleetc itself as
+// a process: invoke --stand-in runs `fleetc dev-handler` (os.Executable), as dev does.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == dev.HandlerCommand {
+		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// workerOnPath puts a fleet-worker built from this checkout on PATH, where invoke finds the
+// engine it runs (fleet-worker dry-run) when none is next to fleetc.
+func workerOnPath(t *testing.T) {
+	t.Helper()
+	_, worker := devtest.Binaries(t)
+	t.Setenv("PATH", filepath.Dir(worker)+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
 
 // initStarter writes fleetc init's lambda project into a fresh directory and returns its spec.
 func initStarter(t *testing.T) string {
@@ -15,6 +35,7 @@ func initStarter(t *testing.T) string {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("the starter's handler is python3")
 	}
+	workerOnPath(t)
 	dir := filepath.Join(t.TempDir(), "hello")
 	if code, out, errs := run(t, "init", dir); code != exitOK {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errs)
@@ -103,6 +124,7 @@ func TestInvokeContracts(t *testing.T) {
 
 // An llm class needs a model: exit 2, unless dev's stand-in is asked for.
 func TestInvokeLLMNeedsAModel(t *testing.T) {
+	workerOnPath(t)
 	spec := "../../../examples/async-tools/fleet.yaml"
 	code, _, errs := run(t, "invoke", spec, "release-assistant", "--example")
 	if code != exitUsage || !strings.Contains(errs, "needs a model") || !strings.Contains(errs, "--stand-in") {
@@ -118,6 +140,7 @@ func TestInvokeLLMNeedsAModel(t *testing.T) {
 // which the worker's output check accepts (cdk-synth requires status SUCCEEDED or FAILED,
 // which an echo of the input lacks).
 func TestInvokeStandInFitsOutput(t *testing.T) {
+	workerOnPath(t)
 	code, out, errs := run(t, "invoke", "../../../examples/async-tools/fleet.yaml", "cdk-synth", "--example", "--stand-in")
 	if code != exitOK {
 		t.Fatalf("exit %d (want 0: the stand-in's answer fits cdk-synth's output)\n%s%s", code, out, errs)

@@ -8,16 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/runtime/config"
-	"github.com/fleetc/fleetc/runtime/handler"
-	"github.com/fleetc/fleetc/runtime/worker"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // InvokeOptions say which class `fleetc invoke` runs, on what.
@@ -28,7 +28,9 @@ type InvokeOptions struct {
 	// StandIn answers with dev's stand-in handler instead of the class's own (the only way
 	// to invoke an llm class without a model).
 	StandIn bool
-	Stderr  io.Writer // the handler's stderr, line by line
+	// WorkerBin is fleet-worker ("" = next to fleetc, then PATH, then bin/ of the checkout).
+	WorkerBin string
+	Stderr    io.Writer // the handler's stderr, line by line
 }
 
 // ErrNeedsModel is an llm class invoked without --stand-in: it needs a model.
@@ -41,13 +43,14 @@ type Invocation struct {
 	// project's.
 	Command []string
 	Detail  json.RawMessage // the step's input
-	worker.DryRun
+	contract.DryRun
 }
 
 // Invoke runs the class's handler once, on this machine, and holds its result to the class's
-// contracts with the worker's own code (runtime/worker DryRun): the runtime config fleetc
-// build writes, the handler fleet-worker would build from it (exec commands through Paths),
-// the output schema and the completion events' schemas. No AWS is called.
+// contracts with the worker's own code: `fleet-worker dry-run` (worker.DryRun) on the runtime
+// config fleetc build writes, with exec commands' files mapped to the project's (Paths). It
+// runs fleet-worker as a process, as fleetc dev does, so that fleetc links no worker runtime.
+// No AWS is called.
 func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
 	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: compiler.ContractsEnv(o.Spec, o.Env), Local: true, Stop: compiler.Checked})
 	if err != nil {
@@ -78,23 +81,84 @@ func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	example, err := OutputExample(a)
+	dir, err := os.MkdirTemp("", "fleetc-invoke-*")
 	if err != nil {
 		return nil, err
 	}
-	h, ran, err := invokeHandler(cfg, example, o)
+	defer os.RemoveAll(dir)
+	inv := &Invocation{Detail: detail}
+	execCmd, err := invokeCommand(cfg, a, dir, o, inv)
 	if err != nil {
 		return nil, err
 	}
-	var command []string
-	if !o.StandIn && cfg.Handler.Type == config.HandlerExec {
-		command = cfg.Handler.Command
+	workerBin, err := findWorker(o.WorkerBin)
+	if err != nil {
+		return nil, err
+	}
+	cfgFile, inFile := filepath.Join(dir, "config.json"), filepath.Join(dir, "input.json")
+	if err := errors.Join(os.WriteFile(cfgFile, raw, 0o600), os.WriteFile(inFile, detail, 0o600)); err != nil {
+		return nil, err
 	}
 	// The step's own bound, as the worker's deadline.
-	ctx, cancel := context.WithTimeout(ctx, a.StepMax)
-	defer cancel()
-	r, err := (&worker.Worker{Cfg: cfg, Handler: h}).DryRun(ctx, detail)
-	return &Invocation{Ran: ran, Command: command, Detail: detail, DryRun: r}, err
+	args := []string{contract.DryRunCommand, "--config", cfgFile, "--input", inFile, "--timeout", a.StepMax.String()}
+	if execCmd != nil {
+		b, _ := json.Marshal(execCmd)
+		args = append(args, "--exec", string(b))
+	}
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, workerBin, args...)
+	cmd.Stdout, cmd.Stderr = &out, io.MultiWriter(&errb, orDiscard(o.Stderr))
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %v: %s", workerBin, contract.DryRunCommand, err, bytes.TrimSpace(errb.Bytes()))
+	}
+	if err := json.Unmarshal(out.Bytes(), &inv.DryRun); err != nil {
+		return nil, fmt.Errorf("%s %s answered %q: %v", workerBin, contract.DryRunCommand, out.Bytes(), err)
+	}
+	return inv, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// invokeCommand is the exec command the dry run runs instead of the config's handler (nil:
+// the config's own, an http handler as is): an exec handler's, its image paths mapped to the
+// project's; or dev's stand-in handler (this fleetc's dev-handler), answering with the
+// class's output example. An llm handler needs a model, or the stand-in. It fills inv's Ran
+// and Command.
+func invokeCommand(cfg *config.Config, a *ir.Agent, dir string, o InvokeOptions, inv *Invocation) ([]string, error) {
+	switch {
+	case o.StandIn:
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd := []string{exe, HandlerCommand, "--class", cfg.Class}
+		example, err := OutputExample(a)
+		if err != nil {
+			return nil, err
+		}
+		if example != nil {
+			path := filepath.Join(dir, "output-example.json")
+			if err := os.WriteFile(path, example, 0o600); err != nil {
+				return nil, err
+			}
+			cmd = append(cmd, StandInOutputFlag, path)
+		}
+		inv.Ran = "the stand-in handler (fleetc dev's)"
+		return cmd, nil
+	case cfg.Handler.Type == config.HandlerLLM:
+		return nil, fmt.Errorf("class %s has an llm handler: it %w (fleetc dev serves a stand-in one); pass --stand-in to run dev's stand-in handler", cfg.Class, ErrNeedsModel)
+	case cfg.Handler.Type == config.HandlerExec:
+		local, _ := o.Paths.Local(cfg.Handler.Command)
+		inv.Ran, inv.Command = CommandLine(local), local
+		return local, nil
+	}
+	inv.Ran = cfg.Handler.URL
+	return nil, nil
 }
 
 // stepInput is the detail the handler gets: the consumed event's, checked against its
@@ -119,56 +183,4 @@ func stepInput(f *ir.Fleet, a *ir.Agent, detail []byte) (json.RawMessage, error)
 		return nil, err
 	}
 	return ev.Detail, nil
-}
-
-// invokeHandler builds the handler fleet-worker would, from the class's runtime config: an
-// exec command with the image's paths mapped to the project's, an http handler as is, an llm
-// handler only as the stand-in.
-func invokeHandler(cfg *config.Config, example json.RawMessage, o InvokeOptions) (handler.Handler, string, error) {
-	if o.StandIn {
-		return standIn(cfg.Class, example), "the stand-in handler (fleetc dev's)", nil
-	}
-	switch cfg.Handler.Type {
-	case config.HandlerLLM:
-		return nil, "", fmt.Errorf("class %s has an llm handler: it %w (fleetc dev serves a stand-in one); pass --stand-in to run dev's stand-in handler", cfg.Class, ErrNeedsModel)
-	case config.HandlerExec:
-		cfg.Handler.Command, _ = o.Paths.Local(cfg.Handler.Command)
-	}
-	h, err := handler.New(cfg, handler.Options{Stderr: func(_ handler.Request, line string) {
-		if o.Stderr != nil {
-			fmt.Fprintln(o.Stderr, line)
-		}
-	}})
-	if err != nil {
-		return nil, "", err
-	}
-	ran := cfg.Handler.URL
-	if cfg.Handler.Type == config.HandlerExec {
-		ran = CommandLine(cfg.Handler.Command)
-	}
-	return h, ran, nil
-}
-
-// standIn is dev's stand-in handler (RunHandler with no command), in this process.
-func standIn(class string, example json.RawMessage) handler.Handler {
-	return handler.Func(func(_ context.Context, req handler.Request) (json.RawMessage, error) {
-		args := []string{"--class", class}
-		if example != nil {
-			f, err := os.CreateTemp("", "fleetc-invoke-output-*.json")
-			if err != nil {
-				return nil, err
-			}
-			defer os.Remove(f.Name())
-			_, err = f.Write(example)
-			if err = errors.Join(err, f.Close()); err != nil {
-				return nil, err
-			}
-			args = append(args, StandInOutputFlag, f.Name())
-		}
-		var out, errb bytes.Buffer
-		if code := RunHandler(args, bytes.NewReader(req.Input), &out, &errb, time.Now); code != 0 {
-			return nil, fmt.Errorf("stand-in handler: exit %d: %s", code, errb.String())
-		}
-		return json.RawMessage(bytes.TrimSpace(out.Bytes())), nil
-	})
 }
