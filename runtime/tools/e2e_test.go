@@ -29,6 +29,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/retry"
 	"github.com/fleetc/fleetc/runtime/tools"
 	"github.com/fleetc/fleetc/runtime/worker"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -336,7 +337,10 @@ func TestMalformedArgumentsWriteNothing(t *testing.T) {
 		{"oversized", `{"stackName":"api","ref":"` + strings.Repeat("r", tools.MaxArgumentBytes) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "limit"},
 		// Within MaxArgumentBytes, but the event (with job id, trace id, source and detail
 		// type) would pass PutEvents' 1 MB: refused before a job is written.
-		{"event over PutEvents", `{"stackName":"api","ref":"` + strings.Repeat("r", tools.MaxArgumentBytes-80) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "PutEvents limit"},
+		{"event over PutEvents", `{"stackName":"api","ref":"` + strings.Repeat("r", tools.MaxArgumentBytes-80) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "an event delivered to a queue may carry"},
+		// Within PutEvents' 1 MiB, but the event EventBridge delivers (its envelope around
+		// the entry) would not fit the class queue's message.
+		{"event over the queue's message", `{"stackName":"api","ref":"` + strings.Repeat("r", awslimits.PutEventsMaxRequestBytes-600) + `","schemaVersion":1,"idempotencyKey":"k-12345678"}`, "an event delivered to a queue may carry"},
 	} {
 		a := e.call(t, alice, "start_cdk_synth", tc.args)
 		if a.OK || a.Error.Code != tools.InvalidArgument || a.Error.Retryable || !strings.Contains(a.Error.Message, tc.want) {

@@ -34,6 +34,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/events/putevents"
 	"github.com/fleetc/fleetc/runtime/jobstore"
 	"github.com/fleetc/fleetc/runtime/telemetry/genai"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/jobs"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -409,8 +410,10 @@ func (s *Service) detail(c *class, args map[string]json.RawMessage, id, traceID 
 	if err := c.schema.Validate(v); err != nil {
 		return nil, fmt.Errorf("arguments do not fit %s: %s", c.Request.DetailType, problems(err))
 	}
-	if n := putevents.EntrySize(c.Request.Source, c.Request.DetailType, raw, nil, false); n > putevents.MaxRequestBytes {
-		return nil, fmt.Errorf("the request event would be %d bytes, over the %d-byte PutEvents limit; pass large inputs by reference", n, putevents.MaxRequestBytes)
+	// The request event reaches the async class through its SQS queue, whose message is the
+	// whole event: the entry keeps EventBridge's envelope under the queue's ceiling.
+	if n := putevents.EntrySize(c.Request.Source, c.Request.DetailType, raw, nil, false); n > awslimits.EventBridgeMaxEntryToQueueBytes {
+		return nil, fmt.Errorf("the request event would be %d bytes, over the %d bytes an event delivered to a queue may carry (PutEvents and SQS allow 1 MiB, EventBridge's envelope needs the rest); pass large inputs by reference", n, awslimits.EventBridgeMaxEntryToQueueBytes)
 	}
 	return raw, nil
 }

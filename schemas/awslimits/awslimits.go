@@ -57,6 +57,14 @@ const (
 	// https://aws.amazon.com/blogs/compute/more-room-to-build-serverless-services-now-support-payloads-up-to-1-mb);
 	// the API reference's "256 KB" predates it. The seed says 1 MB as well.
 	PutEventsMaxRequestBytes = 1_048_576
+	// EventBridgeEventOverheadBytes bounds what EventBridge adds around an entry when it
+	// delivers the event (version, id, account, time, region and the JSON keys: "the event in
+	// EventBridge is always larger than the entry size", eb-putevent-size.html). An SQS target
+	// receives that whole event as its message body.
+	EventBridgeEventOverheadBytes = 1024
+	// EventBridgeMaxEntryToQueueBytes is the largest entry whose event still fits one SQS message:
+	// a larger one passes PutEvents and then fails delivery to the class queue.
+	EventBridgeMaxEntryToQueueBytes = min(PutEventsMaxRequestBytes, SQSMaxMessageBytes) - EventBridgeEventOverheadBytes
 	// PutEventsMaxEntriesClassic is the entries of one PutEvents request on a classic bus.
 	PutEventsMaxEntriesClassic = 10
 	// PutEventsMaxEntriesV2 is the entries of one request on an EventsV2 bus (the seed).
