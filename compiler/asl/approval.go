@@ -18,11 +18,15 @@ import (
 //
 // So the approval state starts the fleet's approval recorder (an Express state machine,
 // RecorderPath) with .waitForTaskToken and hands it the token. The recorder writes the token
-// to the idempotency table (pk = execution ARN, sk = ir.ApprovalSortKey(state)) and then
-// puts the notify event on the bus carrying only execution_id, state and trace_id: the
-// handle. A handle is not a credential, so there is nothing to forge: knowing (or making up)
-// one gives no way to complete the step without dynamodb:GetItem on the table and
-// states:SendTaskSuccess, which `fleetc approve` uses with the operator's own credentials.
+// to the idempotency table (pk = ir.ApprovalPartitionKey(execution ARN), sk =
+// ir.ApprovalSortKey(state)) and then puts the notify event on the bus carrying only
+// execution_id, state and trace_id: the handle. A handle is not a credential, so there is
+// nothing to forge: knowing (or making up) one gives no way to complete the step without
+// dynamodb:GetItem on the approval keys and states:SendTaskSuccess, which `fleetc approve`
+// uses with the operator's own credentials. The workflow's own classes have
+// SendTaskSuccess (for their callback steps) and GetItem on the table, so their roles are
+// denied every item whose partition key starts with ir.ApprovalKeyPrefix
+// (compiler/terraform, IdempotencyClaims): a worker cannot approve its own workflow.
 // The recorder logs no execution data, so the token is not in its log group either.
 
 // StartExecutionResource starts the approval recorder and waits for the token it carries.
@@ -108,11 +112,11 @@ func recorder() *definition {
 		States: states{
 			{"Record", &state{
 				Type: "Task", Resource: PutItemResource,
-				Comment: "pk = execution ARN, sk = approval#<state>: the handle fleetc approve RUN STEP looks up.",
+				Comment: "pk = approval#<execution ARN>, sk = approval#<state>: the handle fleetc approve RUN STEP looks up; worker roles may not touch approval# keys.",
 				Parameters: map[string]any{
 					"TableName": "${" + ir.IdempotencyTableVar + "}",
 					"Item": map[string]any{
-						"pk":    map[string]string{"S.$": "$.execution_id"},
+						"pk":    map[string]string{"S.$": fmt.Sprintf("States.Format('%s', $.execution_id)", ir.ApprovalPartitionKey("{}"))},
 						"sk":    map[string]string{"S.$": fmt.Sprintf("States.Format('%s', $.state)", ir.ApprovalSortKey("{}"))},
 						"token": map[string]string{"S.$": "$.token"},
 					},

@@ -507,9 +507,18 @@ const (
 )
 
 // ApprovalSortKey is the idempotency table's sort key of an approval's record; the partition
-// key is the execution ARN. Class names (the other sort keys) cannot contain '#', so an
+// key is ApprovalPartitionKey(execution ARN). Class names (the other sort keys) cannot contain '#', so an
 // approval record never meets a work-key claim.
-func ApprovalSortKey(state string) string { return "approval#" + state }
+func ApprovalSortKey(state string) string { return ApprovalKeyPrefix + state }
+
+// ApprovalKeyPrefix starts an approval record's partition key (ApprovalPartitionKey) and
+// sort key. Worker roles may not touch items whose partition key starts with it
+// (dynamodb:LeadingKeys): a class's worker would otherwise read the token of its own
+// workflow's approval and answer it.
+const ApprovalKeyPrefix = "approval#"
+
+// ApprovalPartitionKey is the partition key of the approval records of execution execARN.
+func ApprovalPartitionKey(execARN string) string { return ApprovalKeyPrefix + execARN }
 
 // FanOut is a Distributed Map over Items.
 type FanOut struct {

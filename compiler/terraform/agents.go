@@ -367,7 +367,7 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		{sid: "DeadLetterOwnMessages", actions: []string{"sqs:SendMessage", "sqs:GetQueueUrl"},
 			resources: []tokens{ref("aws_sqs_queue", n+"_dlq", "arn")}},
 		{sid: "IdempotencyClaims", actions: []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"},
-			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
+			resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}, conditions: g.notApprovals()},
 		// Reads follow payload references only where this class may find them: producers'
 		// inputs for what it consumes, the outputs of the classes whose events it consumes, its
 		// workflows' fan-out results (ir.ClaimCheckReadPrefixes, which fleet-worker checks too); writes stay under
@@ -680,4 +680,15 @@ func emitConditions(events []*ir.Event) []condition {
 		{"StringEquals", "events:detail-type", vals(types)},
 		{"StringEquals", "events:source", vals(sources)},
 	}
+}
+
+// notApprovals keeps a worker role off the approval records in the idempotency table (their
+// partition keys start with ir.ApprovalKeyPrefix): they hold task tokens, and the classes of
+// a workflow may answer its tokens (SendTaskSuccess), so a worker that could read them could
+// approve its own workflow. Nil for a fleet without approval steps.
+func (g *gen) notApprovals() []condition {
+	if !g.f.HasApprovals() {
+		return nil
+	}
+	return []condition{{"ForAllValues:StringNotLike", "dynamodb:LeadingKeys", []tokens{str(ir.ApprovalKeyPrefix + "*")}}}
 }

@@ -42,9 +42,21 @@ func (g *gen) approvalRecorder(fl *file) {
 			waiting = append(waiting, g.serviceARN("states", "stateMachine:"+w.StateMachineName), g.serviceARN("states", "stateMachine:"+w.StateMachineName+"/*"))
 		}
 	}
+	// Its input names the notify event's source and detail-type: the conditions hold it to the
+	// approval steps' own notify events, and its writes to the approval keys.
+	var notify []*ir.Event
+	for _, w := range g.f.Workflows {
+		for _, s := range w.Steps {
+			if s.Approval != nil && s.Approval.Notify != nil {
+				notify = append(notify, s.Approval.Notify)
+			}
+		}
+	}
 	st := []stmt{
-		{sid: "RecordApprovalTokens", actions: []string{"dynamodb:PutItem"}, resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")}},
-		{sid: "AnnounceApprovals", actions: []string{"events:PutEvents"}, resources: []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")}},
+		{sid: "RecordApprovalTokens", actions: []string{"dynamodb:PutItem"}, resources: []tokens{ref("aws_dynamodb_table", "idempotency", "arn")},
+			conditions: []condition{leadingKeys(ir.ApprovalKeyPrefix)}},
+		{sid: "AnnounceApprovals", actions: []string{"events:PutEvents"}, resources: []tokens{ref("aws_cloudwatch_event_bus", "fleet", "arn")},
+			conditions: emitConditions(notify)},
 		{sid: "TaskTokenCallbacks", actions: []string{"states:SendTaskFailure"}, resources: waiting},
 		{sid: "LogDelivery", actions: []string{
 			"logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery", "logs:DeleteLogDelivery",

@@ -17,11 +17,18 @@ type traceKey struct{}
 
 // WithTraceID labels the record Acquire writes under ctx with the conversation's trace id.
 func WithTraceID(ctx context.Context, traceID string) context.Context {
-	if traceID == "" {
+	// The trace id comes from the event, whose producer chose it: a longer one is left out
+	// rather than let it eat the result's share of the 400 KB item (MaxResultBytes keeps
+	// 50 KiB for the key and the other attributes).
+	if traceID == "" || len(traceID) > MaxTraceIDBytes {
 		return ctx
 	}
 	return context.WithValue(ctx, traceKey{}, traceID)
 }
+
+// MaxTraceIDBytes bounds the trace id a record carries (W3C trace ids are 32 hex digits;
+// fleetc's are shorter).
+const MaxTraceIDBytes = 128
 
 func traceIDFrom(ctx context.Context) string {
 	v, _ := ctx.Value(traceKey{}).(string)

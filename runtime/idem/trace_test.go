@@ -3,6 +3,7 @@ package idem
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,5 +38,17 @@ func TestFindTrace(t *testing.T) {
 	}
 	if rs, err := FindTrace(ctx, d.API.(ScanAPI), d.Table, "t-1", start.Add(time.Minute)); err != nil || len(rs) != 0 {
 		t.Fatalf("since a minute later: %+v %v", rs, err)
+	}
+}
+
+// A producer's trace id longer than MaxTraceIDBytes is not written on the record: it would
+// take the room the record keeps for the step's result.
+func TestLongTraceIDIsLeftOut(t *testing.T) {
+	at := strings.Repeat("t", MaxTraceIDBytes)
+	if got := traceIDFrom(WithTraceID(context.Background(), at)); got != at {
+		t.Errorf("a trace id of %d bytes: %q", MaxTraceIDBytes, got)
+	}
+	if got := traceIDFrom(WithTraceID(context.Background(), at+"t")); got != "" {
+		t.Errorf("a trace id of %d bytes was kept", MaxTraceIDBytes+1)
 	}
 }

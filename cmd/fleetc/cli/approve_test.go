@@ -39,7 +39,7 @@ func TestApproveAndReject(t *testing.T) {
 	w := f.Workflows[0]
 	machine := "arn:aws:states:eu-west-1:" + acct + ":stateMachine:" + w.StateMachineName
 	execARN := "arn:aws:states:eu-west-1:" + acct + ":execution:" + w.StateMachineName + ":r-42"
-	key := map[string]any{"pk": map[string]any{"S": execARN}, "sk": map[string]any{"S": "approval#Approve"}}
+	key := map[string]any{"pk": map[string]any{"S": "approval#" + execARN}, "sk": map[string]any{"S": "approval#Approve"}}
 
 	t.Run("approve by ARN", func(t *testing.T) {
 		fake, url := approvalFake(t, "tok-1", 200, map[string]any{})

@@ -87,7 +87,7 @@ func ExecutionARN(machineARN, run string) string {
 // SendTaskFailure with ErrRejected), then deletes the record so the token is not kept.
 func Decide(ctx context.Context, db *dynamodb.Client, c *sfn.Client, table, execARN, state string, approve bool, reason string) error {
 	key := map[string]ddbtypes.AttributeValue{
-		"pk": &ddbtypes.AttributeValueMemberS{Value: execARN},
+		"pk": &ddbtypes.AttributeValueMemberS{Value: ir.ApprovalPartitionKey(execARN)},
 		"sk": &ddbtypes.AttributeValueMemberS{Value: ir.ApprovalSortKey(state)},
 	}
 	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key, ConsistentRead: aws.Bool(true)})

@@ -114,8 +114,8 @@ func PlanReplay(f *ir.Fleet, from, to time.Time, events []string, now time.Time)
 		return nil, fmt.Errorf("--to %s is in the future: EventBridge replays only archived events", to.Format(time.RFC3339))
 	case now.Sub(to) < ArchiveLag:
 		return nil, fmt.Errorf("--to %s is less than %s ago: the archive may not hold those events yet (EventBridge archives lag ingestion); "+
-			"end the window at %s or earlier (--to %s), or wait and replay the rest later",
-			to.UTC().Format(time.RFC3339), ArchiveLag, now.Add(-ArchiveLag).UTC().Format(time.RFC3339), ArchiveLag)
+			"end the window at %s or earlier (--to %dm), or wait and replay the rest later",
+			to.UTC().Format(time.RFC3339), ArchiveLag, now.Add(-ArchiveLag).UTC().Format(time.RFC3339), int(ArchiveLag.Minutes()))
 	}
 	known := map[string]bool{}
 	for _, e := range f.Events {

@@ -51,7 +51,7 @@ func TestReplayWaitsForTheArchiveLag(t *testing.T) {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	events := []string{"ReindexRequested"}
 	_, err := PlanReplay(f, now.Add(-time.Hour), now.Add(-ArchiveLag+time.Second), events, now)
-	for _, want := range []string{"less than 10m0s ago", "the archive may not hold those events yet", "end the window at 2026-12-01T11:50:00Z or earlier"} {
+	for _, want := range []string{"less than 10m0s ago", "the archive may not hold those events yet", "end the window at 2026-12-01T11:50:00Z or earlier (--to 10m)"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("a window ending 9m59s ago: %v\nwant it to say %q", err, want)
 		}

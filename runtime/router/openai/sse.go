@@ -277,7 +277,15 @@ func (sw *SSEWriter) delta(d ChunkDelta, finish *string) error {
 // Event writes one event.
 func (sw *SSEWriter) Event(ev router.StreamEvent) error {
 	if m := ev.Meta; m != nil { // this chunk and the next name the answer as the target did
-		sw.base.Model, sw.base.SystemFingerprint, sw.base.ServiceTier = m.Model, m.SystemFingerprint, m.ServiceTier
+		// A later event that leaves a field out keeps what an earlier one named.
+		for _, f := range []struct {
+			dst *string
+			v   string
+		}{{&sw.base.Model, m.Model}, {&sw.base.SystemFingerprint, m.SystemFingerprint}, {&sw.base.ServiceTier, m.ServiceTier}} {
+			if f.v != "" {
+				*f.dst = f.v
+			}
+		}
 	}
 	switch ev.Kind {
 	case router.EventMessageStart:

@@ -118,3 +118,22 @@ func TestSSEStreamCutBeforeDoneIsAnError(t *testing.T) {
 		t.Errorf("a complete stream's events %v, want the metadata event last", kinds)
 	}
 }
+
+// A later event whose meta names no model (a system_fingerprint first seen mid-stream) keeps
+// the model an earlier one named: no chunk after it says "model": "".
+func TestSSEWriterKeepsTheModelNamedBefore(t *testing.T) {
+	var b strings.Builder
+	sw := openai.NewSSEWriter(&b, "c1", "", 1, false)
+	for _, ev := range []router.StreamEvent{
+		{Kind: router.EventMessageStart, Meta: &router.AnswerMeta{Model: "m-1"}},
+		{Kind: router.EventBlockDelta, Text: "hi", Meta: &router.AnswerMeta{SystemFingerprint: "fp"}},
+		{Kind: router.EventBlockDelta, Text: "!"},
+	} {
+		if err := sw.Event(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Contains(b.String(), `"model":""`) || strings.Count(b.String(), `"model":"m-1"`) != 3 || !strings.Contains(b.String(), `"system_fingerprint":"fp"`) {
+		t.Errorf("chunks:\n%s", b.String())
+	}
+}

@@ -109,12 +109,27 @@ data "aws_iam_policy_document" "fleetc_approvals_sfn" {
     effect    = "Allow"
     actions   = ["dynamodb:PutItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
+    condition {
+      test     = "ForAllValues:StringLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["approval#*"]
+    }
   }
   statement {
     sid       = "AnnounceApprovals"
     effect    = "Allow"
     actions   = ["events:PutEvents"]
     resources = [aws_cloudwatch_event_bus.fleet.arn]
+    condition {
+      test     = "StringEquals"
+      variable = "events:detail-type"
+      values   = ["refund.approval.requested"]
+    }
+    condition {
+      test     = "StringEquals"
+      variable = "events:source"
+      values   = ["refunds.approvals"]
+    }
   }
   # tfsec:ignore:aws-iam-no-policy-wildcards Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.
   statement {
