@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,7 +44,14 @@ func TestDocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// fleetc invoke runs fleet-worker (its dry-run) as a process: one built from this
+	// checkout is on the scripts' PATH, as beside an installed fleetc.
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "fleet-worker"), "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
+		t.Fatalf("build fleet-worker: %v\n%s", err, out)
+	}
 	testscript.Run(t, testscript.Params{Dir: dir, Setup: func(e *testscript.Env) error {
+		e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
 		// Commands in the docs name the repository's examples (and docs/simulate's fleet and
 		// scenarios), as from a clone's root.
 		if err := os.CopyFS(filepath.Join(e.WorkDir, "docs", "simulate"), os.DirFS("../../docs/simulate")); err != nil {
