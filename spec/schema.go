@@ -420,9 +420,18 @@ func describeField(node map[string]any, name string) string {
 	props, _ := node["properties"].(map[string]any)
 	p, _ := props[name].(map[string]any)
 	if desc, ok := p["description"].(string); ok {
-		return fmt.Sprintf("%s: %s", name, desc)
+		return fmt.Sprintf("%s: %s", name, firstSentence(desc))
 	}
 	return ""
+}
+
+// firstSentence is a description's first sentence: what a missing field is, on one line of
+// a diagnostic. The whole description is the field's entry in docs/spec-reference.md.
+func firstSentence(desc string) string {
+	if i := strings.Index(desc, ". "); i >= 0 {
+		return desc[:i+1]
+	}
+	return desc
 }
 
 func lookup(root any, path string) any {

@@ -59,8 +59,9 @@ func TestEnvFlagErrors(t *testing.T) {
 		t.Errorf("unknown env: exit %d\n%s", code, errs)
 	}
 	for _, args := range [][]string{{"capacity", envExample}, {"graph", envExample}, {"tools", envExample}} {
-		if code, _, errs := run(t, args...); code != exitInvalid || !strings.Contains(errs, "P013: this spec declares environments dev, prod, staging: name one with --env") {
-			t.Errorf("%v: exit %d\n%s", args, code, errs)
+		// tools prints JSON by default: its diagnostics are in the document on stdout.
+		if code, out, errs := run(t, args...); code != exitInvalid || !strings.Contains(out+errs, "this spec declares environments dev, prod, staging: name one with --env") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, errs)
 		}
 	}
 	if code, out, errs := run(t, "capacity", "--env", "prod", envExample); code != exitOK || !strings.Contains(out, "Capacity of fleet support-prod in eu-central-1") || !strings.Contains(out, "600 conversations/min") {

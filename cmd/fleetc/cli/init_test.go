@@ -74,6 +74,7 @@ func TestFmt(t *testing.T) {
 		src, _ := os.ReadFile(p)
 		f := filepath.Join(t.TempDir(), "fleet.yaml")
 		os.WriteFile(f, src, 0o644)
+		copyPrompts(t, p, filepath.Dir(f))
 		if code, _, _ := run(t, "fmt", "--check", f); code != 1 && !bytes.Equal(mustFormat(t, src), src) {
 			t.Errorf("%s: --check exit %d on an unformatted file", p, code)
 		}

@@ -46,6 +46,7 @@ func TestJSONOutputSchemas(t *testing.T) {
 		if err := os.WriteFile(out, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		copyPrompts(t, path, dir)
 		return out
 	}
 	warnSpec, warnTools := warn("warn.yaml", research, "sonnet-overflow"), warn("warntools.yaml", tools, "assistant-global")
@@ -162,6 +163,7 @@ func TestWarningsNeverDropped(t *testing.T) {
 		if err := os.WriteFile(out, []byte(strings.Replace(string(src), "    fallbacks: ["+fallback+"]\n", "", 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		copyPrompts(t, path, dir)
 		return out
 	}
 	warnSpec := warn(research, "sonnet-overflow")
@@ -182,5 +184,18 @@ func TestWarningsNeverDropped(t *testing.T) {
 		if strings.Contains(stdout, "M001") {
 			t.Errorf("fleetc %s: the warning is in the result on stdout:\n%s", strings.Join(args, " "), stdout)
 		}
+	}
+}
+
+// copyPrompts copies the prompts/ a spec names (rule P014 checks they exist beside it) from
+// spec's directory into dir, where a test writes its copy of the spec.
+func copyPrompts(t *testing.T, spec, dir string) {
+	t.Helper()
+	src := filepath.Join(filepath.Dir(spec), "prompts")
+	if _, err := os.Stat(src); err != nil {
+		return
+	}
+	if err := os.CopyFS(filepath.Join(dir, "prompts"), os.DirFS(src)); err != nil && !os.IsExist(err) {
+		t.Fatal(err)
 	}
 }
