@@ -35,7 +35,11 @@ type Input struct {
 	// Local is a fleet that runs on this machine (fleetc dev): its workers inherit the
 	// developer's environment, so api_key_env is a key source there (rule M007).
 	Local bool
-	Stop  Stop // how far to go; the zero value generates a fleet the rules accept
+	// AnyEnv takes the spec's first environment when Env is "": for a command whose output
+	// cannot differ per environment (an environment overrides only where and how big the
+	// fleet runs, never an event, an output or a handler), instead of refusing with P013.
+	AnyEnv bool
+	Stop   Stop // how far to go; the zero value generates a fleet the rules accept
 }
 
 // Stop is the stage Compile ends after.
@@ -81,6 +85,11 @@ func Compile(in Input) (*Result, error) {
 	file, ds, err := in.load()
 	if err != nil {
 		return nil, err
+	}
+	if in.AnyEnv && in.Env == "" && file != nil {
+		if envs := file.Environments(); len(envs) > 0 {
+			in.Env = envs[0]
+		}
 	}
 	return compile(file, ds, in), nil
 }

@@ -52,7 +52,7 @@ type Invocation struct {
 // runs fleet-worker as a process, as fleetc dev does, so that fleetc links no worker runtime.
 // No AWS is called.
 func Invoke(ctx context.Context, o InvokeOptions) (*Invocation, error) {
-	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: compiler.ContractsEnv(o.Spec, o.Env), Local: true, Stop: compiler.Checked})
+	res, err := compiler.Compile(compiler.Input{Path: o.Spec, Env: o.Env, AnyEnv: true, Local: true, Stop: compiler.Checked})
 	if err != nil {
 		return nil, err
 	}
