@@ -28,20 +28,6 @@ func NewHeader(ds diag.Diagnostics) Header {
 	return Header{FormatVersion: FormatVersion, Diagnostics: Diagnostics(ds)}
 }
 
-// Pos is a position in a source file (line and column from 1, byte from 0).
-type Pos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Byte   int `json:"byte"`
-}
-
-// Range is the source span a diagnostic points at.
-type Range struct {
-	Filename string `json:"filename"`
-	Start    Pos    `json:"start"`
-	End      Pos    `json:"end"`
-}
-
 // Diagnostic is one diagnostic as every JSON document prints it.
 type Diagnostic struct {
 	Severity diag.Severity `json:"severity"`
@@ -49,7 +35,7 @@ type Diagnostic struct {
 	Summary  string        `json:"summary"`
 	Detail   string        `json:"detail,omitempty"`
 	Path     string        `json:"path,omitempty"`
-	Range    *Range        `json:"range,omitempty"`
+	Range    *diag.Range   `json:"range,omitempty"` // diag's own shape: filename, start and end
 	// Environment names the environments the problem is found in; absent when the spec has
 	// none or it is found in all of them.
 	Environment string `json:"environment,omitempty"`
@@ -60,10 +46,9 @@ func Diagnostics(ds diag.Diagnostics) []Diagnostic {
 	out := []Diagnostic{}
 	for _, d := range ds {
 		jd := Diagnostic{Severity: d.Severity, Code: d.Code, Summary: d.Summary, Detail: d.Detail, Path: d.Path, Environment: d.Env}
-		if r := d.Subject; r != nil {
-			jd.Range = &Range{Filename: r.Filename,
-				Start: Pos{r.Start.Line, r.Start.Column, r.Start.Byte},
-				End:   Pos{r.End.Line, r.End.Column, r.End.Byte}}
+		if d.Subject != nil {
+			r := *d.Subject // a copy: the document never aliases the diagnostic
+			jd.Range = &r
 		}
 		out = append(out, jd)
 	}
