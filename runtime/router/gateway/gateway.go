@@ -238,20 +238,29 @@ func (g *Gateway) policyFor(model string) string {
 	return g.policy
 }
 
-func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
+// routerRequest reads an OpenAI-shaped request body with decode and turns it into a router
+// request; a body it cannot use is answered 400 in the OpenAI shape (ok false).
+func routerRequest[T interface {
+	ToRouter() (*router.Request, error)
+}](g *Gateway, w http.ResponseWriter, r *http.Request, decode func([]byte) (T, error)) (in T, req *router.Request, ok bool) {
 	body, err := readBody(r)
+	if err == nil {
+		in, err = decode(body)
+	}
 	if err != nil {
 		g.fail(w, apiOpenAI, badRequest, "request body: "+err.Error(), 0)
-		return
+		return in, nil, false
 	}
-	in, err := openai.DecodeRequest(body)
-	if err != nil {
-		g.fail(w, apiOpenAI, badRequest, "request body: "+err.Error(), 0)
-		return
-	}
-	req, err := in.ToRouter()
-	if err != nil {
+	if req, err = in.ToRouter(); err != nil {
 		g.fail(w, apiOpenAI, badRequest, err.Error(), 0)
+		return in, nil, false
+	}
+	return in, req, true
+}
+
+func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
+	in, req, ok := routerRequest(g, w, r, openai.DecodeRequest)
+	if !ok {
 		return
 	}
 	ctx, cancel := g.context(r)
@@ -266,12 +275,29 @@ func (g *Gateway) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, resp, openai.FromRouterResponse(id, time.Now().Unix(), resp))
 		return
 	}
-	var sw *openai.SSEWriter
 	includeUsage := in.StreamOptions != nil && in.StreamOptions.IncludeUsage
-	_, err = g.router.ChatStream(ctx, g.policyFor(in.Model), req, func(ev router.StreamEvent) error {
-		if sw == nil { // the first event: the answer is committed
+	g.streamOpenAI(ctx, w, g.policyFor(in.Model), req, func() openAIStream {
+		return openai.NewSSEWriter(w, id, "", time.Now().Unix(), includeUsage)
+	})
+}
+
+// openAIStream writes a streamed answer in one of the OpenAI shapes (chat completion chunks,
+// Responses API events).
+type openAIStream interface {
+	Event(router.StreamEvent) error
+	Error(typ, code, msg string) error
+	Done() error
+}
+
+// streamOpenAI routes req as a stream. The answer is committed by its first event: only then
+// are the headers written and the writer opened, so a failure before it is still an HTTP
+// error (routeError); one after it ends the stream with an error event, never its end.
+func (g *Gateway) streamOpenAI(ctx context.Context, w http.ResponseWriter, policy string, req *router.Request, open func() openAIStream) {
+	var sw openAIStream
+	_, err := g.router.ChatStream(ctx, policy, req, func(ev router.StreamEvent) error {
+		if sw == nil {
 			streamHeaders(w, "text/event-stream", ev.Meta)
-			sw = openai.NewSSEWriter(w, id, "", time.Now().Unix(), includeUsage)
+			sw = open()
 		}
 		return sw.Event(ev)
 	})
