@@ -17,10 +17,10 @@ import (
 
 // invokeOptions are invoke's flags.
 type invokeOptions struct {
-	detail, detailFile string
-	example, standIn   bool
-	paths              []string
-	workerBin          string
+	detailFlags
+	standIn   bool
+	paths     []string
+	workerBin string
 }
 
 func newInvokeCmd(s *streams) *cobra.Command {
@@ -54,9 +54,7 @@ FILE does not build, 2 usage error or an llm class without --stand-in.`,
 			return exit(runInvoke(args, s.env, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
-	c.Flags().StringVar(&o.detail, "detail", "", "the step's input (the consumed event's detail), as JSON")
-	c.Flags().StringVar(&o.detailFile, "detail-file", "", "read the detail from this file (- for stdin)")
-	c.Flags().BoolVar(&o.example, "example", false, "the generated example detail of the event the class consumes")
+	o.register(c, "the step's input (the consumed event's detail), as JSON", "the generated example detail of the event the class consumes")
 	c.Flags().BoolVar(&o.standIn, "stand-in", false, "run fleetc dev's stand-in handler instead of the class's own (an llm class's only way without a model)")
 	c.Flags().StringArrayVar(&o.paths, "path", nil, pathFlagHelp)
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary, which runs and judges the handler (default: next to fleetc, then PATH, then ./bin)")
@@ -68,26 +66,11 @@ func runInvoke(pos []string, env string, o invokeOptions, stdin io.Reader, stdou
 		fmt.Fprintln(stderr, "fleetc invoke: name one fleet.yaml and one class")
 		return exitUsage
 	}
-	given := 0
-	for _, b := range []bool{o.detail != "", o.detailFile != "", o.example} {
-		if b {
-			given++
-		}
-	}
-	if given != 1 {
+	if !o.one() {
 		fmt.Fprintln(stderr, "fleetc invoke: pass exactly one of --example, --detail JSON or --detail-file F")
 		return exitUsage
 	}
-	var body []byte
-	var err error
-	switch {
-	case o.detail != "":
-		body = []byte(o.detail)
-	case o.detailFile == "-":
-		body, err = io.ReadAll(stdin)
-	case o.detailFile != "":
-		body, err = os.ReadFile(o.detailFile)
-	}
+	body, err := o.read(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc invoke: %v\n", err)
 		return exitUsage

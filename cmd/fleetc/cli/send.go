@@ -25,8 +25,46 @@ const sendAttempts = 3
 
 // sendOptions are send's flags.
 type sendOptions struct {
-	detail, detailFile, endpoint string
-	example                      bool
+	detailFlags
+	endpoint string
+}
+
+// detailFlags are --detail, --detail-file and --example: how send and invoke take an event's
+// detail.
+type detailFlags struct {
+	detail, detailFile string
+	example            bool
+}
+
+// register adds the three flags, --detail and --example described as the command says.
+func (d *detailFlags) register(c *cobra.Command, detailHelp, exampleHelp string) {
+	c.Flags().StringVar(&d.detail, "detail", "", detailHelp)
+	c.Flags().StringVar(&d.detailFile, "detail-file", "", "read the detail from this file (- for stdin)")
+	c.Flags().BoolVar(&d.example, "example", false, exampleHelp)
+}
+
+// one reports whether exactly one of the three was given.
+func (d detailFlags) one() bool {
+	given := 0
+	for _, b := range []bool{d.detail != "", d.detailFile != "", d.example} {
+		if b {
+			given++
+		}
+	}
+	return given == 1
+}
+
+// read is the given detail's bytes (nil with --example).
+func (d detailFlags) read(stdin io.Reader) ([]byte, error) {
+	switch {
+	case d.detail != "":
+		return []byte(d.detail), nil
+	case d.detailFile == "-":
+		return io.ReadAll(stdin)
+	case d.detailFile != "":
+		return os.ReadFile(d.detailFile)
+	}
+	return nil, nil
 }
 
 func newSendCmd(s *streams) *cobra.Command {
@@ -53,26 +91,17 @@ Exit 0 sent, 1 refused or failed, 2 usage error.`,
 			return exit(runSend(args, s.env, o, s.stdin, s.stdout, s.stderr))
 		},
 	}
-	c.Flags().StringVar(&o.detail, "detail", "", "the event's detail, as JSON")
-	c.Flags().StringVar(&o.detailFile, "detail-file", "", "read the detail from this file (- for stdin)")
-	c.Flags().BoolVar(&o.example, "example", false, "send the generated example detail (with a fresh trace_id)")
+	o.register(c, "the event's detail, as JSON", "send the generated example detail (with a fresh trace_id)")
 	endpointFlag(c, &o.endpoint)
 	return c
 }
 
 func runSend(pos []string, env string, o sendOptions, stdin io.Reader, stdout, stderr io.Writer) int {
-	var err error
 	if len(pos) != 2 {
 		fmt.Fprintln(stderr, "fleetc send: name one fleet.yaml and one event (detail-type)")
 		return exitUsage
 	}
-	given := 0
-	for _, b := range []bool{o.detail != "", o.detailFile != "", o.example} {
-		if b {
-			given++
-		}
-	}
-	if given != 1 {
+	if !o.one() {
 		fmt.Fprintln(stderr, "fleetc send: pass exactly one of --detail JSON, --detail-file F or --example")
 		return exitUsage
 	}
@@ -80,15 +109,7 @@ func runSend(pos []string, env string, o sendOptions, stdin io.Reader, stdout, s
 	if f == nil {
 		return code
 	}
-	var body []byte
-	switch {
-	case o.detail != "":
-		body = []byte(o.detail)
-	case o.detailFile == "-":
-		body, err = io.ReadAll(stdin)
-	case o.detailFile != "":
-		body, err = os.ReadFile(o.detailFile)
-	}
+	body, err := o.read(stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc send: %v\n", err)
 		return exitUsage
