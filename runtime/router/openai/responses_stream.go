@@ -124,12 +124,9 @@ func strp(s string) *string { return &s }
 // Event writes the events one router event amounts to.
 func (sw *ResponsesStreamWriter) Event(ev router.StreamEvent) error {
 	if m := ev.Meta; m != nil {
-		if m.Model != "" { // a later event that names no model keeps the one named before
-			sw.resp.Model = m.Model
-		}
-		if m.ServiceTier != "" {
-			sw.resp.ServiceTier = m.ServiceTier
-		}
+		// A later event that names no model keeps the one named before.
+		keep(&sw.resp.Model, m.Model)
+		keep(&sw.resp.ServiceTier, m.ServiceTier)
 	}
 	switch ev.Kind {
 	case router.EventMessageStart:

@@ -278,14 +278,9 @@ func (sw *SSEWriter) delta(d ChunkDelta, finish *string) error {
 func (sw *SSEWriter) Event(ev router.StreamEvent) error {
 	if m := ev.Meta; m != nil { // this chunk and the next name the answer as the target did
 		// A later event that leaves a field out keeps what an earlier one named.
-		for _, f := range []struct {
-			dst *string
-			v   string
-		}{{&sw.base.Model, m.Model}, {&sw.base.SystemFingerprint, m.SystemFingerprint}, {&sw.base.ServiceTier, m.ServiceTier}} {
-			if f.v != "" {
-				*f.dst = f.v
-			}
-		}
+		keep(&sw.base.Model, m.Model)
+		keep(&sw.base.SystemFingerprint, m.SystemFingerprint)
+		keep(&sw.base.ServiceTier, m.ServiceTier)
 	}
 	switch ev.Kind {
 	case router.EventMessageStart:
@@ -340,4 +335,11 @@ func (sw *SSEWriter) Done() error {
 // Error ends a stream that failed after it began, as OpenAI does: an error chunk.
 func (sw *SSEWriter) Error(typ, code, msg string) error {
 	return sw.write(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": code, "param": nil}})
+}
+
+// keep sets *dst to v unless v is empty.
+func keep(dst *string, v string) {
+	if v != "" {
+		*dst = v
+	}
 }
