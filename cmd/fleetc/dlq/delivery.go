@@ -146,7 +146,8 @@ func (d *DeliveryReport) writeText(w io.Writer) {
 		if tc.Class != "" {
 			to = "class " + tc.Class + ": fleetc dlq redrive FILE " + tc.Class + " --delivery"
 		}
-		fmt.Fprintf(w, "  to %s  %4d  (%s)\n", tc.Target, tc.Count, to)
+		// The ARN is whatever the message says: one line of it, as every other attribute.
+		fmt.Fprintf(w, "  to %s  %4d  (%s)\n", oneLine(tc.Target), tc.Count, to)
 	}
 	writeGroups(w, d.Codes)
 }
