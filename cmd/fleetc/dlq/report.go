@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 )
 
@@ -152,6 +153,5 @@ func Age(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
 }
 
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
+// oneLine is view.OneLine: what a dead letter says, shown as one harmless line.
+func oneLine(s string) string { return view.OneLine(s) }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/runtime/idem"
 	"github.com/fleetc/fleetc/runtime/wire"
 )
@@ -184,13 +185,14 @@ func inputTrace(input string) string {
 func (t *Timeline) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "trace %s since %s: %d entries\n", t.TraceID, t.Since.UTC().Format(time.RFC3339), len(t.Entries))
 	for _, e := range t.Entries {
-		line := fmt.Sprintf("%s  %-11s %-16s %-28s %s", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Source, e.Where, e.What, e.ID)
+		// Keys, messages and errors come from outside fleetc: each field is one harmless line.
+		line := fmt.Sprintf("%s  %-11s %-16s %-28s %s", e.Time.UTC().Format("2006-01-02T15:04:05.000Z"), e.Source, view.OneLine(e.Where), view.OneLine(e.What), view.OneLine(e.ID))
 		if e.Detail != "" {
-			line += "  " + e.Detail
+			line += "  " + view.OneLine(e.Detail)
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	for _, n := range t.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(w, "note: %s\n", view.OneLine(n))
 	}
 }

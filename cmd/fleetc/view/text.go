@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -114,4 +116,18 @@ func ghData(s string) string {
 // ghProperty escapes a workflow command's property value.
 func ghProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// OneLine is text from outside fleetc (a dead letter's attributes, an execution's error, a
+// record's key) as one line a terminal shows as written: runs of whitespace become one space
+// and control or format characters (escape sequences, bidi overrides) become U+FFFD, so the
+// text can neither forge lines of a report nor drive the terminal.
+func OneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
 }

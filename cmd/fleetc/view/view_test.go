@@ -83,3 +83,18 @@ func TestGitHubStrict(t *testing.T) {
 		}
 	}
 }
+
+// OneLine keeps outside text on one line and off the terminal's controls.
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text":               "plain text",
+		"two\nlines\r\n  spaced":   "two lines spaced",
+		"red \x1b[31mtext":         "red \uFFFD[31mtext",
+		"csi \u009b31m":            "csi \uFFFD31m",
+		"bidi \u202eevil\u202c ok": "bidi \uFFFDevil\uFFFD ok",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
