@@ -48,8 +48,6 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	if err != nil {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
 	}
-	mirror, err := verifytest.ProviderMirror()
-	verifytest.SkipIfMissing(t, err)
 	ctx := context.Background()
 	endpoint, err := verifytest.Kumo(ctx)
 	verifytest.SkipIfMissing(t, err)
@@ -58,12 +56,9 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	proxy := httptest.NewServer(rec)
 	defer proxy.Close()
 	tmp := t.TempDir()
-	rc := filepath.Join(tmp, "terraformrc")
-	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(rc, []byte(verifytest.CLIConfig(mirror)+fmt.Sprintf("plugin_cache_dir = %q\n", cache)), 0o644); err != nil {
+	rc, err := verifytest.MirrorCLIConfig(tmp)
+	verifytest.SkipIfMissing(t, err)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// A profile whose use leaves a mark: its credential_process creates used.

@@ -55,20 +55,15 @@ func TestSecretValuesNeverInPlan(t *testing.T) {
 	if err != nil {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
 	}
-	mirror, err := verifytest.ProviderMirror()
-	verifytest.SkipIfMissing(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	endpoint, err := verifytest.Kumo(ctx)
 	verifytest.SkipIfMissing(t, err)
 
 	tmp := t.TempDir()
-	rc := filepath.Join(tmp, "terraformrc")
-	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(rc, []byte(verifytest.CLIConfig(mirror)+fmt.Sprintf("plugin_cache_dir = %q\n", cache)), 0o644); err != nil {
+	rc, err := verifytest.MirrorCLIConfig(tmp)
+	verifytest.SkipIfMissing(t, err)
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TF_CLI_CONFIG_FILE", rc)

@@ -110,6 +110,22 @@ func CLIConfig(mirror string) string {
 	return fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror)
 }
 
+// MirrorCLIConfig writes dir/terraformrc: providers from the mirror (ProviderMirror), with a
+// plugin cache every test shares (an init unpacks the provider once), and returns its path,
+// for TF_CLI_CONFIG_FILE. A missing mirror is ErrToolMissing.
+func MirrorCLIConfig(dir string) (string, error) {
+	mirror, err := ProviderMirror()
+	if err != nil {
+		return "", err
+	}
+	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	rc := filepath.Join(dir, "terraformrc")
+	return rc, os.WriteFile(rc, []byte(CLIConfig(mirror)+fmt.Sprintf("plugin_cache_dir = %q\n", cache)), 0o644)
+}
+
 // TerraformValidate copies dir to a temporary directory, runs `terraform init -backend=false`
 // with providers from the real provider mirror (ProviderMirror), then `terraform validate -json`.
 // It returns Problems holding every diagnostic (warnings too: generated code should have none),

@@ -107,15 +107,9 @@ func TerraformEnv(t *testing.T) {
 	t.Helper()
 	_, err := verifytest.Tool("terraform")
 	verifytest.SkipIfMissing(t, err)
-	mirror, err := verifytest.ProviderMirror()
+	rc, err := verifytest.MirrorCLIConfig(t.TempDir())
 	verifytest.SkipIfMissing(t, err)
-	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rc := filepath.Join(t.TempDir(), "terraformrc")
-	cfg := verifytest.CLIConfig(mirror) + fmt.Sprintf("plugin_cache_dir = %q\n", cache)
-	if err := os.WriteFile(rc, []byte(cfg), 0o644); err != nil {
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("TF_CLI_CONFIG_FILE", rc)
