@@ -16,17 +16,13 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/internal/kumotest"
-	"github.com/fleetc/fleetc/runtime/telemetry"
-	"github.com/fleetc/fleetc/runtime/worker"
 )
 
 // keyedUpstream is an OpenAI-compatible endpoint that accepts one bearer key at a time and
@@ -92,26 +88,7 @@ func keyedLLMWorker(t *testing.T, e *env, up *keyedUpstream, key *config.APIKey)
 		"keyed": {Targets: []string{"openai/gpt-test"}, BaseURL: up.URL + "/v1", APIKeyEnv: "UNSET_IN_A_DEPLOYED_FUNCTION", APIKey: key,
 			Fallbacks: []string{}, Retries: 0, TimeoutSeconds: 5, AllowedFails: 100, CooldownSeconds: 1, MaxInFlight: 4},
 	}}
-	logs, spans = &bytes.Buffer{}, tracetest.NewInMemoryExporter()
-	tel, err := telemetry.New(telemetry.Options{ServiceName: "test-researcher", Class: "researcher", LogWriter: logs, SpanExporter: spans, SyncExport: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := *e.cfg
-	w, err := worker.Build(context.Background(), &cfg, worker.BuildOptions{
-		Getenv: e.getenv, Logger: tel.Logger, Telemetry: tel,
-		AWSOptions: awsconfig.Options{Endpoint: kumotest.Endpoint, Region: kumotest.Region, Counter: e.counter,
-			Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); w.RunPoll(ctx, 5*time.Second); w.Close(context.Background()) }()
-	// The in-memory exporter forgets its spans on Shutdown: read them before the cleanup.
-	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
-	return logs, spans, func() { cancel(); <-done }
+	return startObservedWorker(t, e)
 }
 
 // waitDone waits until every key's record is done, or fails.

@@ -37,8 +37,10 @@ func secretsCheck(dir string, names ...string) []string {
 	return []string{"sh", "-c", script + `echo '{}'; exit $ok`}
 }
 
-// startSecretsWorker starts a worker on e's config with its logs and spans captured.
-func startSecretsWorker(t *testing.T, e *env) (logs *bytes.Buffer, spans *tracetest.InMemoryExporter, stop func()) {
+// startObservedWorker starts a poll worker on e's config, on kumo, with its logs and spans
+// captured in memory (read them before the test's cleanup: the exporter forgets its spans on
+// Shutdown).
+func startObservedWorker(t *testing.T, e *env) (logs *bytes.Buffer, spans *tracetest.InMemoryExporter, stop func()) {
 	t.Helper()
 	logs, spans = &bytes.Buffer{}, tracetest.NewInMemoryExporter()
 	tel, err := telemetry.New(telemetry.Options{ServiceName: "test-researcher", Class: "researcher", LogWriter: logs, SpanExporter: spans, SyncExport: true})
@@ -91,7 +93,7 @@ func TestExecHandlerSecretsFromSecretsManagerAndSSM(t *testing.T) {
 	var seen strings.Builder
 	run := func(key string, wantReads int64) {
 		t.Helper()
-		logs, spans, stop := startSecretsWorker(t, e)
+		logs, spans, stop := startObservedWorker(t, e)
 		e.send(envelope("evt-"+key, stepSpec{TraceID: key}), "")
 		deadline := time.Now().Add(30 * time.Second)
 		for e.record(key) != "done" && len(e.drainDLQ()) == 0 && time.Now().Before(deadline) {
