@@ -5,17 +5,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"text/template"
-	"time"
 	"unicode"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/schemas"
-	"github.com/fleetc/fleetc/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/spec-reference.md from the schema")
@@ -139,7 +138,7 @@ func schemaDefaults() map[string][]string {
 	v := reflect.ValueOf(ir.Defaults)
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
-		text := "`" + defaultText(v.Field(i).Interface()) + "`"
+		text := "`" + irtest.FormatDefault(v.Field(i).Interface()) + "`"
 		if p := f.Tag.Get("phrase"); p != "" {
 			text = fmt.Sprintf(p, text)
 		}
@@ -148,19 +147,6 @@ func schemaDefaults() map[string][]string {
 		}
 	}
 	return out
-}
-
-func defaultText(v any) string {
-	switch x := v.(type) {
-	case time.Duration:
-		if x == 0 {
-			return "0s"
-		}
-		return spec.FormatDuration(x)
-	case spec.Size:
-		return spec.FormatSize(int64(x))
-	}
-	return fmt.Sprint(v)
 }
 
 // section is one heading of the page: an object of the schema (or a map's value) at a

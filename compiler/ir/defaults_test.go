@@ -2,13 +2,12 @@ package ir_test
 
 import (
 	"fmt"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"os"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
@@ -25,7 +24,7 @@ func TestDefaultsAreDocumented(t *testing.T) {
 	v := reflect.ValueOf(ir.Defaults)
 	for i := 0; i < v.NumField(); i++ {
 		field := v.Type().Field(i)
-		text := formatDefault(v.Field(i).Interface())
+		text := irtest.FormatDefault(v.Field(i).Interface())
 		schemaPaths := strings.Fields(field.Tag.Get("schema"))
 		if len(schemaPaths) == 0 {
 			t.Errorf("%s: no schema tag: say where the schema documents the default", field.Name)
@@ -48,22 +47,6 @@ func TestDefaultsAreDocumented(t *testing.T) {
 			}
 		}
 	}
-}
-
-// formatDefault writes a default as fleet.yaml would: 4d, 200KiB, 3, true, classic.
-func formatDefault(v any) string {
-	switch x := v.(type) {
-	case time.Duration:
-		if x == 0 {
-			return "0s"
-		}
-		return spec.FormatDuration(x)
-	case spec.Size:
-		return spec.FormatSize(int64(x))
-	case int:
-		return strconv.Itoa(x)
-	}
-	return fmt.Sprint(v)
 }
 
 func description(doc map[string]any, pointer string) string {

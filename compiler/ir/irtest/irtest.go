@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
@@ -142,4 +143,19 @@ func Dig(t testing.TB, v any, path ...any) any {
 		}
 	}
 	return v
+}
+
+// FormatDefault writes a default of ir.Defaults as fleet.yaml would: 4d, 200KiB, 3, true,
+// classic. The defaults test and the generated spec reference both show defaults this way.
+func FormatDefault(v any) string {
+	switch x := v.(type) {
+	case time.Duration:
+		if x == 0 {
+			return "0s"
+		}
+		return spec.FormatDuration(x)
+	case spec.Size:
+		return spec.FormatSize(int64(x))
+	}
+	return fmt.Sprint(v)
 }
