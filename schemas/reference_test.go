@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"os"
 	"reflect"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/schemas"
 )
 

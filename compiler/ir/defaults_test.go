@@ -2,7 +2,6 @@ package ir_test
 
 import (
 	"fmt"
-	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"os"
 	"reflect"
 	"regexp"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/ir/irtest"
 	"github.com/fleetc/fleetc/spec"
 )
 
