@@ -67,8 +67,8 @@ func (l *lowerer) derivedNames() []derived {
 		// The recorder's names are the workflow names of a workflow called "approvals".
 		rec := ApprovalRecorderName(f)
 		add("Step Functions state machine", rec, "the approval recorder named after %s", fleetPath)
-		add("IAM role", rec+"-sfn", "the approval recorder's role named after %s", fleetPath)
-		add("CloudWatch log group", "/aws/vendedlogs/states/"+rec, "the approval recorder's log group named after %s", fleetPath)
+		add("IAM role", StateMachineRoleName(rec), "the approval recorder's role named after %s", fleetPath)
+		add("CloudWatch log group", StateMachineLogGroup(rec), "the approval recorder's log group named after %s", fleetPath)
 	}
 	return out
 }

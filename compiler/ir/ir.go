@@ -498,6 +498,14 @@ func (w *Workflow) HasApprovals() bool {
 // and puts its notify event on the bus: "<fleet>-approvals".
 func ApprovalRecorderName(f *Fleet) string { return f.Name + "-approvals" }
 
+// StateMachineRoleName is the IAM role of state machine machine (a workflow's, or the
+// approval recorder).
+func StateMachineRoleName(machine string) string { return machine + "-sfn" }
+
+// StateMachineLogGroup is the log group state machine machine logs to, under the
+// /aws/vendedlogs/ prefix AWS recommends for logs a service delivers.
+func StateMachineLogGroup(machine string) string { return "/aws/vendedlogs/states/" + machine }
+
 // Templatefile() variables of the approval states: the recorder's ARN in a workflow that
 // asks for approvals; the idempotency table and the bus name in the recorder's definition.
 const (

@@ -598,8 +598,8 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 	p := spec.Pointer("workflows", name)
 	w := &Workflow{
 		Name: name, Description: sw.Description, Path: p, Type: nonEmptyOr(sw.Type, Defaults.WorkflowType),
-		StateMachineName: f.Name + "-" + name, RoleName: f.Name + "-" + name + "-sfn",
-		LogGroup: "/aws/vendedlogs/states/" + f.Name + "-" + name,
+		StateMachineName: f.Name + "-" + name, RoleName: StateMachineRoleName(f.Name + "-" + name),
+		LogGroup: StateMachineLogGroup(f.Name + "-" + name),
 	}
 	if sw.ItemsPerRun != nil {
 		w.ItemsPerRun = *sw.ItemsPerRun

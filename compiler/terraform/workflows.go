@@ -30,7 +30,7 @@ func (g *gen) approvalRecorder(fl *file) {
 	name := ir.ApprovalRecorderName(g.f)
 	g.claim("aws_cloudwatch_log_group", recorderLocal+"_sfn", "/workflows")
 	lg := fl.resource("aws_cloudwatch_log_group", recorderLocal+"_sfn")
-	lg.set("name", str("/aws/vendedlogs/states/"+name))
+	lg.set("name", str(ir.StateMachineLogGroup(name)))
 	lg.set("retention_in_days", num(logRetentionDays))
 	g.encryptLogs(lg)
 
@@ -63,7 +63,7 @@ func (g *gen) approvalRecorder(fl *file) {
 			"logs:ListLogDeliveries", "logs:PutResourcePolicy", "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
 		}, resources: []tokens{str("*")}},
 	}
-	g.role(fl, recorderLocal+"_sfn", name+"-sfn", "/workflows",
+	g.role(fl, recorderLocal+"_sfn", ir.StateMachineRoleName(name), "/workflows",
 		serviceTrust("states.amazonaws.com", true, []tokens{g.serviceARN("states", "stateMachine:"+name)}, "sts:AssumeRole"), st,
 		"Role of the approval recorder "+name+": put a token in the idempotency table and the notify event on the bus, nothing else.")
 
