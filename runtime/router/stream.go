@@ -178,16 +178,19 @@ func (a *assembler) response(model string) *Response {
 }
 
 // replay turns a whole answer into the events a stream of it would have had, for a
-// provider that cannot stream.
+// provider that cannot stream. The answer's logprobs cover its whole text, so they ride
+// on the first text delta only: a client concatenating the deltas' logprobs gets them once.
 func replay(resp *Response) []StreamEvent {
 	evs := []StreamEvent{{Kind: EventMessageStart, Meta: &AnswerMeta{Model: resp.Model, SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier}}}
+	logprobs := resp.Logprobs
 	for i, b := range resp.Message.Content {
 		switch {
 		case b.ToolUse != nil:
 			evs = append(evs, StreamEvent{Kind: EventBlockStart, Index: i, ToolUse: &ToolUse{ID: b.ToolUse.ID, Name: b.ToolUse.Name}},
 				StreamEvent{Kind: EventBlockDelta, Index: i, ToolInput: string(b.ToolUse.Input)})
 		default:
-			evs = append(evs, StreamEvent{Kind: EventBlockDelta, Index: i, Text: b.Text, Logprobs: resp.Logprobs})
+			evs = append(evs, StreamEvent{Kind: EventBlockDelta, Index: i, Text: b.Text, Logprobs: logprobs})
+			logprobs = nil
 		}
 		evs = append(evs, StreamEvent{Kind: EventBlockStop, Index: i})
 	}

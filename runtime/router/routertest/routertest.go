@@ -275,6 +275,7 @@ func OpenAI(t testing.TB, key string, script Script) *Server {
 func events(resp *router.Response) []router.StreamEvent {
 	evs := []router.StreamEvent{{Kind: router.EventMessageStart,
 		Meta: &router.AnswerMeta{Model: resp.Model, SystemFingerprint: resp.SystemFingerprint, ServiceTier: resp.ServiceTier}}}
+	logprobs := resp.Logprobs // the whole answer's: on the first text delta only, as the router replays
 	for i, b := range resp.Message.Content {
 		switch {
 		case b.ToolUse != nil:
@@ -284,8 +285,9 @@ func events(resp *router.Response) []router.StreamEvent {
 				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, ToolInput: in[len(in)/2:]})
 		default:
 			h := len(b.Text) / 2
-			evs = append(evs, router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[:h], Logprobs: resp.Logprobs},
+			evs = append(evs, router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[:h], Logprobs: logprobs},
 				router.StreamEvent{Kind: router.EventBlockDelta, Index: i, Text: b.Text[h:]})
+			logprobs = nil
 		}
 		evs = append(evs, router.StreamEvent{Kind: router.EventBlockStop, Index: i})
 	}
