@@ -6,6 +6,7 @@
 package capacity
 
 import (
+	"slices"
 	"time"
 
 	"github.com/fleetc/fleetc/schemas/awslimits"
@@ -63,7 +64,7 @@ func CallbackRefill(region string) (refill, bucket float64) {
 
 // AgentCoreSessions is the active-session quota per account.
 func AgentCoreSessions(region string) int {
-	if Big3(region) {
+	if slices.Contains(awslimits.AgentCoreSessionsRegions, region) {
 		return awslimits.AgentCoreSessions
 	}
 	return awslimits.AgentCoreSessionsOther

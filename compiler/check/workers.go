@@ -63,8 +63,8 @@ fleetc's default.`,
 		Summary: "agentcore: step ≤ 15 min sync request, session ≤ 8 h (14 d), sessions ≤ 5,000 / 2,500, payload ≤ 100 MB",
 		Explain: `AgentCore sessions run up to 8 hours on microVMs (14 days on Instances); an InvokeAgentRuntime
 request is synchronous with a 15-minute timeout, so a step must finish in 15 minutes. An
-account holds 5,000 active sessions in us-east-1, us-west-2 and eu-west-1 (2,500
-elsewhere); an invocation payload is at most 100 MB.
+account holds 5,000 active sessions in us-east-1 and us-west-2 (2,500 elsewhere; the
+seed says big-3, the quotas page names these two); an invocation payload is at most 100 MB.
 Formula: step.max ≤ 15m and ≤ session; active sessions = traffic.concurrent_conversations
 when declared, else Σ in-flight steps of agentcore classes.
 fleetc feeds the runtime with a generated dispatcher (fleet-worker --mode dispatch, a Lambda

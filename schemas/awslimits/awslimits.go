@@ -198,11 +198,17 @@ const (
 	AgentCoreMaxLifetimeInstances = 14 * 24 * time.Hour
 	// AgentCoreIdleTimeout is the default idle stop of a session.
 	AgentCoreIdleTimeout = 15 * time.Minute
-	// AgentCoreSessions is the active sessions per account in the big-3 regions,
-	// AgentCoreSessionsOther elsewhere.
+	// AgentCoreSessions is the active session workloads per account in US East (N. Virginia)
+	// and US West (Oregon), AgentCoreSessionsOther in every other Region (the quotas page
+	// since AWS raised them in July 2026). The seed says "big-3 regions"; the page names two,
+	// so Europe (Ireland) gets 2,500: the smaller reading, so W004 never promises headroom
+	// AWS does not give.
 	AgentCoreSessions      = 5000
 	AgentCoreSessionsOther = 2500
 )
+
+// AgentCoreSessionsRegions are the Regions with AgentCoreSessions.
+var AgentCoreSessionsRegions = []string{"us-east-1", "us-west-2"}
 
 // Amazon CloudWatch alarms: https://docs.aws.amazon.com/AmazonCloudWatch/latest/APIReference/API_PutMetricAlarm.html.
 const (
