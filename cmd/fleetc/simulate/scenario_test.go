@@ -53,7 +53,7 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"faults:\n  - {at: 1m, for: 1m, throttle: {policy: haikoo}}\n", 2, 42, `faults[0].throttle.policy: the fleet has no "haikoo" (it has: haiku); did you mean "haiku"?`},
 		{"faults:\n  - at: 1m\n    for: 1m\n    outage: {klass: coder}\n", 4, 14, `faults[0].outage has no field "klass" (known: class)`},
 		{"faults:\n  - {at: 1m, throttle: {policy: haiku}}\n", 2, 5, "faults[0] needs for: how long the fault lasts (e.g. 120s)"},
-		{"faults:\n  - {at: 1m, for: 1m, spike: {factor: 2}, outage: {class: coder}}\n", 2, 5, "faults[0] must state exactly one of throttle, outage or spike"},
+		{"faults:\n  - {at: 1m, for: 1m, spike: {factor: 2}, outage: {class: coder}}\n", 2, 5, "faults[0] must state exactly one of throttle, outage, spike or burst"},
 		{"faults:\n  - {at: 1m, for: 0s, spike: {factor: 2}}\n", 2, 19, "faults[0].for must be above 0"},
 		{"faults:\n  - {at: 1m, for: 1m, spike: {factor: -2}}\n", 2, 39, "faults[0].spike.factor must be above 0"},
 		{"traffic:\n  conversation_per_minute: 5\n", 2, 3, `traffic has no field "conversation_per_minute" (known: concurrent_conversations, conversations_per_minute, fan_out_items, step_duration, steps_per_conversation)`},
