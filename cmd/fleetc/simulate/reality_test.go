@@ -15,10 +15,11 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
-// The reality check's fleet and scenario (their comments say what each part exercises).
+// The reality check's fleet and scenario (their comments say what each part exercises),
+// shown in docs/simulate.md.
 const (
-	realityFleet    = "testdata/reality/fleet.yaml"
-	realityScenario = "testdata/reality/scenario.yaml"
+	realityFleet    = "../../../docs/simulate/reality/fleet.yaml"
+	realityScenario = "../../../docs/simulate/reality/scenario.yaml"
 	// realityDrainTolerance is how far the simulated drain may be from the live one, as a
 	// share of the live one (issue 37).
 	realityDrainTolerance = 0.25
@@ -27,6 +28,8 @@ const (
 	realityRun = 2 * time.Minute
 	// realitySettle bounds the wait for the live fleet to finish after the last action.
 	realitySettle = 3 * time.Minute
+	// pollEvery is how often the live run reads the page: the resolution of its drains.
+	pollEvery = 200 * time.Millisecond
 	// realityLiveEnv names a file holding a live run's outcome (as this test logs it), read
 	// instead of running fleetc dev: for re-checking a change to the simulator in seconds.
 	// Unset, the test runs the fleet live.
@@ -179,21 +182,27 @@ func runLive(t *testing.T, f *ir.Fleet, sc *Scenario) map[string]outcome {
 	t.Helper()
 	endpoint := devtest.Env(t)
 	dir := t.TempDir()
-	spec, _ := devtest.UniqueSpec(t, dir, filepath.Join("cmd/fleetc/simulate", realityFleet), "fleet: reality", "fleet: FLEET", "name: reality", "name: FLEET")
+	spec, _ := devtest.UniqueSpec(t, dir, "docs/simulate/reality/fleet.yaml", "fleet: reality", "fleet: FLEET", "name: reality", "name: FLEET")
 	s := devtest.Start(t, spec, filepath.Join(dir, "out"), endpoint)
 	acts, steps := liveActions(t, f, sc)
 
 	start := time.Now()
-	var faultEnd time.Time
-	for _, a := range acts {
-		time.Sleep(time.Until(start.Add(a.at)))
+	// Each class's drain counts from the real end of the last fault acting on it.
+	faultEnd := map[string]time.Time{}
+	for _, a := range f.Agents {
+		faultEnd[a.Name] = start
+	}
+	act := func(a action) {
 		began := time.Now()
 		if code, m := s.Post(t, a.path, a.body); code != 200 {
 			t.Fatalf("%s at %s: POST %s: %d %v", a.what, a.at, a.path, code, m)
 		}
-		if a.fault != nil {
-			if end := began.Add(a.fault.For); end.After(faultEnd) {
-				faultEnd = end
+		for _, c := range f.Agents {
+			if a.fault == nil || !a.fault.ActsOn(c) {
+				continue
+			}
+			if end := began.Add(a.fault.For); end.After(faultEnd[c.Name]) {
+				faultEnd[c.Name] = end
 			}
 		}
 		if late := time.Since(start.Add(a.at)); late > time.Second {
@@ -201,23 +210,31 @@ func runLive(t *testing.T, f *ir.Fleet, sc *Scenario) map[string]outcome {
 		}
 	}
 
-	// Each class is settled once every step it was sent is completed or dead-lettered.
-	settled := map[string]time.Time{}
-	out := map[string]outcome{}
-	deadline := time.Now().Add(realitySettle)
-	for len(settled) < len(f.Agents) {
+	// The actions go out on time; between them the page is read, and each class is settled
+	// once every step it is sent is completed or dead-lettered.
+	settledAt := map[string]time.Time{}
+	deadline := start.Add(acts[len(acts)-1].at + realitySettle)
+	for next := 0; next < len(acts) || len(settledAt) < len(f.Agents); {
+		if next < len(acts) && time.Until(start.Add(acts[next].at)) < pollEvery {
+			time.Sleep(time.Until(start.Add(acts[next].at)))
+			act(acts[next])
+			next++
+			continue
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the live fleet did not settle within %s of the last action: %+v\n%s", realitySettle, s.Fleet(t), s.Log())
 		}
 		now := time.Now()
 		for _, c := range s.Fleet(t).Classes {
-			if _, done := settled[c.Name]; done || c.Completed+c.DeadLettered < steps[c.Name] {
-				continue
+			if _, done := settledAt[c.Name]; !done && c.Completed+c.DeadLettered >= steps[c.Name] {
+				settledAt[c.Name] = now
 			}
-			settled[c.Name] = now
-			out[c.Name] = outcome{Completed: c.Completed, DeadLettered: c.DeadLettered, Settled: math.Max(0, now.Sub(faultEnd).Seconds())}
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(pollEvery)
+	}
+	out := map[string]outcome{}
+	for _, c := range s.Fleet(t).Classes {
+		out[c.Name] = outcome{Completed: c.Completed, DeadLettered: c.DeadLettered, Settled: math.Max(0, settledAt[c.Name].Sub(faultEnd[c.Name]).Seconds())}
 	}
 	return out
 }

@@ -58,9 +58,11 @@ type Summary struct {
 	// Drain is the seconds from the end of the last fault until the class's queue is empty
 	// and nothing waits in process; null without faults, or when it never drained.
 	Drain *float64 `json:"drain_seconds"`
-	// Settled is the seconds from the end of the last fault until the class's last step was
-	// finished (completed or dead-lettered), when every step that arrived was finished by
-	// the end of the run: a figure for scenarios whose traffic stops (bursts). Null otherwise.
+	// Settled is the seconds from the end of the last fault acting on the class (its
+	// outages, throttles of its policies, spikes; the start of the run when none does) until
+	// its last step was finished (completed or dead-lettered), when every step that arrived
+	// was finished by the end of the run: a figure for scenarios whose traffic stops
+	// (bursts). Null otherwise.
 	Settled *float64 `json:"settled_seconds"`
 }
 
@@ -96,7 +98,7 @@ func (s *sim) result(o Options) *Result {
 			sum.Drain = &d
 		}
 		if len(s.faults) > 0 && c.arrived > 0 && c.completed+c.dead == c.arrived {
-			d := round(math.Max(0, c.lastFinish-s.faultEnd))
+			d := round(math.Max(0, c.lastFinish-c.faultEnd))
 			sum.Settled = &d
 		}
 		if len(s.faults) > 0 && !c.drained {
@@ -140,15 +142,27 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tARRIVED\tCOMPLETED\tDEAD-LETTERED\tPEAK BACKLOG\tMEAN IN FLIGHT\tCAPACITY IN FLIGHT\tP50\tP99\tDRAIN")
+	// SETTLED only when a class's traffic stopped and it finished everything (bursts).
+	settled := slices.ContainsFunc(r.Classes, func(c ClassResult) bool { return c.Summary.Settled != nil })
+	head := "CLASS\tARRIVED\tCOMPLETED\tDEAD-LETTERED\tPEAK BACKLOG\tMEAN IN FLIGHT\tCAPACITY IN FLIGHT\tP50\tP99\tDRAIN"
+	if settled {
+		head += "\tSETTLED"
+	}
+	fmt.Fprintln(tw, head)
+	orDash := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return seconds(*v)
+	}
 	for _, c := range r.Classes {
 		s := c.Summary
-		drain := "-"
-		if s.Drain != nil {
-			drain = seconds(*s.Drain)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s", c.Name, s.Arrived, s.Completed, s.DeadLettered, s.PeakBacklog,
+			capacity.Num(s.MeanInFlight), capacity.Num(s.CapacityInFlight), seconds(s.P50Latency), seconds(s.P99Latency), orDash(s.Drain))
+		if settled {
+			fmt.Fprintf(tw, "\t%s", orDash(s.Settled))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Name, s.Arrived, s.Completed, s.DeadLettered, s.PeakBacklog,
-			capacity.Num(s.MeanInFlight), capacity.Num(s.CapacityInFlight), seconds(s.P50Latency), seconds(s.P99Latency), drain)
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	var after []string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -92,6 +93,40 @@ func (s *Scenario) lastFaultEnd() time.Duration {
 	var end time.Duration
 	for _, f := range s.Faults {
 		if f.Kind != Burst {
+			end = max(end, f.End())
+		}
+	}
+	return end
+}
+
+// ActsOn says the fault acts on class a: an outage of a, a throttle of a's model policy or of
+// one of its fallbacks, or a spike (every class). A burst is traffic, not a fault.
+func (f Fault) ActsOn(a *ir.Agent) bool {
+	switch f.Kind {
+	case Outage:
+		return f.Class == a.Name
+	case Throttle:
+		seen := map[*ir.Model]bool{}
+		var walk func(*ir.Model) bool
+		walk = func(m *ir.Model) bool {
+			if m == nil || seen[m] {
+				return false
+			}
+			seen[m] = true
+			return m.Name == f.Policy || slices.ContainsFunc(m.Fallbacks, walk)
+		}
+		return walk(a.Model)
+	case Spike:
+		return true
+	}
+	return false
+}
+
+// classFaultEnd is when the last fault acting on a stops (0: none does).
+func (s *Scenario) classFaultEnd(a *ir.Agent) time.Duration {
+	var end time.Duration
+	for _, f := range s.Faults {
+		if f.ActsOn(a) {
 			end = max(end, f.End())
 		}
 	}

@@ -135,6 +135,7 @@ type class struct {
 	deadReasons              map[string]int
 	series                   []Point
 	lastFinish               float64 // when a step was last deleted (done or dead-lettered)
+	faultEnd                 float64 // when the last fault acting on the class stops
 }
 
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
@@ -183,6 +184,7 @@ type sim struct {
 	faults   []Fault
 	bounds   []float64 // spike starts and ends, sorted: where arrival rates change
 	faultEnd float64
+	scenario *Scenario
 	diags    []string
 }
 
@@ -211,7 +213,7 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	}
 	s := &sim{
 		end: o.Duration.Seconds(), rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
-		faults: sc.Faults, faultEnd: sc.lastFaultEnd().Seconds(),
+		faults: sc.Faults, faultEnd: sc.lastFaultEnd().Seconds(), scenario: sc,
 	}
 	s.warm = s.end * WarmupFraction
 	s.backoff = retry.Policy{
@@ -271,6 +273,7 @@ func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 			deadReasons: map[string]int{},
 		}
 		c.asked = c.replicas
+		c.faultEnd = s.scenario.classFaultEnd(a).Seconds()
 		if a.Runtime == "eks" {
 			c.scaleEvery, c.scaleDelay = float64(keda.PollingInterval), KEDAPodStart.Seconds()
 		} else {
