@@ -1,10 +1,12 @@
 package simulate
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/compiler/capacity"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -74,5 +76,47 @@ func TestFaultActsOn(t *testing.T) {
 		if got := c.ft.ActsOn(a); got != c.want {
 			t.Errorf("%+v acts on a: %v, want %v", c.ft, got, c.want)
 		}
+	}
+}
+
+// The simulated model cost reads fleetc capacity's price table: per token it is capacity's
+// model-tokens line, and a price of the policy's own (models.<policy>.price) moves both.
+func TestModelCostReadsCapacityPrices(t *testing.T) {
+	f := load(t, docsFleet)
+	for _, a := range f.Agents {
+		a.TokensPerStep, a.OutputTokensPerStep = 2000, 500
+	}
+	perToken := func() (sim, capa float64) {
+		r := run(t, f, Options{Duration: 5 * time.Minute, Seed: 1})
+		var usd float64
+		var tokens int64
+		for _, c := range r.Classes {
+			if c.Summary.ModelCostUSD == nil {
+				t.Fatalf("%s: no model cost: %+v", c.Name, c.Summary)
+			}
+			usd += *c.Summary.ModelCostUSD
+			tokens += c.Summary.Tokens
+		}
+		for _, l := range capacity.Build(f, capacity.FromFleet(f)).Cost.Lines {
+			if strings.HasPrefix(l.Service, "model tokens: haiku") {
+				return usd / float64(tokens), l.MonthlyUSD / l.Units
+			}
+		}
+		t.Fatal("capacity has no model-tokens line for haiku")
+		return 0, 0
+	}
+	listSim, listCap := perToken()
+	f.Models[0].Price = &ir.Price{InputPerMTok: 7, OutputPerMTok: 70}
+	ownSim, ownCap := perToken()
+	for _, c := range []struct {
+		what      string
+		sim, capa float64
+	}{{"list", listSim, listCap}, {"the policy's own", ownSim, ownCap}} {
+		if math.Abs(c.sim-c.capa) > 1e-6*c.capa {
+			t.Errorf("%s price: simulated $%g per token, capacity $%g", c.what, c.sim, c.capa)
+		}
+	}
+	if ownSim <= listSim {
+		t.Errorf("the policy's own price did not change the simulated cost: %g, list %g", ownSim, listSim)
 	}
 }

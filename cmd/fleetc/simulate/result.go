@@ -64,6 +64,11 @@ type Summary struct {
 	// was finished by the end of the run: a figure for scenarios whose traffic stops
 	// (bursts). Null otherwise.
 	Settled *float64 `json:"settled_seconds"`
+	// Tokens are the model tokens of the completed steps (traffic.tokens_per_step each);
+	// ModelCostUSD what they cost at the price of the policy that served each step, from
+	// the table fleetc capacity reads (capacity.PriceOf). Null when none was priced.
+	Tokens       int64    `json:"tokens"`
+	ModelCostUSD *float64 `json:"model_cost_usd"`
 }
 
 // Point is one sample of a class's series.
@@ -96,6 +101,11 @@ func (s *sim) result(o Options) *Result {
 		if len(s.faults) > 0 && c.drained {
 			d := round(math.Max(0, c.drainAt-s.faultEnd))
 			sum.Drain = &d
+		}
+		sum.Tokens = c.tokens
+		if c.costed {
+			usd := round(c.costUSD)
+			sum.ModelCostUSD = &usd
 		}
 		if len(s.faults) > 0 && c.arrived > 0 && c.completed+c.dead == c.arrived {
 			d := round(math.Max(0, c.lastFinish-c.faultEnd))

@@ -97,6 +97,8 @@ type policy struct {
 	inFlight  int
 	coolUntil float64
 	waiters   []*msg
+	price     capacity.ModelPrice // fleetc capacity's price of its tokens (capacity.PriceOf)
+	priced    bool
 }
 
 // class is one agent class's queue, workers and counters.
@@ -135,6 +137,9 @@ type class struct {
 	deadReasons              map[string]int
 	series                   []Point
 	lastFinish               float64 // when a step was last deleted (done or dead-lettered)
+	tokens                   int64   // model tokens of the completed steps
+	costUSD                  float64 // and what they cost at the serving policy's price
+	costed                   bool    // a completed step was priced
 	faultEnd                 float64 // when the last fault acting on the class stops
 }
 
@@ -261,7 +266,9 @@ func expectedSteps(t capacity.Traffic, sc *Scenario, d time.Duration) float64 {
 func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 	pols := map[*ir.Model]*policy{}
 	for _, mp := range f.Models {
-		pols[mp] = &policy{m: mp}
+		p := &policy{m: mp}
+		p.price, _, p.priced = capacity.PriceOf(mp)
+		pols[mp] = p
 	}
 	for i, a := range f.Agents {
 		d, _ := m.StepDuration(a)
@@ -584,6 +591,15 @@ func (s *sim) done(m *msg) {
 	c := m.c
 	c.completed++
 	c.latencies = append(c.latencies, s.now-m.arrived)
+	if p := m.pol; p != nil && c.a.TokensPerStep > 0 {
+		out := float64(c.a.OutputTokensPerStep)
+		in := float64(c.a.TokensPerStep) - out
+		c.tokens += int64(c.a.TokensPerStep)
+		if p.priced {
+			c.costUSD += (in*p.price.InputPerMTok + out*p.price.OutputPerMTok) / 1e6
+			c.costed = true
+		}
+	}
 	s.finish(m)
 }
 
