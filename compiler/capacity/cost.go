@@ -29,11 +29,20 @@ type ModelPrices struct {
 	Prices map[string]ModelPrice `json:"prices"`
 }
 
-// ModelPrice is a model's price in US dollars per million input and output tokens.
+// ModelPrice is a model's price in US dollars per million input and output tokens. A row of
+// the table also names the page it was checked against and when; Confirmed is false when
+// that page is not the provider's own.
 type ModelPrice struct {
 	InputPerMTok  float64 `json:"input_per_mtok"`
 	OutputPerMTok float64 `json:"output_per_mtok"`
+	Source        string  `json:"source,omitempty"`
+	Checked       string  `json:"checked,omitempty"`
+	Confirmed     bool    `json:"confirmed,omitempty"`
+	Note          string  `json:"note,omitempty"`
 }
+
+// unconfirmed is added to the name of a list price the table could not confirm.
+const unconfirmed = ", not confirmed against the provider's own page"
 
 // PriceOf is what a policy's tokens cost: its models.<policy>.price, else the table's price of
 // its first target (the longest model name the target's id contains), and which of the two
@@ -54,7 +63,12 @@ func PriceOf(p *ir.Model) (ModelPrice, string, bool) {
 	if best == "" {
 		return ModelPrice{}, "", false
 	}
-	return Prices().Models.Prices[best], best + " list price", true
+	price := Prices().Models.Prices[best]
+	name := best + " list price"
+	if !price.Confirmed {
+		name += unconfirmed
+	}
+	return price, name, true
 }
 
 // RegionPrice is one region's unit prices in US dollars.

@@ -93,10 +93,10 @@ func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"message": msg})
 }
 
-// waveRetryAfter is the most a 429 of a wave asks to wait: a rate-limited provider names its
+// WaveRetryAfter is the most a 429 of a wave asks to wait: a rate-limited provider names its
 // next window, a few seconds, not the end of the outage; so a wave longer than the router's
 // retries reaches its cooldown and then the worker, as a real one does.
-const waveRetryAfter = 3 * time.Second
+const WaveRetryAfter = 3 * time.Second
 
 // setRetryAfter names d in both headers a client reads (runtime/retry.RetryAfterHeaders):
 // retry-after-ms exactly, Retry-After in whole seconds rounded up, so neither comes back early.
@@ -124,7 +124,7 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if throttle {
-		setRetryAfter(w.Header(), min(left, waveRetryAfter))
+		setRetryAfter(w.Header(), min(left, WaveRetryAfter))
 		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again. (fleetc dev: 429 wave)")
 		return
 	}

@@ -91,7 +91,7 @@ func TestModelStandInThroughGateway(t *testing.T) {
 
 // During a wave the stand-in names when to come back in both retry-after headers, so the
 // worker reads a throttle (a delay), not a spend limit (a 429 without retry-after): a few
-// seconds (waveRetryAfter), or what is left of the wave when less.
+// seconds (WaveRetryAfter), or what is left of the wave when less.
 func TestModelWaveNamesRetryAfter(t *testing.T) {
 	m, err := startModelStandIn()
 	if err != nil {

@@ -29,8 +29,10 @@ type FaultJSON struct {
 	AtSeconds  float64   `json:"at_seconds"`
 	ForSeconds float64   `json:"for_seconds"`
 	Policy     string    `json:"policy,omitempty"`
+	RetryAfter float64   `json:"retry_after_seconds,omitempty"`
 	Class      string    `json:"class,omitempty"`
 	Factor     float64   `json:"factor,omitempty"`
+	Count      int       `json:"count,omitempty"`
 }
 
 // ClassResult is one class's summary and time series.
@@ -56,6 +58,17 @@ type Summary struct {
 	// Drain is the seconds from the end of the last fault until the class's queue is empty
 	// and nothing waits in process; null without faults, or when it never drained.
 	Drain *float64 `json:"drain_seconds"`
+	// Settled is the seconds from the end of the last fault acting on the class (its
+	// outages, throttles of its policies, spikes; the start of the run when none does) until
+	// its last step was finished (completed or dead-lettered), when every step that arrived
+	// was finished by the end of the run: a figure for scenarios whose traffic stops
+	// (bursts). Null otherwise.
+	Settled *float64 `json:"settled_seconds"`
+	// Tokens are the model tokens of the completed steps (traffic.tokens_per_step each);
+	// ModelCostUSD what they cost at the price of the policy that served each step, from
+	// the table fleetc capacity reads (capacity.PriceOf). Null when none was priced.
+	Tokens       int64    `json:"tokens"`
+	ModelCostUSD *float64 `json:"model_cost_usd"`
 }
 
 // Point is one sample of a class's series.
@@ -75,7 +88,8 @@ func (s *sim) result(o Options) *Result {
 		Faults: []FaultJSON{}, Classes: []ClassResult{}, Diagnostics: append([]string{}, s.diags...),
 	}
 	for _, ft := range s.faults {
-		r.Faults = append(r.Faults, FaultJSON{Kind: ft.Kind, AtSeconds: ft.At.Seconds(), ForSeconds: ft.For.Seconds(), Policy: ft.Policy, Class: ft.Class, Factor: ft.Factor})
+		r.Faults = append(r.Faults, FaultJSON{Kind: ft.Kind, AtSeconds: ft.At.Seconds(), ForSeconds: ft.For.Seconds(), Policy: ft.Policy,
+			RetryAfter: ft.RetryAfter.Seconds(), Class: ft.Class, Factor: ft.Factor, Count: ft.Count})
 	}
 	for _, c := range s.classes {
 		slices.Sort(c.latencies)
@@ -87,6 +101,15 @@ func (s *sim) result(o Options) *Result {
 		if len(s.faults) > 0 && c.drained {
 			d := round(math.Max(0, c.drainAt-s.faultEnd))
 			sum.Drain = &d
+		}
+		sum.Tokens = c.tokens
+		if c.costed {
+			usd := round(c.costUSD)
+			sum.ModelCostUSD = &usd
+		}
+		if len(s.faults) > 0 && c.arrived > 0 && c.completed+c.dead == c.arrived {
+			d := round(math.Max(0, c.lastFinish-c.faultEnd))
+			sum.Settled = &d
 		}
 		if len(s.faults) > 0 && !c.drained {
 			r.Diagnostics = append(r.Diagnostics, fmt.Sprintf("%s: still draining when the run ended (%d in the queue, %d waiting in process): run longer with --duration", c.a.Name, c.backlog(), c.waiting))
@@ -129,15 +152,27 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tARRIVED\tCOMPLETED\tDEAD-LETTERED\tPEAK BACKLOG\tMEAN IN FLIGHT\tCAPACITY IN FLIGHT\tP50\tP99\tDRAIN")
+	// SETTLED only when a class's traffic stopped and it finished everything (bursts).
+	settled := slices.ContainsFunc(r.Classes, func(c ClassResult) bool { return c.Summary.Settled != nil })
+	head := "CLASS\tARRIVED\tCOMPLETED\tDEAD-LETTERED\tPEAK BACKLOG\tMEAN IN FLIGHT\tCAPACITY IN FLIGHT\tP50\tP99\tDRAIN"
+	if settled {
+		head += "\tSETTLED"
+	}
+	fmt.Fprintln(tw, head)
+	orDash := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return seconds(*v)
+	}
 	for _, c := range r.Classes {
 		s := c.Summary
-		drain := "-"
-		if s.Drain != nil {
-			drain = seconds(*s.Drain)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s", c.Name, s.Arrived, s.Completed, s.DeadLettered, s.PeakBacklog,
+			capacity.Num(s.MeanInFlight), capacity.Num(s.CapacityInFlight), seconds(s.P50Latency), seconds(s.P99Latency), orDash(s.Drain))
+		if settled {
+			fmt.Fprintf(tw, "\t%s", orDash(s.Settled))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", c.Name, s.Arrived, s.Completed, s.DeadLettered, s.PeakBacklog,
-			capacity.Num(s.MeanInFlight), capacity.Num(s.CapacityInFlight), seconds(s.P50Latency), seconds(s.P99Latency), drain)
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	var after []string
@@ -159,11 +194,16 @@ func (r *Result) WriteText(w io.Writer) error {
 func faultTarget(f FaultJSON) string {
 	switch f.Kind {
 	case Throttle:
+		if f.RetryAfter > 0 {
+			return fmt.Sprintf(": policy %s, retry-after %s", f.Policy, seconds(f.RetryAfter))
+		}
 		return ": policy " + f.Policy
 	case Outage:
 		return ": class " + f.Class
 	case Spike:
 		return fmt.Sprintf(": × %g", f.Factor)
+	case Burst:
+		return fmt.Sprintf(": %d steps of class %s", f.Count, f.Class)
 	}
 	return ""
 }

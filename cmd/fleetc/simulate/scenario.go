@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ const (
 	Throttle FaultKind = "throttle" // every call through a model policy is answered 429 with retry-after
 	Outage   FaultKind = "outage"   // every step of a class fails retryably (its handler or target is down)
 	Spike    FaultKind = "spike"    // arrivals of every class are multiplied by a factor
+	Burst    FaultKind = "burst"    // a class gets Count steps more, evenly over the fault's span
 )
 
 // Fault is one entry of a scenario's faults: a kind active over [At, At+For).
@@ -30,9 +32,14 @@ type Fault struct {
 	Kind   FaultKind
 	At     time.Duration
 	For    time.Duration
-	Policy string  // Throttle
-	Class  string  // Outage
-	Factor float64 // Spike
+	Policy string // Throttle
+	// RetryAfter is what the throttle's 429s name (0: none). The router benches a deployment
+	// for a named retry-after rather than its policy's cooldown; a provider names its next
+	// window, never past the fault's end.
+	RetryAfter time.Duration
+	Class      string  // Outage, Burst
+	Factor     float64 // Spike
+	Count      int     // Burst
 }
 
 // End is when the fault stops.
@@ -80,13 +87,61 @@ func (o *TrafficOverride) Apply(t capacity.Traffic) capacity.Traffic {
 	return t
 }
 
-// lastFaultEnd is when the scenario's last fault stops (0 without faults).
+// lastFaultEnd is when the scenario's last fault stops (0 without faults). A burst is
+// traffic, not a fault: drain is measured from the end of the last fault that is not one.
 func (s *Scenario) lastFaultEnd() time.Duration {
 	var end time.Duration
 	for _, f := range s.Faults {
-		end = max(end, f.End())
+		if f.Kind != Burst {
+			end = max(end, f.End())
+		}
 	}
 	return end
+}
+
+// ActsOn says the fault acts on class a: an outage of a, a throttle of a's model policy or of
+// one of its fallbacks, or a spike (every class). A burst is traffic, not a fault.
+func (f Fault) ActsOn(a *ir.Agent) bool {
+	switch f.Kind {
+	case Outage:
+		return f.Class == a.Name
+	case Throttle:
+		seen := map[*ir.Model]bool{}
+		var walk func(*ir.Model) bool
+		walk = func(m *ir.Model) bool {
+			if m == nil || seen[m] {
+				return false
+			}
+			seen[m] = true
+			return m.Name == f.Policy || slices.ContainsFunc(m.Fallbacks, walk)
+		}
+		return walk(a.Model)
+	case Spike:
+		return true
+	}
+	return false
+}
+
+// classFaultEnd is when the last fault acting on a stops (0: none does).
+func (s *Scenario) classFaultEnd(a *ir.Agent) time.Duration {
+	var end time.Duration
+	for _, f := range s.Faults {
+		if f.ActsOn(a) {
+			end = max(end, f.End())
+		}
+	}
+	return end
+}
+
+// bursts is the scenario's steps that arrive in bursts.
+func (s *Scenario) bursts() int {
+	n := 0
+	for _, f := range s.Faults {
+		if f.Kind == Burst {
+			n += f.Count
+		}
+	}
+	return n
 }
 
 // PosError is a scenario error at a line and column of its file.
@@ -173,6 +228,9 @@ func (p *parser) faults(n *yaml.Node, s *Scenario) error {
 				set, ft.Kind = append(set, v), Throttle
 				return p.mapping(v, what+".throttle", map[string]func(*yaml.Node) error{
 					"policy": func(v *yaml.Node) error { return p.name(v, what+".throttle.policy", &ft.Policy, p.policies()) },
+					"retry_after": func(v *yaml.Node) error {
+						return p.duration(v, what+".throttle.retry_after", &ft.RetryAfter, false)
+					},
 				})
 			},
 			"outage": func(v *yaml.Node) error {
@@ -187,13 +245,30 @@ func (p *parser) faults(n *yaml.Node, s *Scenario) error {
 					"factor": func(v *yaml.Node) error { return p.number(v, what+".spike.factor", &ft.Factor, false) },
 				})
 			},
+			"burst": func(v *yaml.Node) error {
+				set, ft.Kind = append(set, v), Burst
+				return p.mapping(v, what+".burst", map[string]func(*yaml.Node) error{
+					"class": func(v *yaml.Node) error { return p.name(v, what+".burst.class", &ft.Class, p.classes()) },
+					"count": func(v *yaml.Node) error {
+						var x float64
+						if err := p.number(v, what+".burst.count", &x, false); err != nil {
+							return err
+						}
+						if x != math.Trunc(x) || x > MaxSteps {
+							return p.errAt(v, "%s.burst.count must be a whole number up to %d", what, MaxSteps)
+						}
+						ft.Count = int(x)
+						return nil
+					},
+				})
+			},
 		})
 		if err != nil {
 			return err
 		}
 		switch {
 		case len(set) != 1:
-			return p.errAt(fn, "%s must state exactly one of throttle, outage or spike", what)
+			return p.errAt(fn, "%s must state exactly one of throttle, outage, spike or burst", what)
 		case !has(fn, "for"):
 			return p.errAt(fn, "%s needs for: how long the fault lasts (e.g. 120s)", what)
 		case ft.Kind == Throttle && ft.Policy == "":
@@ -202,6 +277,8 @@ func (p *parser) faults(n *yaml.Node, s *Scenario) error {
 			return p.errAt(set[0], "%s.outage needs class: the agent class whose steps fail", what)
 		case ft.Kind == Spike && ft.Factor == 0:
 			return p.errAt(set[0], "%s.spike needs factor: the multiple of the arrival rate", what)
+		case ft.Kind == Burst && (ft.Class == "" || ft.Count == 0):
+			return p.errAt(set[0], "%s.burst needs class and count: the class whose steps arrive, and how many", what)
 		}
 		s.Faults = append(s.Faults, ft)
 	}

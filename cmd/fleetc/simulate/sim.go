@@ -53,6 +53,7 @@ type evKind uint8
 
 const (
 	evArrive     evKind = iota // a class's next arrival (or a re-draw at a rate change)
+	evBurst                    // one step of a scenario's burst arrives
 	evDone                     // a running attempt finished its step
 	evTimeout                  // a running attempt reached the end of its step window
 	evRetry                    // an in-process wait (backoff, throttle) is over
@@ -96,6 +97,8 @@ type policy struct {
 	inFlight  int
 	coolUntil float64
 	waiters   []*msg
+	price     capacity.ModelPrice // fleetc capacity's price of its tokens (capacity.PriceOf)
+	priced    bool
 }
 
 // class is one agent class's queue, workers and counters.
@@ -133,6 +136,11 @@ type class struct {
 	drained                  bool
 	deadReasons              map[string]int
 	series                   []Point
+	lastFinish               float64 // when a step was last deleted (done or dead-lettered)
+	tokens                   int64   // model tokens of the completed steps
+	costUSD                  float64 // and what they cost at the serving policy's price
+	costed                   bool    // a completed step was priced
+	faultEnd                 float64 // when the last fault acting on the class stops
 }
 
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
@@ -181,6 +189,7 @@ type sim struct {
 	faults   []Fault
 	bounds   []float64 // spike starts and ends, sorted: where arrival rates change
 	faultEnd float64
+	scenario *Scenario
 	diags    []string
 }
 
@@ -194,10 +203,14 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 		sc = &Scenario{}
 	}
 	t := sc.Traffic.Apply(capacity.FromFleet(f))
-	if t.ConversationsPerMinute == 0 || t.StepsPerConversation == 0 {
-		return nil, fmt.Errorf("no traffic to simulate: state traffic.conversations_per_minute and traffic.steps_per_conversation in the spec or under the scenario's traffic key")
+	// Bursts alone are traffic enough: a scenario may state steps rather than a rate.
+	steady := t.ConversationsPerMinute != 0 && t.StepsPerConversation != 0
+	if !steady && sc.bursts() == 0 {
+		return nil, fmt.Errorf("no traffic to simulate: state traffic.conversations_per_minute and traffic.steps_per_conversation in the spec or under the scenario's traffic key, or a burst fault")
 	}
-	if p := capacity.Problems(t); len(p) > 0 {
+	if !steady {
+		t.ConversationsPerMinute, t.StepsPerConversation = 0, 0
+	} else if p := capacity.Problems(t); len(p) > 0 {
 		return nil, fmt.Errorf("traffic: %s", p[0])
 	}
 	if n := expectedSteps(t, sc, o.Duration); n > MaxSteps {
@@ -205,7 +218,7 @@ func Run(f *ir.Fleet, o Options) (*Result, error) {
 	}
 	s := &sim{
 		end: o.Duration.Seconds(), rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
-		faults: sc.Faults, faultEnd: sc.lastFaultEnd().Seconds(),
+		faults: sc.Faults, faultEnd: sc.lastFaultEnd().Seconds(), scenario: sc,
 	}
 	s.warm = s.end * WarmupFraction
 	s.backoff = retry.Policy{
@@ -247,13 +260,15 @@ func expectedSteps(t capacity.Traffic, sc *Scenario, d time.Duration) float64 {
 			n *= f.Factor
 		}
 	}
-	return n
+	return n + float64(sc.bursts())
 }
 
 func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 	pols := map[*ir.Model]*policy{}
 	for _, mp := range f.Models {
-		pols[mp] = &policy{m: mp}
+		p := &policy{m: mp}
+		p.price, _, p.priced = capacity.PriceOf(mp)
+		pols[mp] = p
 	}
 	for i, a := range f.Agents {
 		d, _ := m.StepDuration(a)
@@ -265,6 +280,7 @@ func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 			deadReasons: map[string]int{},
 		}
 		c.asked = c.replicas
+		c.faultEnd = s.scenario.classFaultEnd(a).Seconds()
 		if a.Runtime == "eks" {
 			c.scaleEvery, c.scaleDelay = float64(keda.PollingInterval), KEDAPodStart.Seconds()
 		} else {
@@ -295,9 +311,26 @@ func (s *sim) start() {
 		s.push(event{t: 0, kind: evScale, cls: int32(c.idx)})
 	}
 	for _, ft := range s.faults {
+		if ft.Kind == Burst {
+			s.burst(ft)
+			continue
+		}
 		s.push(event{t: ft.End().Seconds(), kind: evFaultEnd})
 	}
 	s.push(event{t: 0, kind: evSample})
+}
+
+// burst schedules a burst's steps evenly over its span: step i at at + i × for/count.
+func (s *sim) burst(ft Fault) {
+	for _, c := range s.classes {
+		if c.a.Name != ft.Class {
+			continue
+		}
+		every := ft.For.Seconds() / float64(ft.Count)
+		for i := range ft.Count {
+			s.push(event{t: ft.At.Seconds() + float64(i)*every, kind: evBurst, cls: int32(c.idx)})
+		}
+	}
 }
 
 // loop runs events in time order until the end.
@@ -310,7 +343,12 @@ func (s *sim) loop() {
 		s.now = e.t
 		switch e.kind {
 		case evArrive:
-			s.arrive(s.classes[e.cls], e.n == 1)
+			if e.n == 1 {
+				s.arrive(s.classes[e.cls])
+			}
+			s.nextArrival(s.classes[e.cls])
+		case evBurst:
+			s.arrive(s.classes[e.cls])
 		case evDone:
 			s.done(e.m)
 		case evTimeout:
@@ -382,15 +420,13 @@ func (s *sim) spike(t float64) float64 {
 	return x
 }
 
-func (s *sim) arrive(c *class, real bool) {
-	if real {
-		m := &msg{c: c, arrived: s.now}
-		c.arrived++
-		c.live = append(c.live, m)
-		c.visible = append(c.visible, m)
-		s.dispatch(c)
-	}
-	s.nextArrival(c)
+// arrive puts one step on the class's queue.
+func (s *sim) arrive(c *class) {
+	m := &msg{c: c, arrived: s.now}
+	c.arrived++
+	c.live = append(c.live, m)
+	c.visible = append(c.visible, m)
+	s.dispatch(c)
 }
 
 // dispatch hands visible messages to free worker slots. Receives are immediate: the long
@@ -486,8 +522,8 @@ func (s *sim) attempt(c *class, m *msg) {
 // its cooldown; nil when the whole chain is cooling.
 func (s *sim) route(c *class) *policy {
 	for _, p := range c.chain {
-		if s.throttled(p) && p.coolUntil <= s.now {
-			p.coolUntil = s.now + s.cooldown(p)
+		if ft := s.throttled(p); ft != nil && p.coolUntil <= s.now {
+			p.coolUntil = s.now + s.bench(p, ft)
 		}
 		if p.coolUntil <= s.now {
 			return p
@@ -496,19 +532,24 @@ func (s *sim) route(c *class) *policy {
 	return nil
 }
 
-func (s *sim) throttled(p *policy) bool {
-	for _, ft := range s.faults {
+// throttled is the throttle fault active on the policy now (nil: none).
+func (s *sim) throttled(p *policy) *Fault {
+	for i, ft := range s.faults {
 		if ft.Kind == Throttle && ft.Policy == p.m.Name && ft.active(s.now) {
-			return true
+			return &s.faults[i]
 		}
 	}
-	return false
+	return nil
 }
 
-// cooldown is what a throttled policy makes its callers wait: the policy's cooldown, else a
-// typical retry-after.
-func (s *sim) cooldown(p *policy) float64 {
-	if p.m.Cooldown > 0 {
+// bench is how long a 429 keeps the policy away, as the router benches a deployment: the
+// retry-after the 429 names (never past the fault's end: the provider names its next
+// window), else the policy's cooldown, else a typical retry-after.
+func (s *sim) bench(p *policy, ft *Fault) float64 {
+	switch {
+	case ft.RetryAfter > 0:
+		return math.Min(ft.RetryAfter.Seconds(), ft.End().Seconds()-s.now)
+	case p.m.Cooldown > 0:
 		return p.m.Cooldown.Seconds()
 	}
 	return ThrottleRetryAfter.Seconds()
@@ -550,6 +591,15 @@ func (s *sim) done(m *msg) {
 	c := m.c
 	c.completed++
 	c.latencies = append(c.latencies, s.now-m.arrived)
+	if p := m.pol; p != nil && c.a.TokensPerStep > 0 {
+		out := float64(c.a.OutputTokensPerStep)
+		in := float64(c.a.TokensPerStep) - out
+		c.tokens += int64(c.a.TokensPerStep)
+		if p.priced {
+			c.costUSD += (in*p.price.InputPerMTok + out*p.price.OutputPerMTok) / 1e6
+			c.costed = true
+		}
+	}
 	s.finish(m)
 }
 
@@ -582,6 +632,7 @@ func (s *sim) closeWindow(m *msg, cause string, pending float64) {
 func (s *sim) finish(m *msg) {
 	c := m.c
 	m.done, m.held = true, false
+	c.lastFinish = s.now
 	s.account(c)
 	c.held--
 	s.dispatch(c)
