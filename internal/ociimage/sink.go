@@ -79,10 +79,9 @@ func WriteTarball(file, tag string, img v1.Image, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	updates := make(chan v1.Update, 16)
-	done := reportUpdates("tarball "+file, updates, progress)
+	updates, finish := reportUpdates("tarball "+file, progress)
 	err = tarball.WriteToFile(file, t, img, tarball.WithProgress(updates))
-	<-done
+	finish(err)
 	return err
 }
 
@@ -92,37 +91,68 @@ func Push(ctx context.Context, ref string, img v1.Image, progress io.Writer) err
 	if err != nil {
 		return err
 	}
-	updates := make(chan v1.Update, 16)
-	done := reportUpdates("push "+ref, updates, progress)
+	updates, finish := reportUpdates("push "+ref, progress)
 	err = remote.Write(r, img, append(RemoteOptions(ctx), remote.WithProgress(updates))...)
-	<-done
+	finish(err)
 	return err
 }
 
 // reportEvery is how often a transfer in progress prints a line.
 const reportEvery = 2 * time.Second
 
-// reportUpdates prints a transfer's bytes every reportEvery and once at its end; the channel
-// is closed by its writer (tarball and remote close it when they finish).
-func reportUpdates(what string, updates <-chan v1.Update, w io.Writer) <-chan struct{} {
-	done := make(chan struct{})
+// reportUpdates prints a transfer's bytes every reportEvery, and its total once finish is
+// called with the transfer's error. The libraries differ in how they end the updates
+// (remote closes the channel, tarball sends io.EOF and leaves it open), so the end is the
+// caller's word, not the channel's.
+func reportUpdates(what string, w io.Writer) (chan<- v1.Update, func(error)) {
+	updates := make(chan v1.Update, 64)
+	finished, done := make(chan error), make(chan struct{})
 	go func() {
 		defer close(done)
 		start, last := time.Now(), time.Now()
 		var u v1.Update
-		for next := range updates {
-			if next.Error != nil {
-				return
-			}
-			u = next
-			if time.Since(last) >= reportEvery {
-				fmt.Fprintf(w, "  %s: %s of %s\n", what, Size(u.Complete), Size(u.Total))
-				last = time.Now()
+		record := func(next v1.Update) {
+			if next.Total > 0 || next.Complete > 0 {
+				u.Total, u.Complete = next.Total, next.Complete
 			}
 		}
-		fmt.Fprintf(w, "  %s: %s in %s\n", what, Size(u.Complete), Elapsed(start))
+		in := (<-chan v1.Update)(updates)
+		for {
+			select {
+			case next, ok := <-in:
+				if !ok {
+					in = nil
+					continue
+				}
+				record(next)
+				if time.Since(last) >= reportEvery {
+					fmt.Fprintf(w, "  %s: %s of %s\n", what, Size(u.Complete), Size(u.Total))
+					last = time.Now()
+				}
+			case err := <-finished:
+				for drained := false; in != nil && !drained; {
+					select {
+					case next, ok := <-in:
+						if !ok {
+							in = nil
+						} else {
+							record(next)
+						}
+					default:
+						drained = true
+					}
+				}
+				if err == nil {
+					fmt.Fprintf(w, "  %s: %s in %s\n", what, Size(u.Complete), Elapsed(start))
+				}
+				return
+			}
+		}
 	}()
-	return done
+	return updates, func(err error) {
+		finished <- err
+		<-done
+	}
 }
 
 // Elapsed is the time since start as progress lines show it.
