@@ -329,6 +329,17 @@ func TestBuildRefuses(t *testing.T) {
 		{"a dynamically linked worker", func(o *image.Options) { o.Worker = dynamic }, "dynamically linked"},
 		{"a worker that is no executable", func(o *image.Options) { o.Worker = notELF }, "not a Linux executable"},
 		{"a base of another platform", func(o *image.Options) { o.Platform = other }, "no image for " + other + " in the layout (it has " + ociimage.Platform(hostPlatform) + ")"},
+		{"a tarball base of another platform", func(o *image.Options) {
+			img, err := o.Base.Image(context.Background(), hostPlatform)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "base.tar")
+			if err := ociimage.WriteTarball(file, "python:3", img, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			o.Base, o.Platform = ociimage.Source{Kind: ociimage.FromTarball, Ref: file}, other
+		}, "is an image for " + ociimage.Platform(hostPlatform) + ", not " + other},
 		{"a handler file the project lacks", func(o *image.Options) {
 			os.Remove(filepath.Join(o.Paths[0].Local, "handler.py"))
 		}, "the handler runs /app/handler.py, and "},
