@@ -214,7 +214,11 @@ func addLayers(o Options, a *ir.Agent, plat v1.Platform, pr io.Writer) ([]v1.Lay
 			size, n = size+int64(len(f.Body)), n+1
 		}
 	}
-	fmt.Fprintf(pr, "  + handler %s: %d files, %s\n", dirs, n, ociimage.Size(size))
+	noun := "files"
+	if n == 1 {
+		noun = "file"
+	}
+	fmt.Fprintf(pr, "  + handler %s: %d %s, %s\n", dirs, n, noun, ociimage.Size(size))
 	return []v1.Layer{wl, hl}, nil
 }
 

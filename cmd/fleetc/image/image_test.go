@@ -236,7 +236,7 @@ func TestBuildWritesClassImage(t *testing.T) {
 		t.Error("the base's files are not in the image")
 	}
 	for _, want := range []string{"fleetc image: greeter (lambda, " + ociimage.Platform(hostPlatform) + "), handler python3 /app/handler.py",
-		"  base oci:", "  + fleet-worker " + ociimage.Entrypoint + " from ", "  + handler ", "handler/ → /app: 1 files, ", "layer 3/3 sha256:"} {
+		"  base oci:", "  + fleet-worker " + ociimage.Entrypoint + " from ", "  + handler ", "handler/ → /app: 1 file, ", "layer 3/3 sha256:"} {
 		if !strings.Contains(progress, want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress)
 		}
