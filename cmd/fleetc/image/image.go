@@ -62,7 +62,10 @@ type Result struct {
 
 // Build builds the class's image and writes and pushes it as o says.
 func Build(ctx context.Context, o Options) (*Result, error) {
-	a, err := class(o.Spec, o.Env, o.Class)
+	// An environment may change worker.image and nothing else an image is made of: the spec's
+	// tag names the image only for a push or a tarball without --tag, and there --env is
+	// needed (P013) when the spec has environments.
+	a, err := class(o.Spec, o.Env, o.Class, o.Tag != "" || (!o.Push && o.Tarball == ""))
 	if err != nil {
 		return nil, err
 	}
@@ -104,8 +107,8 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 }
 
 // class compiles the spec and returns the class.
-func class(spec, env, name string) (*ir.Agent, error) {
-	res, err := compiler.Compile(compiler.Input{Path: spec, Env: env, AnyEnv: true, Stop: compiler.Checked})
+func class(spec, env, name string, anyEnv bool) (*ir.Agent, error) {
+	res, err := compiler.Compile(compiler.Input{Path: spec, Env: env, AnyEnv: anyEnv, Stop: compiler.Checked})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -29,6 +31,7 @@ import (
 	"github.com/fleetc/fleetc/cmd/fleetc/cli"
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/cmd/fleetc/image"
+	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/internal/ociimage"
 )
@@ -360,5 +363,39 @@ func TestBuildRefuses(t *testing.T) {
 				t.Errorf("err = %v, want %q\n%s", err, c.want, progress)
 			}
 		})
+	}
+}
+
+// The image's tag is the environment's worker.image when the spec has environments: a push
+// or a tarball without --tag needs --env (P013), and takes that environment's image; with
+// --tag, or to a layout alone, any environment builds the same image.
+func TestTagPerEnvironment(t *testing.T) {
+	spec := "../../../examples/environments/fleet.yaml"
+	tarFile := filepath.Join(t.TempDir(), "triage.tar")
+	for _, c := range []struct {
+		env, tag, tarball string
+		want              string // the tag, or the error
+	}{
+		{"", "", tarFile, "P013"},
+		{"prod", "", tarFile, "333344445555.dkr.ecr.eu-central-1.amazonaws.com/fleet-worker:0.1.0"},
+		{"", "example.com/triage:1", tarFile, "example.com/triage:1"},
+		{"", "", "", "111122223333.dkr.ecr.eu-west-1.amazonaws.com/fleet-worker:0.1.0"},
+	} {
+		res, progress, err := build(t, func(o *image.Options) {
+			o.Spec, o.Class, o.Env, o.Tag, o.Tarball, o.Paths = spec, "triage", c.env, c.tag, c.tarball, nil
+		})
+		got := ""
+		if err != nil {
+			got = err.Error()
+			var be *deploy.BuildError
+			if errors.As(err, &be) {
+				got = be.Diagnostics.Error() + fmt.Sprint(be.Diagnostics)
+			}
+		} else {
+			got = res.Tag
+		}
+		if !strings.Contains(got, c.want) {
+			t.Errorf("env %q tag %q tarball %q: got %q, want %q\n%s", c.env, c.tag, c.tarball, got, c.want, progress)
+		}
 	}
 }
