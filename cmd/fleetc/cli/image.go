@@ -63,7 +63,8 @@ reference) whose entrypoint is taken. Without --worker, the fleet-worker fleetc 
 
 The platform is the class runtime's (linux/arm64 for AgentCore, else linux/amd64) unless
 --platform says. --push sends the image to --tag, else to the class's image in the spec
-(worker.image, or agents.CLASS.image), which must not be the stock fleet-worker image.
+(worker.image, or agents.CLASS.image; of the environment --env names, which a spec with
+environments then needs), which must not be the stock fleet-worker image.
 
 Progress goes to stderr, per stage: the base, each layer added with its size, each blob
 written, bytes pushed. The image's digest is printed on stdout.
