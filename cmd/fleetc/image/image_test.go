@@ -399,3 +399,17 @@ func TestTagPerEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// Without --worker, the fleet-worker fleetc dev runs is taken (here: the one on PATH), and
+// the progress says which.
+func TestWorkerFoundAsDevFindsIt(t *testing.T) {
+	worker := staticWorker(t)
+	t.Setenv("PATH", filepath.Dir(worker)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	_, progress, err := build(t, func(o *image.Options) { o.Worker = "" })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress)
+	}
+	if !strings.Contains(progress, "+ fleet-worker "+ociimage.Entrypoint+" from "+worker+": ") {
+		t.Errorf("progress does not name %s:\n%s", worker, progress)
+	}
+}
