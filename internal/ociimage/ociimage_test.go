@@ -5,10 +5,10 @@ import "testing"
 // The image names --base and --worker take, as skopeo spells the local ones.
 func TestParseSource(t *testing.T) {
 	for in, want := range map[string]Source{
-		"scratch":                         {Kind: FromScratch},
-		"oci:out/fw-oci":                  {Kind: FromLayout, Ref: "out/fw-oci"},
-		"tar:python.tar":                  {Kind: FromTarball, Ref: "python.tar"},
-		"python:3.13-slim":                {Kind: FromRegistry, Ref: "python:3.13-slim"},
+		"scratch":                        {Kind: FromScratch},
+		"oci:out/fw-oci":                 {Kind: FromLayout, Ref: "out/fw-oci"},
+		"tar:python.tar":                 {Kind: FromTarball, Ref: "python.tar"},
+		"python:3.13-slim":               {Kind: FromRegistry, Ref: "python:3.13-slim"},
 		"127.0.0.1:5000/hello-greeter:1": {Kind: FromRegistry, Ref: "127.0.0.1:5000/hello-greeter:1"},
 	} {
 		got, err := ParseSource(in)
