@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fleetc/fleetc/internal/ociimage"
 )
 
 // The class-image examples (examples/images/*): each copies fleet-worker from the image this
@@ -24,7 +26,7 @@ func TestClassImageExamples(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"COPY --from=worker " + Entrypoint + " " + Entrypoint, `ENTRYPOINT ["` + Entrypoint + `"]`, "COPY " + c.handler + " /app/" + c.handler} {
+		for _, want := range []string{"COPY --from=worker " + ociimage.Entrypoint + " " + ociimage.Entrypoint, `ENTRYPOINT ["` + ociimage.Entrypoint + `"]`, "COPY " + c.handler + " /app/" + c.handler} {
 			if !strings.Contains(string(df), want) {
 				t.Errorf("%s/Dockerfile lacks %q", c.dir, want)
 			}

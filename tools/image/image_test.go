@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
+
+	"github.com/fleetc/fleetc/internal/ociimage"
 )
 
 // The image the tool writes, checked as a registry would read it: a valid OCI index with
@@ -31,8 +33,15 @@ func TestBuildImage(t *testing.T) {
 		t.Skipf("SKIPPED, CHECKER NOT AVAILABLE: no %s (apt-get install ca-certificates)", CABundle)
 	}
 	dir := filepath.Join(t.TempDir(), "oci")
-	if err := Build(dir, "9.8.7-test", []string{"linux/amd64", "linux/arm64"}, CABundle); err != nil {
+	var progress strings.Builder
+	if err := Build(dir, "9.8.7-test", []string{"linux/amd64", "linux/arm64"}, CABundle, &progress); err != nil {
 		t.Fatal(err)
+	}
+	// Each stage is reported as it ends, not only the whole build.
+	for _, want := range []string{"compiling fleet-worker 9.8.7-test for linux/arm64", "linux/amd64: fleet-worker ", "wrote linux/arm64 layer 1/1 sha256:", "done in "} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
 	}
 	p, err := layout.FromPath(dir)
 	if err != nil {
@@ -63,7 +72,7 @@ func TestBuildImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cf.Architecture != arch || cf.OS != "linux" || strings.Join(cf.Config.Entrypoint, " ") != Entrypoint || cf.Config.User != User ||
+		if cf.Architecture != arch || cf.OS != "linux" || strings.Join(cf.Config.Entrypoint, " ") != ociimage.Entrypoint || cf.Config.User != ociimage.User ||
 			cf.Config.Labels["org.opencontainers.image.version"] != "9.8.7-test" {
 			t.Errorf("%s config: %+v", arch, cf.Config)
 		}
@@ -84,8 +93,8 @@ func TestBuildImage(t *testing.T) {
 			}
 			b, _ := io.ReadAll(tr)
 			files["/"+h.Name] = b
-			if "/"+h.Name == Entrypoint && h.Mode&0o111 == 0 {
-				t.Errorf("%s: %s is not executable", arch, Entrypoint)
+			if "/"+h.Name == ociimage.Entrypoint && h.Mode&0o111 == 0 {
+				t.Errorf("%s: %s is not executable", arch, ociimage.Entrypoint)
 			}
 		}
 		rc.Close()
@@ -93,7 +102,7 @@ func TestBuildImage(t *testing.T) {
 			t.Errorf("%s: no CA bundle at %s", arch, CABundle)
 		}
 		exe := filepath.Join(t.TempDir(), "fleet-worker")
-		os.WriteFile(exe, files[Entrypoint], 0o755)
+		os.WriteFile(exe, files[ociimage.Entrypoint], 0o755)
 		f, err := elf.Open(exe)
 		if err != nil {
 			t.Fatalf("%s: entrypoint is not ELF: %v", arch, err)
@@ -116,7 +125,7 @@ func TestBuildImage(t *testing.T) {
 	}
 	// One version, same bytes: the index digest does not depend on when it was built.
 	dir2 := filepath.Join(t.TempDir(), "oci")
-	if err := Build(dir2, "9.8.7-test", []string{"linux/amd64", "linux/arm64"}, CABundle); err != nil {
+	if err := Build(dir2, "9.8.7-test", []string{"linux/amd64", "linux/arm64"}, CABundle, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	a, _ := os.ReadFile(filepath.Join(dir, "index.json"))
@@ -134,14 +143,14 @@ func TestDockerfileAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := string(b)
-	ep, _ := json.Marshal([]string{Entrypoint})
+	ep, _ := json.Marshal([]string{ociimage.Entrypoint})
 	for _, want := range []string{
 		"ENTRYPOINT " + string(ep),
-		"USER " + User,
+		"USER " + ociimage.User,
 		"-X " + VersionVar + "=${VERSION}",
 		"CGO_ENABLED=0",
 		"--platform linux/amd64,linux/arm64",
-		"COPY --from=build /out/fleet-worker " + Entrypoint,
+		"COPY --from=build /out/fleet-worker " + ociimage.Entrypoint,
 	} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Dockerfile lacks %q", want)

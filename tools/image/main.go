@@ -1,36 +1,38 @@
 // Command image builds the fleet-worker container image without a container daemon: it
 // cross-compiles a static fleet-worker per platform and writes a multi-platform OCI image
 // layout (go-containerregistry) that `crane push`, `skopeo copy oci:DIR docker://…` or
-// `regctl` push to ECR. It makes the same image as the repository's Dockerfile: the binary
-// at Entrypoint, the CA bundle, a non-root user; tests check the two agree.
+// `regctl` push to ECR, and `fleetc image build --worker oci:DIR` builds class images on. It
+// makes the same image as the repository's Dockerfile: the binary at ociimage.Entrypoint, the
+// CA bundle, a non-root user; tests check the two agree. Each stage is reported on stderr as
+// it goes (a cold cross-compile takes minutes).
 //
 //	go run ./tools/image -o bin/fleet-worker-oci -version 0.2.0 [-platforms linux/amd64,linux/arm64]
 package main
 
 import (
-	"archive/tar"
-	"bytes"
+	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/fleetc/fleetc/internal/ociimage"
 )
 
-// What the image is; the Dockerfile says the same (TestDockerfileAgrees).
+// What the image is beyond ociimage's entrypoint and user; the Dockerfile says the same
+// (TestDockerfileAgrees).
 const (
-	Entrypoint = "/usr/local/bin/fleet-worker"
-	User       = "65532:65532" // distroless "nonroot"
-	CABundle   = "/etc/ssl/certs/ca-certificates.crt"
+	CABundle = "/etc/ssl/certs/ca-certificates.crt"
 	// VersionVar is the linker variable both binaries report (internal/buildinfo).
 	VersionVar = "github.com/fleetc/fleetc/internal/buildinfo.Version"
 )
@@ -41,15 +43,17 @@ func main() {
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64", "comma-separated os/arch list")
 	ca := flag.String("ca-bundle", CABundle, "CA certificates to put at "+CABundle+" (fleet-worker calls AWS over TLS)")
 	flag.Parse()
-	if err := Build(*out, *version, strings.Split(*platforms, ","), *ca); err != nil {
+	if err := Build(*out, *version, strings.Split(*platforms, ","), *ca, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("wrote the fleet-worker %s image (%s) to %s\n", *version, *platforms, *out)
 }
 
-// Build compiles fleet-worker for each platform and writes the image index to dir.
-func Build(dir, version string, platforms []string, caBundle string) error {
+// Build compiles fleet-worker for each platform and writes the image index to dir, saying
+// what it does on progress.
+func Build(dir, version string, platforms []string, caBundle string, progress io.Writer) error {
+	start := time.Now()
 	ca, err := os.ReadFile(caBundle)
 	if err != nil {
 		return fmt.Errorf("CA bundle: %w (install Debian's ca-certificates, or pass -ca-bundle)", err)
@@ -59,73 +63,90 @@ func Build(dir, version string, platforms []string, caBundle string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	images := map[string]v1.Image{}
 	for _, p := range platforms {
-		osName, arch, ok := strings.Cut(strings.TrimSpace(p), "/")
-		if !ok {
-			return fmt.Errorf("platform %q: want os/arch", p)
-		}
-		bin := filepath.Join(tmp, osName+"-"+arch, "fleet-worker")
-		if err := compile(bin, osName, arch, version); err != nil {
-			return err
-		}
-		img, err := image(bin, ca, osName, arch, version)
+		plat, err := ociimage.ParsePlatform(strings.TrimSpace(p))
 		if err != nil {
 			return err
 		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: osName, Architecture: arch}}})
+		bin := filepath.Join(tmp, plat.OS+"-"+plat.Architecture, "fleet-worker")
+		if err := compile(bin, plat, version, progress); err != nil {
+			return err
+		}
+		img, err := image(bin, ca, plat, version)
+		if err != nil {
+			return err
+		}
+		images[ociimage.Platform(plat)] = img
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	fmt.Fprintf(progress, "writing the OCI layout %s\n", dir)
+	if err := ociimage.WriteLayout(dir, images, progress); err != nil {
 		return err
 	}
-	_, err = layout.Write(dir, idx)
-	return err
-}
-
-// compile builds a static fleet-worker (CGO off: no libc, so any base image runs it).
-func compile(out, osName, arch, version string) error {
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X "+VersionVar+"="+version, "-o", out, "github.com/fleetc/fleetc/cmd/fleet-worker")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+osName, "GOARCH="+arch)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build for %s/%s: %v\n%s", osName, arch, err, b)
-	}
+	fmt.Fprintf(progress, "done in %s\n", ociimage.Elapsed(start))
 	return nil
 }
 
-// epoch is every file's and the image's time, so one version builds the same bytes.
-var epoch = time.Unix(0, 0).UTC()
+// compileReport is how often a compile in progress says how far it got.
+const compileReport = 15 * time.Second
 
-func image(bin string, ca []byte, osName, arch, version string) (v1.Image, error) {
+// compile builds a static fleet-worker (CGO off: no libc, so any base image runs it). go
+// build -v names each package it compiles; their count is the progress shown.
+func compile(out string, p v1.Platform, version string, progress io.Writer) error {
+	start := time.Now()
+	plat := ociimage.Platform(p)
+	fmt.Fprintf(progress, "compiling fleet-worker %s for %s (go build; a cold cache takes minutes)\n", version, plat)
+	cmd := exec.Command("go", "build", "-v", "-trimpath", "-ldflags", "-s -w -X "+VersionVar+"="+version, "-o", out, "github.com/fleetc/fleetc/cmd/fleet-worker")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Architecture)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	var pkgs atomic.Int64
+	var log strings.Builder
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(compileReport)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				fmt.Fprintf(progress, "  %s: %d packages compiled, %s\n", plat, pkgs.Load(), ociimage.Elapsed(start))
+			}
+		}
+	}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		pkgs.Add(1)
+		log.WriteString(sc.Text() + "\n")
+	}
+	err = cmd.Wait()
+	close(stop)
+	if err != nil {
+		return fmt.Errorf("go build for %s: %v\n%s", plat, err, log.String())
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "  %s: fleet-worker %s (%d packages compiled) in %s\n", plat, ociimage.Size(fi.Size()), pkgs.Load(), ociimage.Elapsed(start))
+	return nil
+}
+
+func image(bin string, ca []byte, p v1.Platform, version string) (v1.Image, error) {
 	exe, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, d := range []string{"etc/", "etc/ssl/", "etc/ssl/certs/", "usr/", "usr/local/", "usr/local/bin/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o755, ModTime: epoch}); err != nil {
-			return nil, err
-		}
-	}
-	for _, f := range []struct {
-		name string
-		mode int64
-		body []byte
-	}{{strings.TrimPrefix(CABundle, "/"), 0o644, ca}, {strings.TrimPrefix(Entrypoint, "/"), 0o755, exe}} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: epoch}); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(f.body); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (ioReadCloser, error) { return nopCloser{bytes.NewReader(b)}, nil },
-		tarball.WithMediaType(types.OCILayer))
+	layer, err := ociimage.Layer([]ociimage.File{
+		{Name: CABundle, Mode: 0o644, Body: ca},
+		{Name: ociimage.Entrypoint, Mode: 0o755, Body: exe},
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -139,9 +160,9 @@ func image(bin string, ca []byte, osName, arch, version string) (v1.Image, error
 		return nil, err
 	}
 	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Created = osName, arch, v1.Time{Time: epoch}
-	cf.Config.Entrypoint = []string{Entrypoint}
-	cf.Config.User = User
+	cf.OS, cf.Architecture, cf.Created = p.OS, p.Architecture, v1.Time{Time: ociimage.Epoch}
+	cf.Config.Entrypoint = []string{ociimage.Entrypoint}
+	cf.Config.User = ociimage.User
 	cf.Config.Env = []string{"SSL_CERT_FILE=" + CABundle}
 	cf.Config.Labels = map[string]string{"org.opencontainers.image.title": "fleet-worker", "org.opencontainers.image.version": version}
 	return mutate.ConfigFile(img, cf)

@@ -55,7 +55,7 @@ func TestEntrypointUnderRIE(t *testing.T) {
 	verifytest.SkipIfMissing(t, err)
 
 	dir := filepath.Join(t.TempDir(), "oci")
-	if err := Build(dir, "9.8.7-rie", []string{"linux/" + runtime.GOARCH}, CABundle); err != nil {
+	if err := Build(dir, "9.8.7-rie", []string{"linux/" + runtime.GOARCH}, CABundle, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	exe := entrypoint(t, dir)

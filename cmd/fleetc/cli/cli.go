@@ -48,7 +48,7 @@ var noSpec = map[string]string{"fleetc/spec": "none"}
 // registration. A new command is one file and one line here.
 var commands = []func(*streams) *cobra.Command{
 	newBuildCmd, newCapacityCmd, newDevCmd, newDevHandlerCmd, newDiffCmd, newDLQCmd, newExplainCmd,
-	newFmtCmd, newGraphCmd, newInitCmd, newInvokeCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
+	newFmtCmd, newGraphCmd, newImageCmd, newInitCmd, newInvokeCmd, newPlanCmd, newRulesCmd, newSchemasCmd, newSendCmd,
 	newRedriveExecutionCmd, newSimulateCmd,
 	newReplayCmd,
 	newToolsCmd, newTraceCmd, newTypesCmd, newValidateCmd, newVersionCmd,
