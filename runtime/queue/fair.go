@@ -32,6 +32,13 @@ const (
 	AttrFirstSent     = "fleet-first-sent"
 )
 
+// deferralAttribute reports the attributes a dead letter leaves behind: a message moved back
+// from the DLQ starts a fresh count (its attempts are in RETRY_ATTEMPTS), so no earlier
+// deferral may shorten its receive budget.
+func deferralAttribute(name string) bool {
+	return name == AttrPriorReceives || name == AttrDeferrals || name == AttrFirstSent
+}
+
 // runFair runs m under its key's cap, or defers it.
 func (c *Consumer) runFair(ctx context.Context, m *Message) {
 	key := ""

@@ -130,3 +130,25 @@ func TestValidGroupID(t *testing.T) {
 		}
 	}
 }
+
+// A dead letter does not carry a deferred copy's counts: moved back from the DLQ, it starts
+// with its whole receive budget.
+func TestFairDeadLetterDropsCarriedCounts(t *testing.T) {
+	sm := sqsMsg(1, "", 0)
+	for _, k := range []string{AttrPriorReceives, AttrDeferrals, AttrFirstSent} {
+		sm.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String("1")}
+	}
+	f := &fakeSQS{}
+	if err := SendToDLQ(context.Background(), f, "dlq", false, FromSQS(sm, time.Now()), nil, quiet); err != nil {
+		t.Fatal(err)
+	}
+	attrs := f.sent[0].MessageAttributes
+	for _, k := range []string{AttrPriorReceives, AttrDeferrals, AttrFirstSent} {
+		if _, ok := attrs[k]; ok {
+			t.Errorf("dead letter carries %s", k)
+		}
+	}
+	if aws.ToString(attrs[AttrRetryAttempts].StringValue) != "3" || attrs["traceparent"].StringValue == nil {
+		t.Errorf("dead letter attributes %v; want RETRY_ATTEMPTS 3 (2 receives + 1 carried) and traceparent", attrs)
+	}
+}
