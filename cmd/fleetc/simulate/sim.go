@@ -17,6 +17,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/keda"
 	rcfg "github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // Scaling delays the simulation assumes; the spec states none of them.
@@ -87,6 +88,10 @@ type msg struct {
 	pol       *policy // the policy whose slot it holds or waits for
 	capWait   bool
 	done      bool
+	key       int     // fairness key (a tenant of fairness.cardinality); -1: none, never capped
+	deferrals int     // times the per-key cap re-sent it (no receive spent)
+	claimedAt float64 // when its last receive started
+	doneAt    float64 // when it completed
 }
 
 // policy is a model policy's shared state: calls in flight against max_in_flight, the
@@ -133,6 +138,12 @@ type class struct {
 	drained                  bool
 	deadReasons              map[string]int
 	series                   []Point
+
+	// fairness: the class's per-key cap (nil: none), steps running per key, and when each
+	// key's last deferred copy comes back (runtime/queue/fair.go's schedule).
+	fair      *ir.Fairness
+	perKey    map[int]int
+	nextDefer map[int]float64
 }
 
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
@@ -263,6 +274,7 @@ func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 			window: a.StepMax.Seconds(), deadline: a.Deadline.Seconds(), retryLimit: a.RetryLimit(),
 			chain: chain(a.Model, pols), replicas: a.Scaling.Min, perReplica: max(1, a.Scaling.PerReplica),
 			deadReasons: map[string]int{},
+			fair:        a.Fairness, perKey: map[int]int{}, nextDefer: map[int]float64{},
 		}
 		c.asked = c.replicas
 		if a.Runtime == "eks" {
@@ -384,7 +396,10 @@ func (s *sim) spike(t float64) float64 {
 
 func (s *sim) arrive(c *class, real bool) {
 	if real {
-		m := &msg{c: c, arrived: s.now}
+		m := &msg{c: c, arrived: s.now, key: -1}
+		if c.fair != nil && c.fair.Cardinality > 0 {
+			m.key = s.rng.IntN(c.fair.Cardinality) // the declared tenants, equally busy
+		}
 		c.arrived++
 		c.live = append(c.live, m)
 		c.visible = append(c.visible, m)
@@ -404,6 +419,10 @@ func (s *sim) dispatch(c *class) {
 		m := c.visible[c.vhead]
 		c.visible[c.vhead] = nil
 		c.vhead++
+		if s.overCap(c, m) {
+			s.deferMsg(c, m)
+			continue
+		}
 		s.claim(c, m)
 	}
 	c.dispatching = false
@@ -421,6 +440,10 @@ func (s *sim) claim(c *class, m *msg) {
 	s.account(c)
 	c.held++
 	m.held = true
+	if m.key >= 0 {
+		c.perKey[m.key]++
+	}
+	m.claimedAt = s.now
 	m.receives++
 	m.failures = 0
 	m.windowEnd, m.byDL = s.now+c.window, false
@@ -549,6 +572,7 @@ func (s *sim) done(m *msg) {
 	s.stopRunning(m)
 	c := m.c
 	c.completed++
+	m.doneAt = s.now
 	c.latencies = append(c.latencies, s.now-m.arrived)
 	s.finish(m)
 }
@@ -572,9 +596,36 @@ func (s *sim) closeWindow(m *msg, cause string, pending float64) {
 		s.account(c)
 		c.held--
 		m.held = false
+		s.unkey(m)
 		c.delayed++
 		s.push(event{t: s.now + pending, kind: evVisible, m: m})
 		s.dispatch(c)
+	}
+}
+
+// overCap is fleet-worker's per-key cap: each replica runs at most max_in_flight_per_key
+// steps of one key (the simulation pools the replicas' caps: it does not place messages on
+// replicas).
+func (s *sim) overCap(c *class, m *msg) bool {
+	return c.fair != nil && m.key >= 0 && c.perKey[m.key] >= c.fair.MaxInFlight*max(1, c.replicas)
+}
+
+// deferMsg is the worker's deferral: the message goes back to the queue as a copy delayed by
+// the key's schedule (step.p95 / cap after the key's previous copy, whole seconds, at least
+// 1, at most SQS's 900), and spends no receive.
+func (s *sim) deferMsg(c *class, m *msg) {
+	next := math.Max(s.now, c.nextDefer[m.key]) + c.a.StepP95.Seconds()/float64(c.fair.MaxInFlight)
+	next = math.Min(next, s.now+awslimits.SQSMaxDelay.Seconds())
+	c.nextDefer[m.key] = next
+	m.deferrals++
+	c.delayed++
+	s.push(event{t: s.now + math.Max(1, math.Ceil(next-s.now)), kind: evVisible, m: m})
+}
+
+// unkey ends a held message's step for its key's cap (called where a receive ends).
+func (s *sim) unkey(m *msg) {
+	if m.key >= 0 {
+		m.c.perKey[m.key]--
 	}
 }
 
@@ -582,6 +633,7 @@ func (s *sim) closeWindow(m *msg, cause string, pending float64) {
 func (s *sim) finish(m *msg) {
 	c := m.c
 	m.done, m.held = true, false
+	s.unkey(m)
 	s.account(c)
 	c.held--
 	s.dispatch(c)
