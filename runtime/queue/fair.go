@@ -16,14 +16,14 @@ import (
 // Fairness (Options.KeyOf, Options.MaxPerKey): at most MaxPerKey steps of one key run at
 // once in this consumer. A message over its key's cap is deferred without ever being
 // released: releasing it would make SQS count one more receive, and enough deferrals would
-// dead-letter a message that never failed. Instead its copy is sent to the back of the
-// queue (when the key's cap is likely to have room for it, deferDelay) with MessageGroupId = the key, so an SQS
-// fair queue sees the tenant, and the original is deleted once the copy is accepted. The
-// copy carries the receives that ran (AttrPriorReceives), its deferrals and its first send
-// time, so the receive limit, the backoff and the message's age are those of the original.
-// A crash between the send and the delete leaves two copies: the idempotency record answers
-// the second (the body, and so the work key, is the same). When the copy cannot be sent the
-// message runs over the cap: fairness is best effort, delivery is not.
+// dead-letter a message that never failed. Instead its copy is sent to the back of the queue,
+// delayed until the key's cap likely has room for it (deferDelay), with MessageGroupId = the
+// key so an SQS fair queue sees the tenant, and the original is deleted once the copy is
+// accepted. The copy carries the receives that ran (AttrPriorReceives), its deferrals and its
+// first send time, so its receive limit and age are the original's. A crash between the send
+// and the delete leaves two copies: the idempotency record answers the second (the body, and
+// so the work key, is the same). When the copy cannot be sent the message runs over the cap:
+// fairness is best effort, delivery is not (docs/fairness.md).
 
 // Message attributes a deferred copy carries.
 const (
