@@ -20,8 +20,8 @@ import (
 
 // TestFairnessNoisyTenant is issue 38's fairness check on kumo: tenant A floods the class
 // queue with 100× tenant B's messages, sent first, so without a cap B waits behind A's whole
-// backlog (every slot busy with A: 100 steps of 1 s on 5 slots, ~20 s). With fairness
-// {key: conversation_id, max_in_flight_per_key: 4} on 5 slots, B's step must start within
+// backlog (every slot busy with A: 100 steps of 1 s on 8 slots, ~12 s). With fairness
+// {key: conversation_id, max_in_flight_per_key: 4} (the default for 8 slots), B's step must start within
 // one step duration of the worker's start, every message completes exactly once, and
 // nothing is dead-lettered, though A's messages are deferred under max_receives 1: one more
 // receive of any message would dead-letter it.
@@ -32,7 +32,7 @@ func TestFairnessNoisyTenant(t *testing.T) {
 		perA     = 100 * perB
 		capOfKey = 4
 	)
-	e := newEnv(t, envOpts{concurrency: 5, maxReceives: 1, maxAttempts: 1, visibility: 10})
+	e := newEnv(t, envOpts{concurrency: 8, maxReceives: 1, maxAttempts: 1, visibility: 10})
 	e.cfg.Fairness = &config.Fairness{Key: "conversation_id", MaxInFlightPerKey: capOfKey}
 
 	var all, bKeys []string
@@ -57,7 +57,7 @@ func TestFairnessNoisyTenant(t *testing.T) {
 		e.fx.mu.Unlock()
 		t.Logf("tenant B's %s started %v after the worker (one step: %v), behind %d of tenant A's; done at %v", k, wait.Round(time.Millisecond), step, perA, bDone.Round(time.Millisecond))
 		// B runs in the slot A's cap leaves free, once the receives have passed over A's
-		// deferred messages. Without the cap it waits for ~perA/5 steps of A.
+		// deferred messages. Without the cap it waits for ~perA/8 steps of A.
 		if wait > step {
 			t.Errorf("tenant B's %s waited %v behind tenant A's burst; want ≤ one step (%v)", k, wait, step)
 		}
