@@ -165,6 +165,7 @@ type Agent struct {
 	Consumes    *Consumes `json:"consumes,omitempty"`
 	Emits       []string  `json:"emits,omitempty"`
 	Ordering    *Ordering `json:"ordering,omitempty"`
+	Fairness    *Fairness `json:"fairness,omitempty"`
 	Step        Step      `json:"step"`
 	Model       Policies  `json:"model,omitempty"`
 	Handler     Handler   `json:"handler"`
@@ -222,6 +223,15 @@ type Ordering struct {
 	FIFO           bool   `json:"fifo"`
 	GroupBy        string `json:"group_by,omitempty"`
 	HighThroughput bool   `json:"high_throughput,omitempty"`
+}
+
+// Fairness caps how many of a class's steps one tenant (one value of a detail field) runs at
+// once in a worker, so one tenant's burst cannot take every slot (docs/fairness.md).
+type Fairness struct {
+	Key               string `json:"key"`
+	MaxInFlightPerKey *int   `json:"max_in_flight_per_key,omitempty"`
+	// Cardinality is how many distinct keys are expected at once (0: not declared).
+	Cardinality *int `json:"cardinality,omitempty"`
 }
 
 // Step is how long one unit of work takes.

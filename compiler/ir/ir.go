@@ -226,6 +226,7 @@ type Agent struct {
 	FIFO           bool
 	GroupBy        string
 	HighThroughput bool
+	Fairness       *Fairness // nil: no per-key cap
 	StepP95        time.Duration
 	StepMax        time.Duration
 	Heartbeat      time.Duration // visibility heartbeat interval; 0 when the worker does not heartbeat
@@ -321,6 +322,19 @@ type Scaling struct {
 	ScaleOnInFlight bool
 	Path            string
 }
+
+// Fairness is a class's per-tenant cap: a worker runs at most MaxInFlight steps of one value
+// of detail.<Key> at once (docs/fairness.md).
+type Fairness struct {
+	Key         string
+	MaxInFlight int
+	Cardinality int // distinct keys active at once; 0 when not declared
+	Path        string
+}
+
+// FairShare is the default per-key cap: half a worker's concurrency, rounded up, so a lone
+// tenant's burst leaves the other half of every worker to the others.
+func FairShare(perReplica int) int { return (perReplica + 1) / 2 }
 
 // Tool marks an agent-facing tool class. An async class gets the tools start_<class> and
 // get_<class>_status ('-' becomes '_'), served by the fleet's Tools function.

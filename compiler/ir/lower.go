@@ -287,6 +287,7 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	l.agentQueues(a, classQueue, fleetQueue)
 	l.agentRuntime(a, sa, classQueue, fleetQueue)
 	a.Scaling = agentScaling(sa, a.Path)
+	a.Fairness = agentFairness(sa, a)
 	a.Delivery = l.agentDelivery(sa, a.Path)
 	a.Idempotency = l.agentIdempotency(a, sa)
 	l.wireEvents(a, sa)
@@ -505,6 +506,20 @@ func agentScaling(sa *spec.Agent, p string) Scaling {
 		sc.ScaleOnInFlight = valueOr(s.InFlight, Defaults.ScaleOnInFlight)
 	}
 	return sc
+}
+
+// agentFairness is the class's per-key cap; its default depends on the worker's concurrency.
+func agentFairness(sa *spec.Agent, a *Agent) *Fairness {
+	fa := sa.Fairness
+	if fa == nil {
+		return nil
+	}
+	return &Fairness{
+		Key:         fa.Key,
+		MaxInFlight: valueOr(fa.MaxInFlightPerKey, FairShare(a.Scaling.PerReplica)),
+		Cardinality: valueOr(fa.Cardinality, 0),
+		Path:        a.Path + "/fairness",
+	}
 }
 
 // agentDelivery is the EventBridge retry policy of the class's rule target.

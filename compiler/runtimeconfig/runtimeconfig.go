@@ -194,6 +194,9 @@ func Build(f *ir.Fleet, a *ir.Agent) (*rc.Config, error) {
 	if a.FIFO {
 		c.Queue.GroupBy = a.GroupBy
 	}
+	if fa := a.Fairness; fa != nil {
+		c.Fairness = &rc.Fairness{Key: fa.Key, MaxInFlightPerKey: fa.MaxInFlight}
+	}
 	if ac := a.AgentCore; ac != nil {
 		// The dispatcher's side (and the runtime's sync limit): a conversation's steps share a
 		// runtime session, keyed by the class's group_by (the trace id when there is none).

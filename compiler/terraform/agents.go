@@ -358,6 +358,12 @@ func claimCheckObjects(prefixes []string) []tokens {
 	return out
 }
 
+// deferOverCap lets a fairness class's poller re-send a message over its key's cap to the
+// back of the class's own queue (runtime/queue/fair.go: deferral without a release).
+func deferOverCap(n string) stmt {
+	return stmt{sid: "DeferOverCapMessages", actions: []string{"sqs:SendMessage"}, resources: []tokens{ref("aws_sqs_queue", n, "arn")}}
+}
+
 // workerRole emits the class's worker role: exactly the calls fleet-worker makes, on exactly
 // this class's resources.
 func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
@@ -385,6 +391,9 @@ func (g *gen) workerRole(fl *file, a *ir.Agent, n string) {
 		// AgentCore invokes the worker per step; its dispatcher function receives, deletes and
 		// dead-letters the queue's messages with its own role. The worker touches no queue.
 		st = slices.DeleteFunc(st, func(s stmt) bool { return s.sid == "ConsumeClassQueue" || s.sid == "DeadLetterOwnMessages" })
+	}
+	if a.Fairness != nil && a.AgentCore == nil {
+		st = append(st, deferOverCap(n))
 	}
 	if len(a.Emits) > 0 {
 		// Only the events the class declares: a worker cannot impersonate another producer.

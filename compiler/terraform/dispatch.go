@@ -57,6 +57,9 @@ func (g *gen) dispatcher(fl *file, a *ir.Agent, n string, cfgRef tokens) {
 		// The dispatcher starts from the class's config, as the runtime does.
 		readConfig(a.ConfigPath),
 	}
+	if a.Fairness != nil {
+		st = append(st, deferOverCap(n))
+	}
 	if len(a.Workflows) > 0 {
 		// A message the dispatcher dead-letters itself (the runtime never answered) fails its
 		// task; the runtime reports every other outcome. Map children run as <arn>/<label>.

@@ -66,6 +66,7 @@ type (
 	Retry       = rc.Retry
 	Idempotency = rc.Idempotency
 	Jobs        = rc.Jobs
+	Fairness    = rc.Fairness
 	ClaimCheck  = rc.ClaimCheck
 	Events      = rc.Events
 	Emit        = rc.Emit

@@ -96,7 +96,9 @@ func NewPoller(d *Dispatcher, h step.Host, drain time.Duration) (*queue.Consumer
 	if h.Cfg.QueueURL == "" {
 		return nil, errors.New("dispatch: no queue URL")
 	}
+	keyOf, maxPerKey, deferDelay := step.Fairness(h.Cfg)
 	return queue.New(h.SQS, queue.Options{
+		KeyOf: keyOf, MaxPerKey: maxPerKey, DeferDelay: deferDelay,
 		QueueURL: h.Cfg.QueueURL, DLQURL: h.Cfg.DLQURL, FIFO: q.FIFO, MaxMessages: q.MaxMessages,
 		WaitTime: q.WaitTime(), VisibilityTimeout: q.VisibilityTimeout(), Heartbeat: q.RenewEvery(),
 		Concurrency: h.Cfg.Concurrency, DrainTimeout: drain, GroupOf: h.Worker.GroupOf, Logger: h.Log,

@@ -54,6 +54,7 @@ type Message struct {
 	finished     bool // deleted, released or left: no more extensions
 	released     bool // finished by a release to releaseVis
 	releaseVis   int32
+	deferrals    int // times fairness re-sent it (AttrDeferrals)
 	lost         atomic.Bool
 }
 
@@ -152,6 +153,14 @@ type Options struct {
 	// GroupOf names a FIFO message's group when SQS did not report
 	// MessageGroupId (kumo omits it); nil = everything in one group.
 	GroupOf func(*Message) string
+	// KeyOf names a standard queue message's fairness key ("" = none, never capped), and
+	// MaxPerKey caps the steps of one key running at once (0 = no cap): a message over the
+	// cap is deferred, never started and never released (fair.go).
+	KeyOf     func(*Message) string
+	MaxPerKey int
+	// DeferDelay is about one step of a key: a deferred copy returns DeferDelay/MaxPerKey
+	// after the key's previous one (default 1 s).
+	DeferDelay time.Duration
 	// OnHeartbeat runs after each visibility extension with the messages
 	// extended (idempotency lease and SFN heartbeats ride on it).
 	OnHeartbeat func(ctx context.Context, msgs []*Message)
@@ -166,6 +175,9 @@ type Stats struct {
 	// Lost counts messages whose heartbeat was rejected; Capped those that
 	// reached the 12 h visibility ceiling.
 	Lost, Capped atomic.Int64
+	// Deferred counts messages re-sent over their key's cap; OverCap those run over it
+	// because the re-send was impossible (it failed, or no room for the carried counts).
+	Deferred, OverCap atomic.Int64
 }
 
 // Consumer polls one queue.
@@ -181,6 +193,11 @@ type Consumer struct {
 
 	mu       sync.Mutex
 	inflight map[*Message]struct{}
+	perKey   map[string]int // fairness: steps running per key
+	// nextDefer is, per key, when its last deferred copy comes back (fair.go).
+	nextDefer map[string]time.Time
+	// seenDeferred is Stats.Deferred at the last receive (passingDeferred).
+	seenDeferred atomic.Int64
 
 	deleter *batcher
 	vis     *batcher
@@ -198,6 +215,9 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 	if o.Concurrency < 1 {
 		o.Concurrency = 1
 	}
+	if o.DeferDelay <= 0 {
+		o.DeferDelay = time.Second
+	}
 	if o.Linger <= 0 {
 		o.Linger = 20 * time.Millisecond
 	}
@@ -211,7 +231,7 @@ func New(api API, o Options, process ProcessFunc) (*Consumer, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &Consumer{api: api, o: o, process: process, log: log, inflight: map[*Message]struct{}{}}
+	c := &Consumer{api: api, o: o, process: process, log: log, inflight: map[*Message]struct{}{}, perKey: map[string]int{}, nextDefer: map[string]time.Time{}}
 	c.slots = make(chan struct{}, o.Concurrency)
 	for i := 0; i < o.Concurrency; i++ {
 		c.slots <- struct{}{}
@@ -352,6 +372,7 @@ func (c *Consumer) acquire(ctx context.Context) int {
 	}
 	n := 1
 	want := min(c.o.MaxMessages, c.o.Concurrency)
+	hurry := c.passingDeferred()
 	// Slots freed one by one at saturation would make receives of one or
 	// two messages; wait up to Linger for a fuller batch (0.1 receive per
 	// step instead of up to 1). Negligible next to any real step.
@@ -362,6 +383,9 @@ func (c *Consumer) acquire(ctx context.Context) int {
 			n++
 			continue
 		default:
+		}
+		if hurry {
+			return n // the free slots only, no linger (passingDeferred)
 		}
 		if timer == nil {
 			t := time.NewTimer(c.o.Linger)
@@ -429,6 +453,7 @@ func FromSQS(sm types.Message, receivedAt time.Time) *Message {
 		m.ReceiveCount = 1
 	}
 	m.GroupID = sm.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+	m.carryCounts()
 	return m
 }
 
@@ -443,7 +468,7 @@ func (c *Consumer) dispatch(ctx context.Context, msgs []*Message) {
 	if !c.o.FIFO {
 		for _, m := range msgs {
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); c.runGroup(ctx, []*Message{m}) }()
+			go func() { defer c.wg.Done(); c.runFair(ctx, m) }()
 		}
 		return
 	}
@@ -657,7 +682,7 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 	}
 	names := make([]string, 0, len(m.MessageAttributes))
 	for k := range m.MessageAttributes {
-		if _, clash := attrs[k]; !clash {
+		if _, clash := attrs[k]; !clash && !deferralAttribute(k) {
 			names = append(names, k)
 		}
 	}

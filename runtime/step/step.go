@@ -18,6 +18,7 @@ import (
 	"github.com/fleetc/fleetc/runtime/config"
 	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/telemetry"
+	"github.com/fleetc/fleetc/runtime/wire"
 )
 
 // Delivery is one message handed to Process.
@@ -82,4 +83,22 @@ type Host struct {
 	SQS       *sqs.Client
 	Counter   *awsconfig.RequestCounter
 	Log       *slog.Logger
+}
+
+// Fairness is the consumer options of cfg's per-tenant cap (none when cfg has no fairness):
+// the key read from each message's detail, the cap, and a first deferral of one typical
+// step (step.p95), when a slot of the key is likely free again.
+func Fairness(cfg *config.Config) (keyOf func(*queue.Message) string, maxPerKey int, deferDelay time.Duration) {
+	fa := cfg.Fairness
+	if fa == nil {
+		return nil, 0, 0
+	}
+	keyOf = func(m *queue.Message) string {
+		env, err := wire.ParseEnvelope([]byte(m.Body))
+		if err != nil {
+			return ""
+		}
+		return wire.DetailField(env.Detail, fa.Key)
+	}
+	return keyOf, fa.MaxInFlightPerKey, time.Duration(cfg.Step.P95Seconds) * time.Second
 }

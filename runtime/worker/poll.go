@@ -19,6 +19,7 @@ type PollOptions struct {
 // NewPoller wires w into an SQS consumer configured from w.Cfg.
 func (w *Worker) NewPoller(api queue.API, o PollOptions) (*queue.Consumer, error) {
 	q := w.Cfg.Queue
+	keyOf, maxPerKey, deferDelay := step.Fairness(w.Cfg)
 	return queue.New(api, queue.Options{
 		QueueURL:          o.QueueURL,
 		DLQURL:            o.DLQURL,
@@ -30,6 +31,9 @@ func (w *Worker) NewPoller(api queue.API, o PollOptions) (*queue.Consumer, error
 		Concurrency:       w.Cfg.Concurrency,
 		DrainTimeout:      o.DrainTimeout,
 		GroupOf:           w.GroupOf,
+		KeyOf:             keyOf,
+		MaxPerKey:         maxPerKey,
+		DeferDelay:        deferDelay,
 		OnHeartbeat: func(ctx context.Context, msgs []*queue.Message) {
 			ids := make([]string, len(msgs))
 			for i, m := range msgs {

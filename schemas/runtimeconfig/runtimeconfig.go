@@ -58,17 +58,19 @@ const (
 
 // Config is runtime/<class>.json.
 type Config struct {
-	FormatVersion int         `json:"format_version"`
-	Fleet         string      `json:"fleet"`
-	Class         string      `json:"class"`
-	Region        string      `json:"region"`
-	Runtime       string      `json:"runtime"`
-	Queue         Queue       `json:"queue"`
-	Concurrency   int         `json:"concurrency"`
-	Step          Step        `json:"step"`
-	Retry         Retry       `json:"retry"`
-	Idempotency   Idempotency `json:"idempotency"`
-	Jobs          *Jobs       `json:"jobs,omitempty"`
+	FormatVersion int    `json:"format_version"`
+	Fleet         string `json:"fleet"`
+	Class         string `json:"class"`
+	Region        string `json:"region"`
+	Runtime       string `json:"runtime"`
+	Queue         Queue  `json:"queue"`
+	Concurrency   int    `json:"concurrency"`
+	// Fairness caps one tenant's steps in flight; nil: no cap.
+	Fairness    *Fairness   `json:"fairness,omitempty"`
+	Step        Step        `json:"step"`
+	Retry       Retry       `json:"retry"`
+	Idempotency Idempotency `json:"idempotency"`
+	Jobs        *Jobs       `json:"jobs,omitempty"`
 	// AsyncTools is the tools config of the async classes an llm handler names
 	// ("async:<class>"), only those: what the handler offers its model and runs in-process.
 	AsyncTools *Tools     `json:"async_tools,omitempty"`
@@ -155,6 +157,14 @@ type Jobs struct {
 
 // StatusPollAfter as a duration.
 func (j Jobs) StatusPollAfter() time.Duration { return seconds(j.StatusPollAfterSeconds) }
+
+// Fairness is a class's per-tenant cap (standard queues only): the worker runs at most
+// MaxInFlightPerKey steps of one value of detail.<Key> at once and re-sends a message over
+// the cap to the back of the queue, its group the key (docs/fairness.md).
+type Fairness struct {
+	Key               string `json:"key"`
+	MaxInFlightPerKey int    `json:"max_in_flight_per_key"`
+}
 
 // AgentCore is how an agentcore class is fed (runtime agentcore only): the dispatcher reads
 // the class queue and calls InvokeAgentRuntime on the runtime (its ARN comes from the

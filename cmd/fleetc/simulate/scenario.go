@@ -122,9 +122,12 @@ func (f Fault) ActsOn(a *ir.Agent) bool {
 	return false
 }
 
-// classFaultEnd is when the last fault acting on a stops (0: none does).
+// classFaultEnd is when the last fault acting on a stops (0: none does, or no scenario).
 func (s *Scenario) classFaultEnd(a *ir.Agent) time.Duration {
 	var end time.Duration
+	if s == nil {
+		return end
+	}
 	for _, f := range s.Faults {
 		if f.ActsOn(a) {
 			end = max(end, f.End())

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/keda"
 	rcfg "github.com/fleetc/fleetc/compiler/runtimeconfig"
 	"github.com/fleetc/fleetc/runtime/retry"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // Scaling delays the simulation assumes; the spec states none of them.
@@ -88,6 +89,10 @@ type msg struct {
 	pol       *policy // the policy whose slot it holds or waits for
 	capWait   bool
 	done      bool
+	key       int     // fairness key (a tenant of fairness.cardinality); -1: none, never capped
+	deferrals int     // times the per-key cap re-sent it (no receive spent)
+	claimedAt float64 // when its last receive started
+	doneAt    float64 // when it completed
 }
 
 // policy is a model policy's shared state: calls in flight against max_in_flight, the
@@ -141,6 +146,12 @@ type class struct {
 	costUSD                  float64 // and what they cost at the serving policy's price
 	costed                   bool    // a completed step was priced
 	faultEnd                 float64 // when the last fault acting on the class stops
+
+	// fairness: the class's per-key cap (nil: none), steps running per key, and when each
+	// key's last deferred copy comes back (runtime/queue/fair.go's schedule).
+	fair      *ir.Fairness
+	perKey    map[int]int
+	nextDefer map[int]float64
 }
 
 func (c *class) backlog() int { return len(c.visible) - c.vhead + c.delayed }
@@ -278,6 +289,7 @@ func (s *sim) build(f *ir.Fleet, m *capacity.Model) {
 			window: a.StepMax.Seconds(), deadline: a.Deadline.Seconds(), retryLimit: a.RetryLimit(),
 			chain: chain(a.Model, pols), replicas: a.Scaling.Min, perReplica: max(1, a.Scaling.PerReplica),
 			deadReasons: map[string]int{},
+			fair:        a.Fairness, perKey: map[int]int{}, nextDefer: map[int]float64{},
 		}
 		c.asked = c.replicas
 		c.faultEnd = s.scenario.classFaultEnd(a).Seconds()
@@ -420,9 +432,13 @@ func (s *sim) spike(t float64) float64 {
 	return x
 }
 
-// arrive puts one step on the class's queue.
+// arrive puts one step on the class's queue, from one of the declared tenants when the
+// class is fair (equally busy: a burst from one tenant is a test's own sends).
 func (s *sim) arrive(c *class) {
-	m := &msg{c: c, arrived: s.now}
+	m := &msg{c: c, arrived: s.now, key: -1}
+	if c.fair != nil && c.fair.Cardinality > 0 {
+		m.key = s.rng.IntN(c.fair.Cardinality)
+	}
 	c.arrived++
 	c.live = append(c.live, m)
 	c.visible = append(c.visible, m)
@@ -440,6 +456,10 @@ func (s *sim) dispatch(c *class) {
 		m := c.visible[c.vhead]
 		c.visible[c.vhead] = nil
 		c.vhead++
+		if s.overCap(c, m) {
+			s.deferMsg(c, m)
+			continue
+		}
 		s.claim(c, m)
 	}
 	c.dispatching = false
@@ -457,6 +477,10 @@ func (s *sim) claim(c *class, m *msg) {
 	s.account(c)
 	c.held++
 	m.held = true
+	if m.key >= 0 {
+		c.perKey[m.key]++
+	}
+	m.claimedAt = s.now
 	m.receives++
 	m.failures = 0
 	m.windowEnd, m.byDL = s.now+c.window, false
@@ -590,6 +614,7 @@ func (s *sim) done(m *msg) {
 	s.stopRunning(m)
 	c := m.c
 	c.completed++
+	m.doneAt = s.now
 	c.latencies = append(c.latencies, s.now-m.arrived)
 	if p := m.pol; p != nil && c.a.TokensPerStep > 0 {
 		out := float64(c.a.OutputTokensPerStep)
@@ -622,9 +647,36 @@ func (s *sim) closeWindow(m *msg, cause string, pending float64) {
 		s.account(c)
 		c.held--
 		m.held = false
+		s.unkey(m)
 		c.delayed++
 		s.push(event{t: s.now + pending, kind: evVisible, m: m})
 		s.dispatch(c)
+	}
+}
+
+// overCap is fleet-worker's per-key cap: each replica runs at most max_in_flight_per_key
+// steps of one key (the simulation pools the replicas' caps: it does not place messages on
+// replicas).
+func (s *sim) overCap(c *class, m *msg) bool {
+	return c.fair != nil && m.key >= 0 && c.perKey[m.key] >= c.fair.MaxInFlight*max(1, c.replicas)
+}
+
+// deferMsg is the worker's deferral: the message goes back to the queue as a copy delayed by
+// the key's schedule (step.p95 / cap after the key's previous copy, whole seconds, at least
+// 1, at most SQS's 900), and spends no receive.
+func (s *sim) deferMsg(c *class, m *msg) {
+	next := math.Max(s.now, c.nextDefer[m.key]) + c.a.StepP95.Seconds()/float64(c.fair.MaxInFlight)
+	next = math.Min(next, s.now+awslimits.SQSMaxDelay.Seconds())
+	c.nextDefer[m.key] = next
+	m.deferrals++
+	c.delayed++
+	s.push(event{t: s.now + math.Max(1, math.Ceil(next-s.now)), kind: evVisible, m: m})
+}
+
+// unkey ends a held message's step for its key's cap (called where a receive ends).
+func (s *sim) unkey(m *msg) {
+	if m.key >= 0 {
+		m.c.perKey[m.key]--
 	}
 }
 
@@ -633,6 +685,7 @@ func (s *sim) finish(m *msg) {
 	c := m.c
 	m.done, m.held = true, false
 	c.lastFinish = s.now
+	s.unkey(m)
 	s.account(c)
 	c.held--
 	s.dispatch(c)

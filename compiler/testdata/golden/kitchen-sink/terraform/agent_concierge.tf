@@ -398,6 +398,12 @@ data "aws_iam_policy_document" "concierge_dispatch" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/config/runtime/concierge/*"]
   }
   statement {
+    sid       = "DeferOverCapMessages"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.concierge.arn]
+  }
+  statement {
     sid       = "UseFleetKeyViaS3"
     effect    = "Allow"
     actions   = ["kms:Decrypt"]

@@ -244,6 +244,12 @@ data "aws_iam_policy_document" "reviewer_worker" {
     resources = ["${aws_s3_bucket.claimcheck.arn}/outputs/reviewer/*"]
   }
   statement {
+    sid       = "DeferOverCapMessages"
+    effect    = "Allow"
+    actions   = ["sqs:SendMessage"]
+    resources = [aws_sqs_queue.reviewer.arn]
+  }
+  statement {
     sid       = "PublishCompletionEvents"
     effect    = "Allow"
     actions   = ["events:PutEvents"]
