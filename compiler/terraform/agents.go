@@ -270,7 +270,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	}
 	g.claim("aws_cloudwatch_metric_alarm", n+"_age", a.Path)
 	age := fl.resource("aws_cloudwatch_metric_alarm", n+"_age")
-	age.set("alarm_name", str(q.Name+"-age"))
+	age.set("alarm_name", str(ageAlarm(q)))
 	age.set("alarm_description", str(fmt.Sprintf(
 		"Oldest %s message is older than step max + 2 x step p95 (%ds) for 5 minutes: workers are not keeping pace.",
 		a.Name, ir.Seconds(ageThreshold))))
@@ -298,7 +298,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	}
 	g.claim("aws_cloudwatch_metric_alarm", n+"_stalled", a.Path)
 	st := fl.resource("aws_cloudwatch_metric_alarm", n+"_stalled")
-	st.set("alarm_name", str(q.Name+"-stalled"))
+	st.set("alarm_name", str(stallAlarm(q)))
 	st.set("alarm_description", str(fmt.Sprintf(
 		"Stall canary: %s deleted no message for %d minutes while messages were waiting.", a.Name, periods)))
 	st.set("comparison_operator", str("GreaterThanOrEqualToThreshold"))

@@ -80,7 +80,7 @@ func functionPolicyTarget(a *ir.Agent) tokens {
 func (g *gen) liveErrorsAlarm(fl *file, a *ir.Agent, n string) {
 	g.claim("aws_cloudwatch_metric_alarm", n+"_live_errors", a.Rollout.Path)
 	al := fl.resource("aws_cloudwatch_metric_alarm", n+"_live_errors")
-	al.set("alarm_name", str(a.Lambda.FunctionName+"-"+ir.LiveAlias+"-errors"))
+	al.set("alarm_name", str(liveErrorsAlarm(a)))
 	al.set("alarm_description", str("A "+a.Name+" invocation through alias "+ir.LiveAlias+" failed (crash, timeout or failed start): CodeDeploy stops the shift and rolls back."))
 	al.set("namespace", str("AWS/Lambda"))
 	al.set("metric_name", str("Errors"))
@@ -97,14 +97,29 @@ func (g *gen) liveErrorsAlarm(fl *file, a *ir.Agent, n string) {
 	g.alarmNotify(al)
 }
 
+// The names of a class's alarms, spelled once for the alarms and the deployment group.
+func ageAlarm(q ir.Queue) string             { return q.Name + "-age" }
+func stallAlarm(q ir.Queue) string           { return q.Name + "-stalled" }
+func depthAlarmName(queueName string) string { return queueName + "-depth" }
+func liveErrorsAlarm(a *ir.Agent) string {
+	return a.Lambda.FunctionName + "-" + ir.LiveAlias + "-errors"
+}
+
 // gateAlarms are the alarms that stop a class's deployment: its live alias's errors, then the
-// class's queue alarms (age, dead letters, stall), by name.
-func gateAlarms(n string) []tokens {
-	var out []tokens
-	for _, s := range []string{"_live_errors", "_age", "_dlq_depth", "_stalled"} {
-		out = append(out, ref("aws_cloudwatch_metric_alarm", n+s, "alarm_name"))
+// class's queue alarms (age, dead letters, stall), by name; and their resources. The names are
+// literals, not references, so the group can be left out wherever the alarms are (an
+// emulator without CloudWatch alarms) without a reference inside a nested block to rewrite;
+// depends_on orders the alarms first.
+func gateAlarms(a *ir.Agent) (names, resources []tokens) {
+	n := local(a.Name)
+	for _, al := range []struct{ local, name string }{
+		{n + "_live_errors", liveErrorsAlarm(a)}, {n + "_age", ageAlarm(a.Queue)},
+		{n + "_dlq_depth", depthAlarmName(a.DLQ.Name)}, {n + "_stalled", stallAlarm(a.Queue)},
+	} {
+		names = append(names, str(al.name))
+		resources = append(resources, ref("aws_cloudwatch_metric_alarm", al.local))
 	}
-	return out
+	return names, resources
 }
 
 // deploymentGroup emits the class's CodeDeploy deployment group: the deployment that moves
@@ -127,10 +142,12 @@ func (g *gen) deploymentGroup(fl *file, a *ir.Agent, n string) {
 	st.set("deployment_type", str(deploymentTypeBlueGreen))
 	ac := dg.nested("alarm_configuration")
 	ac.set("enabled", boolean(true))
-	ac.set("alarms", list(gateAlarms(n)...))
+	names, alarms := gateAlarms(a)
+	ac.set("alarms", list(names...))
 	rb := dg.nested("auto_rollback_configuration")
 	rb.set("enabled", boolean(true))
 	rb.set("events", strs(rolloutEvents...))
+	dg.set("depends_on", list(alarms...))
 }
 
 // rollout emits rollout.tf when a lambda class rolls out: the CodeDeploy application, its

@@ -62,9 +62,21 @@ func TestRolloutLambda(t *testing.T) {
 		t.Errorf("deployment_config_name = %s", got)
 	}
 	alarms := squash(h.src(h.blockIn(t, dg, "alarm_configuration").Body.Attributes["alarms"].Expr))
-	for _, a := range []string{"classify_live_errors", "classify_age", "classify_dlq_depth", "classify_stalled"} {
-		if !strings.Contains(alarms, "aws_cloudwatch_metric_alarm."+a+".alarm_name") {
-			t.Errorf("gate alarms %s lack %s", alarms, a)
+	if want := `["triage-classify-live-errors", "triage-classify-age", "triage-classify-dlq-depth", "triage-classify-stalled"]`; alarms != want {
+		t.Errorf("gate alarms %s, want %s", alarms, want)
+	}
+	// Each named alarm is one the configuration creates.
+	for _, name := range []string{"triage-classify-live-errors", "triage-classify-age", "triage-classify-dlq-depth", "triage-classify-stalled"} {
+		found := false
+		for _, b := range h.body {
+			if b.Type == "resource" && len(b.Labels) == 2 && b.Labels[0] == "aws_cloudwatch_metric_alarm" {
+				if an, ok := b.Body.Attributes["alarm_name"]; ok && h.src(an.Expr) == `"`+name+`"` {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("gate alarm %s is not generated", name)
 		}
 	}
 	rb := h.blockIn(t, dg, "auto_rollback_configuration")
