@@ -229,8 +229,11 @@ type DeploymentSpec struct {
 	Strategy             DeploymentStrategy `json:"strategy"`
 	// MinReadySeconds is how long a new pod must stay ready before the rollout counts it
 	// and goes on: a rollout's interval (0: the field is left out).
-	MinReadySeconds int         `json:"minReadySeconds,omitempty"`
-	Template        PodTemplate `json:"template"`
+	MinReadySeconds int `json:"minReadySeconds,omitempty"`
+	// ProgressDeadlineSeconds must exceed minReadySeconds (the API refuses it otherwise): the
+	// rollout's interval plus Kubernetes' default 600 s; 0: left out, the default.
+	ProgressDeadlineSeconds int         `json:"progressDeadlineSeconds,omitempty"`
+	Template                PodTemplate `json:"template"`
 }
 
 type LabelSelector struct {
@@ -404,6 +407,18 @@ func minReady(r *ir.Rollout) int {
 	return int(r.Interval / time.Second)
 }
 
+// kubeProgressDeadline is Kubernetes' default progressDeadlineSeconds.
+const kubeProgressDeadline = 600
+
+// progressDeadline leaves a rollout's batches their interval on top of Kubernetes' default
+// deadline, so waiting out minReadySeconds never reads as a stalled rollout.
+func progressDeadline(r *ir.Rollout) int {
+	if r == nil {
+		return 0
+	}
+	return minReady(r) + kubeProgressDeadline
+}
+
 // DeploymentFor runs fleet-worker in poll mode with the ConfigMap mounted read-only.
 func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 	sum := sha256.Sum256(cfg)
@@ -419,10 +434,11 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 		APIVersion: "apps/v1", Kind: "Deployment",
 		Metadata: meta(f, a, a.K8s.Deployment),
 		Spec: DeploymentSpec{
-			Selector:             LabelSelector{MatchLabels: selector(f, a)},
-			RevisionHistoryLimit: 5,
-			Strategy:             rollingUpdate(a.Rollout),
-			MinReadySeconds:      minReady(a.Rollout),
+			Selector:                LabelSelector{MatchLabels: selector(f, a)},
+			RevisionHistoryLimit:    5,
+			Strategy:                rollingUpdate(a.Rollout),
+			MinReadySeconds:         minReady(a.Rollout),
+			ProgressDeadlineSeconds: progressDeadline(a.Rollout),
 			Template: PodTemplate{
 				Metadata: PodMeta{
 					Labels: Labels(f, a),

@@ -22,7 +22,7 @@ func TestRolloutDeployment(t *testing.T) {
 		t.Fatalf("no deployment for archive: %v", set.Paths())
 	}
 	dep := string(b)
-	for _, want := range []string{"minReadySeconds: 60\n", "maxSurge: 25%\n", "maxUnavailable: 0\n", "type: RollingUpdate\n"} {
+	for _, want := range []string{"minReadySeconds: 60\n", "progressDeadlineSeconds: 660\n", "maxSurge: 25%\n", "maxUnavailable: 0\n", "type: RollingUpdate\n"} {
 		if !strings.Contains(dep, want) {
 			t.Errorf("deployment lacks %q:\n%s", want, dep)
 		}
