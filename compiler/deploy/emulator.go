@@ -36,7 +36,10 @@ type Gap struct {
 	Drop                 bool // count = 0: the resource (and what refers to it) is left out
 	// StandIn, with Drop, keeps what refers to the left-out resource: its references go to the
 	// resource of this type with the same name instead (an alias's callers call the function).
-	StandIn       string
+	StandIn string
+	// StandInAttrs renames the attributes the stand-in spells differently (an alias's
+	// function_version is its function's version).
+	StandInAttrs  map[string]string
 	Set           map[string]cty.Value // attributes overridden (null = provider default)
 	Blocks        map[string]map[string]cty.Value
 	IgnoreChanges []string // lifecycle ignore_changes: drift the emulator reports that AWS would not
@@ -184,7 +187,7 @@ var KumoGaps = []Gap{
 		ID: "lambda-alias", Resource: "aws_lambda_alias",
 		Emulator:   "CreateAlias and GetAlias answer 400 InvalidRequest: no Lambda aliases",
 		Workaround: "left out: the event source mapping and workflows call the function itself ($LATEST)",
-		Drop:       true, StandIn: "aws_lambda_function",
+		Drop:       true, StandIn: "aws_lambda_function", StandInAttrs: map[string]string{"function_version": "version"},
 	},
 	{
 		ID: "sfn-versions", Resource: "aws_sfn_state_machine", Match: hasAttr("publish"),
@@ -383,8 +386,10 @@ type Override struct {
 	Bytes     []byte
 	Omissions []Omission
 	Files     []artifact.File // beside the override in the terraform directory (emulator definitions)
-	// standIns maps a left-out resource with a stand-in to the stand-in's address.
-	standIns map[string]string
+	// standIns maps a left-out resource with a stand-in to the stand-in's address, and
+	// standInAttrs to the attributes it renames.
+	standIns     map[string]string
+	standInAttrs map[string]map[string]string
 }
 
 // EmulatorFilePrefix starts the name of every file the override needs beside it.
@@ -441,7 +446,7 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 		root.AppendNewline()
 		b := root.AppendNewBlock(string(r.Kind), []string{r.Type, r.Name}).Body()
 		if standIn {
-			if err := r.rewriteStandIns(b, o.standIns); err != nil {
+			if err := r.rewriteStandIns(b, o.standIns, o.standInAttrs); err != nil {
 				return nil, err
 			}
 		}
@@ -463,7 +468,7 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 		if ref := out.refersTo(o.standInGaps(dropped)); ref != "" && out.refersTo(o.hardDrops(dropped)) == "" {
 			root.AppendNewline()
 			b := root.AppendNewBlock("output", []string{out.Name}).Body()
-			if err := out.rewriteStandIns(b, o.standIns); err != nil {
+			if err := out.rewriteStandIns(b, o.standIns, o.standInAttrs); err != nil {
 				return nil, err
 			}
 			o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: out.addr(), What: "names " + o.standIns[ref] + " where it names " + ref})
@@ -525,6 +530,10 @@ func (o *Override) selectGaps(mod *module, gaps []Gap) ([]gapEdit, map[string]st
 						o.standIns = map[string]string{}
 					}
 					o.standIns[r.addr()] = g.StandIn + "." + r.Name
+					if o.standInAttrs == nil {
+						o.standInAttrs = map[string]map[string]string{}
+					}
+					o.standInAttrs[r.addr()] = g.StandInAttrs
 				}
 				continue
 			}
@@ -716,7 +725,7 @@ func (r *block) rewriteRefs(b *hclwrite.Body, dropped map[string]string) error {
 // rewriteStandIns writes into b every top-level attribute of r that refers to a left-out
 // resource with a stand-in, each reference X.attr rewritten as the stand-in's S.attr. A
 // reference inside a nested block cannot be overridden alone, so it is an error.
-func (r *block) rewriteStandIns(b *hclwrite.Body, standIns map[string]string) error {
+func (r *block) rewriteStandIns(b *hclwrite.Body, standIns map[string]string, attrs map[string]map[string]string) error {
 	addrs := map[string]string{}
 	for a := range standIns {
 		addrs[a] = ""
@@ -738,7 +747,12 @@ func (r *block) rewriteStandIns(b *hclwrite.Body, standIns map[string]string) er
 		for _, t := range slices.Backward(a.Refs) { // from the end, so earlier offsets hold
 			ref := traversalAddr(t.Text)
 			if s, ok := standIns[ref]; ok {
-				expr = expr[:t.Start] + s + strings.TrimPrefix(t.Text, ref) + expr[t.End:]
+				rest := strings.TrimPrefix(t.Text, ref) // ".attr…"
+				name, _, _ := strings.Cut(strings.TrimPrefix(rest, "."), ".")
+				if to, ok := attrs[ref][name]; ok {
+					rest = "." + to + strings.TrimPrefix(rest, "."+name)
+				}
+				expr = expr[:t.Start] + s + rest + expr[t.End:]
 			}
 		}
 		b.SetAttributeRaw(a.Path, raw(expr))

@@ -69,6 +69,9 @@ func TestRolloutOverride(t *testing.T) {
 	if got := attr("output state_machine_alias_arns", "value"); !strings.Contains(got, "aws_sfn_state_machine.quick_triage.arn") || strings.Contains(got, "aws_sfn_alias") {
 		t.Errorf("state_machine_alias_arns on the emulator = %s", got)
 	}
+	if got := attr("output lambda_live_versions", "value"); !strings.Contains(got, "aws_lambda_function.classify.version") || strings.Contains(got, "aws_lambda_alias") {
+		t.Errorf("lambda_live_versions on the emulator = %s, want the function's version", got)
+	}
 	for _, gone := range []string{"resource aws_lambda_alias classify", "resource aws_sfn_alias bulk_tag", "resource aws_codedeploy_app workers",
 		"resource aws_codedeploy_deployment_group classify", "resource aws_codedeploy_deployment_config canary_10pct_5m"} {
 		if got := attr(gone, "count"); got != "0" {

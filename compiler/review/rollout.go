@@ -71,7 +71,7 @@ func lambdaRollout(a *ir.Agent) (summary, detail string) {
 		return "the function is updated in place: all traffic at once, no version to roll back to", ""
 	}
 	summary = fmt.Sprintf("publishes a new version; alias %s stays on the running one until a CodeDeploy deployment shifts it: %s, stopped and rolled back by the class's alarms", ir.LiveAlias, r.Describe())
-	detail = fmt.Sprintf("After apply, start it: deployment group %s, config %s (docs/rollout.md).", r.DeploymentGroup, r.DeploymentConfig)
+	detail = fmt.Sprintf("fleetc apply starts it after the apply: deployment group %s, config %s (docs/rollout.md).", r.DeploymentGroup, r.DeploymentConfig)
 	return summary, detail
 }
 

@@ -9,6 +9,18 @@ import (
 	"github.com/fleetc/fleetc/spec"
 )
 
+// The outputs a rollout's deployment reads (compiler/deploy starts it after apply).
+const (
+	OutputCodeDeployApp       = "codedeploy_app"
+	OutputDeploymentGroups    = "codedeploy_deployment_groups"
+	OutputPublishedVersions   = "lambda_published_versions"
+	OutputLiveVersions        = "lambda_live_versions"
+	OutputStateMachineAliases = "state_machine_alias_arns"
+)
+
+// FunctionAddress is the Terraform address of a lambda class's function.
+func FunctionAddress(a *ir.Agent) string { return "aws_lambda_function." + local(a.Name) }
+
 // PartRollout owns rollout.tf: the fleet's CodeDeploy application, its service role and the
 // deployment configurations its lambda classes' rollouts name.
 const PartRollout = "rollout"

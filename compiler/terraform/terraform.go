@@ -316,17 +316,19 @@ func (g *gen) outputs() {
 		for _, w := range ws {
 			aliases = append(aliases, kv{w.Name, ref("aws_sfn_alias", local(w.Name), "arn")})
 		}
-		out("state_machine_alias_arns", "Alias "+ir.LiveAlias+" per workflow with a rollout: start executions here.", object(aliases...))
+		out(OutputStateMachineAliases, "Alias "+ir.LiveAlias+" per workflow with a rollout: start executions here.", object(aliases...))
 	}
 	if cs := g.f.RolloutLambdas(); len(cs) > 0 {
-		groups, versions := make([]kv, 0, len(cs)), make([]kv, 0, len(cs))
+		groups, versions, live := make([]kv, 0, len(cs)), make([]kv, 0, len(cs)), make([]kv, 0, len(cs))
 		for _, a := range cs {
 			groups = append(groups, kv{a.Name, ref("aws_codedeploy_deployment_group", local(a.Name), "deployment_group_name")})
 			versions = append(versions, kv{a.Name, ref("aws_lambda_function", local(a.Name), "version")})
+			live = append(live, kv{a.Name, ref("aws_lambda_alias", local(a.Name), "function_version")})
 		}
-		out("codedeploy_app", "CodeDeploy application whose deployments move the lambda classes' alias "+ir.LiveAlias+".", ref("aws_codedeploy_app", codeDeployLocal, "name"))
-		out("codedeploy_deployment_groups", "CodeDeploy deployment group per lambda class with a rollout.", object(groups...))
-		out("lambda_published_versions", "The version the last apply published per lambda class with a rollout: a deployment's TargetVersion.", object(versions...))
+		out(OutputCodeDeployApp, "CodeDeploy application whose deployments move the lambda classes' alias "+ir.LiveAlias+".", ref("aws_codedeploy_app", codeDeployLocal, "name"))
+		out(OutputDeploymentGroups, "CodeDeploy deployment group per lambda class with a rollout.", object(groups...))
+		out(OutputPublishedVersions, "The version the last apply published per lambda class with a rollout: a deployment's TargetVersion.", object(versions...))
+		out(OutputLiveVersions, "The version alias "+ir.LiveAlias+" runs per lambda class with a rollout (as last read): a deployment's CurrentVersion.", object(live...))
 	}
 	if g.f.KEDAScaler() != nil {
 		out("keda_scaler_role_arn", "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it).",
