@@ -302,7 +302,7 @@ func TestBrokenHead(t *testing.T) {
 
 // Every resource type fleetc generates has its force-new arguments on record.
 func TestForceNewCoversEveryEmittedType(t *testing.T) {
-	for _, ex := range []string{"research-fleet", "async-tools", "minimal"} {
+	for _, ex := range []string{"research-fleet", "async-tools", "minimal", "../compiler/terraform/testdata/rollout"} {
 		src, err := os.ReadFile("../../examples/" + ex + "/fleet.yaml")
 		if err != nil {
 			t.Fatal(err)
