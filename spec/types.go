@@ -183,6 +183,7 @@ type Agent struct {
 	Lambda      *Lambda        `json:"lambda,omitempty"`
 	AgentCore   *AgentCore     `json:"agentcore,omitempty"`
 	Image       string         `json:"image,omitempty"`
+	Rollout     *Rollout       `json:"rollout,omitempty"`
 }
 
 // Policies is a class's model: one policy name, or the list of policies it allows (the first
@@ -324,6 +325,8 @@ type Workflow struct {
 	// ItemsPerRun is the items one run of this workflow's fan_out steps processes, for
 	// capacity (overrides traffic.fan_out_items).
 	ItemsPerRun *float64 `json:"items_per_run,omitempty"`
+	// Rollout publishes each definition as a version behind an alias (all_at_once only).
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // WorkflowStep is an agent step (a task-token callback) or a fan-out.

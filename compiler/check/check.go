@@ -60,7 +60,7 @@ func (r *Reporter) emit(sev diag.Severity, path, summary, detail string) {
 // Rules returns the catalog sorted by ID.
 func Rules() []Rule {
 	var all []Rule
-	for _, family := range [][]Rule{queueRules, busRules, workflowRules, workerRules, modelRules, idempotencyRules, contractRules, ceilingRules, faultRules, fairnessRules} {
+	for _, family := range [][]Rule{queueRules, busRules, workflowRules, workerRules, modelRules, idempotencyRules, contractRules, ceilingRules, faultRules, fairnessRules, rolloutRules} {
 		all = append(all, family...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })

@@ -39,8 +39,9 @@ I001 I002 T001`)
 // (handler.secrets name variables the worker leaves to the command: issue 34), W010 (an
 // agentcore http handler is not fleet-worker's own port: issue 35), S012 and S013 (an
 // approval step's timeout and workflow type: issue 38 item 1), Q014 and Q015 (a fairness key
-// and its cap: issue 38 item 2).
-var beyondRulesMD = []string{"E015", "E017", "E020", "Q012", "Q013", "W007", "W008", "M006", "M007", "T002", "S011", "W009", "W010", "S012", "S013", "Q014", "Q015"}
+// and its cap: issue 38 item 2), W020, W021, W022 and S020 (a rollout's shape per runtime:
+// issue 38 item 5).
+var beyondRulesMD = []string{"E015", "E017", "E020", "Q012", "Q013", "W007", "W008", "M006", "M007", "T002", "S011", "W009", "W010", "S012", "S013", "Q014", "Q015", "W020", "W021", "W022", "S020"}
 
 // passWarnings are warnings a rule's pass.yaml cannot avoid, by code and summary fragment
 // (none now: W004's "no dispatcher" warning went away when fleetc began generating it).

@@ -29,6 +29,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/artifact"
+	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/internal/localhttp"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -66,6 +67,7 @@ type Options struct {
 type Workspace struct {
 	Dir, TFDir string
 	Set        *artifact.Set
+	Fleet      *ir.Fleet // the compiled fleet
 	Override   *Override // nil without an endpoint
 	groups     map[string]string
 	tf         *tfexec.Terraform
@@ -108,7 +110,7 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err != nil {
 		return nil, ds, err
 	}
-	w := &Workspace{Dir: dir, TFDir: filepath.Join(dir, "terraform"), Set: set, opts: opts}
+	w := &Workspace{Dir: dir, TFDir: filepath.Join(dir, "terraform"), Set: set, Fleet: res.Fleet, opts: opts}
 	prev, err := ReadInventory(dir)
 	if err != nil {
 		return nil, ds, err

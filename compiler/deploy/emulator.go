@@ -33,10 +33,16 @@ type Gap struct {
 	Match func(b *artifact.Block) bool
 	// Emulator is what the emulator does, Workaround what fleetc writes instead.
 	Emulator, Workaround string
-	Drop                 bool                 // count = 0: the resource (and what refers to it) is left out
-	Set                  map[string]cty.Value // attributes overridden (null = provider default)
-	Blocks               map[string]map[string]cty.Value
-	IgnoreChanges        []string // lifecycle ignore_changes: drift the emulator reports that AWS would not
+	Drop                 bool // count = 0: the resource (and what refers to it) is left out
+	// StandIn, with Drop, keeps what refers to the left-out resource: its references go to the
+	// resource of this type with the same name instead (an alias's callers call the function).
+	StandIn string
+	// StandInAttrs renames the attributes the stand-in spells differently (an alias's
+	// function_version is its function's version).
+	StandInAttrs  map[string]string
+	Set           map[string]cty.Value // attributes overridden (null = provider default)
+	Blocks        map[string]map[string]cty.Value
+	IgnoreChanges []string // lifecycle ignore_changes: drift the emulator reports that AWS would not
 	// Definition: the override's definition reads a copy of the generated state machine
 	// rewritten by EmulatorDefinition (written beside the override, in Override.Files).
 	Definition bool
@@ -160,6 +166,42 @@ var KumoGaps = []Gap{
 		Drop:       true,
 	},
 	{
+		ID: "codedeploy", Resource: "aws_codedeploy_app",
+		Emulator:   "no CodeDeploy service (UnknownService)",
+		Workaround: "left out with its deployment groups: the lambda classes' live aliases never shift on the emulator",
+		Drop:       true,
+	},
+	{
+		ID: "codedeploy-config", Resource: "aws_codedeploy_deployment_config",
+		Emulator:   "no CodeDeploy service (UnknownService)",
+		Workaround: "left out: no deployment on the emulator shifts traffic",
+		Drop:       true,
+	},
+	{
+		ID: "lambda-versions", Resource: "aws_lambda_function", Match: hasAttr("publish"),
+		Emulator:   "PublishVersion answers 400 InvalidRequest and CreateFunction publishes nothing (the version is always $LATEST)",
+		Workaround: "publish left unset: the function runs $LATEST on the emulator",
+		Set:        map[string]cty.Value{"publish": cty.NullVal(cty.Bool)},
+	},
+	{
+		ID: "lambda-alias", Resource: "aws_lambda_alias",
+		Emulator:   "CreateAlias and GetAlias answer 400 InvalidRequest: no Lambda aliases",
+		Workaround: "left out: the event source mapping and workflows call the function itself ($LATEST)",
+		Drop:       true, StandIn: "aws_lambda_function", StandInAttrs: map[string]string{"function_version": "version"},
+	},
+	{
+		ID: "sfn-versions", Resource: "aws_sfn_state_machine", Match: hasAttr("publish"),
+		Emulator:   "CreateStateMachine ignores publish: no state machine versions",
+		Workaround: "publish left unset: executions run the state machine's latest revision",
+		Set:        map[string]cty.Value{"publish": cty.NullVal(cty.Bool)},
+	},
+	{
+		ID: "sfn-alias", Resource: "aws_sfn_alias",
+		Emulator:   "no CreateStateMachineAlias (400 InvalidAction)",
+		Workaround: "left out: what names the alias (state_machine_alias_arns) names the state machine itself",
+		Drop:       true, StandIn: "aws_sfn_state_machine",
+	},
+	{
 		ID: "pipes", Resource: "aws_pipes_pipe",
 		Emulator:   "a pipe is created but never moves messages",
 		Workaround: "left out: FIFO classes receive nothing through their ingress queue on the emulator",
@@ -192,6 +234,14 @@ func preconditionAccountIsNot(account string) func(*artifact.Block) bool {
 			}
 		}
 		return false
+	}
+}
+
+// hasAttr matches a resource that sets attribute name.
+func hasAttr(name string) func(*artifact.Block) bool {
+	return func(b *artifact.Block) bool {
+		_, ok := b.Attr(name)
+		return ok
 	}
 }
 
@@ -242,6 +292,9 @@ var Services = map[string][]string{
 	"aws_bedrockagentcore_agent_runtime":                 {"bedrockagentcore"},
 	"aws_caller_identity":                                {"sts"},
 	"aws_cloudwatch_dashboard":                           {"cloudwatch"},
+	"aws_codedeploy_app":                                 {"codedeploy"},
+	"aws_codedeploy_deployment_config":                   {"codedeploy"},
+	"aws_codedeploy_deployment_group":                    {"codedeploy"},
 	"aws_cloudwatch_event_archive":                       {"events"},
 	"aws_cloudwatch_event_bus":                           {"events"},
 	"aws_cloudwatch_event_rule":                          {"events"},
@@ -257,6 +310,7 @@ var Services = map[string][]string{
 	"aws_iam_role_policy":                                {"iam"},
 	"aws_kms_alias":                                      {"kms"},
 	"aws_kms_key":                                        {"kms"},
+	"aws_lambda_alias":                                   {"lambda"},
 	"aws_lambda_event_source_mapping":                    {"lambda"},
 	"aws_lambda_function":                                {"lambda"},
 	"aws_lambda_function_url":                            {"lambda"},
@@ -272,6 +326,7 @@ var Services = map[string][]string{
 	"aws_s3_object":                                      {"s3"},
 	"aws_schemas_registry":                               {"schemas"},
 	"aws_schemas_schema":                                 {"schemas"},
+	"aws_sfn_alias":                                      {"sfn"},
 	"aws_sfn_state_machine":                              {"sfn"},
 	"aws_sns_topic":                                      {"sns"},
 	"aws_sns_topic_policy":                               {"sns"},
@@ -331,6 +386,10 @@ type Override struct {
 	Bytes     []byte
 	Omissions []Omission
 	Files     []artifact.File // beside the override in the terraform directory (emulator definitions)
+	// standIns maps a left-out resource with a stand-in to the stand-in's address, and
+	// standInAttrs to the attributes it renames.
+	standIns     map[string]string
+	standInAttrs map[string]map[string]string
 }
 
 // EmulatorFilePrefix starts the name of every file the override needs beside it.
@@ -380,11 +439,17 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 	for _, r := range mod.resources {
 		_, gone := dropped[r.addr()]
 		es := byAddr[r.addr()]
-		if !gone && len(es) == 0 {
+		standIn := !gone && r.refersTo(o.standInGaps(dropped)) != ""
+		if !gone && len(es) == 0 && !standIn {
 			continue
 		}
 		root.AppendNewline()
 		b := root.AppendNewBlock(string(r.Kind), []string{r.Type, r.Name}).Body()
+		if standIn {
+			if err := r.rewriteStandIns(b, o.standIns, o.standInAttrs); err != nil {
+				return nil, err
+			}
+		}
 		if gone {
 			b.SetAttributeValue("count", cty.Zero)
 			// Terraform checks references even in a resource with no instances.
@@ -400,6 +465,15 @@ func EmulatorOverride(set *artifact.Set, endpoint string, gaps []Gap) (*Override
 		}
 	}
 	for _, out := range mod.outputs {
+		if ref := out.refersTo(o.standInGaps(dropped)); ref != "" && out.refersTo(o.hardDrops(dropped)) == "" {
+			root.AppendNewline()
+			b := root.AppendNewBlock("output", []string{out.Name}).Body()
+			if err := out.rewriteStandIns(b, o.standIns, o.standInAttrs); err != nil {
+				return nil, err
+			}
+			o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: out.addr(), What: "names " + o.standIns[ref] + " where it names " + ref})
+			continue
+		}
 		if ref := out.refersTo(dropped); ref != "" {
 			root.AppendNewline()
 			b := root.AppendNewBlock("output", []string{out.Name}).Body()
@@ -451,6 +525,16 @@ func (o *Override) selectGaps(mod *module, gaps []Gap) ([]gapEdit, map[string]st
 			o.Omissions = append(o.Omissions, Omission{Gap: g.ID, Address: r.addr(), What: g.Workaround})
 			if g.Drop {
 				dropped[r.addr()] = g.ID
+				if g.StandIn != "" {
+					if o.standIns == nil {
+						o.standIns = map[string]string{}
+					}
+					o.standIns[r.addr()] = g.StandIn + "." + r.Name
+					if o.standInAttrs == nil {
+						o.standInAttrs = map[string]map[string]string{}
+					}
+					o.standInAttrs[r.addr()] = g.StandInAttrs
+				}
 				continue
 			}
 			edits = append(edits, gapEdit{g, r})
@@ -462,14 +546,41 @@ func (o *Override) selectGaps(mod *module, gaps []Gap) ([]gapEdit, map[string]st
 			if _, gone := dropped[r.addr()]; gone {
 				continue
 			}
-			if ref := r.refersTo(dropped); ref != "" {
+			if ref := r.refersTo(o.hardDrops(dropped)); ref != "" {
 				dropped[r.addr()] = dropped[ref]
 				o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: r.addr(), What: "left out: refers to " + ref})
 				changed = true
 			}
 		}
 	}
+	for _, r := range mod.resources {
+		if _, gone := dropped[r.addr()]; !gone {
+			if ref := r.refersTo(o.standInGaps(dropped)); ref != "" {
+				o.Omissions = append(o.Omissions, Omission{Gap: dropped[ref], Address: r.addr(), What: "names " + o.standIns[ref] + " where it names " + ref})
+			}
+		}
+	}
 	return edits, dropped
+}
+
+// hardDrops are the left-out resources without a stand-in: what refers to them is left out too.
+func (o *Override) hardDrops(dropped map[string]string) map[string]string {
+	out := map[string]string{}
+	for a, g := range dropped {
+		if _, ok := o.standIns[a]; !ok {
+			out[a] = g
+		}
+	}
+	return out
+}
+
+// standInGaps are the left-out resources with a stand-in, and their gaps.
+func (o *Override) standInGaps(dropped map[string]string) map[string]string {
+	out := map[string]string{}
+	for a := range o.standIns {
+		out[a] = dropped[a]
+	}
+	return out
 }
 
 // applyGap writes one gap's attributes, blocks, rewritten definition and ignore_changes into
@@ -513,7 +624,7 @@ func (o *Override) emulatorDefinition(b *hclwrite.Body, e gapEdit, set *artifact
 		return err
 	}
 	o.Files = append(o.Files, artifact.File{Path: name, Bytes: def})
-	b.SetAttributeRaw("definition", raw(viaIngress(expr, mod)))
+	b.SetAttributeRaw("definition", raw(viaIngress(standInExpr(expr, o.standIns), mod)))
 	return nil
 }
 
@@ -609,6 +720,54 @@ func (r *block) rewriteRefs(b *hclwrite.Body, dropped map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// rewriteStandIns writes into b every top-level attribute of r that refers to a left-out
+// resource with a stand-in, each reference X.attr rewritten as the stand-in's S.attr. A
+// reference inside a nested block cannot be overridden alone, so it is an error.
+func (r *block) rewriteStandIns(b *hclwrite.Body, standIns map[string]string, attrs map[string]map[string]string) error {
+	addrs := map[string]string{}
+	for a := range standIns {
+		addrs[a] = ""
+	}
+	var top []artifact.Attr
+	for _, a := range r.Attrs {
+		nested, _, isNested := strings.Cut(a.Path, ".")
+		single := &block{&artifact.Block{Attrs: []artifact.Attr{a}}}
+		if ref := single.refersTo(addrs); ref != "" {
+			if isNested {
+				return fmt.Errorf("deploy: %s refers to %s (left out on the emulator) inside a %s block; the emulator override cannot point it at %s", r.addr(), ref, nested, standIns[ref])
+			}
+			top = append(top, a)
+		}
+	}
+	slices.SortFunc(top, func(x, y artifact.Attr) int { return strings.Compare(x.Path, y.Path) })
+	for _, a := range top {
+		expr := a.Src
+		for _, t := range slices.Backward(a.Refs) { // from the end, so earlier offsets hold
+			ref := traversalAddr(t.Text)
+			if s, ok := standIns[ref]; ok {
+				rest := strings.TrimPrefix(t.Text, ref) // ".attr…"
+				name, _, _ := strings.Cut(strings.TrimPrefix(rest, "."), ".")
+				if to, ok := attrs[ref][name]; ok {
+					rest = "." + to + strings.TrimPrefix(rest, "."+name)
+				}
+				expr = expr[:t.Start] + s + rest + expr[t.End:]
+			}
+		}
+		b.SetAttributeRaw(a.Path, raw(expr))
+	}
+	return nil
+}
+
+// standInExpr rewrites, in an expression's source, each reference to a left-out resource
+// with a stand-in as a reference to the stand-in.
+func standInExpr(expr string, standIns map[string]string) string {
+	for _, a := range slices.Sorted(maps.Keys(standIns)) {
+		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(a) + `\b`)
+		expr = re.ReplaceAllLiteralString(expr, standIns[a])
+	}
+	return expr
 }
 
 // traversalAddr is the resource address a traversal starts with ("aws_x.y", "data.aws_x.y"),

@@ -33,7 +33,7 @@ func generate(t *testing.T, specPath string) *artifact.Set {
 	return set
 }
 
-var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml", "../../examples/async-tools/fleet.yaml"}
+var specs = []string{"testdata/e2e.yaml", "../../examples/research-fleet/fleet.yaml", "../../examples/minimal/fleet.yaml", "../../examples/async-tools/fleet.yaml", rolloutSpec}
 
 // overrideBlocks reads an override file (through the test oracle's parser) into
 // "kind label label" → body.

@@ -50,6 +50,9 @@ var Defaults = defaults{
 	FanOutConcurrency: 40,
 	FanOutExecution:   "STANDARD",
 	ApprovalOnTimeout: string(spec.OnTimeoutFail),
+	// CodeDeploy's own Lambda canary preset: 10 percent for 5 minutes.
+	RolloutPercent:  10,
+	RolloutInterval: 5 * time.Minute,
 }
 
 type defaults struct {
@@ -87,6 +90,8 @@ type defaults struct {
 	FanOutConcurrency int           `schema:"/definitions/workflow_step/properties/fan_out/properties/max_concurrency"`
 	FanOutExecution   string        `schema:"/definitions/workflow_step/properties/fan_out/properties/execution_type"`
 	ApprovalOnTimeout string        `schema:"/definitions/workflow_step/properties/approval/properties/on_timeout"`
+	RolloutPercent    int           `schema:"/definitions/rollout/properties/percent"`
+	RolloutInterval   time.Duration `schema:"/definitions/rollout/properties/interval"`
 }
 
 const (

@@ -256,6 +256,7 @@ type Agent struct {
 	K8s            *K8s
 	ConfigPath     string // runtime/<class>.json
 	Workflows      []*Workflow
+	Rollout        *Rollout // nil: a new version takes all traffic at once, in place
 
 	// OutputTokensPerStep is traffic.output_tokens_per_step: the part of TokensPerStep the
 	// model writes, priced as output (0: all priced as input).
@@ -464,6 +465,7 @@ type Workflow struct {
 	Steps            []*Step
 	Agents           []*Agent // every class the workflow dispatches to, sorted
 	ItemsPerRun      float64  // items per fan_out run (capacity); 0: not stated
+	Rollout          *Rollout // nil: the state machine is updated in place, no version or alias
 }
 
 // Step is one state of a workflow: an agent task, a fan-out of agent tasks, or an approval

@@ -286,6 +286,7 @@ func (l *lowerer) lowerAgent(name string, sa *spec.Agent) *Agent {
 	classQueue, fleetQueue := l.queueSettings(sa)
 	l.agentQueues(a, classQueue, fleetQueue)
 	l.agentRuntime(a, sa, classQueue, fleetQueue)
+	l.lowerAgentRollout(a, sa)
 	a.Scaling = agentScaling(sa, a.Path)
 	a.Fairness = agentFairness(sa, a)
 	a.Delivery = l.agentDelivery(sa, a.Path)
@@ -619,6 +620,7 @@ func (l *lowerer) lowerWorkflow(name string, sw *spec.Workflow) *Workflow {
 	if sw.ItemsPerRun != nil {
 		w.ItemsPerRun = *sw.ItemsPerRun
 	}
+	w.Rollout = lowerRollout(sw.Rollout, p)
 	seen := map[string]bool{}
 	names := map[string]int{}
 	for i, ss := range sw.Steps {

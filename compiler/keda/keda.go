@@ -25,12 +25,14 @@ package keda
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 
 	"sigs.k8s.io/yaml"
@@ -225,7 +227,13 @@ type DeploymentSpec struct {
 	Selector             LabelSelector      `json:"selector"`
 	RevisionHistoryLimit int                `json:"revisionHistoryLimit"`
 	Strategy             DeploymentStrategy `json:"strategy"`
-	Template             PodTemplate        `json:"template"`
+	// MinReadySeconds is how long a new pod must stay ready before the rollout counts it
+	// and goes on: a rollout's interval (0: the field is left out).
+	MinReadySeconds int `json:"minReadySeconds,omitempty"`
+	// ProgressDeadlineSeconds must exceed minReadySeconds (the API refuses it otherwise): the
+	// rollout's interval plus Kubernetes' default 600 s; 0: left out, the default.
+	ProgressDeadlineSeconds int         `json:"progressDeadlineSeconds,omitempty"`
+	Template                PodTemplate `json:"template"`
 }
 
 type LabelSelector struct {
@@ -238,8 +246,23 @@ type DeploymentStrategy struct {
 }
 
 type RollingUpdate struct {
-	MaxSurge       int `json:"maxSurge"`
-	MaxUnavailable int `json:"maxUnavailable"`
+	MaxSurge       IntOrPercent `json:"maxSurge"`
+	MaxUnavailable int          `json:"maxUnavailable"`
+}
+
+// IntOrPercent is Kubernetes' int-or-string of a rolling update: a pod count (1) or a
+// share of the desired pods ("25%").
+type IntOrPercent struct {
+	N       int
+	Percent bool
+}
+
+// MarshalJSON writes a count as a number and a share as "N%".
+func (v IntOrPercent) MarshalJSON() ([]byte, error) {
+	if v.Percent {
+		return json.Marshal(strconv.Itoa(v.N) + "%")
+	}
+	return json.Marshal(v.N)
 }
 
 type PodTemplate struct {
@@ -360,6 +383,42 @@ func Args(a *ir.Agent) []string {
 	return []string{"--config", ConfigPath, "--mode", "poll", "--drain-timeout", strconv.FormatInt(ir.Seconds(a.StepMax), 10) + "s"}
 }
 
+// rollingUpdate surges before it drains, so a rollout never drops below the running
+// capacity (maxUnavailable 0). Without a rollout it adds one pod at a time; with one, the
+// rollout's percent of the pods at a time, or all of them for all_at_once.
+func rollingUpdate(r *ir.Rollout) DeploymentStrategy {
+	surge := IntOrPercent{N: 1}
+	switch {
+	case r == nil:
+	case r.Strategy == spec.StrategyAllAtOnce:
+		surge = IntOrPercent{N: 100, Percent: true}
+	default:
+		surge = IntOrPercent{N: r.Percent, Percent: true}
+	}
+	return DeploymentStrategy{Type: "RollingUpdate", RollingUpdate: &RollingUpdate{MaxSurge: surge, MaxUnavailable: 0}}
+}
+
+// minReady is a rollout's interval in seconds: each batch of new pods runs that long, ready,
+// before the next one starts (the time an alarm has to fire and `kubectl rollout undo`).
+func minReady(r *ir.Rollout) int {
+	if r == nil {
+		return 0
+	}
+	return int(r.Interval / time.Second)
+}
+
+// kubeProgressDeadline is Kubernetes' default progressDeadlineSeconds.
+const kubeProgressDeadline = 600
+
+// progressDeadline leaves a rollout's batches their interval on top of Kubernetes' default
+// deadline, so waiting out minReadySeconds never reads as a stalled rollout.
+func progressDeadline(r *ir.Rollout) int {
+	if r == nil {
+		return 0
+	}
+	return minReady(r) + kubeProgressDeadline
+}
+
 // DeploymentFor runs fleet-worker in poll mode with the ConfigMap mounted read-only.
 func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 	sum := sha256.Sum256(cfg)
@@ -375,10 +434,11 @@ func DeploymentFor(f *ir.Fleet, a *ir.Agent, cfg []byte) *Deployment {
 		APIVersion: "apps/v1", Kind: "Deployment",
 		Metadata: meta(f, a, a.K8s.Deployment),
 		Spec: DeploymentSpec{
-			Selector:             LabelSelector{MatchLabels: selector(f, a)},
-			RevisionHistoryLimit: 5,
-			// Surge before draining: a rollout never drops below the running capacity.
-			Strategy: DeploymentStrategy{Type: "RollingUpdate", RollingUpdate: &RollingUpdate{MaxSurge: 1, MaxUnavailable: 0}},
+			Selector:                LabelSelector{MatchLabels: selector(f, a)},
+			RevisionHistoryLimit:    5,
+			Strategy:                rollingUpdate(a.Rollout),
+			MinReadySeconds:         minReady(a.Rollout),
+			ProgressDeadlineSeconds: progressDeadline(a.Rollout),
 			Template: PodTemplate{
 				Metadata: PodMeta{
 					Labels: Labels(f, a),

@@ -25,12 +25,16 @@ var forceNew = map[string][]string{
 	"aws_cloudwatch_log_group":                           {"name", "name_prefix", "log_group_class"},
 	"aws_cloudwatch_log_metric_filter":                   {"log_group_name"},
 	"aws_cloudwatch_metric_alarm":                        {"alarm_name"},
+	"aws_codedeploy_app":                                 {"compute_platform"},
+	"aws_codedeploy_deployment_config":                   {"deployment_config_name", "compute_platform", "minimum_healthy_hosts", "traffic_routing_config", "zonal_config"},
+	"aws_codedeploy_deployment_group":                    {"app_name"},
 	"aws_dynamodb_table":                                 {"name", "hash_key", "range_key", "local_secondary_index"},
 	"aws_eks_pod_identity_association":                   {"cluster_name", "namespace", "service_account"},
 	"aws_iam_policy":                                     {"name", "name_prefix", "path", "description"},
 	"aws_iam_role":                                       {"name", "name_prefix", "path"},
 	"aws_iam_role_policy":                                {"name", "name_prefix", "role"},
 	"aws_iam_role_policy_attachment":                     {"role", "policy_arn"},
+	"aws_lambda_alias":                                   {"name", "function_name"},
 	"aws_lambda_event_source_mapping":                    {"event_source_arn", "starting_position", "starting_position_timestamp"},
 	"aws_lambda_function":                                {"function_name", "package_type"},
 	"aws_lambda_function_url":                            {"function_name", "qualifier"},
@@ -45,6 +49,7 @@ var forceNew = map[string][]string{
 	"aws_s3_object":                                      {"bucket", "key"},
 	"aws_schemas_registry":                               {"name"},
 	"aws_schemas_schema":                                 {"name", "registry_name"},
+	"aws_sfn_alias":                                      {"name"},
 	"aws_sfn_state_machine":                              {"name", "name_prefix", "type"},
 	"aws_sns_topic":                                      {"name", "name_prefix", "fifo_topic"},
 	"aws_sqs_queue":                                      {"name", "name_prefix", "fifo_queue"},
@@ -87,6 +92,7 @@ var lossy = map[string]string{
 	"aws_schemas_schema":                 "a registry schema and its versions",
 	"aws_schemas_registry":               "a schema registry and every schema version in it",
 	"aws_bedrockagentcore_agent_runtime": "an AgentCore runtime and its sessions",
+	"aws_codedeploy_deployment_group":    "a deployment group, its deployment history and any shift in progress",
 }
 
 // Stateful reports whether destroying a resource of type t loses work or records, so that

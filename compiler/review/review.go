@@ -27,13 +27,14 @@ const (
 	Replacement Category = "replacement"
 	Contract    Category = "contract" // every event-contract change; Breaks says whom it breaks
 	Posture     Category = "posture"
+	Rollout     Category = "rollout" // how each changed class's or workflow's new version takes traffic
 	Security    Category = "security"
 	Capacity    Category = "capacity" // a quota the head's traffic breaks, or rates and cost that move
 	Diagnostic  Category = "diagnostic"
 )
 
 // Categories in report order.
-var Categories = []Category{Replacement, Contract, Security, Posture, Capacity, Diagnostic}
+var Categories = []Category{Replacement, Contract, Security, Posture, Rollout, Capacity, Diagnostic}
 
 // Severity is diag's: error blocks a merge, warning needs a reviewer's eye, info is for the
 // record.
@@ -150,6 +151,7 @@ func Compare(base, head *Side) (*Report, error) {
 	r.Changes = append(r.Changes, contractChanges(base, head)...)
 	r.Changes = append(r.Changes, postureChanges(base.Fleet, head.Fleet)...)
 	r.Changes = append(r.Changes, securityChanges(btf, htf, base, head)...)
+	r.Changes = append(r.Changes, rolloutChanges(head, r.Resources, r.Kubernetes)...)
 	r.Capacity = capacity.Compare(capacity.Build(base.Fleet, capacity.FromFleet(base.Fleet)), capacity.Build(head.Fleet, capacity.FromFleet(head.Fleet)))
 	r.Changes = append(r.Changes, capacityChanges(r.Capacity, head)...)
 	sortChanges(r.Changes)

@@ -96,6 +96,8 @@ func TestReviewCases(t *testing.T) {
 				{Posture, Warning, "ordering.group_by: conversation_id → (none)", 95},
 				{Security, Warning, `new statement RuleDelivery: Allow "sqs:SendMessage" by Service "events.amazonaws.com" on aws_sqs_queue.researcher.arn when ArnEquals aws:SourceArn aws_cloudwatch_event_rule.researcher.arn`, 0},
 				{Diagnostic, Error, "new error E020", 101},
+				{Rollout, Info, "new pods roll out one pod at a time", 0},
+				{Rollout, Info, "updated in place: new executions start on the new definition", 0},
 			},
 		},
 		{
@@ -123,6 +125,7 @@ func TestReviewCases(t *testing.T) {
 				{Posture, Info, "class programmer added", 0},
 				{Posture, Info, "class coder removed", 110},
 				{Posture, Info, "steps.Code.agent: coder → programmer", 0},
+				{Rollout, Info, "updated in place: new executions start on the new definition", 0},
 			},
 		},
 		{
@@ -143,6 +146,7 @@ func TestReviewCases(t *testing.T) {
 				// Consumers of agent.step.requested may now read coder's claim-checked outputs.
 				{Security, Warning, `(ReadClaimCheckPayloads) resources added: "${aws_s3_bucket.claimcheck.arn}/outputs/coder/*"`, 0},
 				{Posture, Info, "emits: [agent.step.completed] → [agent.step.completed, agent.step.requested]", 0},
+				{Rollout, Info, "new pods roll out one pod at a time", 0},
 			},
 		},
 		{
@@ -151,6 +155,7 @@ func TestReviewCases(t *testing.T) {
 			want: []want{
 				{Replacement, Warning, "aws_dynamodb_table.idempotency will be destroyed and re-created", 0},
 				{Replacement, Warning, "the idempotency table and its claims (completed steps may run again)", 0},
+				{Rollout, Info, "new pods roll out one pod at a time", 0},
 			},
 		},
 		{
@@ -169,6 +174,7 @@ func TestReviewCases(t *testing.T) {
 				{Posture, Warning, "fallbacks: [sonnet-overflow] → []", 0},
 				{Posture, Warning, "max_in_flight: 800 → 0", 0},
 				{Diagnostic, Warning, "new warning M001", 72},
+				{Rollout, Info, "new pods roll out one pod at a time", 0},
 			},
 		},
 		{
@@ -215,6 +221,7 @@ func TestReviewCases(t *testing.T) {
 			head: edit(t, base, "max_receives: 3", "max_receives: 6"),
 			want: []want{
 				{Posture, Warning, "queue.max_receives: 3 → 6", 0},
+				{Rollout, Info, "new pods roll out one pod at a time", 0},
 			},
 		},
 	} {
@@ -295,7 +302,7 @@ func TestBrokenHead(t *testing.T) {
 
 // Every resource type fleetc generates has its force-new arguments on record.
 func TestForceNewCoversEveryEmittedType(t *testing.T) {
-	for _, ex := range []string{"research-fleet", "async-tools", "minimal"} {
+	for _, ex := range []string{"research-fleet", "async-tools", "minimal", "../compiler/terraform/testdata/rollout"} {
 		src, err := os.ReadFile("../../examples/" + ex + "/fleet.yaml")
 		if err != nil {
 			t.Fatal(err)

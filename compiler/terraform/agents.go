@@ -270,7 +270,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	}
 	g.claim("aws_cloudwatch_metric_alarm", n+"_age", a.Path)
 	age := fl.resource("aws_cloudwatch_metric_alarm", n+"_age")
-	age.set("alarm_name", str(q.Name+"-age"))
+	age.set("alarm_name", str(ageAlarm(q)))
 	age.set("alarm_description", str(fmt.Sprintf(
 		"Oldest %s message is older than step max + 2 x step p95 (%ds) for 5 minutes: workers are not keeping pace.",
 		a.Name, ir.Seconds(ageThreshold))))
@@ -298,7 +298,7 @@ func (g *gen) alarms(fl *file, a *ir.Agent, n string) {
 	}
 	g.claim("aws_cloudwatch_metric_alarm", n+"_stalled", a.Path)
 	st := fl.resource("aws_cloudwatch_metric_alarm", n+"_stalled")
-	st.set("alarm_name", str(q.Name+"-stalled"))
+	st.set("alarm_name", str(stallAlarm(q)))
 	st.set("alarm_description", str(fmt.Sprintf(
 		"Stall canary: %s deleted no message for %d minutes while messages were waiting.", a.Name, periods)))
 	st.set("comparison_operator", str("GreaterThanOrEqualToThreshold"))
@@ -531,13 +531,22 @@ func (g *gen) lambda(fl *file, a *ir.Agent, n string) {
 	fn.set("memory_size", num(int64(l.Memory)))
 	fn.nested("image_config").set("command", strs("--mode", "lambda"))
 	fn.nested("environment").set("variables", workerEnv(n, g.workerConfig(fl, a, n, l.Path)))
+	if a.Rollout != nil {
+		// Every change is a new version; the live alias and CodeDeploy decide when it runs.
+		fn.set("publish", boolean(true))
+	}
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n+"_worker")))
+	if a.Rollout != nil {
+		g.liveAlias(fl, a, n)
+		g.liveErrorsAlarm(fl, a, n)
+		g.deploymentGroup(fl, a, n)
+	}
 
 	g.claim("aws_lambda_event_source_mapping", n, l.Path)
 	esm := fl.resource("aws_lambda_event_source_mapping", n,
 		"Partial batch responses: only failed messages return to the queue, not the whole batch.")
 	esm.set("event_source_arn", ref("aws_sqs_queue", n, "arn"))
-	esm.set("function_name", ref("aws_lambda_function", n, "arn"))
+	esm.set("function_name", functionTarget(a))
 	esm.set("batch_size", num(int64(l.BatchSize)))
 	window := l.BatchingWindow
 	if l.BatchSize > esmUnbatchedMax && window < time.Second {

@@ -82,7 +82,7 @@ func (g *gen) bus() {
 func (g *gen) depthAlarm(fl *file, name, queueName, path, desc string) {
 	g.claim("aws_cloudwatch_metric_alarm", name+"_depth", path)
 	a := fl.resource("aws_cloudwatch_metric_alarm", name+"_depth")
-	a.set("alarm_name", str(queueName+"-depth"))
+	a.set("alarm_name", str(depthAlarmName(queueName)))
 	a.set("alarm_description", str(desc))
 	a.set("namespace", str("AWS/SQS"))
 	a.set("metric_name", str("ApproximateNumberOfMessagesVisible"))

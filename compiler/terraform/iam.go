@@ -46,6 +46,7 @@ var wildcardWhy = map[string]string{
 	"EventBridgeToQueues":         "A key policy's resource is always \"*\", the key itself; EventBridge may use it only for this account's rules, to deliver into the encrypted queues.",
 	"InvokeTools":                 "<function>:* names the function's versions and aliases, which a caller may invoke by qualified ARN; no other function.",
 	"LogDelivery":                 "Step Functions log delivery (logs:CreateLogDelivery and friends) supports no resource-level permissions: AWS documents only \"*\".",
+	"ReadGateAlarms":              "CodeDeploy reads its deployment group's alarms with cloudwatch:DescribeAlarms, which AWS's own AWSCodeDeployRoleForLambda grants on \"*\"; it reads alarm states only.",
 	"ReadOwnConfig":               "A config object is named by its content's SHA-256 (config/<path>/<sha256>.json) so a function version keeps reading its own during an apply: <path>/* is this function's configs, old and new, and nothing else.",
 	"ReadClaimCheckPayloads":      "Payloads are objects named per message under the prefixes this class may read (inputs/ of the event it consumes and of its workflows, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).",
 	"TaskTokenCallbacks":          "Task tokens belong to executions created at run time: <machine>/* names the executions of these machines only.",

@@ -138,6 +138,7 @@ func GenerateModule(f *ir.Fleet, configs map[string][]byte) ([]artifact.File, ar
 	g.kedaScaler()
 	g.tools()
 	g.workflows()
+	g.rollout()
 	g.schedules()
 	g.schemas()
 	g.monitoring()
@@ -310,6 +311,25 @@ func (g *gen) outputs() {
 		sms = append(sms, kv{w.Name, ref("aws_sfn_state_machine", local(w.Name), "arn")})
 	}
 	out("state_machine_arns", "State machine ARN per workflow.", object(sms...))
+	if ws := rolloutWorkflows(g.f); len(ws) > 0 {
+		var aliases []kv
+		for _, w := range ws {
+			aliases = append(aliases, kv{w.Name, ref("aws_sfn_alias", local(w.Name), "arn")})
+		}
+		out(OutputStateMachineAliases, "Alias "+ir.LiveAlias+" per workflow with a rollout: start executions here.", object(aliases...))
+	}
+	if cs := g.f.RolloutLambdas(); len(cs) > 0 {
+		groups, versions, live := make([]kv, 0, len(cs)), make([]kv, 0, len(cs)), make([]kv, 0, len(cs))
+		for _, a := range cs {
+			groups = append(groups, kv{a.Name, ref("aws_codedeploy_deployment_group", local(a.Name), "deployment_group_name")})
+			versions = append(versions, kv{a.Name, ref("aws_lambda_function", local(a.Name), "version")})
+			live = append(live, kv{a.Name, ref("aws_lambda_alias", local(a.Name), "function_version")})
+		}
+		out(OutputCodeDeployApp, "CodeDeploy application whose deployments move the lambda classes' alias "+ir.LiveAlias+".", ref("aws_codedeploy_app", codeDeployLocal, "name"))
+		out(OutputDeploymentGroups, "CodeDeploy deployment group per lambda class with a rollout.", object(groups...))
+		out(OutputPublishedVersions, "The version the last apply published per lambda class with a rollout: a deployment's TargetVersion.", object(versions...))
+		out(OutputLiveVersions, "The version alias "+ir.LiveAlias+" runs per lambda class with a rollout (as last read): a deployment's CurrentVersion.", object(live...))
+	}
 	if g.f.KEDAScaler() != nil {
 		out("keda_scaler_role_arn", "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it).",
 			ref("aws_iam_role", "keda_scaler", "arn"))

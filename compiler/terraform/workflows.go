@@ -98,7 +98,7 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 		queues = append(queues, ref("aws_sqs_queue", local(a.Name), "arn"))
 	}
 	for _, a := range invoked {
-		functions = append(functions, ref("aws_lambda_function", local(a.Name), "arn"))
+		functions = append(functions, functionPolicyTarget(a))
 	}
 	var st []stmt
 	if len(queues) > 0 {
@@ -145,6 +145,10 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	if hasFanOut(w) {
 		sourceMachines = append(sourceMachines, g.serviceARN("states", "stateMachine:"+w.StateMachineName+"/*"))
 	}
+	if w.Rollout != nil {
+		// Its versions and alias (stateMachine:<name>:<qualifier>), whichever an execution runs on.
+		sourceMachines = append(sourceMachines, g.serviceARN("states", "stateMachine:"+w.StateMachineName+":*"))
+	}
 	g.role(fl, n+"_sfn", w.RoleName, w.Path, serviceTrust("states.amazonaws.com", true, sourceMachines, "sts:AssumeRole"), st,
 		"Role of state machine "+w.StateMachineName+": send to the queues it dispatches to and invoke the functions it calls synchronously, nothing else.")
 
@@ -157,7 +161,7 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 		vars = append(vars, kv{ir.ApprovalRecorderVar, ref("aws_sfn_state_machine", recorderLocal, "arn")})
 	}
 	for _, a := range invoked {
-		vars = append(vars, kv{ir.FunctionARNVar(a), ref("aws_lambda_function", local(a.Name), "arn")})
+		vars = append(vars, kv{ir.FunctionARNVar(a), functionTarget(a)})
 	}
 	for _, a := range queued {
 		vars = append(vars, kv{ir.QueueURLVar(a), ref("aws_sqs_queue", local(a.Name), "url")})
@@ -172,8 +176,27 @@ func (g *gen) workflow(fl *file, w *ir.Workflow) {
 	lc.set("log_destination", tmpl(interp(ref("aws_cloudwatch_log_group", n+"_sfn", "arn")), lit(":*")))
 	lc.set("include_execution_data", boolean(false))
 	lc.set("level", str("ERROR"))
+	if w.Rollout != nil {
+		// Each change publishes a version; the alias below is what starts executions.
+		sm.set("publish", boolean(true))
+	}
 	// Step Functions checks log delivery permissions when the machine is created.
 	sm.set("depends_on", list(ref("aws_iam_role_policy", n+"_sfn")))
+	if w.Rollout != nil {
+		g.workflowAlias(fl, w, n)
+	}
+}
+
+// workflowAlias emits the alias executions start through: all traffic on the version the last
+// apply published. An execution runs to its end on the version it started on (Step Functions
+// binds it at StartExecution), and moving the alias back is the rollback.
+func (g *gen) workflowAlias(fl *file, w *ir.Workflow, n string) {
+	g.claim("aws_sfn_alias", n, w.Rollout.Path)
+	al := fl.resource("aws_sfn_alias", n, "Start executions of "+w.StateMachineName+" here (output state_machine_alias_arns): each runs on the version it started on.")
+	al.set("name", str(ir.LiveAlias))
+	rc := al.nested("routing_configuration")
+	rc.set("state_machine_version_arn", ref("aws_sfn_state_machine", n, "state_machine_version_arn"))
+	rc.set("weight", num(100))
 }
 
 // splitDispatch splits the workflow's classes (sorted, as w.Agents) into those it reaches through

@@ -40,6 +40,7 @@ var commonValues = map[int64]string{
 	int64(5 * time.Minute):  "five minutes",
 	int64(20 * time.Second): "twenty seconds",
 	int64(24 * time.Hour):   "a day",
+	int64(48 * time.Hour):   "two days",
 }
 
 // distinctiveSmall are the values below 1000 that are distinctive anyway.
@@ -62,6 +63,7 @@ var serviceWords = map[string][]string{
 	"DynamoDB":    {"dynamo", "idem"},
 	"AgentCore":   {"agentcore"},
 	"CloudWatch":  {"alarm", "cloudwatch"},
+	"CodeDeploy":  {"codedeploy"},
 }
 
 // notLimits are named constants of a limit's value that are no AWS limit, each with why.

@@ -215,3 +215,15 @@ const (
 	// CloudWatchMaxAlarmWindow bounds Period × EvaluationPeriods: one day.
 	CloudWatchMaxAlarmWindow = 24 * time.Hour
 )
+
+// AWS CodeDeploy for Lambda. Quotas: https://docs.aws.amazon.com/codedeploy/latest/userguide/limits.html;
+// deployment configurations: https://docs.aws.amazon.com/codedeploy/latest/APIReference/API_TimeBasedCanary.html.
+const (
+	// CodeDeployLambdaMaxShift is the longest time between a Lambda deployment's first and
+	// last traffic shift ("48 hours for the maximum time between the first and last traffic
+	// shift" of the 50-hour deployment run limit).
+	CodeDeployLambdaMaxShift = 48 * time.Hour
+	// CodeDeployIntervalUnit is the unit of canaryInterval and linearInterval: whole minutes,
+	// at least one.
+	CodeDeployIntervalUnit = time.Minute
+)

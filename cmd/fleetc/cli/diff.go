@@ -59,7 +59,7 @@ has of its own.
 
 Exit codes: 1 when the verdict is blocking (an error-severity change), or, with
 --fail-on CONDITION (repeatable), when the report meets one: blocking, a category
-(replacement, contract, security, posture, capacity, diagnostic), breaking (a contract change that
+(replacement, contract, security, posture, rollout, capacity, diagnostic), breaking (a contract change that
 breaks consumers), any; --fail-on none or --exit-zero reports only (exit 0); 2 on usage.`,
 		Example: `  fleetc diff base.yaml head.yaml
   fleetc diff --base origin/main fleet.yaml --format markdown --fail-on breaking

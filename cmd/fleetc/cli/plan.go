@@ -193,7 +193,9 @@ func newChangeCmd(cmd string, s *streams) *cobra.Command {
 		Long: `Apply builds FILE into DIR, plans (or reads PLANFILE, saved by fleetc plan --out), shows
 the summary, refuses a plan that replaces or deletes a queue, DLQ, table, bucket or archive
 unless each is named with --allow-replace, asks for yes (unless --auto-approve), applies
-with progress per class and prints the outputs.
+with progress per class and prints the outputs. Then, for each lambda class with a rollout
+whose function changed, it starts the CodeDeploy deployment that moves alias live to the
+version the apply published (docs/rollout.md).
 
 Arguments:
   FILE      the fleet.yaml to apply
@@ -314,7 +316,10 @@ func runChange(cmd string, pos []string, o changeOptions, stdin io.Reader, stdou
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitInvalid
 	}
-	return printOutputs(ctx, w, cmd, stdout, stderr)
+	if code := printOutputs(ctx, w, cmd, stdout, stderr); code != exitOK || cmd != "apply" {
+		return code
+	}
+	return startRollouts(ctx, w, s, d.endpoint, stdout, stderr)
 }
 
 // isTerminal reports whether stdin can answer a question: a character device, or a reader
