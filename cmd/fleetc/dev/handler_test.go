@@ -67,7 +67,7 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 		`{"msg":"handler stderr","class":"c","line":"hi"}`,
 		`not json`,
 	} {
-		l.observe("c", line)
+		l.observe("c", line, time.Now())
 	}
 	n := l.counts("c", now)
 	if n.Completed != 1 || n.Retries != 1 || n.DeadLettered != 0 || n.StderrLines != 1 || len(n.Recent) != 3 {
@@ -76,13 +76,13 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 	if !n.Oldest.Equal(now.Add(-3 * time.Second)) {
 		t.Errorf("oldest pending = %v, want t2's", n.Oldest)
 	}
-	l.observe("c", `{"msg":"step dead-lettered","class":"c","key":"k2","trace_id":"t2","attempt":3,"code":"RetriesExhausted"}`)
+	l.observe("c", `{"msg":"step dead-lettered","class":"c","key":"k2","trace_id":"t2","attempt":3,"code":"RetriesExhausted"}`, time.Now())
 	n = l.counts("c", now)
 	if n.DeadLettered != 1 || n.Codes["RetriesExhausted"] != 1 || !n.Oldest.IsZero() {
 		t.Errorf("after dead letter: %+v", n)
 	}
 	// Redriven and finished: completed once, no longer dead-lettered.
-	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`)
+	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`, time.Now())
 	if n = l.counts("c", now); n.Completed != 2 || n.DeadLettered != 0 {
 		t.Errorf("after redrive: %+v", n)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -126,10 +127,26 @@ func (o *observer) run(ctx context.Context, out *prefixer) {
 					to = "consumed by no class"
 				}
 				out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, trace, to))
+				entry := o.entry(&e, []byte(aws.ToString(m.Body)), trace, to, time.Now())
+				o.d.journal.add(entry)
+				if o.d.opts.Verbose {
+					out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", trace, payloadLine(entry.Payloads[0])))
+				}
 			}
 			_, _ = o.d.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.url), ReceiptHandle: m.ReceiptHandle})
 		}
 	}
+}
+
+// entry is an event on the bus as the journal keeps it, seen at: its detail bounded, the
+// values of secretNames redacted (a handler may have put one in what it emitted).
+func (o *observer) entry(e *envelope, body []byte, traceID, consumedBy string, at time.Time) trace.Entry {
+	var raw struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	_ = json.Unmarshal(body, &raw)
+	return trace.Entry{Time: at.UTC(), Source: trace.SourceBus, Where: e.Source, What: e.DetailType, ID: e.ID, Detail: consumedBy,
+		TraceID: traceID, Payloads: []trace.Payload{trace.NewPayload(trace.PayloadDetail, o.d.redact.apply(raw.Detail))}}
 }
 
 func (o *observer) counts() (byType map[string]int, submitted map[string]int, unclaimed int) {

@@ -22,7 +22,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/internal/localhttp"
+	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
@@ -320,6 +322,8 @@ func (d *Fleet) Handler(ctx context.Context) http.Handler {
 		{"GET /{$}", a.page},
 		{"GET /api/fleet", a.fleet},
 		{"GET /api/stream", a.stream},
+		{"GET /api/activity", a.activity},
+		{"GET /api/trace/{trace_id}", a.trace},
 		{"POST /api/events", a.sendEvent},
 		{"GET /api/examples", a.examples},
 		{"POST /api/workflows/{name}/executions", a.startExecution},
@@ -394,6 +398,80 @@ func (a *liveAPI) stream(w http.ResponseWriter, r *http.Request) {
 		case <-t.C:
 		}
 	}
+}
+
+// Activity is GET /api/activity: the newest things dev saw, across conversations, oldest
+// first: events on the bus with their detail, handler runs with their input and result, the
+// workers' verdicts.
+type Activity struct {
+	Entries []trace.Entry `json:"entries"`
+}
+
+// activityEntries is how many entries GET /api/activity answers.
+const activityEntries = 100
+
+// activity answers the newest entries.
+func (a *liveAPI) activity(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Activity{Entries: a.d.journal.recent(activityEntries)})
+}
+
+// trace answers one conversation's timeline.
+func (a *liveAPI) trace(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.d.Trace(r.Context(), r.PathValue("trace_id")))
+}
+
+// Trace is one conversation's timeline in this session: what dev saw (events on the bus,
+// handler runs, verdicts) and what `fleetc trace` reads from the emulator (dead letters with
+// their ERROR_CODE, idempotency records, workflow executions and their history), oldest
+// first. What cannot be read is a note, not a failure: the page keeps what dev saw.
+func (d *Fleet) Trace(ctx context.Context, traceID string) *trace.Timeline {
+	t := &trace.Timeline{TraceID: traceID, Since: d.started.UTC(), Entries: d.journal.of(traceID), Notes: []string{}}
+	if d.sqs != nil {
+		src, notes, err := d.traceSources()
+		t.Notes = append(t.Notes, notes...)
+		var read *trace.Timeline
+		if err == nil {
+			read, err = trace.Read(ctx, src, traceID, d.started)
+		}
+		if err != nil {
+			t.Notes = append(t.Notes, "the emulator's dead letters, records and executions: "+err.Error())
+		} else {
+			t.Entries = append(t.Entries, read.Entries...)
+			t.Notes = append(t.Notes, read.Notes...)
+		}
+	}
+	for i := range t.Entries {
+		t.Entries[i].TraceID = "" // all of the timeline's trace
+	}
+	t.Sort()
+	return t
+}
+
+// traceSources are the session's queues, tables and state machines as `fleetc trace` reads
+// them.
+func (d *Fleet) traceSources() (trace.Sources, []string, error) {
+	ts, err := dlq.Targets(d.ir, "")
+	if err != nil {
+		return trace.Sources{}, nil, err
+	}
+	for _, t := range ts {
+		q := d.queues[t.Class]
+		t.QueueURL, t.DLQURL = q.queue, q.dlq
+	}
+	src := trace.Sources{SQS: d.sqs, DDB: awsconfig.DynamoDB(d.aws, awsconfig.WithoutCRC32), Targets: ts, Machines: map[string]string{}}
+	var notes []string
+	for _, w := range d.ir.Workflows {
+		switch arn := d.machines[w.Name]; {
+		case w.IsExpress():
+			notes = append(notes, fmt.Sprintf("workflow %s not read: Step Functions keeps no history of express executions", w.Name))
+		case arn != "":
+			src.Machines[w.Name] = arn
+		}
+	}
+	if len(src.Machines) > 0 {
+		src.SFN = d.sfn
+	}
+	return src, notes, nil
 }
 
 // sendEvent puts one event on the bus; 422 when it breaks its contract.
