@@ -106,35 +106,42 @@ func (o *observer) run(ctx context.Context, out *prefixer) {
 			continue
 		}
 		for _, m := range r.Messages {
-			var e envelope
-			if json.Unmarshal([]byte(aws.ToString(m.Body)), &e) == nil {
-				consumers := o.d.consumers(&e)
-				trace, _ := e.Detail[traceField].(string)
-				for _, c := range consumers {
-					o.d.sup.led.submit(c, trace, time.Now())
-				}
-				o.mu.Lock()
-				o.byType[e.DetailType]++
-				for _, c := range consumers {
-					o.submitted[c]++
-				}
-				if len(consumers) == 0 {
-					o.unclaimed++
-				}
-				o.mu.Unlock()
-				to := "consumed by " + strings.Join(consumers, ", ")
-				if len(consumers) == 0 {
-					to = "consumed by no class"
-				}
-				out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, trace, to))
-				entry := o.entry(&e, []byte(aws.ToString(m.Body)), trace, to, time.Now())
-				o.d.journal.add(entry)
-				if o.d.opts.Verbose {
-					out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", trace, payloadLine(entry.Payloads[0])))
-				}
-			}
+			o.seen([]byte(aws.ToString(m.Body)), out, time.Now())
 			_, _ = o.d.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.url), ReceiptHandle: m.ReceiptHandle})
 		}
+	}
+}
+
+// seen takes one event the observer's queue delivered at now: the classes it is submitted
+// to, the counts, its line in the log (and its detail with --verbose) and its journal entry.
+func (o *observer) seen(body []byte, out *prefixer, now time.Time) {
+	var e envelope
+	if json.Unmarshal(body, &e) != nil {
+		return
+	}
+	consumers := o.d.consumers(&e)
+	traceID, _ := e.Detail[traceField].(string)
+	for _, c := range consumers {
+		o.d.sup.led.submit(c, traceID, now)
+	}
+	o.mu.Lock()
+	o.byType[e.DetailType]++
+	for _, c := range consumers {
+		o.submitted[c]++
+	}
+	if len(consumers) == 0 {
+		o.unclaimed++
+	}
+	o.mu.Unlock()
+	to := "consumed by " + strings.Join(consumers, ", ")
+	if len(consumers) == 0 {
+		to = "consumed by no class"
+	}
+	out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, traceID, to))
+	entry := o.entry(&e, body, traceID, to, now)
+	o.d.journal.add(entry)
+	if o.d.opts.Verbose {
+		out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", traceID, payloadLine(entry.Payloads[0])))
 	}
 }
 

@@ -71,14 +71,7 @@ func (c *capture) Write(p []byte) (int, error) {
 
 // payload is what was captured, secrets redacted, bounded; Bytes is what the stream carried.
 func (c *capture) payload(kind trace.PayloadKind, r redactor) trace.Payload {
-	b := r.apply(c.buf.Bytes())
-	p := trace.NewPayload(kind, b)
-	if c.total > c.buf.Len() && !p.Truncated {
-		p.Body += trace.TruncatedMarker(len(b), c.total)
-		p.Truncated = true
-	}
-	p.Bytes = c.total
-	return p
+	return trace.BoundPayload(kind, r.apply(c.buf.Bytes()), c.total, c.total == c.buf.Len())
 }
 
 // redactor replaces secret values with their name, as they are and JSON-escaped (the way

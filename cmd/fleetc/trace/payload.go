@@ -35,18 +35,25 @@ type Payload struct {
 }
 
 // NewPayload bounds body.
-func NewPayload(kind PayloadKind, body []byte) Payload {
-	p := Payload{Kind: kind, Bytes: len(body), ClaimChecks: claimChecks(body)}
-	if len(body) <= PayloadMaxBytes {
-		p.Body = string(body)
-		return p
+func NewPayload(kind PayloadKind, body []byte) Payload { return BoundPayload(kind, body, len(body), true) }
+
+// BoundPayload bounds body, which stands for total bytes: the whole of them (whole), or their
+// first part (a capture that kept no more). A redaction may have changed body's length: the
+// size and the marker say what was sent.
+func BoundPayload(kind PayloadKind, body []byte, total int, whole bool) Payload {
+	p := Payload{Kind: kind, Bytes: total, ClaimChecks: claimChecks(body)}
+	cut := len(body)
+	if cut > PayloadMaxBytes {
+		cut = PayloadMaxBytes
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut-- // never half a character
+		}
 	}
-	cut := PayloadMaxBytes
-	for cut > 0 && !utf8.RuneStart(body[cut]) {
-		cut-- // never half a character
+	p.Body = string(body[:cut])
+	if cut < len(body) || !whole {
+		p.Body += TruncatedMarker(cut, total)
+		p.Truncated = true
 	}
-	p.Body = string(body[:cut]) + TruncatedMarker(cut, len(body))
-	p.Truncated = true
 	return p
 }
 
