@@ -35,7 +35,9 @@ type Payload struct {
 }
 
 // NewPayload bounds body.
-func NewPayload(kind PayloadKind, body []byte) Payload { return BoundPayload(kind, body, len(body), true) }
+func NewPayload(kind PayloadKind, body []byte) Payload {
+	return BoundPayload(kind, body, len(body), true)
+}
 
 // BoundPayload bounds body, which stands for total bytes: the whole of them (whole), or their
 // first part (a capture that kept no more). A redaction may have changed body's length: the
