@@ -232,3 +232,27 @@ func TestVerboseLogsDetailInputResult(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalRedactsSecrets: what the observer and the workers' lines put in the journal
+// never holds the value of a handler secret or a model key named in the spec, as this
+// shell has it: not in an event's detail (a handler may emit it), not in a dead letter's
+// reason (the tail of the handler's stderr).
+func TestJournalRedactsSecrets(t *testing.T) {
+	const secret = "sk-live-93e1"
+	d, _ := recordedSession(t)
+	d.redact = newRedactor([]string{"OPENAI_API_KEY"}, func(string) string { return secret })
+	d.journal.redact = d.redact
+	bus := readLines(t, "testdata/session/bus.jsonl")
+	d.obs.seen([]byte(strings.Replace(bus[1], `"step":1`, `"step":1,"leak":"`+secret+`"`, 1)), d.sup.out, sessionT0)
+	line := strings.Replace(readLines(t, "testdata/session/worker.log")[2], "allows flaky", "stderr: key "+secret, 1)
+	_, line, _ = strings.Cut(line, " | ")
+	e, ok := d.sup.led.observe("coder", line, sessionT0)
+	if !ok {
+		t.Fatal("the dead-letter line is no verdict")
+	}
+	d.journal.add(e)
+	b, _ := json.Marshal(d.journal.of(traceC2))
+	if strings.Contains(string(b), secret) || strings.Count(string(b), redacted("OPENAI_API_KEY")) != 2 {
+		t.Errorf("the journal of %s:\n%s", traceC2, b)
+	}
+}
