@@ -81,6 +81,21 @@ func (t *Timeline) Sort() {
 	sort.Strings(t.Notes)
 }
 
+// After is the timeline without the entries before since (its Since the later of the two).
+func (t *Timeline) After(since time.Time) *Timeline {
+	out := *t
+	out.Entries = []Entry{}
+	for _, e := range t.Entries {
+		if !e.Time.Before(since) {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	if since.After(out.Since) {
+		out.Since = since.UTC()
+	}
+	return &out
+}
+
 // AddLetters adds class's dead letters of the trace (by the envelope's trace id) sent at or
 // after the timeline's start, and notes a peek that did not see the whole DLQ.
 func (t *Timeline) AddLetters(class string, p *dlq.Peeked) {
