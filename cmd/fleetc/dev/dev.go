@@ -536,9 +536,12 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return "", "", fmt.Errorf("%s: %w", src, err)
 	}
-	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name, StepsFlag, d.stepsAt}
-	for _, n := range slices.Sorted(maps.Keys(a.Handler.Secrets)) {
-		wrap = append(wrap, SecretFlag, n)
+	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name}
+	if d.stepsAt != "" {
+		wrap = append(wrap, StepsFlag, d.stepsAt)
+		for _, n := range slices.Sorted(maps.Keys(a.Handler.Secrets)) {
+			wrap = append(wrap, SecretFlag, n)
+		}
 	}
 	example, err := OutputExample(a)
 	if err != nil {
