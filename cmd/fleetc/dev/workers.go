@@ -341,22 +341,25 @@ type workerLog struct {
 
 // observe reads one fleet-worker log line seen at now; a verdict is also answered as a
 // timeline entry (ok).
-func (l *ledger) observe(class, line string, now time.Time) (e trace.Entry, ok bool) {
+func (l *ledger) observe(class, line string, now time.Time) (trace.Entry, bool) {
 	var rec workerLog
 	if json.Unmarshal([]byte(line), &rec) != nil {
-		return e, false
+		return trace.Entry{}, false
 	}
 	attempt, _ := strconv.Atoi(string(rec.Attempt))
-	defer func() {
-		if ok {
-			e = rec.entry(class, attempt, now)
-		}
-	}()
+	if !l.count(class, &rec, attempt, now) {
+		return trace.Entry{}, false
+	}
+	return rec.entry(class, attempt, now), true
+}
+
+// count counts one log line of class; a verdict is true.
+func (l *ledger) count(class string, rec *workerLog, attempt int, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.classes[class]
 	if c == nil {
-		return e, false
+		return false
 	}
 	v := Verdict{Time: now, TraceID: rec.TraceID, Attempt: attempt, Code: rec.Code}
 	switch rec.Msg {
@@ -379,15 +382,15 @@ func (l *ledger) observe(class, line string, now time.Time) (e trace.Entry, ok b
 		v.Verdict = "released"
 	case "handler stderr":
 		c.stderrLines++
-		return e, false
+		return false
 	default:
-		return e, false
+		return false
 	}
 	c.recent = append(c.recent, v)
 	if len(c.recent) > recentVerdicts {
 		c.recent = c.recent[len(c.recent)-recentVerdicts:]
 	}
-	return e, true
+	return true
 }
 
 // entry is a verdict line as a timeline entry: finished, released (with its delay) or
