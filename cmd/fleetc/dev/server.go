@@ -129,6 +129,7 @@ type LedgerView struct {
 // Gaps of the live page.
 var pageGaps = []string{
 	"the model is dev's Bedrock stand-in (Converse only; OpenAI-compatible targets are not stood in for)",
+	"steps of llm handlers and of http handlers whose sidecar answers show no input and result (they do not run behind dev-handler)",
 }
 
 func (d *Fleet) depth(ctx context.Context, url string) (visible, inFlight int) {
