@@ -36,6 +36,9 @@ import (
 // RefField is the detail field that carries an input reference.
 const RefField = "payload_ref"
 
+// ResultRefField is the completion field that carries an offloaded output's reference.
+const ResultRefField = "result_ref"
+
 // PayloadField is the field Resolve puts the fetched payload in.
 const PayloadField = "payload"
 

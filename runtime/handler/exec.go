@@ -75,10 +75,10 @@ func (h *Exec) environ(lookup func(string) (string, bool), req Request) []string
 	env = append(env, h.Env...)
 	env = append(env, h.Secrets...)
 	env = append(env,
-		"FLEET_CLASS="+req.Class,
-		"FLEET_IDEMPOTENCY_KEY="+req.Key,
-		"FLEET_TRACE_ID="+req.TraceID,
-		"FLEET_ATTEMPT="+strconv.Itoa(req.Attempt),
+		contract.ExecClassEnv+"="+req.Class,
+		contract.ExecKeyEnv+"="+req.Key,
+		contract.ExecTraceIDEnv+"="+req.TraceID,
+		contract.ExecAttemptEnv+"="+strconv.Itoa(req.Attempt),
 	)
 	if req.ModelPolicy != "" {
 		env = append(env, "FLEET_MODEL_POLICY="+req.ModelPolicy)

@@ -31,6 +31,14 @@ const (
 	ExecTraceParentEnv = "TRACEPARENT"
 )
 
+// The step's variables the worker sets (fleetc dev's handler wrapper reads them too).
+const (
+	ExecClassEnv   = ExecStepEnvPrefix + "CLASS"
+	ExecKeyEnv     = ExecStepEnvPrefix + "IDEMPOTENCY_KEY"
+	ExecTraceIDEnv = ExecStepEnvPrefix + "TRACE_ID"
+	ExecAttemptEnv = ExecStepEnvPrefix + "ATTEMPT"
+)
+
 // ReservedExecEnv reports whether the worker sets variable name in an exec command's
 // environment itself (ExecInheritedEnv, the step's FLEET_* variables, TRACEPARENT) or keeps
 // it from the command (AWS_*: the worker's credentials): a handler secret may not take such

@@ -18,19 +18,20 @@ import (
 type devOptions struct {
 	out, endpoint, tfBin, workerBin, rieBin string
 	port                                    int
-	noUI                                    bool
+	noUI, verbose                           bool
 	paths                                   []string
 }
 
 func newDevCmd(s *streams) *cobra.Command {
 	var o devOptions
 	c := &cobra.Command{
-		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [-o DIR] [--worker-bin F] [--rie-bin F] [--path IMAGE_DIR=DIR]",
+		Use:   "dev FILE [--endpoint URL] [--port N] [--no-ui] [--verbose] [-o DIR] [--worker-bin F] [--rie-bin F] [--path IMAGE_DIR=DIR]",
 		Short: "Run the whole fleet on this machine: emulator, workers, live page, faults",
 		Long: `Dev applies FILE to a local AWS emulator (--endpoint, or kumo on 127.0.0.1:4566, started
 when installed) with the emulator override, starts one fleet-worker per agent class with
 their logs interleaved, watches every event on the bus, and serves a live page with the
-queues, the ledger and faults on demand. Saving the spec re-applies it. Ctrl-C drains the
+queues, the ledger, every event's detail and step's input and result by conversation, and
+faults on demand (--verbose logs the details, inputs and results too). Saving the spec re-applies it. Ctrl-C drains the
 workers, destroys what dev applied and stops the emulator if dev started it.
 
 Exec handlers run from the project: the image's /app is the project's handler/ (fleetc
@@ -50,6 +51,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "a running AWS emulator (also "+deploy.EnvEndpoint+"); default: kumo on "+dev.KumoAddr+", started when installed")
 	c.Flags().IntVar(&o.port, "port", devPagePort, "live page port on 127.0.0.1 (0: any free port)")
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
+	c.Flags().BoolVar(&o.verbose, "verbose", false, "also log each event's detail, each step's input and its result (bounded, secrets redacted)")
 	c.Flags().StringVar(&o.tfBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
 	c.Flags().StringArrayVar(&o.paths, "path", nil, pathFlagHelp)
@@ -70,7 +72,7 @@ func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) in
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	err = dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI,
+	err = dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI, Verbose: o.verbose,
 		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Paths: paths, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {

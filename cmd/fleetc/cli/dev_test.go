@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
@@ -45,7 +47,7 @@ func TestDevResearchFleet(t *testing.T) {
 	dir := t.TempDir()
 	spec, fleet := uniqueExample(t, dir, "research-fleet", "fleet: research", "fleet: FLEET", "name: research-fleet", "name: FLEET")
 	out := filepath.Join(dir, "out")
-	s := startDev(t, spec, out, endpoint)
+	s := startDev(t, spec, out, endpoint, "--verbose")
 
 	send := func(class string, n int) {
 		for i := 0; i < n; i++ {
@@ -78,6 +80,44 @@ func TestDevResearchFleet(t *testing.T) {
 	for _, want := range []string{`"msg":"handler stderr"`, `stand-in handler for researcher`, "observer", "agent.step.completed from fleet.workers", "consumed by no class"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("worker log lacks %s:\n%s", want, log)
+		}
+	}
+
+	// `fleetc trace --dev`, the page's trace view: the event posted as page-1 from the bus to
+	// its completion: what dev saw (the event and its detail, the handler's input and result,
+	// the worker's verdict) merged with what fleetc trace reads from kumo (the step's
+	// idempotency record); --verbose logged the same.
+	var tl *trace.Timeline
+	path := func() (out []string) {
+		for _, e := range tl.Entries {
+			what, _, _ := strings.Cut(e.What, ",") // a record is "done, events not yet published" for a moment
+			if e.Source != trace.SourceHistory {
+				out = append(out, string(e.Source)+" "+e.Where+" "+what)
+			}
+		}
+		return out
+	}
+	s.WaitFor(t, "page-1's completion event on the bus and the worker's verdict", time.Minute, func() bool {
+		tl = s.Trace(t, "page-1")
+		return slices.Contains(path(), "bus fleet.workers agent.step.completed") && slices.Contains(path(), "worker researcher finished")
+	})
+	want := []string{"bus fleet.coordinator agent.step.requested", "step researcher handler exit 0", "worker researcher finished",
+		"idempotency researcher done", "bus fleet.workers agent.step.completed"}
+	// What dev saw is in time order: the request, the handler's run, the completion (an
+	// idempotency record carries whole seconds, so it may sort anywhere in its second).
+	got := path()
+	at := func(e string) int { return slices.Index(got, e) }
+	if !slices.Equal(sortedCopy(got), sortedCopy(want)) || at(want[0]) > at(want[1]) || at(want[1]) > at(want[4]) {
+		t.Errorf("fleetc trace page-1 --dev: %q, want %q, the request, the step and the completion in this order", got, want)
+	}
+	for _, e := range tl.Entries {
+		if e.Source == trace.SourceStep && (len(e.Payloads) != 2 || !strings.Contains(e.Payloads[0].Body, `"c9"`) || !strings.Contains(e.Payloads[1].Body, `"c9"`)) {
+			t.Errorf("the step's input and result: %+v", e.Payloads)
+		}
+	}
+	for _, want := range []string{"detail (trace page-1): {", "step input (trace page-1, attempt 1): {", "step result (trace page-1, exit 0, "} {
+		if !strings.Contains(s.Log(), want) {
+			t.Errorf("the --verbose log lacks %q", want)
 		}
 	}
 
@@ -313,4 +353,10 @@ func livePage(t *testing.T, s *devtest.Session, work func()) {
 		t.Fatal(err)
 	}
 	t.Logf("page: %q → %q; screenshot %s (%d bytes)", before, after, path, len(png))
+}
+
+func sortedCopy(xs []string) []string {
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return out
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,5 +56,49 @@ func TestTraceShowsCompletedAndDeadLettered(t *testing.T) {
 	Main([]string{"trace", "conv-1", "fleet.yaml", "--endpoint", f.Endpoint, "--since", since}, nil, &b, &errb)
 	if a.String() != b.String() || !strings.Contains(a.String(), "trace conv-1 since ") || !strings.Contains(a.String(), "BadOutput") || strings.Contains(a.String(), "ev-other") {
 		t.Errorf("text:\n%s\nthen:\n%s", a.String(), b.String())
+	}
+}
+
+// fleetc trace --dev asks the dev session on 127.0.0.1:--port for GET /api/trace/{id} (an
+// httptest server answering as the session's page does, with a timeline dev built: docs/dev.md)
+// and prints it with each entry's payloads, keeping --since; a session that does not answer
+// is named; FILE and --dev exclude each other.
+func TestTraceDevAsksTheSession(t *testing.T) {
+	at := time.Date(2026, 12, 3, 22, 59, 10, 0, time.UTC)
+	tl := trace.Timeline{TraceID: "conv/1?x", Since: at.Add(-time.Hour), Notes: []string{}, Entries: []trace.Entry{
+		{Time: at.Add(-2 * time.Hour), Source: trace.SourceBus, Where: "fleet.coordinator", What: "agent.step.requested", ID: "old"},
+		{Time: at, Source: trace.SourceBus, Where: "fleet.coordinator", What: "agent.step.requested", ID: "e1",
+			Payloads: []trace.Payload{trace.NewPayload(trace.PayloadDetail, []byte(`{"trace_id":"conv/1?x","payload_ref":{"type":"s3","bucket":"b","key":"k"}}`))}},
+		{Time: at.Add(time.Second), Source: trace.SourceStep, Where: "solver", What: "handler exit 0", ID: "e1",
+			Payloads: []trace.Payload{trace.NewPayload(trace.PayloadInput, []byte(`{"job":"good"}`)), trace.NewPayload(trace.PayloadResult, []byte("{\"ok\":\ntrue}"))}},
+	}}
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = append(asked, r.Method+" "+r.URL.EscapedPath())
+		_ = json.NewEncoder(w).Encode(tl)
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+
+	code, stdout, stderr := run(t, "trace", "conv/1?x", "--dev", "--port", port, "--since", at.Add(-time.Minute).Format(time.RFC3339))
+	want := "trace conv/1?x since 2026-12-03T22:58:10Z: 2 entries\n" +
+		"2026-12-03T22:59:10.000Z  bus         fleet.coordinator agent.step.requested         e1\n" +
+		`    detail: {"trace_id":"conv/1?x","payload_ref":{"type":"s3","bucket":"b","key":"k"}}` + "\n" +
+		"    detail claim check payload_ref: s3://b/k\n" +
+		"2026-12-03T22:59:11.000Z  step        solver           handler exit 0               e1\n" +
+		`    input: {"job":"good"}` + "\n" +
+		`    result: {"ok": true}` + "\n"
+	if code != exitOK || stdout != want || len(asked) != 1 || asked[0] != "GET /api/trace/conv%2F1%3Fx" {
+		t.Errorf("exit %d, asked %q\n%s\nwant:\n%s\nstderr: %s", code, asked, stdout, want, stderr)
+	}
+
+	srv.Close()
+	if code, _, stderr := run(t, "trace", "conv-1", "--dev", "--port", port); code != exitInvalid || !strings.Contains(stderr, "no fleetc dev session answers on http://127.0.0.1:"+port) {
+		t.Errorf("no session: exit %d, %s", code, stderr)
+	}
+	for _, args := range [][]string{{"trace", "conv-1"}, {"trace", "conv-1", "fleet.yaml", "--dev"}} {
+		if code, _, stderr := run(t, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, %s", args, code, stderr)
+		}
 	}
 }

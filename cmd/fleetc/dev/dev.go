@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -44,6 +45,8 @@ type Options struct {
 	// Paths maps the class image's directories to local ones in exec handlers' commands
 	// (ResolvePathMap: --path, else fleetc init's /app → handler/).
 	Paths PathMap
+	// Verbose also logs each event's detail, each step's input and its result.
+	Verbose bool
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
 	Stdout, Stderr io.Writer
@@ -62,7 +65,11 @@ type Fleet struct {
 	queues    map[string]queueURLs // by class
 	machines  map[string]string    // workflow → state machine ARN
 	examples  map[string]json.RawMessage
+	started   time.Time // the session's start: its trace view reads from here on
 	faultsAt  string
+	stepsAt   string   // the handlers' StepRecords (dev-handler appends, tailSteps reads)
+	journal   *journal // what dev saw happen: the page's activity and trace view
+	redact    redactor // the values of secretNames, never shown
 	sup       *supervisor
 	obs       *observer
 	model     *modelStandIn
@@ -251,13 +258,18 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 	if err := apply(ctx, w, out, o.Stderr); err != nil {
 		return false, err
 	}
-	d := &Fleet{opts: o, ir: f, contracts: cs, endpoint: emu.endpoint, queues: map[string]queueURLs{},
+	d := &Fleet{opts: o, ir: f, started: time.Now(), contracts: cs, endpoint: emu.endpoint, queues: map[string]queueURLs{},
 		machines: map[string]string{}, examples: map[string]json.RawMessage{}, faultsAt: filepath.Join(o.Dir, "dev", "faults.json"),
+		stepsAt: filepath.Join(o.Dir, "dev", "steps.jsonl"), redact: newRedactor(secretNames(f), os.Getenv),
 		done: make(chan struct{}), model: model}
+	d.journal = &journal{redact: d.redact}
 	if err := d.connect(ctx, w); err != nil {
 		return false, err
 	}
 	if err := WriteFaults(d.faultsAt, Faults{}); err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(d.stepsAt, nil, 0o600); err != nil { // this session's steps only
 		return false, err
 	}
 
@@ -267,7 +279,7 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 		classes = append(classes, a.Name)
 		width = max(width, len(a.Name))
 	}
-	d.sup = &supervisor{bin: bins.worker, out: &prefixer{w: out, width: width}, led: newLedger(classes), procs: map[string]*proc{}}
+	d.sup = &supervisor{bin: bins.worker, out: &prefixer{w: out, width: width}, led: newLedger(classes), procs: map[string]*proc{}, journal: d.journal}
 	env := d.workerEnv()
 	var esms []*esm
 	for _, a := range f.Agents {
@@ -322,8 +334,9 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 	if d.obs, err = newObserver(ctx, d); err != nil {
 		return false, err
 	}
-	loops.Add(1)
+	loops.Add(2)
 	go func() { defer loops.Done(); d.obs.run(runCtx, d.sup.out) }()
+	go func() { defer loops.Done(); tailSteps(runCtx, d.stepsAt, d.stepSeen) }()
 	for _, a := range f.Agents {
 		if q := d.queues[a.Name]; q.ingress != "" {
 			loops.Add(1)
@@ -524,6 +537,12 @@ func (d *Fleet) devConfig(a *ir.Agent, handlerBin string) (path, note string, er
 		return "", "", fmt.Errorf("%s: %w", src, err)
 	}
 	wrap := []string{handlerBin, HandlerCommand, "--faults", d.faultsAt, "--class", a.Name}
+	if d.stepsAt != "" {
+		wrap = append(wrap, StepsFlag, d.stepsAt)
+		for _, n := range slices.Sorted(maps.Keys(a.Handler.Secrets)) {
+			wrap = append(wrap, SecretFlag, n)
+		}
+	}
 	example, err := OutputExample(a)
 	if err != nil {
 		return "", "", err
@@ -654,4 +673,14 @@ func BucketClient(ctx context.Context, region, endpoint string) (deploy.BucketAP
 		return nil, err
 	}
 	return c, nil
+}
+
+// stepSeen takes one handler run into the journal and, with --verbose, the log.
+func (d *Fleet) stepSeen(r *StepRecord) {
+	d.journal.add(r.entry())
+	if d.opts.Verbose {
+		for _, l := range verboseLines(r) {
+			d.sup.out.line(r.Class, l)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/compiler/eventschema"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/runtime/retry"
@@ -105,7 +106,8 @@ const stdinLimit = 4 << 20
 // OutputExample's value) when the class declares one, else the step's input back under
 // "echo", which any completion contract with an object result accepts.
 func RunHandler(args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) int {
-	var faultsPath, class, outputPath string
+	var faultsPath, class, outputPath, stepsPath string
+	var secrets []string
 	for len(args) > 0 {
 		switch {
 		case args[0] == "--faults" && len(args) > 1:
@@ -114,6 +116,10 @@ func RunHandler(args []string, stdin io.Reader, stdout, stderr io.Writer, now fu
 			class, args = args[1], args[2:]
 		case args[0] == StandInOutputFlag && len(args) > 1:
 			outputPath, args = args[1], args[2:]
+		case args[0] == StepsFlag && len(args) > 1:
+			stepsPath, args = args[1], args[2:]
+		case args[0] == SecretFlag && len(args) > 1:
+			secrets, args = append(secrets, args[1]), args[2:]
 		case args[0] == "--":
 			args = args[1:]
 			goto run
@@ -122,6 +128,28 @@ func RunHandler(args []string, stdin io.Reader, stdout, stderr io.Writer, now fu
 		}
 	}
 run:
+	if stepsPath == "" {
+		code, _ := runStep(class, faultsPath, outputPath, args, stdin, stdout, stderr, now)
+		return code
+	}
+	// Record what the worker gave the handler and what it answered, for dev's page and
+	// --verbose: a copy of each stream, bounded, secrets redacted.
+	rec := &StepRecord{Start: now(), Class: class}
+	stepEnv(os.Getenv, rec)
+	var in, out capture
+	code, ran := runStep(class, faultsPath, outputPath, args, io.TeeReader(stdin, &in), io.MultiWriter(stdout, &out), stderr, now)
+	_, _ = io.Copy(&in, stdin) // what the handler left unread was its input too
+	rec.Exit, rec.Ran, rec.DurationMS = code, ran, now().Sub(rec.Start).Milliseconds()
+	r := newRedactor(secrets, os.Getenv)
+	rec.Input, rec.Result = in.payload(trace.PayloadInput, r), out.payload(trace.PayloadResult, r)
+	if err := appendStep(stepsPath, rec); err != nil {
+		fmt.Fprintf(stderr, "dev-handler: recording the step: %v\n", err)
+	}
+	return code
+}
+
+// runStep runs one step (faults first, then the command or the stand-in) and says what ran.
+func runStep(class, faultsPath, outputPath string, args []string, stdin io.Reader, stdout, stderr io.Writer, now func() time.Time) (int, string) {
 	if faultsPath != "" {
 		fs, err := ReadFaults(faultsPath)
 		if err != nil {
@@ -131,7 +159,7 @@ run:
 			switch f.Kind {
 			case FaultFail:
 				fmt.Fprintf(stderr, "dev fault: %s fails until %s (exit %d, retryable)\n", class, f.Until.UTC().Format(time.TimeOnly), exitRetryable)
-				return exitRetryable
+				return exitRetryable, "the page's fail fault"
 			case FaultSlow:
 				fmt.Fprintf(stderr, "dev fault: %s slowed by %s until %s\n", class, f.Delay, f.Until.UTC().Format(time.TimeOnly))
 				time.Sleep(f.Delay)
@@ -142,21 +170,23 @@ run:
 		if _, err := exec.LookPath(args[0]); err == nil {
 			cmd := exec.Command(args[0], args[1:]...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, stderr
+			ran := strings.Join(args, " ")
 			if err := cmd.Run(); err != nil {
 				var ee *exec.ExitError
 				if errors.As(err, &ee) {
-					return ee.ExitCode()
+					return ee.ExitCode(), ran
 				}
 				fmt.Fprintf(stderr, "dev-handler: %v\n", err)
-				return 75
+				return exitRetryable, ran
 			}
-			return 0
+			return 0, ran
 		}
 	}
+	const ran = "the stand-in"
 	in, err := io.ReadAll(io.LimitReader(stdin, stdinLimit))
 	if err != nil {
 		fmt.Fprintf(stderr, "dev-handler: reading the step: %v\n", err)
-		return 75
+		return exitRetryable, ran
 	}
 	what := "no command"
 	if len(args) > 0 {
@@ -166,7 +196,7 @@ run:
 	if outputPath != "" {
 		if example, err = os.ReadFile(outputPath); err != nil {
 			fmt.Fprintf(stderr, "dev-handler: the class's output example: %v\n", err)
-			return exitRetryable
+			return exitRetryable, ran
 		}
 		fmt.Fprintf(stderr, "stand-in handler for %s (%s): answering with the example of the class's output schema\n", class, what)
 	} else {
@@ -184,18 +214,18 @@ run:
 		text, err := askModel(ctx, base, token, string(in))
 		cancel()
 		if err != nil {
-			return modelFailure(class, err, stdout, stderr)
+			return modelFailure(class, err, stdout, stderr), ran
 		}
 		res["model"] = text
 	}
 	if example != nil {
 		// The class's contract decides the shape: nothing is added to the example.
 		_, _ = stdout.Write(append(bytes.TrimSpace(example), '\n'))
-		return 0
+		return 0, ran
 	}
 	out, _ := json.Marshal(res)
 	_, _ = stdout.Write(append(out, '\n'))
-	return 0
+	return 0, ran
 }
 
 // Exit codes of the stand-in handler (runtime/handler reads the exit code when stdout holds

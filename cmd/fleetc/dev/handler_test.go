@@ -67,7 +67,7 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 		`{"msg":"handler stderr","class":"c","line":"hi"}`,
 		`not json`,
 	} {
-		l.observe("c", line)
+		l.observe("c", line, time.Now())
 	}
 	n := l.counts("c", now)
 	if n.Completed != 1 || n.Retries != 1 || n.DeadLettered != 0 || n.StderrLines != 1 || len(n.Recent) != 3 {
@@ -76,13 +76,13 @@ func TestLedgerCountsEachKeyOnce(t *testing.T) {
 	if !n.Oldest.Equal(now.Add(-3 * time.Second)) {
 		t.Errorf("oldest pending = %v, want t2's", n.Oldest)
 	}
-	l.observe("c", `{"msg":"step dead-lettered","class":"c","key":"k2","trace_id":"t2","attempt":3,"code":"RetriesExhausted"}`)
+	l.observe("c", `{"msg":"step dead-lettered","class":"c","key":"k2","trace_id":"t2","attempt":3,"code":"RetriesExhausted"}`, time.Now())
 	n = l.counts("c", now)
 	if n.DeadLettered != 1 || n.Codes["RetriesExhausted"] != 1 || !n.Oldest.IsZero() {
 		t.Errorf("after dead letter: %+v", n)
 	}
 	// Redriven and finished: completed once, no longer dead-lettered.
-	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`)
+	l.observe("c", `{"msg":"step finished","class":"c","key":"k2","trace_id":"t2","attempt":1}`, time.Now())
 	if n = l.counts("c", now); n.Completed != 2 || n.DeadLettered != 0 {
 		t.Errorf("after redrive: %+v", n)
 	}
@@ -162,17 +162,24 @@ func TestStandInHandlerModelFailures(t *testing.T) {
 // runtime config fleetc build writes, and loads it as fleet-worker would.
 func devConfigOf(t *testing.T, class string) (*config.Config, string) {
 	t.Helper()
-	spec := "../../../examples/async-tools/fleet.yaml"
+	cfg, note, _ := devConfigIn(t, "../../../examples/async-tools/fleet.yaml", class, "")
+	return cfg, note
+}
+
+// devConfigIn is class's dev runtime config from spec, and the fleet; steps names the steps
+// file ("" for none).
+func devConfigIn(t *testing.T, spec, class, steps string) (*config.Config, string, *Fleet) {
+	t.Helper()
 	res, err := compiler.Compile(compiler.Input{Path: spec, Local: true, Stop: compiler.Checked})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, ds := res.Fleet, res.Diagnostics
 	if f == nil || ds.HasErrors() {
-		t.Fatalf("async-tools does not load: %v", ds)
+		t.Fatalf("%s does not load: %v", spec, ds)
 	}
 	dir := t.TempDir()
-	d := &Fleet{opts: Options{Spec: spec, Dir: dir}, ir: f, faultsAt: filepath.Join(dir, "dev", "faults.json")}
+	d := &Fleet{opts: Options{Spec: spec, Dir: dir}, ir: f, faultsAt: filepath.Join(dir, "dev", "faults.json"), stepsAt: steps}
 	if err := os.MkdirAll(filepath.Join(dir, "dev"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +202,21 @@ func devConfigOf(t *testing.T, class string) (*config.Config, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, note
+	return cfg, note, d
+}
+
+// TestDevConfigRecordsStepsWithoutSecrets: each exec handler runs behind dev-handler with the
+// steps file and the names of the class's handler secrets, which it redacts; dev redacts
+// every handler secret and model key the spec names.
+func TestDevConfigRecordsStepsWithoutSecrets(t *testing.T) {
+	cfg, _, d := devConfigIn(t, "../../../compiler/terraform/testdata/modelkeys.yaml", "scraper", "/dev/steps.jsonl")
+	cmd := strings.Join(cfg.Handler.Command, " ")
+	if !strings.Contains(cmd, " "+StepsFlag+" /dev/steps.jsonl "+SecretFlag+" SEARCH_KEY "+SecretFlag+" VENDOR_TOKEN -- ") {
+		t.Errorf("scraper's handler: %s", cmd)
+	}
+	if got := secretNames(d.ir); !slices.Equal(got, []string{"OPENAI_API_KEY", "SEARCH_KEY", "VENDOR_TOKEN"}) {
+		t.Errorf("secret names: %q", got)
+	}
 }
 
 // The dev config of a class that declares its output gives the stand-in the example of that

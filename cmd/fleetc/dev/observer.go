@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -105,31 +106,54 @@ func (o *observer) run(ctx context.Context, out *prefixer) {
 			continue
 		}
 		for _, m := range r.Messages {
-			var e envelope
-			if json.Unmarshal([]byte(aws.ToString(m.Body)), &e) == nil {
-				consumers := o.d.consumers(&e)
-				trace, _ := e.Detail[traceField].(string)
-				for _, c := range consumers {
-					o.d.sup.led.submit(c, trace, time.Now())
-				}
-				o.mu.Lock()
-				o.byType[e.DetailType]++
-				for _, c := range consumers {
-					o.submitted[c]++
-				}
-				if len(consumers) == 0 {
-					o.unclaimed++
-				}
-				o.mu.Unlock()
-				to := "consumed by " + strings.Join(consumers, ", ")
-				if len(consumers) == 0 {
-					to = "consumed by no class"
-				}
-				out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, trace, to))
-			}
+			o.seen([]byte(aws.ToString(m.Body)), out, time.Now())
 			_, _ = o.d.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(o.url), ReceiptHandle: m.ReceiptHandle})
 		}
 	}
+}
+
+// seen takes one event the observer's queue delivered at now: the classes it is submitted
+// to, the counts, its line in the log (and its detail with --verbose) and its journal entry.
+func (o *observer) seen(body []byte, out *prefixer, now time.Time) {
+	var e envelope
+	if json.Unmarshal(body, &e) != nil {
+		return
+	}
+	consumers := o.d.consumers(&e)
+	traceID, _ := e.Detail[traceField].(string)
+	for _, c := range consumers {
+		o.d.sup.led.submit(c, traceID, now)
+	}
+	o.mu.Lock()
+	o.byType[e.DetailType]++
+	for _, c := range consumers {
+		o.submitted[c]++
+	}
+	if len(consumers) == 0 {
+		o.unclaimed++
+	}
+	o.mu.Unlock()
+	to := "consumed by " + strings.Join(consumers, ", ")
+	if len(consumers) == 0 {
+		to = "consumed by no class"
+	}
+	out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, traceID, to))
+	entry := o.entry(&e, body, traceID, to, now)
+	o.d.journal.add(entry)
+	if o.d.opts.Verbose {
+		out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", traceID, payloadLine(entry.Payloads[0])))
+	}
+}
+
+// entry is an event on the bus as the journal keeps it, seen at: its detail bounded, the
+// values of secretNames redacted (a handler may have put one in what it emitted).
+func (o *observer) entry(e *envelope, body []byte, traceID, consumedBy string, at time.Time) trace.Entry {
+	var raw struct {
+		Detail json.RawMessage `json:"detail"`
+	}
+	_ = json.Unmarshal(body, &raw)
+	return trace.Entry{Time: at.UTC(), Source: trace.SourceBus, Where: e.Source, What: e.DetailType, ID: e.ID, Detail: consumedBy,
+		TraceID: traceID, Payloads: []trace.Payload{trace.NewPayload(trace.PayloadDetail, o.d.redact.apply(raw.Detail))}}
 }
 
 func (o *observer) counts() (byType map[string]int, submitted map[string]int, unclaimed int) {

@@ -22,7 +22,9 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dlq"
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/internal/localhttp"
+	"github.com/fleetc/fleetc/runtime/awsconfig"
 	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
@@ -127,6 +129,7 @@ type LedgerView struct {
 // Gaps of the live page.
 var pageGaps = []string{
 	"the model is dev's Bedrock stand-in (Converse only; OpenAI-compatible targets are not stood in for)",
+	"steps of llm handlers and of http handlers whose sidecar answers show no input and result (they do not run behind dev-handler)",
 }
 
 func (d *Fleet) depth(ctx context.Context, url string) (visible, inFlight int) {
@@ -320,6 +323,8 @@ func (d *Fleet) Handler(ctx context.Context) http.Handler {
 		{"GET /{$}", a.page},
 		{"GET /api/fleet", a.fleet},
 		{"GET /api/stream", a.stream},
+		{"GET /api/activity", a.activity},
+		{"GET /api/trace/{trace_id}", a.trace},
 		{"POST /api/events", a.sendEvent},
 		{"GET /api/examples", a.examples},
 		{"POST /api/workflows/{name}/executions", a.startExecution},
@@ -396,6 +401,119 @@ func (a *liveAPI) stream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// The API's other answers.
+type (
+	// ErrorAnswer is every refusal: what went wrong (and, for a redrive cut short, how many
+	// letters had moved).
+	ErrorAnswer struct {
+		Error string `json:"error"`
+		Moved *int   `json:"moved,omitempty"`
+	}
+	// SentEvent is POST /api/events: the event as it went on the bus.
+	SentEvent struct {
+		EventID string          `json:"event_id"`
+		TraceID string          `json:"trace_id"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	// Examples is GET /api/examples: each event's and each workflow's example input.
+	Examples struct {
+		Events    map[string]json.RawMessage `json:"events"`
+		Workflows map[string]json.RawMessage `json:"workflows"`
+	}
+	// StartedExecution is POST /api/workflows/{name}/executions.
+	StartedExecution struct {
+		ExecutionARN string `json:"execution_arn"`
+		TraceID      string `json:"trace_id"`
+	}
+	// Killed is POST /api/classes/{name}/kill: the worker's pid.
+	Killed struct {
+		Killed int `json:"killed"`
+	}
+	// Paused is POST /api/classes/{name}/pause.
+	Paused struct {
+		Paused bool `json:"paused"`
+	}
+	// FaultSet is POST /api/classes/{name}/fault and /api/faults/model-429.
+	FaultSet struct {
+		Kind    string  `json:"kind"`
+		Seconds float64 `json:"seconds"`
+	}
+)
+
+// Activity is GET /api/activity: the newest things dev saw, across conversations, oldest
+// first: events on the bus with their detail, handler runs with their input and result, the
+// workers' verdicts.
+type Activity struct {
+	Entries []trace.Entry `json:"entries"`
+}
+
+// activityEntries is how many entries GET /api/activity answers.
+const activityEntries = 100
+
+// activity answers the newest entries.
+func (a *liveAPI) activity(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, Activity{Entries: a.d.journal.recent(activityEntries)})
+}
+
+// trace answers one conversation's timeline.
+func (a *liveAPI) trace(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, a.d.Trace(r.Context(), r.PathValue("trace_id")))
+}
+
+// Trace is one conversation's timeline in this session: what dev saw (events on the bus,
+// handler runs, verdicts) and what `fleetc trace` reads from the emulator (dead letters with
+// their ERROR_CODE, idempotency records, workflow executions and their history), oldest
+// first. What cannot be read is a note, not a failure: the page keeps what dev saw.
+func (d *Fleet) Trace(ctx context.Context, traceID string) *trace.Timeline {
+	t := &trace.Timeline{TraceID: traceID, Since: d.started.UTC(), Entries: d.journal.of(traceID), Notes: []string{}}
+	if d.sqs != nil {
+		src, notes, err := d.traceSources()
+		t.Notes = append(t.Notes, notes...)
+		var read *trace.Timeline
+		if err == nil {
+			read, err = trace.Read(ctx, src, traceID, d.started)
+		}
+		if err != nil {
+			t.Notes = append(t.Notes, "the emulator's dead letters, records and executions: "+err.Error())
+		} else {
+			t.Entries = append(t.Entries, read.Entries...)
+			t.Notes = append(t.Notes, read.Notes...)
+		}
+	}
+	for i := range t.Entries {
+		t.Entries[i].TraceID = "" // all of the timeline's trace
+	}
+	t.Sort()
+	return t
+}
+
+// traceSources are the session's queues, tables and state machines as `fleetc trace` reads
+// them.
+func (d *Fleet) traceSources() (trace.Sources, []string, error) {
+	ts, err := dlq.Targets(d.ir, "")
+	if err != nil {
+		return trace.Sources{}, nil, err
+	}
+	for _, t := range ts {
+		q := d.queues[t.Class]
+		t.QueueURL, t.DLQURL = q.queue, q.dlq
+	}
+	src := trace.Sources{SQS: d.sqs, DDB: awsconfig.DynamoDB(d.aws, awsconfig.WithoutCRC32), Targets: ts, Machines: map[string]string{}}
+	var notes []string
+	for _, w := range d.ir.Workflows {
+		switch arn := d.machines[w.Name]; {
+		case w.IsExpress():
+			notes = append(notes, fmt.Sprintf("workflow %s not read: Step Functions keeps no history of express executions", w.Name))
+		case arn != "":
+			src.Machines[w.Name] = arn
+		}
+	}
+	if len(src.Machines) > 0 {
+		src.SFN = d.sfn
+	}
+	return src, notes, nil
+}
+
 // sendEvent puts one event on the bus; 422 when it breaks its contract.
 func (a *liveAPI) sendEvent(w http.ResponseWriter, r *http.Request) {
 	var req struct {
@@ -416,23 +534,25 @@ func (a *liveAPI) sendEvent(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &se) || strings.HasPrefix(err.Error(), "no event") || strings.Contains(err.Error(), "not one JSON object") {
 			status = http.StatusUnprocessableEntity
 		}
-		writeJSON(w, status, map[string]any{"error": err.Error()})
+		writeJSON(w, status, ErrorAnswer{Error: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"event_id": id, "trace_id": ev.TraceID, "detail": ev.Detail})
+	writeJSON(w, http.StatusOK, SentEvent{EventID: id, TraceID: ev.TraceID, Detail: ev.Detail})
 }
 
 // examples answers each event's and each workflow's example input.
 func (a *liveAPI) examples(w http.ResponseWriter, r *http.Request) {
-	ex := map[string]any{}
+	ex := Examples{Events: map[string]json.RawMessage{}, Workflows: map[string]json.RawMessage{}}
 	for name, c := range a.d.contracts {
-		ex[name] = c.Example
+		ex.Events[name] = c.Example
+		if c.Example == nil {
+			ex.Events[name] = json.RawMessage("null")
+		}
 	}
-	wf := map[string]any{}
 	for name, b := range a.d.examples {
-		wf[name] = json.RawMessage(b)
+		ex.Workflows[name] = b
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"events": ex, "workflows": wf})
+	writeJSON(w, http.StatusOK, ex)
 }
 
 // startExecution starts an execution of the workflow {name}.
@@ -449,19 +569,19 @@ func (a *liveAPI) startExecution(w http.ResponseWriter, r *http.Request) {
 	}
 	arn, trace, err := a.d.StartExecution(r.Context(), r.PathValue("name"), input)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"execution_arn": arn, "trace_id": trace})
+	writeJSON(w, http.StatusOK, StartedExecution{ExecutionARN: arn, TraceID: trace})
 }
 
 // redrive moves class {name}'s dead letters back to its queue and answers the counts.
 func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
 	res, err := a.d.Redrive(r.Context(), r.PathValue("name"))
 	if err != nil {
-		answer := map[string]any{"error": err.Error()}
+		answer := ErrorAnswer{Error: err.Error()}
 		if res != nil {
-			answer["moved"] = res.Moved
+			answer.Moved = &res.Moved
 		}
 		writeJSON(w, http.StatusBadRequest, answer)
 		return
@@ -473,11 +593,11 @@ func (a *liveAPI) redrive(w http.ResponseWriter, r *http.Request) {
 func (a *liveAPI) kill(w http.ResponseWriter, r *http.Request) {
 	pid, err := a.d.sup.kill(r.PathValue("name"))
 	if err != nil {
-		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error()})
+		writeJSON(w, http.StatusConflict, ErrorAnswer{Error: err.Error()})
 		return
 	}
 	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: kill -9 %d (restarts in %s)", pid, RestartDelay))
-	writeJSON(w, http.StatusOK, map[string]any{"killed": pid})
+	writeJSON(w, http.StatusOK, Killed{Killed: pid})
 }
 
 // pause pauses class {name}'s worker, or resumes it with {"paused": false}.
@@ -490,11 +610,11 @@ func (a *liveAPI) pause(w http.ResponseWriter, r *http.Request) {
 	}
 	paused := req.Paused == nil || *req.Paused
 	if err := a.d.sup.pause(r.PathValue("name"), paused); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: err.Error()})
 		return
 	}
 	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: paused=%v", paused))
-	writeJSON(w, http.StatusOK, map[string]any{"paused": paused})
+	writeJSON(w, http.StatusOK, Paused{Paused: paused})
 }
 
 // Faults last at most MaxFault; a slow handler sleeps DefaultSlowDelay unless told otherwise.
@@ -507,7 +627,7 @@ const (
 // (0, MaxFault].
 func faultDuration(w http.ResponseWriter, seconds float64) (time.Duration, bool) {
 	if seconds <= 0 || seconds > MaxFault.Seconds() {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": fmt.Sprintf("seconds: want 0 < seconds <= %g", MaxFault.Seconds())})
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: fmt.Sprintf("seconds: want 0 < seconds <= %g", MaxFault.Seconds())})
 		return 0, false
 	}
 	return time.Duration(seconds * float64(time.Second)), true
@@ -527,7 +647,7 @@ func (a *liveAPI) model429(w http.ResponseWriter, r *http.Request) {
 	}
 	a.d.model.wave(dur)
 	a.d.sup.out.line(modelClass, fmt.Sprintf("fleetc dev: fault: the model answers 429 ThrottlingException for %s", dur))
-	writeJSON(w, http.StatusOK, map[string]any{"kind": "model-429", "seconds": req.Seconds})
+	writeJSON(w, http.StatusOK, FaultSet{Kind: "model-429", Seconds: req.Seconds})
 }
 
 // fault makes class {name}'s handler fail or slow down for a while.
@@ -549,11 +669,11 @@ func (a *liveAPI) fault(w http.ResponseWriter, r *http.Request) {
 		delay = DefaultSlowDelay
 	}
 	if err := a.d.SetFault(r.PathValue("name"), req.Kind, dur, delay); err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: err.Error()})
 		return
 	}
 	a.d.sup.out.line(r.PathValue("name"), fmt.Sprintf("fleetc dev: fault: handler %s for %s", req.Kind, dur))
-	writeJSON(w, http.StatusOK, map[string]any{"kind": req.Kind, "seconds": req.Seconds})
+	writeJSON(w, http.StatusOK, FaultSet{Kind: string(req.Kind), Seconds: req.Seconds})
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -562,7 +682,7 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		err = json.Unmarshal(b, v)
 	}
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "request body: " + err.Error()})
+		writeJSON(w, http.StatusBadRequest, ErrorAnswer{Error: "request body: " + err.Error()})
 		return false
 	}
 	return true

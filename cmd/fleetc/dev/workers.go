@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/runtime/config"
 )
 
@@ -52,11 +53,12 @@ type proc struct {
 
 // supervisor runs one fleet-worker per class and turns their log lines into the ledger.
 type supervisor struct {
-	bin   string
-	out   *prefixer
-	led   *ledger
-	procs map[string]*proc
-	wg    sync.WaitGroup
+	bin     string
+	out     *prefixer
+	led     *ledger
+	journal *journal // the verdicts, for the page's activity and trace view (nil: not kept)
+	procs   map[string]*proc
+	wg      sync.WaitGroup
 }
 
 func (s *supervisor) add(class, mode, configPath string, env []string) error {
@@ -133,7 +135,9 @@ func (s *supervisor) launch(p *proc) error {
 			if rieChatter(line) {
 				continue
 			}
-			s.led.observe(p.class, line)
+			if e, ok := s.led.observe(p.class, line, time.Now()); ok {
+				s.journal.add(e)
+			}
 			s.out.line(p.class, line)
 		}
 		err := cmd.Wait()
@@ -323,26 +327,41 @@ func (l *ledger) submit(class, trace string, at time.Time) {
 	}
 }
 
-// observe reads one fleet-worker log line (JSON, from runtime/telemetry).
-func (l *ledger) observe(class, line string) {
-	var rec struct {
-		Msg     string          `json:"msg"`
-		Key     string          `json:"key"`
-		TraceID string          `json:"trace_id"`
-		Attempt json.RawMessage `json:"attempt"`
-		Code    string          `json:"code"`
-	}
+// workerLog is the part of a fleet-worker log line (JSON, from runtime/telemetry) dev reads.
+type workerLog struct {
+	Msg       string          `json:"msg"`
+	Key       string          `json:"key"`
+	TraceID   string          `json:"trace_id"`
+	MessageID string          `json:"message_id"`
+	Attempt   json.RawMessage `json:"attempt"`
+	Code      string          `json:"code"`
+	Reason    string          `json:"reason"`
+	DelayMS   int64           `json:"delay_ms"`
+}
+
+// observe reads one fleet-worker log line seen at now; a verdict is also answered as a
+// timeline entry (ok).
+func (l *ledger) observe(class, line string, now time.Time) (trace.Entry, bool) {
+	var rec workerLog
 	if json.Unmarshal([]byte(line), &rec) != nil {
-		return
+		return trace.Entry{}, false
 	}
 	attempt, _ := strconv.Atoi(string(rec.Attempt))
+	if !l.count(class, &rec, attempt, now) {
+		return trace.Entry{}, false
+	}
+	return rec.entry(class, attempt, now), true
+}
+
+// count counts one log line of class; a verdict is true.
+func (l *ledger) count(class string, rec *workerLog, attempt int, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.classes[class]
 	if c == nil {
-		return
+		return false
 	}
-	v := Verdict{Time: time.Now(), TraceID: rec.TraceID, Attempt: attempt, Code: rec.Code}
+	v := Verdict{Time: now, TraceID: rec.TraceID, Attempt: attempt, Code: rec.Code}
 	switch rec.Msg {
 	case "step finished":
 		c.completed[rec.Key] = rec.TraceID
@@ -363,14 +382,32 @@ func (l *ledger) observe(class, line string) {
 		v.Verdict = "released"
 	case "handler stderr":
 		c.stderrLines++
-		return
+		return false
 	default:
-		return
+		return false
 	}
 	c.recent = append(c.recent, v)
 	if len(c.recent) > recentVerdicts {
 		c.recent = c.recent[len(c.recent)-recentVerdicts:]
 	}
+	return true
+}
+
+// entry is a verdict line as a timeline entry: finished, released (with its delay) or
+// dead-lettered with its ERROR_CODE and reason.
+func (r *workerLog) entry(class string, attempt int, at time.Time) trace.Entry {
+	what := strings.TrimPrefix(r.Msg, "step ")
+	if r.Code != "" {
+		what += " " + r.Code
+	}
+	detail := fmt.Sprintf("attempt %d, message %s", attempt, r.MessageID)
+	if r.Msg == "step released" {
+		detail += fmt.Sprintf(", retry in %d ms", r.DelayMS)
+	}
+	if r.Reason != "" {
+		detail += ": " + r.Reason
+	}
+	return trace.Entry{Time: at.UTC(), Source: trace.SourceWorker, Where: class, What: what, ID: r.Key, Detail: detail, TraceID: r.TraceID}
 }
 
 // done reports whether a verdict named trace already (its event may reach the observer after

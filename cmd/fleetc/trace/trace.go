@@ -26,13 +26,16 @@ type Source string
 
 // Sources, in the order entries of the same instant are shown.
 const (
+	SourceBus       Source = "bus"       // an event on the fleet's bus (fleetc dev's observer)
 	SourceExecution Source = "execution" // a Step Functions execution started or stopped
 	SourceHistory   Source = "history"   // one event of an execution's history
+	SourceStep      Source = "step"      // a handler's run: its input and result (fleetc dev)
+	SourceWorker    Source = "worker"    // the worker's verdict on a step (fleetc dev, from its log)
 	SourceRecord    Source = "idempotency"
 	SourceDLQ       Source = "dlq"
 )
 
-var sourceOrder = map[Source]int{SourceExecution: 0, SourceHistory: 1, SourceRecord: 2, SourceDLQ: 3}
+var sourceOrder = map[Source]int{SourceBus: 0, SourceExecution: 1, SourceHistory: 2, SourceStep: 3, SourceWorker: 4, SourceRecord: 5, SourceDLQ: 6}
 
 // Entry is one thing that happened to the conversation.
 type Entry struct {
@@ -42,6 +45,10 @@ type Entry struct {
 	What   string    `json:"what"`  // the ERROR_CODE, the record's status, the history event's type
 	ID     string    `json:"id"`    // the dead letter's message id, the record's key, the execution's name
 	Detail string    `json:"detail,omitempty"`
+	// TraceID is set where entries of several conversations are listed together (fleetc
+	// dev's activity); a Timeline's entries are all of its trace.
+	TraceID  string    `json:"trace_id,omitempty"`
+	Payloads []Payload `json:"payloads,omitempty"` // the event's detail, the step's input and result
 }
 
 // Timeline is a conversation's entries, oldest first, and what could not be read completely.
@@ -72,6 +79,21 @@ func (t *Timeline) Sort() {
 		return a.What < b.What
 	})
 	sort.Strings(t.Notes)
+}
+
+// After is the timeline without the entries before since (its Since the later of the two).
+func (t *Timeline) After(since time.Time) *Timeline {
+	out := *t
+	out.Entries = []Entry{}
+	for _, e := range t.Entries {
+		if !e.Time.Before(since) {
+			out.Entries = append(out.Entries, e)
+		}
+	}
+	if since.After(out.Since) {
+		out.Since = since.UTC()
+	}
+	return &out
 }
 
 // AddLetters adds class's dead letters of the trace (by the envelope's trace id) sent at or
@@ -191,6 +213,12 @@ func (t *Timeline) WriteText(w io.Writer) {
 			line += "  " + view.OneLine(e.Detail)
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
+		for _, p := range e.Payloads {
+			fmt.Fprintf(w, "    %s: %s\n", p.Kind, view.OneLine(p.Body))
+			for _, c := range p.ClaimChecks {
+				fmt.Fprintf(w, "    %s claim check %s\n", p.Kind, view.OneLine(c))
+			}
+		}
 	}
 	for _, n := range t.Notes {
 		fmt.Fprintf(w, "note: %s\n", view.OneLine(n))

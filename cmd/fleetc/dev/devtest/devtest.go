@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/trace"
 	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
@@ -301,6 +302,22 @@ func (s *Session) Action(t *testing.T, args ...string) string {
 		t.Fatalf("fleetc dev %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// Trace runs `fleetc trace TRACE_ID --dev` against this session's page, as a user would
+// from a second terminal, and answers its JSON.
+func (s *Session) Trace(t *testing.T, traceID string) *trace.Timeline {
+	t.Helper()
+	port := s.Page[strings.LastIndex(s.Page, ":")+1:]
+	out, err := exec.Command(s.Fleetc, "trace", traceID, "--dev", "--port", port, "--format", "json").Output()
+	if err != nil {
+		t.Fatalf("fleetc trace %s --dev: %v\n%s", traceID, err, out)
+	}
+	var tl trace.Timeline
+	if err := json.Unmarshal(out, &tl); err != nil {
+		t.Fatalf("fleetc trace %s --dev: %v\n%s", traceID, err, out)
+	}
+	return &tl
 }
 
 // Send runs `fleetc send` as a user would, against the same emulator ("" detail: --example).
