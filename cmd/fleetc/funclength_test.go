@@ -32,7 +32,6 @@ var longFuncs = []string{
 	"cmd/fleetc/dev/server.go Fleet.Snapshot",
 	"cmd/fleetc/dlq/move.go Move",
 	"compiler/asl/input.go InputContract",
-	"compiler/capacity/format.go Report.write",
 	"compiler/deploy/deploy.go Prepare",
 	"compiler/eventschema/eventschema.go translator.object",
 	"compiler/ir/lower.go lowerer.lower",
