@@ -48,7 +48,6 @@ var longFuncs = []string{
 	"runtime/worker/app.go Build",
 	"schemas/runtimeconfig/runtimeconfig.go Config.Check",
 	"spec/load.go Load",
-	"spec/prescan.go prescan",
 	"tools/mutate/main.go main",
 }
 
