@@ -47,7 +47,6 @@ var longFuncs = []string{
 	"runtime/router/openai/wire.go ChatRequest.ToRouter",
 	"runtime/worker/app.go Build",
 	"schemas/runtimeconfig/runtimeconfig.go Config.Check",
-	"spec/load.go Load",
 	"tools/mutate/main.go main",
 }
 
