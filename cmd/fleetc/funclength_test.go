@@ -33,7 +33,6 @@ var longFuncs = []string{
 	"cmd/fleetc/dlq/move.go Move",
 	"compiler/asl/input.go InputContract",
 	"compiler/deploy/deploy.go Prepare",
-	"compiler/eventschema/eventschema.go translator.object",
 	"compiler/ir/lower.go lowerer.lower",
 	"compiler/registry/registrytest/server.go Server.serve",
 	"compiler/review/render.go Report.markdown",
