@@ -41,8 +41,6 @@ var longFuncs = []string{
 	"compiler/terraform/state.go gen.state",
 	"compiler/terraform/workflows.go gen.workflow",
 	"internal/verifytest/tfschema.go schemaChecker.block",
-	"runtime/router/openai/responses.go inputItem",
-	"runtime/router/openai/wire.go ChatRequest.ToRouter",
 	"runtime/worker/app.go Build",
 	"schemas/runtimeconfig/runtimeconfig.go Config.Check",
 	"tools/mutate/main.go main",
