@@ -40,7 +40,6 @@ var longFuncs = []string{
 	"compiler/terraform/agents.go gen.workerRole",
 	"compiler/terraform/state.go gen.state",
 	"compiler/terraform/workflows.go gen.workflow",
-	"internal/verifytest/tfschema.go schemaChecker.block",
 	"runtime/worker/app.go Build",
 	"schemas/runtimeconfig/runtimeconfig.go Config.Check",
 	"tools/mutate/main.go main",
