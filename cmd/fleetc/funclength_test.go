@@ -34,7 +34,6 @@ var longFuncs = []string{
 	"compiler/asl/input.go InputContract",
 	"compiler/deploy/deploy.go Prepare",
 	"compiler/ir/lower.go lowerer.lower",
-	"compiler/registry/registrytest/server.go Server.serve",
 	"compiler/review/render.go Report.markdown",
 	"compiler/runtimeconfig/runtimeconfig.go Build",
 	"compiler/terraform/agents.go gen.workerRole",
