@@ -27,7 +27,6 @@ var longFuncs = []string{
 	"cmd/fleetc/dev/dev.go session",
 	"cmd/fleetc/dev/handler.go RunHandler",
 	"cmd/fleetc/dev/server.go Fleet.Snapshot",
-	"compiler/asl/input.go InputContract",
 	"compiler/deploy/deploy.go Prepare",
 	"compiler/ir/lower.go lowerer.lower",
 	"compiler/review/render.go Report.markdown",
