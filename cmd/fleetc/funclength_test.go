@@ -28,7 +28,6 @@ var longFuncs = []string{
 	"cmd/fleetc/dev/handler.go RunHandler",
 	"cmd/fleetc/dev/server.go Fleet.Snapshot",
 	"compiler/deploy/deploy.go Prepare",
-	"compiler/ir/lower.go lowerer.lower",
 	"compiler/review/render.go Report.markdown",
 	"compiler/runtimeconfig/runtimeconfig.go Build",
 	"compiler/terraform/agents.go gen.workerRole",
