@@ -22,12 +22,6 @@ type Backend struct {
 	generate func(f *ir.Fleet, configs runtimeconfig.Configs, mod *artifact.Module) ([]artifact.File, diag.Diagnostics)
 }
 
-// Generate runs the backend alone (its Terraform module, if any, is not kept).
-func (b Backend) Generate(f *ir.Fleet, configs runtimeconfig.Configs) ([]artifact.File, diag.Diagnostics) {
-	var mod artifact.Module
-	return b.generate(f, configs, &mod)
-}
-
 // Backends returns the generators in output order. The runtime configs are rendered once,
 // before them: they are written as runtime/<class>.json and the same bytes go to the
 // backends that embed or measure them, so no backend imports another and the copies cannot

@@ -329,13 +329,6 @@ func generate(f *ir.Fleet) (*artifact.Set, runtimeconfig.Configs, diag.Diagnosti
 	return set, configs, ds.Sorted()
 }
 
-// Build is Compile for the spec at path: the files fleetc writes, or nil when the spec has
-// errors (the diagnostics say which).
-func Build(path string) (*artifact.Set, diag.Diagnostics) {
-	res := mustCompile(Input{Path: path})
-	return res.Files, res.Diagnostics
-}
-
 // OutDir is where the files of environment env go under the output root: root itself for a
 // spec without environments, root/<env> otherwise (build, plan, apply and dev agree on it).
 func OutDir(root, env string) string {

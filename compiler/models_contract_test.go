@@ -56,9 +56,12 @@ func TestKeySourceRequiredOnlyWhenDeployed(t *testing.T) {
 	m007 := func(ds diag.Diagnostics) int {
 		return len(slices.DeleteFunc(slices.Clone(ds), func(d *diag.Diagnostic) bool { return d.Code != "M007" }))
 	}
-	set, ds := compiler.Build(spec)
-	if set != nil || m007(ds) != 2 {
-		t.Fatalf("deployed build: files %v, %d M007 findings, want none and 2: %v", set != nil, m007(ds), ds)
+	deployed, err := compiler.Compile(compiler.Input{Path: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deployed.Files != nil || m007(deployed.Diagnostics) != 2 {
+		t.Fatalf("deployed build: files %v, %d M007 findings, want none and 2: %v", deployed.Files != nil, m007(deployed.Diagnostics), deployed.Diagnostics)
 	}
 	local, err := compiler.Compile(compiler.Input{Path: spec, Local: true})
 	if err != nil {

@@ -83,66 +83,14 @@ func LoadFile(path string) (*File, diag.Diagnostics) {
 // The returned File's Fleet is nil when the document could not be decoded at all.
 func Load(name string, src []byte) (*File, diag.Diagnostics) {
 	f := &File{Name: name, Src: src, Index: newIndex(name, src)}
-	var ds diag.Diagnostics
-	at := func(d *diag.Diagnostic, line, col int) {
-		d.Subject = f.Index.rangeAt(line, col, 0)
-	}
-	if len(src) > MaxFileBytes {
-		at(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), MaxFileBytes), 1, 1)
+	if ds := f.screen(src); ds != nil {
 		return f, ds
 	}
-	if !utf8.Valid(src) {
-		line, col := firstInvalidUTF8(src)
-		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
-		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
-		at(d, line, col)
-		return f, ds
-	}
-	if line, col, ok := bareCR(src); ok {
-		// YAML reads a lone CR as a line break, fleetc's positions and comment handling do
-		// not: refused by name, not mistaken for one long comment ("the file is empty").
-		d := ds.Errorf("P009", "", "line %d ends with a carriage return alone (CR line endings); fleet.yaml lines end with LF or CRLF", line)
-		d.Detail = "Convert the line endings to LF, e.g. tr '\\r' '\\n' < fleet.yaml > fleet.yaml.lf, or save the file with Unix (LF) line endings."
-		at(d, line, col)
-		return f, ds
-	}
-	if len(bytes.TrimSpace(stripComments(src))) == 0 {
-		d := ds.Errorf("P009", "", "the file is empty")
-		d.Detail = "A fleet spec starts with `version: 1`; see examples/minimal/fleet.yaml."
-		at(d, 1, 1)
-		return f, ds
-	}
-
-	if line, col, what, ok := prescan(src); !ok {
-		d := ds.Errorf("P001", "", "the document is too large or too deeply nested: %s", what)
-		d.Detail = "fleetc bounds what one spec can ask of its parsers (specs in pull requests may be untrusted); real fleets nest a few levels. Flatten the structure here."
-		at(d, line, col)
-		return f, ds
-	}
-
 	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	if err := dec.Decode(&doc); err != nil {
-		_, msg := yamlError(err)
-		line, col := syntaxErrorPos(src, err)
-		d := ds.Errorf("P001", "", "YAML syntax error: %s", msg)
-		if strings.Contains(msg, "tab") || bytes.Contains(src, []byte("\t")) && strings.Contains(msg, "cannot start any token") {
-			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
-		}
-		at(d, line, col)
+	if ds := f.parse(src, &doc); ds != nil {
 		return f, ds
 	}
-	if starts := documentStarts(dec, src, doc.Line); len(starts) > 1 {
-		lines := make([]string, len(starts))
-		for i, l := range starts {
-			lines[i] = strconv.Itoa(l)
-		}
-		d := ds.Errorf("P001", "", "the file holds %d YAML documents (starting at lines %s); a fleet spec is exactly one", len(starts), strings.Join(lines, ", "))
-		d.Detail = "A line `---` starts a new YAML document. Keep one fleet per file: split the others into their own files, or remove the separator."
-		at(d, starts[1], 1)
-		return f, ds
-	}
-
+	var ds diag.Diagnostics
 	c := converter{idx: f.Index}
 	value := c.convert(doc.Content[0], "", 0)
 	ds = append(ds, c.diags...)
@@ -163,6 +111,77 @@ func Load(name string, src []byte) (*File, diag.Diagnostics) {
 		bad[d.Path] = true
 	}
 	return f, f.decode(value, ds, bad)
+}
+
+// pin points d at line and column of the spec.
+func (f *File) pin(d *diag.Diagnostic, line, col int) {
+	d.Subject = f.Index.rangeAt(line, col, 0)
+}
+
+// screen refuses, before any parser runs, a file that is not a spec's text (too large, not
+// UTF-8, CR line endings, empty) or that would make the parsers recurse too deep or too long.
+func (f *File) screen(src []byte) diag.Diagnostics {
+	var ds diag.Diagnostics
+	if len(src) > MaxFileBytes {
+		f.pin(ds.Errorf("P009", "", "the file is %d bytes; fleet specs are limited to %d bytes", len(src), MaxFileBytes), 1, 1)
+		return ds
+	}
+	if !utf8.Valid(src) {
+		line, col := firstInvalidUTF8(src)
+		d := ds.Errorf("P009", "", "the file is not valid UTF-8")
+		d.Detail = "fleet.yaml must be UTF-8 text; re-save it with UTF-8 encoding."
+		f.pin(d, line, col)
+		return ds
+	}
+	if line, col, ok := bareCR(src); ok {
+		// YAML reads a lone CR as a line break, fleetc's positions and comment handling do
+		// not: refused by name, not mistaken for one long comment ("the file is empty").
+		d := ds.Errorf("P009", "", "line %d ends with a carriage return alone (CR line endings); fleet.yaml lines end with LF or CRLF", line)
+		d.Detail = "Convert the line endings to LF, e.g. tr '\\r' '\\n' < fleet.yaml > fleet.yaml.lf, or save the file with Unix (LF) line endings."
+		f.pin(d, line, col)
+		return ds
+	}
+	if len(bytes.TrimSpace(stripComments(src))) == 0 {
+		d := ds.Errorf("P009", "", "the file is empty")
+		d.Detail = "A fleet spec starts with `version: 1`; see examples/minimal/fleet.yaml."
+		f.pin(d, 1, 1)
+		return ds
+	}
+	if line, col, what, ok := prescan(src); !ok {
+		d := ds.Errorf("P001", "", "the document is too large or too deeply nested: %s", what)
+		d.Detail = "fleetc bounds what one spec can ask of its parsers (specs in pull requests may be untrusted); real fleets nest a few levels. Flatten the structure here."
+		f.pin(d, line, col)
+		return ds
+	}
+	return nil
+}
+
+// parse decodes src into doc, refusing a syntax error and a file of several documents (the
+// decoder would read the first and drop the rest).
+func (f *File) parse(src []byte, doc *yaml.Node) diag.Diagnostics {
+	var ds diag.Diagnostics
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(doc); err != nil {
+		_, msg := yamlError(err)
+		line, col := syntaxErrorPos(src, err)
+		d := ds.Errorf("P001", "", "YAML syntax error: %s", msg)
+		if strings.Contains(msg, "tab") || bytes.Contains(src, []byte("\t")) && strings.Contains(msg, "cannot start any token") {
+			d.Detail = "YAML does not allow tabs for indentation; indent with spaces."
+		}
+		f.pin(d, line, col)
+		return ds
+	}
+	if starts := documentStarts(dec, src, doc.Line); len(starts) > 1 {
+		lines := make([]string, len(starts))
+		for i, l := range starts {
+			lines[i] = strconv.Itoa(l)
+		}
+		d := ds.Errorf("P001", "", "the file holds %d YAML documents (starting at lines %s); a fleet spec is exactly one", len(starts), strings.Join(lines, ", "))
+		d.Detail = "A line `---` starts a new YAML document. Keep one fleet per file: split the others into their own files, or remove the separator."
+		f.pin(d, starts[1], 1)
+		return ds
+	}
+	return nil
 }
 
 // decode checks value against the schema and decodes it into f.Fleet, leaving out the parts

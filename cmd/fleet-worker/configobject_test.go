@@ -97,10 +97,14 @@ func TestToolsConfigFromS3Object(t *testing.T) {
 	endpoint, err := verifytest.Kumo(context.Background())
 	verifytest.SkipIfMissing(t, err)
 	t.Setenv(awsconfig.EnvEndpoint, endpoint)
-	set, ds := compiler.Build("../../examples/async-tools/fleet.yaml")
-	if ds.HasErrors() {
-		t.Fatal(ds)
+	res, err := compiler.Compile(compiler.Input{Path: "../../examples/async-tools/fleet.yaml"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if res.Diagnostics.HasErrors() {
+		t.Fatal(res.Diagnostics)
+	}
+	set := res.Files
 	raw, ok := set.Get(rc.ToolsFile)
 	if !ok {
 		t.Fatalf("no %s in the build", rc.ToolsFile)

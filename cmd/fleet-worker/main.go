@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -67,33 +68,23 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	if len(args) > 0 && args[0] == contract.DryRunCommand {
 		return dryRun(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
-	mode := fs.String("mode", "", "poll | lambda | agentcore | dispatch | tools (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
-	drain := fs.Duration("drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
-	listen := fs.String("listen", "", "agentcore and tools modes: HTTP listen address (agentcore: default "+agentcoreListen+"; tools: loopback only, default "+tools.DefaultListen+")")
-	toolsCfg := fs.String("tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
-	version := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK // -h/--help: the usage went to stderr
-		}
-		return exitUsage
+	fl, code, ok := parseFlags(args, stderr)
+	if !ok {
+		return code
 	}
-	if *version {
+	if fl.version {
 		fmt.Fprintf(stdout, "fleet-worker %s\n", buildinfo.Version)
 		return exitOK
 	}
-	if *mode == ModeTools || (*mode == "" && getenv(config.EnvMode) == ModeTools) {
-		return runTools(ctx, *toolsCfg, *listen, getenv, stderr)
+	if fl.mode == ModeTools || (fl.mode == "" && getenv(config.EnvMode) == ModeTools) {
+		return runTools(ctx, fl.toolsConfig, fl.listen, getenv, stderr)
 	}
-	cfg, err := loadConfig(ctx, *cfgPath, getenv)
+	cfg, err := loadConfig(ctx, fl.config, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
 	}
-	m, err := resolveMode(*mode, cfg, getenv)
+	m, err := resolveMode(fl.mode, cfg, getenv)
 	if err != nil {
 		fmt.Fprintln(stderr, "fleet-worker:", err)
 		return exitUsage
@@ -126,10 +117,15 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 		return exitRuntime
 	}
 	log.Info("fleet-worker started", "mode", m, "queue", cfg.QueueURL, "concurrency", cfg.Concurrency)
-	if *listen == "" {
-		*listen = agentcoreListen
+	if fl.listen == "" {
+		fl.listen = agentcoreListen
 	}
-	runErr := serve(ctx, rt, m, *listen, *drain, getenv)
+	return run(ctx, rt, m, fl.listen, fl.drain, getenv, log)
+}
+
+// run serves in mode m until ctx ends, then flushes the runtime's events, whatever ended it.
+func run(ctx context.Context, rt *worker.Runtime, m, listen string, drain time.Duration, getenv func(string) string, log *slog.Logger) int {
+	runErr := serve(ctx, rt, m, listen, drain, getenv)
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := rt.Close(fctx); err != nil {
@@ -141,6 +137,33 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 	log.Info("fleet-worker stopped")
 	return exitOK
+}
+
+// flags are fleet-worker's command-line flags.
+type flags struct {
+	config, mode, listen, toolsConfig string
+	drain                             time.Duration
+	version                           bool
+}
+
+// parseFlags reads args; when it returns ok false, the program exits with code (-h is no
+// error, the usage went to stderr).
+func parseFlags(args []string, stderr io.Writer) (fl flags, code int, ok bool) {
+	fs := flag.NewFlagSet("fleet-worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&fl.config, "config", "", "runtime config written by fleetc build (out/runtime/<class>.json)")
+	fs.StringVar(&fl.mode, "mode", "", "poll | lambda | agentcore | dispatch | tools (default: from the config's runtime: eks→poll); dispatch feeds an agentcore class's runtime from its queue, as a Lambda function when AWS_LAMBDA_RUNTIME_API is set")
+	fs.DurationVar(&fl.drain, "drain-timeout", 25*time.Second, "shutdown budget from SIGTERM: the last long poll and in-flight steps, then they are cancelled")
+	fs.StringVar(&fl.listen, "listen", "", "agentcore and tools modes: HTTP listen address (agentcore: default "+agentcoreListen+"; tools: loopback only, default "+tools.DefaultListen+")")
+	fs.StringVar(&fl.toolsConfig, "tools-config", "", "tools mode: the tools config fleetc build wrote (out/tools/tools.json)")
+	fs.BoolVar(&fl.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return fl, exitOK, false
+		}
+		return fl, exitUsage, false
+	}
+	return fl, exitOK, true
 }
 
 // loadConfig reads the runtime config from --config, else the environment (the S3 object

@@ -70,50 +70,7 @@ type inputField struct {
 
 // InputContract returns the input schema of w and an example input.
 func InputContract(w *ir.Workflow) (schema, example map[string]any) {
-	fields := map[string]*inputField{}
-	// need records a field the states read; a carried field's schema (the emitted event's
-	// contract) replaces the looser one a group key alone would get.
-	need := func(name string, schema map[string]any, example any, why string, contract bool) {
-		fd := fields[name]
-		if fd == nil {
-			fd = &inputField{schema: schema, example: example}
-			fields[name] = fd
-		} else if contract {
-			fd.schema, fd.example = schema, example
-		}
-		if !slices.Contains(fd.why, why) {
-			fd.why = append(fd.why, why)
-		}
-	}
-	for _, st := range w.Steps {
-		a := st.Agent
-		need(ir.FieldTraceID, map[string]any{"type": "string", "minLength": 1}, "trace-0001",
-			fmt.Sprintf("%s sends it as the task's trace_id", st.Name), false)
-		if a == nil {
-			continue // an approval carries only trace_id
-		}
-		if a.FIFO && a.GroupBy != "" {
-			need(a.GroupBy, map[string]any{"type": []any{"string", "integer"}}, "group-0001",
-				fmt.Sprintf("%s uses it as the SQS MessageGroupId of %s", st.Name, a.Queue.Name), false)
-		}
-		if st.FanOut != nil {
-			head, nested := itemsPath(st.FanOut.Items)
-			if head != "" {
-				need(head, nested, exampleOf(nested), fmt.Sprintf("%s fans out over %s", st.Name, st.FanOut.Items), false)
-			}
-			continue // children see only their item: nothing more is carried from the input
-		}
-		for _, name := range ir.WorkflowCarried(a) {
-			ps, ex := eventProperty(a.Emits, name)
-			need(name, ps, ex, fmt.Sprintf("%s's completion events carry it over", st.Name), true)
-		}
-		// The worker builds a non-idempotent class's key from the task's detail, which is this
-		// state's input: a key field missing there dead-letters the step (BadIdempotencyKey).
-		for _, name := range a.Idempotency.Key {
-			ps, ex := keyProperty(a, name)
-			need(name, ps, ex, fmt.Sprintf("%s's class %s builds its idempotency key from it", st.Name, a.Name), false)
-		}
-	}
+	fields := fieldsRead(w)
 	props := map[string]any{
 		"payload_ref": map[string]any{
 			"type":        "object",
@@ -150,6 +107,60 @@ func InputContract(w *ir.Workflow) (schema, example map[string]any) {
 		"properties":  props,
 	}
 	return schema, example
+}
+
+// inputFields are the execution input's fields the states read, by name.
+type inputFields map[string]*inputField
+
+// need records a field the states read; a carried field's schema (the emitted event's
+// contract) replaces the looser one a group key alone would get.
+func (fields inputFields) need(name string, schema map[string]any, example any, why string, contract bool) {
+	fd := fields[name]
+	if fd == nil {
+		fd = &inputField{schema: schema, example: example}
+		fields[name] = fd
+	} else if contract {
+		fd.schema, fd.example = schema, example
+	}
+	if !slices.Contains(fd.why, why) {
+		fd.why = append(fd.why, why)
+	}
+}
+
+// fieldsRead is every field of the execution input that w's states read, and why: the
+// trace id, FIFO group keys, fan-out items, carried fields and idempotency key fields.
+func fieldsRead(w *ir.Workflow) inputFields {
+	fields := inputFields{}
+	for _, st := range w.Steps {
+		a := st.Agent
+		fields.need(ir.FieldTraceID, map[string]any{"type": "string", "minLength": 1}, "trace-0001",
+			fmt.Sprintf("%s sends it as the task's trace_id", st.Name), false)
+		if a == nil {
+			continue // an approval carries only trace_id
+		}
+		if a.FIFO && a.GroupBy != "" {
+			fields.need(a.GroupBy, map[string]any{"type": []any{"string", "integer"}}, "group-0001",
+				fmt.Sprintf("%s uses it as the SQS MessageGroupId of %s", st.Name, a.Queue.Name), false)
+		}
+		if st.FanOut != nil {
+			head, nested := itemsPath(st.FanOut.Items)
+			if head != "" {
+				fields.need(head, nested, exampleOf(nested), fmt.Sprintf("%s fans out over %s", st.Name, st.FanOut.Items), false)
+			}
+			continue // children see only their item: nothing more is carried from the input
+		}
+		for _, name := range ir.WorkflowCarried(a) {
+			ps, ex := eventProperty(a.Emits, name)
+			fields.need(name, ps, ex, fmt.Sprintf("%s's completion events carry it over", st.Name), true)
+		}
+		// The worker builds a non-idempotent class's key from the task's detail, which is this
+		// state's input: a key field missing there dead-letters the step (BadIdempotencyKey).
+		for _, name := range a.Idempotency.Key {
+			ps, ex := keyProperty(a, name)
+			fields.need(name, ps, ex, fmt.Sprintf("%s's class %s builds its idempotency key from it", st.Name, a.Name), false)
+		}
+	}
+	return fields
 }
 
 // itemsPath turns a fan-out's ItemsPath ($.a.b, $['a'].b) into its top-level field and the

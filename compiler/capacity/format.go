@@ -103,43 +103,66 @@ func (t *table) flush() {
 }
 
 func (r *Report) write(w io.Writer, md bool) error {
-	h := func(level int, s string) {
-		if md {
-			fmt.Fprintf(w, "%s %s\n\n", strings.Repeat("#", level+1), s)
-		} else {
-			fmt.Fprintf(w, "%s\n", s)
-		}
-	}
 	t := &table{md: md, w: w}
+	r.writeIntro(t)
+	if len(r.Classes) == 0 {
+		return nil
+	}
+	r.writeFirstQuota(t)
+	r.writeTotals(t)
+	r.writeClasses(t)
+	r.writeWorkflows(t)
+	r.writeModels(t)
+	r.writeQuotas(t)
+	r.writeCost(t)
+	return nil
+}
+
+// heading writes a section title: level+1 #s in markdown, a plain line in text.
+func (t *table) heading(level int, s string) {
+	if t.md {
+		fmt.Fprintf(t.w, "%s %s\n\n", strings.Repeat("#", level+1), s)
+	} else {
+		fmt.Fprintf(t.w, "%s\n", s)
+	}
+}
+
+// writeIntro is the title, the traffic the report assumes and the notes on it: all a fleet
+// without classes gets.
+func (r *Report) writeIntro(t *table) {
 	tr := r.Traffic
 	dur := "each class's step.p95"
 	if tr.StepDurationSeconds > 0 {
 		dur = Num(tr.StepDurationSeconds) + " s per step"
 	}
-	h(1, fmt.Sprintf("Capacity of fleet %s in %s", r.Fleet, r.Region))
-	fmt.Fprintf(w, "Traffic: %s conversations/min × %s steps, %s.\n\n", Num(tr.ConversationsPerMinute), Num(tr.StepsPerConversation), dur)
+	t.heading(1, fmt.Sprintf("Capacity of fleet %s in %s", r.Fleet, r.Region))
+	fmt.Fprintf(t.w, "Traffic: %s conversations/min × %s steps, %s.\n\n", Num(tr.ConversationsPerMinute), Num(tr.StepsPerConversation), dur)
 	for _, n := range r.Notes {
-		if md {
-			fmt.Fprintf(w, "- %s\n", n)
+		if t.md {
+			fmt.Fprintf(t.w, "- %s\n", n)
 		} else {
-			fmt.Fprintf(w, "note: %s\n", n)
+			fmt.Fprintf(t.w, "note: %s\n", n)
 		}
 	}
 	if len(r.Notes) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(t.w)
 	}
-	if len(r.Classes) == 0 {
-		return nil
-	}
+}
+
+// writeFirstQuota names the quota that limits growth, the one line a reader needs first.
+func (r *Report) writeFirstQuota(t *table) {
 	if q := r.FirstQuotaToBreak; q != nil {
 		verdict := "first quota to break as traffic grows"
 		if q.Breaks() {
 			verdict = "already broken at this traffic"
 		}
-		fmt.Fprintf(w, "First quota to break: %s (%s), at %s the traffic (%s).\n\n", q.Name, q.Scope, multiple(q.Headroom), verdict)
+		fmt.Fprintf(t.w, "First quota to break: %s (%s), at %s the traffic (%s).\n\n", q.Name, q.Scope, multiple(q.Headroom), verdict)
 	}
+}
 
-	h(2, "Fleet totals")
+// writeTotals sets the seed's request arithmetic beside fleet-worker's, which batches.
+func (r *Report) writeTotals(t *table) {
+	t.heading(2, "Fleet totals")
 	t.row("figure", "as the seed counts", "as fleet-worker issues")
 	s, k := r.SeedModel, r.WorkerModel
 	t.row("steps/min", Num(s.StepsPerMinute), Num(k.StepsPerMinute))
@@ -154,25 +177,35 @@ func (r *Report) write(w io.Writer, md bool) error {
 	t.row("SendTask* calls/s", Num(s.CallbacksPerSecond), Num(k.CallbacksPerSecond))
 	t.row("callback headroom", optMultiple(s.CallbackHeadroom), optMultiple(k.CallbackHeadroom))
 	t.flush()
+}
 
-	h(2, "Classes")
+// writeClasses is one row per agent class.
+func (r *Report) writeClasses(t *table) {
+	t.heading(2, "Classes")
 	t.row("class", "runtime", "steps/s", "in flight", "of cap", "SQS req/day", "DynamoDB writes/day", "scaling")
 	for _, c := range r.Classes {
 		t.row(c.Name, c.Runtime, Num(c.StepsPerSecond), Num(c.InFlight), share(c.InFlightShareOfCap),
 			Num(c.SQSRequestsPerDay), Num(c.DynamoDBWritesPerDay), c.scaling())
 	}
 	t.flush()
+}
 
+// writeWorkflows is one row per workflow, when the fleet has any.
+func (r *Report) writeWorkflows(t *table) {
 	if len(r.Workflows) > 0 {
-		h(2, "Workflows")
+		t.heading(2, "Workflows")
 		t.row("workflow", "type", "executions/s", "transitions/execution", "transitions/s")
 		for _, wf := range r.Workflows {
 			t.row(wf.Name, wf.Type, Num(wf.ExecutionsPerSecond), strconv.Itoa(wf.TransitionsPerExecution), Num(wf.TransitionsPerSecond))
 		}
 		t.flush()
 	}
+}
+
+// writeModels is one row per model policy: what its classes ask for against its budget.
+func (r *Report) writeModels(t *table) {
 	if len(r.Models) > 0 {
-		h(2, "Model policies")
+		t.heading(2, "Model policies")
 		t.row("policy", "classes", "tokens/min", "budget", "max_in_flight", "in flight the budget sustains")
 		for _, u := range r.Models {
 			budget, sustains := "not set", "unknown"
@@ -193,8 +226,11 @@ func (r *Report) write(w io.Writer, md bool) error {
 		}
 		t.flush()
 	}
+}
 
-	h(2, "Quotas, tightest first")
+// writeQuotas lists every quota, tightest first, with the rule that guards it.
+func (r *Report) writeQuotas(t *table) {
+	t.heading(2, "Quotas, tightest first")
 	t.row("quota", "for", "usage", "limit", "headroom", "rule")
 	for _, q := range r.Quotas {
 		hr := multiple(q.Headroom)
@@ -208,9 +244,12 @@ func (r *Report) write(w io.Writer, md bool) error {
 		t.row(q.Name, q.Scope, Num(q.Usage)+" "+q.Unit, Num(q.Limit), hr, rule)
 	}
 	t.flush()
+}
 
+// writeCost is the estimated bill, with the date of its prices and what it leaves out.
+func (r *Report) writeCost(t *table) {
 	if c := r.Cost; c != nil {
-		h(2, fmt.Sprintf("Estimated monthly cost: $%s", Num(c.MonthlyUSD)))
+		t.heading(2, fmt.Sprintf("Estimated monthly cost: $%s", Num(c.MonthlyUSD)))
 		t.row("service", "units/month", "USD/month")
 		for _, l := range c.Lines {
 			t.row(l.Service, Num(l.Units)+" "+l.Unit, "$"+Num(l.MonthlyUSD))
@@ -220,9 +259,8 @@ func (r *Report) write(w io.Writer, md bool) error {
 		if c.ModelPricesAsOf != "" {
 			dated += " (AWS) and " + c.ModelPricesAsOf + " (models)"
 		}
-		fmt.Fprintf(w, "%s; an estimate. Not included: %s.\n", dated, strings.Join(c.NotIncluded, ", "))
+		fmt.Fprintf(t.w, "%s; an estimate. Not included: %s.\n", dated, strings.Join(c.NotIncluded, ", "))
 	}
-	return nil
 }
 
 func (c Class) scaling() string {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
-	"strings"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec/diag"
@@ -65,17 +64,6 @@ func Rules() []Rule {
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
-}
-
-// Lookup finds a rule by ID (case-insensitive).
-func Lookup(id string) (Rule, bool) {
-	id = strings.ToUpper(strings.TrimSpace(id))
-	for _, r := range Rules() {
-		if r.ID == id {
-			return r, true
-		}
-	}
-	return Rule{}, false
 }
 
 // Run applies every rule to f. Diagnostics carry Path but no Subject: the caller locates

@@ -208,3 +208,14 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Lookup finds a rule by ID (case-insensitive).
+func Lookup(id string) (Rule, bool) {
+	id = strings.ToUpper(strings.TrimSpace(id))
+	for _, r := range Rules() {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}

@@ -343,45 +343,6 @@ func Codes() []diag.Code {
 	}
 }
 
-// Diagnostics returns the breaking findings as diagnostics at the event's spec path.
-func (r Report) Diagnostics() diag.Diagnostics {
-	var ds diag.Diagnostics
-	for _, f := range r.Findings {
-		if !f.Breaking {
-			continue
-		}
-		msg := "event %s: %s (%s; consumers: %s)"
-		args := []any{f.Event, f.Summary, f.Direction, list(f.Consumers, f.Workflows)}
-		var d *diag.Diagnostic
-		if f.Severity == diag.Error {
-			d = ds.Errorf(f.Code, f.Path, msg, args...)
-		} else {
-			d = ds.Warnf(f.Code, f.Path, msg, args...)
-		}
-		d.Detail = fmt.Sprintf("schema %s, at %s; contract version %d → %d", f.Schema, orRoot(f.Pointer), f.BaseVersion, f.HeadVersion)
-	}
-	return ds
-}
-
-func list(classes, workflows []string) string {
-	var parts []string
-	parts = append(parts, classes...)
-	for _, w := range workflows {
-		parts = append(parts, "workflow "+w)
-	}
-	if len(parts) == 0 {
-		return "none in this fleet"
-	}
-	return strings.Join(parts, ", ")
-}
-
-func orRoot(p string) string {
-	if p == "" {
-		return "the document root"
-	}
-	return p
-}
-
 // pointerOrRoot names a schema location for messages: "/properties/detail/properties/a/items"
 // reads "detail.a[]".
 func pointerOrRoot(p string) string {
@@ -408,13 +369,6 @@ func pointerOrRoot(p string) string {
 		b.WriteString(seg)
 	}
 	return b.String()
-}
-
-// CompareFleets compares the event contracts of two fleets.
-func CompareFleets(base, head *ir.Fleet) (Report, diag.Diagnostics) {
-	b, bds := FromFleet(base)
-	h, hds := FromFleet(head)
-	return Compare(b, h), append(bds, hds...)
 }
 
 // Compare judges every change from the base contracts to the head contracts. Contracts are

@@ -150,26 +150,3 @@ func TestRefChains(t *testing.T) {
 		}
 	}
 }
-
-// A breaking finding's diagnostic names whom it breaks: the consuming classes and the
-// workflows dispatching to them, or says that nothing in this fleet consumes the event.
-func TestDiagnosticsNameConsumers(t *testing.T) {
-	for _, tc := range []struct {
-		classes, workflows []string
-		want               string
-	}{
-		{nil, nil, "consumers: none in this fleet)"},
-		{[]string{"coder"}, nil, "consumers: coder)"},
-		{nil, []string{"flow"}, "consumers: workflow flow)"},
-		{[]string{"coder", "researcher"}, []string{"flow"}, "consumers: coder, researcher, workflow flow)"},
-	} {
-		b := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":5}`))
-		h := contract(t, "t.x", "s", prop(`{"type":"string","maxLength":3}`))
-		b.Consumers, h.Consumers = tc.classes, tc.classes
-		b.Workflows, h.Workflows = tc.workflows, tc.workflows
-		ds := compat.Compare([]compat.Contract{b}, []compat.Contract{h}).Diagnostics()
-		if len(ds) != 1 || !strings.HasSuffix(ds[0].Summary, tc.want) {
-			t.Errorf("classes %v workflows %v: %v, want one ending %q", tc.classes, tc.workflows, ds, tc.want)
-		}
-	}
-}

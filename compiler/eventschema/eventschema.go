@@ -487,6 +487,8 @@ func (t *translator) schema(v any, ptr string) any {
 	}
 }
 
+// object translates one schema object to draft-04, keyword by keyword in sorted order (so
+// diagnostics and output are deterministic).
 func (t *translator) object(m map[string]any, ptr string) map[string]any {
 	out := map[string]any{}
 	_, tuple := m["prefixItems"]
@@ -534,36 +536,9 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 		case k == "prefixItems":
 			out["items"] = t.schemaList(v, at)
 		case k == "items":
-			switch {
-			case tuple: // 2020-12: items after prefixItems
-				if b, ok := v.(bool); ok {
-					out["additionalItems"] = b
-				} else {
-					out["additionalItems"] = t.schema(v, at)
-				}
-			case isList(v):
-				out[k] = t.schemaList(v, at)
-			default:
-				out[k] = t.schema(v, at)
-			}
+			t.items(out, v, at, tuple)
 		case k == "dependencies" || k == "dependentRequired" || k == "dependentSchemas":
-			deps, _ := out["dependencies"].(map[string]any)
-			if deps == nil {
-				deps = map[string]any{}
-			}
-			src, ok := v.(map[string]any)
-			if !ok {
-				t.errorf(at, "%s must be an object", k)
-				continue
-			}
-			for _, name := range slices.Sorted(maps.Keys(src)) {
-				if isList(src[name]) {
-					deps[name] = src[name]
-				} else {
-					deps[name] = t.schema(src[name], at+"/"+jsonptr.Escape(name))
-				}
-			}
-			out["dependencies"] = deps
+			t.dependencies(out, k, v, at)
 		case k == "$id" || k == "id" || k == "$schema":
 			t.errorf(at, "%q inside a detail schema is not supported", k)
 		default:
@@ -571,27 +546,80 @@ func (t *translator) object(m map[string]any, ptr string) map[string]any {
 			d.Detail = "The registry schema keeps standard draft-04 keywords only. Check the spelling, or remove it."
 		}
 	}
-	if c, ok := m["const"]; ok {
-		if e, ok := m["enum"].([]any); ok {
-			if !contains(e, c) {
-				t.errorf(ptr+"/const", "const %v is not one of enum %v; no value can match", c, e)
-			}
-			out["enum"] = []any{c}
-		}
-	}
+	t.constInEnum(m, out, ptr)
 	t.exclusive(m, out, "exclusiveMinimum", "minimum", ptr, 1)
 	t.exclusive(m, out, "exclusiveMaximum", "maximum", ptr, -1)
-	// In draft-04 a $ref replaces its whole schema; newer drafts apply the siblings too.
-	if r, ok := out["$ref"]; ok && len(out) > 1 {
-		rest := map[string]any{}
-		for k, v := range out {
-			if k != "$ref" {
-				rest[k] = v
-			}
+	return refWithSiblings(out)
+}
+
+// items translates "items": after 2020-12's prefixItems it is draft-04's additionalItems;
+// a list of schemas is draft-04's tuple form.
+func (t *translator) items(out map[string]any, v any, at string, tuple bool) {
+	switch {
+	case tuple:
+		if b, ok := v.(bool); ok {
+			out["additionalItems"] = b
+		} else {
+			out["additionalItems"] = t.schema(v, at)
 		}
-		out = map[string]any{"allOf": []any{map[string]any{"$ref": r}, rest}}
+	case isList(v):
+		out["items"] = t.schemaList(v, at)
+	default:
+		out["items"] = t.schema(v, at)
 	}
-	return out
+}
+
+// dependencies merges keyword k (draft-04's dependencies, or 2019-09's dependentRequired
+// and dependentSchemas, which split it in two) into out's one "dependencies".
+func (t *translator) dependencies(out map[string]any, k string, v any, at string) {
+	deps, _ := out["dependencies"].(map[string]any)
+	if deps == nil {
+		deps = map[string]any{}
+	}
+	src, ok := v.(map[string]any)
+	if !ok {
+		t.errorf(at, "%s must be an object", k)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(src)) {
+		if isList(src[name]) {
+			deps[name] = src[name]
+		} else {
+			deps[name] = t.schema(src[name], at+"/"+jsonptr.Escape(name))
+		}
+	}
+	out["dependencies"] = deps
+}
+
+// constInEnum keeps a const beside an enum as the one-value enum it means (the const
+// keyword is no draft-04 one), and refuses a const the enum does not allow.
+func (t *translator) constInEnum(m, out map[string]any, ptr string) {
+	c, ok := m["const"]
+	if !ok {
+		return
+	}
+	if e, ok := m["enum"].([]any); ok {
+		if !contains(e, c) {
+			t.errorf(ptr+"/const", "const %v is not one of enum %v; no value can match", c, e)
+		}
+		out["enum"] = []any{c}
+	}
+}
+
+// refWithSiblings keeps a $ref's siblings: in draft-04 a $ref replaces its whole schema, newer
+// drafts apply the siblings too, so both go under an allOf.
+func refWithSiblings(out map[string]any) map[string]any {
+	r, ok := out["$ref"]
+	if !ok || len(out) == 1 {
+		return out
+	}
+	rest := map[string]any{}
+	for k, v := range out {
+		if k != "$ref" {
+			rest[k] = v
+		}
+	}
+	return map[string]any{"allOf": []any{map[string]any{"$ref": r}, rest}}
 }
 
 // exclusive turns a numeric exclusive bound (draft-06+) into minimum/maximum plus the

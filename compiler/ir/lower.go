@@ -51,6 +51,33 @@ func (l *lowerer) lower() *Fleet {
 		f.Bus.Archive = &Archive{Name: f.Name + "-archive", Retention: durationOr(s.Bus.Archive.Retention, 0), Path: "/bus/archive"}
 	}
 	l.lowerAlarms()
+	l.lowerWorker()
+	l.lowerState()
+	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
+	f.SchemaRegistry = f.Name + "-events"
+	l.lowerEvents()
+	l.lowerModels()
+	for _, name := range slices.Sorted(maps.Keys(s.Agents)) {
+		f.Agents = append(f.Agents, l.lowerAgent(name, s.Agents[name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.Workflows)) {
+		f.Workflows = append(f.Workflows, l.lowerWorkflow(name, s.Workflows[name]))
+	}
+	l.lowerSchedules()
+	l.lowerAsyncTools()
+	l.lowerTraffic()
+	l.resolvePollers()
+	l.checkNames()
+	l.checkCollisions()
+	countModelProcesses(f)
+	l.checkStateNames()
+	return f
+}
+
+// lowerWorker applies the worker image and namespace defaults; the namespace is per
+// environment, like every name.
+func (l *lowerer) lowerWorker() {
+	s, f := l.src, l.f
 	f.Worker = Worker{Image: Defaults.Image, Namespace: Defaults.Namespace}
 	if s.Worker != nil {
 		f.Worker.Image = nonEmptyOr(s.Worker.Image, f.Worker.Image)
@@ -62,6 +89,12 @@ func (l *lowerer) lower() *Fleet {
 			f.Worker.EKS = lowerEKS(f.Name, e)
 		}
 	}
+}
+
+// lowerState names the state plane (idempotency table, claim-check bucket) and its KMS key:
+// the spec's names per environment, or names derived from the fleet's.
+func (l *lowerer) lowerState() {
+	s, f := l.src, l.f
 	f.State = State{
 		IdempotencyTable: f.Name + "-idempotency",
 		ClaimCheckBucket: f.Name + "-claimcheck-" + f.Region,
@@ -77,9 +110,11 @@ func (l *lowerer) lower() *Fleet {
 			f.State.KMSKeyARN = st.KMSKey
 		}
 	}
-	f.TargetDLQ = Queue{Name: f.Name + "-delivery-dlq", Retention: Defaults.DLQRetention, Visibility: 30 * time.Second, Path: "/bus"}
-	f.SchemaRegistry = f.Name + "-events"
+}
 
+// lowerEvents lists the event contracts in name order, each under its registry schema name.
+func (l *lowerer) lowerEvents() {
+	s, f := l.src, l.f
 	for _, name := range slices.Sorted(maps.Keys(s.Events)) {
 		e := s.Events[name]
 		f.Events = append(f.Events, &Event{
@@ -87,14 +122,11 @@ func (l *lowerer) lower() *Fleet {
 			Detail: e.Detail, SchemaName: e.Source + "@" + name, Path: spec.Pointer("events", name),
 		})
 	}
-	l.lowerModels()
-	for _, name := range slices.Sorted(maps.Keys(s.Agents)) {
-		f.Agents = append(f.Agents, l.lowerAgent(name, s.Agents[name]))
-	}
-	for _, name := range slices.Sorted(maps.Keys(s.Workflows)) {
-		f.Workflows = append(f.Workflows, l.lowerWorkflow(name, s.Workflows[name]))
-	}
-	l.lowerSchedules()
+}
+
+// lowerAsyncTools gives the async tool classes, if any, their one jobs table and tools function.
+func (l *lowerer) lowerAsyncTools() {
+	s, f := l.src, l.f
 	for _, a := range f.Agents {
 		if a.Tool != nil && a.Tool.Async {
 			f.State.JobsTable = f.Name + "-jobs"
@@ -107,6 +139,11 @@ func (l *lowerer) lower() *Fleet {
 			f.Tools.Classes = append(f.Tools.Classes, a)
 		}
 	}
+}
+
+// lowerTraffic copies the declared traffic the capacity report and rules read.
+func (l *lowerer) lowerTraffic() {
+	s, f := l.src, l.f
 	if t := s.Traffic; t != nil {
 		f.Traffic = &Traffic{
 			ConversationsPerMinute: t.ConversationsPerMinute, StepsPerConversation: t.StepsPerConversation,
@@ -119,12 +156,6 @@ func (l *lowerer) lower() *Fleet {
 			f.Traffic.FanOutItems = *t.FanOutItems
 		}
 	}
-	l.resolvePollers()
-	l.checkNames()
-	l.checkCollisions()
-	countModelProcesses(f)
-	l.checkStateNames()
-	return f
 }
 
 // SQS provisioned pollers, as Lambda accepts them for an SQS event source mapping.

@@ -255,10 +255,15 @@ func (c *schemaChecker) file(body *hclsyntax.Body) {
 // block checks one block body against its schema. where names the block for messages; skipAttrs
 // and skipBlocks are the meta-arguments allowed at this level; open locates "missing" errors.
 func (c *schemaChecker) block(body *hclsyntax.Body, sb *SchemaBlock, where string, skipAttrs, skipBlocks map[string]bool, open hcl.Range) {
-	attrNames := slices.Sorted(maps.Keys(sb.Attributes))
-	blockNames := slices.Sorted(maps.Keys(sb.BlockTypes))
-	known := append(append([]string{}, attrNames...), blockNames...)
+	known := append(slices.Sorted(maps.Keys(sb.Attributes)), slices.Sorted(maps.Keys(sb.BlockTypes))...)
+	c.arguments(body, sb, where, skipAttrs, known)
+	counts, dynamic := c.nested(body, sb, where, skipBlocks, known)
+	c.required(body, sb, where, open, counts, dynamic)
+}
 
+// arguments checks each argument of body: known to the schema, an argument rather than a
+// block, and settable (not computed-only).
+func (c *schemaChecker) arguments(body *hclsyntax.Body, sb *SchemaBlock, where string, skipAttrs map[string]bool, known []string) {
 	for _, name := range slices.Sorted(maps.Keys(body.Attributes)) {
 		a := body.Attributes[name]
 		if skipAttrs[name] {
@@ -278,28 +283,21 @@ func (c *schemaChecker) block(body *hclsyntax.Body, sb *SchemaBlock, where strin
 			c.add(a.NameRange, fmt.Sprintf("%s: %q is computed-only", where, name), "the provider sets it; remove the argument")
 		}
 	}
+}
 
-	counts := map[string]int{}
-	dynamic := map[string]bool{}
+// nested checks each nested block of body (a dynamic block as the block it generates) and
+// recurses into it; it returns how many blocks of each type there are and which types a
+// dynamic block generates, whose count is unknown until Terraform expands it.
+func (c *schemaChecker) nested(body *hclsyntax.Body, sb *SchemaBlock, where string, skipBlocks map[string]bool, known []string) (counts map[string]int, dynamic map[string]bool) {
+	counts, dynamic = map[string]int{}, map[string]bool{}
 	for _, nb := range body.Blocks {
 		if skipBlocks[nb.Type] {
 			continue
 		}
 		typeName, content, typeRange := nb.Type, nb.Body, nb.TypeRange
 		if nb.Type == "dynamic" {
-			if len(nb.Labels) != 1 {
-				c.add(nb.TypeRange, where+": dynamic block needs exactly one label", "the nested block type name")
-				continue
-			}
-			typeName, typeRange = nb.Labels[0], nb.LabelRanges[0]
-			content = nil
-			for _, inner := range nb.Body.Blocks {
-				if inner.Type == "content" {
-					content = inner.Body
-				}
-			}
-			if content == nil {
-				c.add(nb.OpenBraceRange, fmt.Sprintf("%s: dynamic %q has no content block", where, typeName), "")
+			var ok bool
+			if typeName, content, typeRange, ok = c.dynamicContent(nb, where); !ok {
 				continue
 			}
 			dynamic[typeName] = true
@@ -339,15 +337,40 @@ func (c *schemaChecker) block(body *hclsyntax.Body, sb *SchemaBlock, where strin
 			c.add(typeRange, fmt.Sprintf("%s: too many %q blocks", where, typeName), fmt.Sprintf("at most %d allowed", max))
 		}
 	}
+	return counts, dynamic
+}
 
-	for _, name := range attrNames {
+// dynamicContent is what a dynamic block generates: the block type its label names and
+// its content body, checked as that block's body.
+func (c *schemaChecker) dynamicContent(nb *hclsyntax.Block, where string) (typeName string, content *hclsyntax.Body, typeRange hcl.Range, ok bool) {
+	if len(nb.Labels) != 1 {
+		c.add(nb.TypeRange, where+": dynamic block needs exactly one label", "the nested block type name")
+		return "", nil, hcl.Range{}, false
+	}
+	typeName, typeRange = nb.Labels[0], nb.LabelRanges[0]
+	for _, inner := range nb.Body.Blocks {
+		if inner.Type == "content" {
+			content = inner.Body
+		}
+	}
+	if content == nil {
+		c.add(nb.OpenBraceRange, fmt.Sprintf("%s: dynamic %q has no content block", where, typeName), "")
+		return "", nil, hcl.Range{}, false
+	}
+	return typeName, content, typeRange, true
+}
+
+// required reports the required arguments body lacks, and the blocks with fewer than their
+// minimum (but for those a dynamic block may generate).
+func (c *schemaChecker) required(body *hclsyntax.Body, sb *SchemaBlock, where string, open hcl.Range, counts map[string]int, dynamic map[string]bool) {
+	for _, name := range slices.Sorted(maps.Keys(sb.Attributes)) {
 		if sb.Attributes[name].Required {
 			if _, ok := body.Attributes[name]; !ok {
 				c.add(open, fmt.Sprintf("%s: missing required argument %q", where, name), "")
 			}
 		}
 	}
-	for _, name := range blockNames {
+	for _, name := range slices.Sorted(maps.Keys(sb.BlockTypes)) {
 		bt := sb.BlockTypes[name]
 		if bt.MinItems > 0 && counts[name] < bt.MinItems && !dynamic[name] {
 			c.add(open, fmt.Sprintf("%s: missing required block %q", where, name), fmt.Sprintf("at least %d required", bt.MinItems))

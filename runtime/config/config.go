@@ -12,8 +12,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/santhosh-tekuri/jsonschema/v5"
-
 	"github.com/fleetc/fleetc/schemas/contract"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
@@ -81,9 +79,6 @@ type (
 	// Error lists every problem found in a config, each prefixed by its JSON pointer.
 	Error = rc.Error
 )
-
-// Schema returns the compiled runtime config schema.
-func Schema() (*jsonschema.Schema, error) { return rc.Schema() }
 
 // Load reads and validates path.
 func Load(path string) (*Config, error) {

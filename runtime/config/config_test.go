@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 )
 
 func load(t *testing.T) []byte {
@@ -228,7 +230,7 @@ func FuzzParse(f *testing.F) {
 // The contract: additionalProperties is false on every object with
 // properties (the handler closes it per type in its if/then branches).
 func TestSchemaIsClosed(t *testing.T) {
-	if _, err := Schema(); err != nil {
+	if _, err := rc.Schema(); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile("../../schemas/runtime-config.schema.json")

@@ -245,22 +245,6 @@ func (p Policy) rand() func() float64 {
 	return rand.Float64
 }
 
-// StepBudget is the time a step may take: the smaller of its own max and what
-// remains of the run's deadline (zero deadline = none). It never returns a
-// negative duration.
-func StepBudget(max time.Duration, runDeadline, now time.Time) time.Duration {
-	b := max
-	if !runDeadline.IsZero() {
-		if rem := runDeadline.Sub(now); rem < b || b <= 0 {
-			b = rem
-		}
-	}
-	if b < 0 {
-		b = 0
-	}
-	return b
-}
-
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -121,22 +121,6 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestStepBudget(t *testing.T) {
-	now := time.Unix(1000, 0)
-	if b := StepBudget(600*time.Second, time.Time{}, now); b != 600*time.Second {
-		t.Errorf("no deadline: %v", b)
-	}
-	if b := StepBudget(600*time.Second, now.Add(50*time.Second), now); b != 50*time.Second {
-		t.Errorf("deadline smaller: %v", b)
-	}
-	if b := StepBudget(10*time.Second, now.Add(50*time.Second), now); b != 10*time.Second {
-		t.Errorf("max smaller: %v", b)
-	}
-	if b := StepBudget(10*time.Second, now.Add(-time.Second), now); b != 0 {
-		t.Errorf("past deadline: %v", b)
-	}
-}
-
 func TestThrottleNamesItsDelay(t *testing.T) {
 	h := http.Header{}
 	h.Set("Retry-After", "7")

@@ -21,15 +21,6 @@ func Inject(ctx context.Context) map[string]string {
 	return map[string]string(carrier)
 }
 
-// Extract returns a context whose remote parent span is the producer's:
-// from attrs["traceparent"] when valid, else a deterministic parent
-// derived from traceID (the event's detail.trace_id) so every step of one
-// business trace shares an OTel trace id even when no producer set a
-// traceparent. With neither, it returns context.Background().
-func Extract(attrs map[string]string, traceID string) context.Context {
-	return ExtractInto(context.Background(), attrs, traceID)
-}
-
 // ExtractInto is Extract onto an existing context.
 func ExtractInto(ctx context.Context, attrs map[string]string, traceID string) context.Context {
 	if attrs[AttrTraceparent] != "" {
@@ -42,15 +33,6 @@ func ExtractInto(ctx context.Context, attrs map[string]string, traceID string) c
 		return ctx
 	}
 	return trace.ContextWithRemoteSpanContext(ctx, DerivedSpanContext(traceID))
-}
-
-// DeriveTraceID maps a business trace id to an OTel trace id: the first
-// 16 bytes of its SHA-256.
-func DeriveTraceID(traceID string) trace.TraceID {
-	sum := sha256.Sum256([]byte(traceID))
-	var id trace.TraceID
-	copy(id[:], sum[:16])
-	return id
 }
 
 // DerivedSpanContext is the synthetic, sampled remote parent used when a

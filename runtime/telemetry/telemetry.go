@@ -4,9 +4,9 @@
 //
 // Trace context crosses the async hops two ways: the W3C traceparent SQS
 // message attribute when the producer set it, and always the business
-// trace id in the event's detail.trace_id. Extract prefers the first and
+// trace id in the event's detail.trace_id. ExtractInto prefers the first and
 // derives a deterministic OTel trace id from the second otherwise (see
-// DeriveTraceID), so a conversation's steps line up in one trace either
+// DerivedSpanContext), so a conversation's steps line up in one trace either
 // way.
 //
 // Wiring (core):
@@ -31,7 +31,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -348,14 +347,4 @@ func (h *traceHandler) WithGroup(name string) slog.Handler {
 		return h
 	}
 	return &traceHandler{next: h.next.WithGroup(name), keys: map[string]bool{}}
-}
-
-// Attempt parses an SQS ApproximateReceiveCount attribute (0 if absent
-// or malformed), for StepInfo.Attempt.
-func Attempt(receiveCount string) int {
-	n, err := strconv.Atoi(receiveCount)
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
 }

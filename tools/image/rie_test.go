@@ -62,10 +62,14 @@ func TestEntrypointUnderRIE(t *testing.T) {
 
 	// The class's runtime config as fleetc generates it (examples/minimal), its handler
 	// /app/greet (the class image's) replaced by cat: this machine has no /app.
-	set, ds := compiler.Build("../../examples/minimal/fleet.yaml")
-	if ds.HasErrors() {
-		t.Fatal(ds)
+	res, err := compiler.Compile(compiler.Input{Path: "../../examples/minimal/fleet.yaml"})
+	if err != nil {
+		t.Fatal(err)
 	}
+	if res.Diagnostics.HasErrors() {
+		t.Fatal(res.Diagnostics)
+	}
+	set := res.Files
 	var cfg map[string]any
 	for _, f := range set.Files() {
 		if f.Path == "runtime/greeter.json" {

@@ -81,61 +81,14 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
 		os.Exit(2)
 	}
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(*pkg, "*.go"))
-	if err != nil {
-		fail(err)
-	}
-	sort.Strings(files)
-	type parsed struct {
-		name string
-		file *ast.File
-	}
-	var srcs []parsed
-	var sites []site
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
-		if err != nil {
-			fail(err)
-		}
-		srcs = append(srcs, parsed{name, f})
-		sites = append(sites, collect(fset, name, f)...)
-	}
+	fset, byName, sites := load(*pkg)
 	total := len(sites)
-	if *at != "" {
-		sites = slices.DeleteFunc(sites, func(s site) bool {
-			for _, p := range strings.Split(*at, ",") {
-				line := fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line)
-				if strings.HasSuffix(line, p) || strings.HasSuffix(fmt.Sprintf("%s:%d", line, s.pos.Column), p) {
-					return false
-				}
-			}
-			return true
-		})
-	}
-	if *n > 0 && *n < len(sites) {
-		r := rand.New(rand.NewPCG(*seed, 0))
-		r.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
-		sites = sites[:*n]
-		sort.SliceStable(sites, func(i, j int) bool {
-			if sites[i].file != sites[j].file {
-				return sites[i].file < sites[j].file
-			}
-			return sites[i].pos.Offset < sites[j].pos.Offset
-		})
-	}
+	sites = choose(sites, *at, *n, *seed)
 	if *list {
 		for _, s := range sites {
 			fmt.Printf("%s:%d:%d: %s\n", s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}
 		return
-	}
-	byName := map[string]*ast.File{}
-	for _, p := range srcs {
-		byName[p.name] = p.file
 	}
 	tmp, err := os.MkdirTemp("", "mutate-")
 	if err != nil {
@@ -146,13 +99,73 @@ func main() {
 	if err := baseline(*pkg, tmp, *run, *skip, *lock, *timeout); err != nil {
 		fail(err)
 	}
+	start := time.Now()
+	results := testAll(fset, byName, sites, tmp, *par, func(overlay string) string {
+		return test(*pkg, overlay, *run, *skip, *lock, *timeout)
+	})
+	report(*pkg, sites, total, results, time.Since(start), *timeout)
+}
 
+// load parses the package's non-test files and lists their mutation sites, in file order.
+func load(pkg string) (*token.FileSet, map[string]*ast.File, []site) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(pkg, "*.go"))
+	if err != nil {
+		fail(err)
+	}
+	sort.Strings(files)
+	byName := map[string]*ast.File{}
+	var sites []site
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			fail(err)
+		}
+		byName[name] = f
+		sites = append(sites, collect(fset, name, f)...)
+	}
+	return fset, byName, sites
+}
+
+// choose keeps the sites at the -at places, then a seeded sample of n of them (0: all),
+// back in file order.
+func choose(sites []site, at string, n int, seed uint64) []site {
+	if at != "" {
+		sites = slices.DeleteFunc(sites, func(s site) bool {
+			for _, p := range strings.Split(at, ",") {
+				line := fmt.Sprintf("%s:%d", s.pos.Filename, s.pos.Line)
+				if strings.HasSuffix(line, p) || strings.HasSuffix(fmt.Sprintf("%s:%d", line, s.pos.Column), p) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if n > 0 && n < len(sites) {
+		r := rand.New(rand.NewPCG(seed, 0))
+		r.Shuffle(len(sites), func(i, j int) { sites[i], sites[j] = sites[j], sites[i] })
+		sites = sites[:n]
+		sort.SliceStable(sites, func(i, j int) bool {
+			if sites[i].file != sites[j].file {
+				return sites[i].file < sites[j].file
+			}
+			return sites[i].pos.Offset < sites[j].pos.Offset
+		})
+	}
+	return sites
+}
+
+// testAll renders each mutant into tmp as an overlay and tests it with try, par at once;
+// results[i] is site i's outcome.
+func testAll(fset *token.FileSet, byName map[string]*ast.File, sites []site, tmp string, par int, try func(overlay string) string) []string {
 	// Each mutant's source is rendered under one lock (the AST is shared), then tested alone.
 	var mu sync.Mutex
 	results := make([]string, len(sites))
-	sem := make(chan struct{}, max(*par, 1))
+	sem := make(chan struct{}, max(par, 1))
 	var wg sync.WaitGroup
-	start := time.Now()
 	for i, s := range sites {
 		mu.Lock()
 		s.apply()
@@ -178,11 +191,16 @@ func main() {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[i] = test(*pkg, overlay, *run, *skip, *lock, *timeout)
+			results[i] = try(overlay)
 			fmt.Fprintf(os.Stderr, "%3d/%d %-8s %s:%d:%d: %s\n", i+1, len(sites), results[i], s.pos.Filename, s.pos.Line, s.pos.Column, s.desc)
 		}()
 	}
 	wg.Wait()
+	return results
+}
+
+// report prints the score, the survivors and the timed-out mutants.
+func report(pkg string, sites []site, total int, results []string, took, timeout time.Duration) {
 	count := map[string]int{}
 	var survivors, timeouts []string
 	for i, r := range results {
@@ -201,13 +219,13 @@ func main() {
 		score = 100 * float64(count["killed"]) / float64(valid)
 	}
 	fmt.Printf("%s: %d of %d sites tested; killed %d, survived %d, invalid %d, timed out %d; score %.1f %% (%s)\n",
-		*pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], count["timeout"], score, time.Since(start).Round(time.Second))
+		pkg, len(sites), total, count["killed"], count["survived"], count["invalid"], count["timeout"], score, took.Round(time.Second))
 	if len(survivors) > 0 {
 		fmt.Println("survivors (a test is missing, or the mutant is equivalent):")
 		fmt.Println(strings.Join(survivors, "\n"))
 	}
 	if len(timeouts) > 0 {
-		fmt.Printf("timed out after %s (not in the score; a hang or a slow run: re-test with -at and a longer -timeout):\n", *timeout)
+		fmt.Printf("timed out after %s (not in the score; a hang or a slow run: re-test with -at and a longer -timeout):\n", timeout)
 		fmt.Println(strings.Join(timeouts, "\n"))
 	}
 }

@@ -151,36 +151,6 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	return exitUsage
 }
 
-// synopsis is one usage line per command, as docs/cli.md shows them.
-func synopsis() string {
-	var b strings.Builder
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		for _, sub := range c.Commands() {
-			if !sub.IsAvailableCommand() || sub.Name() == "help" {
-				continue
-			}
-			switch {
-			case sub.Name() == "completion":
-				var shells []string
-				for _, sh := range sub.Commands() {
-					shells = append(shells, sh.Name())
-				}
-				b.WriteString(sub.CommandPath() + " " + strings.Join(shells, "|") + "\n")
-			case sub.HasSubCommands(): // a group: its subcommands are the usage (and its own, if it takes arguments)
-				if sub.Runnable() && strings.Contains(sub.Use, " ") {
-					b.WriteString(sub.UseLine() + "\n")
-				}
-				walk(sub)
-			default:
-				b.WriteString(sub.UseLine() + "\n")
-			}
-		}
-	}
-	walk(newRoot(&streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}))
-	return b.String()
-}
-
 // formatFlag is a --format value restricted to a set of names.
 type formatFlag struct {
 	value   string

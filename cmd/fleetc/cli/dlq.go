@@ -248,29 +248,9 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 	}
 	p.Letters = t.ForClass(p.Letters)
 	groups := dlq.GroupByCode(p.Letters)
-	if len(p.Letters) == 0 {
-		if t.Delivery() {
-			fmt.Fprintf(stderr, "fleetc %s: the delivery DLQ %s holds no event for class %s's queue (%d in flight); nothing to redrive\n", redriveCmd, t.DLQ, t.Class, p.Elsewhere)
-			return exitInvalid
-		}
-		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", redriveCmd, t.Class, t.DLQ, p.Elsewhere)
+	n, ok := redriveCount(o, t, p, groups, stderr)
+	if !ok {
 		return exitInvalid
-	}
-	n := len(p.Letters)
-	if o.code != "" {
-		n = 0
-		for _, g := range groups {
-			if string(g.Code) == o.code {
-				n = g.Count
-			}
-		}
-		if n == 0 {
-			fmt.Fprintf(stderr, "fleetc %s: no dead letter of class %s has ERROR_CODE %s; its codes: %s\nNothing was moved.\n", redriveCmd, t.Class, o.code, dlq.Codes(groups))
-			return exitInvalid
-		}
-	}
-	if o.max > 0 {
-		n = min(n, o.max)
 	}
 	// With --format json the document alone goes to stdout; what a person reads, to stderr.
 	human := stdout
@@ -304,6 +284,36 @@ func runRedrive(pos []string, o redriveOptions, stdin io.Reader, stdout, stderr 
 		code = exitInvalid
 	}
 	return m.finish(s, managed, code, o.format.value == "json", stdout)
+}
+
+// redriveCount is how many dead letters the redrive will move: the class's, of --code's
+// code, at most --max. None to move is an error that says what the DLQ holds instead.
+func redriveCount(o redriveOptions, t *dlq.Target, p *dlq.Peeked, groups []dlq.Group, stderr io.Writer) (int, bool) {
+	if len(p.Letters) == 0 {
+		if t.Delivery() {
+			fmt.Fprintf(stderr, "fleetc %s: the delivery DLQ %s holds no event for class %s's queue (%d in flight); nothing to redrive\n", redriveCmd, t.DLQ, t.Class, p.Elsewhere)
+			return 0, false
+		}
+		fmt.Fprintf(stderr, "fleetc %s: the DLQ of class %s (%s) is empty (%d in flight); nothing to redrive\n", redriveCmd, t.Class, t.DLQ, p.Elsewhere)
+		return 0, false
+	}
+	n := len(p.Letters)
+	if o.code != "" {
+		n = 0
+		for _, g := range groups {
+			if string(g.Code) == o.code {
+				n = g.Count
+			}
+		}
+		if n == 0 {
+			fmt.Fprintf(stderr, "fleetc %s: no dead letter of class %s has ERROR_CODE %s; its codes: %s\nNothing was moved.\n", redriveCmd, t.Class, o.code, dlq.Codes(groups))
+			return 0, false
+		}
+	}
+	if o.max > 0 {
+		n = min(n, o.max)
+	}
+	return n, true
 }
 
 // printRedrivePlan says what dlq redrive is about to move, and how.

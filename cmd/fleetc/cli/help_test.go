@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -182,4 +183,34 @@ func TestCLIDocDiagnosticIsReal(t *testing.T) {
 	if code != 1 || !strings.Contains(string(b), want) {
 		t.Errorf("docs/cli.md does not show (exit %d):\n%s", code, want)
 	}
+}
+
+// synopsis is one usage line per command, as docs/cli.md shows them.
+func synopsis() string {
+	var b strings.Builder
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.Name() == "help" {
+				continue
+			}
+			switch {
+			case sub.Name() == "completion":
+				var shells []string
+				for _, sh := range sub.Commands() {
+					shells = append(shells, sh.Name())
+				}
+				b.WriteString(sub.CommandPath() + " " + strings.Join(shells, "|") + "\n")
+			case sub.HasSubCommands(): // a group: its subcommands are the usage (and its own, if it takes arguments)
+				if sub.Runnable() && strings.Contains(sub.Use, " ") {
+					b.WriteString(sub.UseLine() + "\n")
+				}
+				walk(sub)
+			default:
+				b.WriteString(sub.UseLine() + "\n")
+			}
+		}
+	}
+	walk(newRoot(&streams{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard}))
+	return b.String()
 }

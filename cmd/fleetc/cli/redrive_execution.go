@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/spf13/cobra"
 
@@ -123,6 +125,12 @@ func runRedriveExecution(pos []string, o redriveExecOptions, stdin io.Reader, st
 			return exitInvalid
 		}
 	}
+	return redriveAll(ctx, c, execs, stdout)
+}
+
+// redriveAll redrives every execution, going on past one that fails (each is independent),
+// and reports each; the exit code is exitInvalid when any failed.
+func redriveAll(ctx context.Context, c *sfn.Client, execs []sfntypes.ExecutionListItem, stdout io.Writer) int {
 	failed := 0
 	for _, e := range execs {
 		at, err := recovery.Redrive(ctx, c, aws.ToString(e.ExecutionArn))

@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/spf13/cobra"
 
@@ -82,11 +84,7 @@ func runReplay(pos []string, o replayOptions, stdin io.Reader, stdout, stderr io
 		return exitUsage
 	}
 	now := time.Now()
-	from, err := recovery.ParseTime(o.from, now)
-	var to time.Time
-	if err == nil {
-		to, err = recovery.ParseTime(o.to, now)
-	}
+	from, to, err := o.window(now)
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitUsage
@@ -116,16 +114,7 @@ func runReplay(pos []string, o replayOptions, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitInvalid
 	}
-	var classes []string
-	for _, a := range r.Consumers {
-		classes = append(classes, a.Name)
-	}
-	what := "every archived event"
-	if len(r.Events) > 0 {
-		what = strings.Join(r.Events, ", ")
-	}
-	fmt.Fprintf(stdout, "Replay %s from archive %s to bus %s\n  window: %s to %s\n  consumers: %s (each replay-safe for events up to %s old)\n",
-		what, r.Archive, r.Bus, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), strings.Join(classes, ", "), r.Reach().Round(time.Second))
+	printReplay(stdout, r, from, to)
 	if o.dryRun {
 		fmt.Fprintln(stdout, "Dry run: nothing replayed.")
 		return exitOK
@@ -141,7 +130,36 @@ func runReplay(pos []string, o replayOptions, stdin io.Reader, stdout, stderr io
 			return exitInvalid
 		}
 	}
-	name := r.Name(now)
+	return startReplay(ctx, c, r, r.Name(now), stdout, stderr)
+}
+
+// window is --from and --to as times (each absolute, or a duration before now).
+func (o replayOptions) window(now time.Time) (from, to time.Time, err error) {
+	if from, err = recovery.ParseTime(o.from, now); err != nil {
+		return from, to, err
+	}
+	to, err = recovery.ParseTime(o.to, now)
+	return from, to, err
+}
+
+// printReplay says what the replay will send where, and which classes receive it: what a
+// person confirms, or reads in a dry run.
+func printReplay(stdout io.Writer, r *recovery.Replay, from, to time.Time) {
+	var classes []string
+	for _, a := range r.Consumers {
+		classes = append(classes, a.Name)
+	}
+	what := "every archived event"
+	if len(r.Events) > 0 {
+		what = strings.Join(r.Events, ", ")
+	}
+	fmt.Fprintf(stdout, "Replay %s from archive %s to bus %s\n  window: %s to %s\n  consumers: %s (each replay-safe for events up to %s old)\n",
+		what, r.Archive, r.Bus, from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339), strings.Join(classes, ", "), r.Reach().Round(time.Second))
+}
+
+// startReplay starts replay name and follows it to its end, printing its progress.
+func startReplay(ctx context.Context, c *eventbridge.Client, r *recovery.Replay, name string, stdout, stderr io.Writer) int {
+	const cmd = "replay"
 	if _, err := r.Start(ctx, c, name); err != nil {
 		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
 		return exitInvalid

@@ -75,92 +75,130 @@ func Move(ctx context.Context, api API, t *Target, o MoveOptions) ([]Moved, erro
 	if s == nil {
 		s = NewSession()
 	}
-	var moved []Moved
-	var held []string // receipts to make visible again at the end
-	interrupted := false
+	m := &mover{api: api, t: t, o: o, s: s, seen: map[string]bool{}, gap: time.Duration(float64(time.Second) / o.Rate)}
 	defer func() {
-		if !interrupted {
-			release(context.WithoutCancel(ctx), api, t.DLQURL, held)
+		if !m.interrupted {
+			release(context.WithoutCancel(ctx), api, t.DLQURL, m.held)
 		}
 	}()
-	seen := map[string]bool{}
-	gap := time.Duration(float64(time.Second) / o.Rate)
-	var last time.Time
-	for o.Max == 0 || len(moved) < o.Max {
+	for o.Max == 0 || len(m.moved) < o.Max {
 		if err := ctx.Err(); err != nil {
-			return moved, err
+			return m.moved, err
 		}
-		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(t.DLQURL),
-			MaxNumberOfMessages: 10, VisibilityTimeout: int32(o.Hold / time.Second), WaitTimeSeconds: peekWait,
-			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-			MessageAttributeNames:       []string{"All"}})
+		batch, err := m.receive(ctx)
 		if err != nil {
-			return moved, fmt.Errorf("receive from %s: %w", t.DLQ, err)
-		}
-		batch := make([]Letter, 0, len(out.Messages))
-		for _, m := range out.Messages {
-			l := letterFrom(m)
-			if seen[l.ID] {
-				held = append(held, l.receipt)
-				continue
-			}
-			seen[l.ID] = true
-			if s.classify(l) != fresh {
-				held = append(held, l.receipt)
-				continue
-			}
-			batch = append(batch, l)
+			return m.moved, err
 		}
 		if len(batch) == 0 {
-			return moved, nil
+			return m.moved, nil
 		}
-		// A group's letters in the order they died (kumo returns no sequence numbers).
-		sort.SliceStable(batch, func(i, j int) bool { return batch[i].SentAt.Before(batch[j].SentAt) })
-		for i, l := range batch {
-			if !t.addressedTo(l) || (o.Code != "" && l.Code != o.Code) || (o.Max > 0 && len(moved) >= o.Max) || ctx.Err() != nil {
-				held = append(held, l.receipt)
-				continue
-			}
-			if wait := time.Until(last.Add(gap)); wait > 0 {
-				select {
-				case <-ctx.Done():
-					held = append(held, l.receipt)
-					continue
-				case <-time.After(wait):
-				}
-			}
-			last = time.Now()
-			id, err := send(ctx, api, t, l, s.stampAttr(l))
-			if err != nil {
-				for _, r := range batch[i:] {
-					held = append(held, r.receipt)
-				}
-				return moved, fmt.Errorf("the class queue %s refused dead letter %s (%s): %w; it stays in the DLQ", t.Queue, l.ID, l.Code, err)
-			}
-			if o.AfterSend != nil {
-				if err := o.AfterSend(l); err != nil {
-					interrupted = true
-					return moved, fmt.Errorf("%w: %v", ErrInterrupted, err)
-				}
-			}
-			// Deleted only now: a failure here leaves the letter in both places, and the
-			// worker's idempotency record absorbs the duplicate.
-			if _, err := api.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(t.DLQURL), ReceiptHandle: aws.String(l.receipt)}); err != nil {
-				moved = append(moved, Moved{Letter: l, NewID: id, At: last})
-				s.record(l, last)
-				for _, r := range batch[i+1:] {
-					held = append(held, r.receipt)
-				}
-				return moved, fmt.Errorf("dead letter %s was sent back but not deleted from %s (%w): it reappears there and the worker answers the duplicate from its idempotency record", l.ID, t.DLQ, err)
-			}
-			moved = append(moved, Moved{Letter: l, NewID: id, At: last})
-			s.record(l, last)
-			if o.Progress != nil {
-				o.Progress(len(moved))
-			}
+		if err := m.moveBatch(ctx, batch); err != nil {
+			return m.moved, err
 		}
 	}
-	return moved, nil
+	return m.moved, nil
+}
+
+// mover is one Move call's state across receives.
+type mover struct {
+	api API
+	t   *Target
+	o   MoveOptions
+	s   *Session
+
+	moved       []Moved
+	held        []string // receipts to make visible again at the end
+	seen        map[string]bool
+	gap         time.Duration // between two sends, from o.Rate
+	last        time.Time     // the last send
+	interrupted bool          // AfterSend stopped the move: the held letters are left as they are
+}
+
+// receive takes the next batch from the DLQ and returns the letters this session has not
+// seen or moved yet, a group's in the order they died; the others are held.
+func (m *mover) receive(ctx context.Context) ([]Letter, error) {
+	out, err := m.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(m.t.DLQURL),
+		MaxNumberOfMessages: 10, VisibilityTimeout: int32(m.o.Hold / time.Second), WaitTimeSeconds: peekWait,
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		MessageAttributeNames:       []string{"All"}})
+	if err != nil {
+		return nil, fmt.Errorf("receive from %s: %w", m.t.DLQ, err)
+	}
+	batch := make([]Letter, 0, len(out.Messages))
+	for _, msg := range out.Messages {
+		l := letterFrom(msg)
+		if m.seen[l.ID] {
+			m.held = append(m.held, l.receipt)
+			continue
+		}
+		m.seen[l.ID] = true
+		if m.s.classify(l) != fresh {
+			m.held = append(m.held, l.receipt)
+			continue
+		}
+		batch = append(batch, l)
+	}
+	// A group's letters in the order they died (kumo returns no sequence numbers).
+	sort.SliceStable(batch, func(i, j int) bool { return batch[i].SentAt.Before(batch[j].SentAt) })
+	return batch, nil
+}
+
+// moveBatch moves the batch's letters that are addressed to the target and match the
+// options, at the options' rate; the others are held. On an error the letters not moved
+// are held too.
+func (m *mover) moveBatch(ctx context.Context, batch []Letter) error {
+	for i, l := range batch {
+		if !m.t.addressedTo(l) || (m.o.Code != "" && l.Code != m.o.Code) || (m.o.Max > 0 && len(m.moved) >= m.o.Max) || ctx.Err() != nil || !m.wait(ctx) {
+			m.held = append(m.held, l.receipt)
+			continue
+		}
+		m.last = time.Now()
+		id, err := send(ctx, m.api, m.t, l, m.s.stampAttr(l))
+		if err != nil {
+			m.hold(batch[i:])
+			return fmt.Errorf("the class queue %s refused dead letter %s (%s): %w; it stays in the DLQ", m.t.Queue, l.ID, l.Code, err)
+		}
+		if m.o.AfterSend != nil {
+			if err := m.o.AfterSend(l); err != nil {
+				m.interrupted = true
+				return fmt.Errorf("%w: %v", ErrInterrupted, err)
+			}
+		}
+		// Deleted only now: a failure here leaves the letter in both places, and the
+		// worker's idempotency record absorbs the duplicate.
+		_, err = m.api.DeleteMessage(context.WithoutCancel(ctx), &sqs.DeleteMessageInput{QueueUrl: aws.String(m.t.DLQURL), ReceiptHandle: aws.String(l.receipt)})
+		m.moved = append(m.moved, Moved{Letter: l, NewID: id, At: m.last})
+		m.s.record(l, m.last)
+		if err != nil {
+			m.hold(batch[i+1:])
+			return fmt.Errorf("dead letter %s was sent back but not deleted from %s (%w): it reappears there and the worker answers the duplicate from its idempotency record", l.ID, m.t.DLQ, err)
+		}
+		if m.o.Progress != nil {
+			m.o.Progress(len(m.moved))
+		}
+	}
+	return nil
+}
+
+// wait keeps the rate: it returns when the next send is due, or false when ctx ends first.
+func (m *mover) wait(ctx context.Context) bool {
+	wait := time.Until(m.last.Add(m.gap))
+	if wait <= 0 {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(wait):
+		return true
+	}
+}
+
+// hold keeps letters to make visible again at the end.
+func (m *mover) hold(letters []Letter) {
+	for _, l := range letters {
+		m.held = append(m.held, l.receipt)
+	}
 }
 
 // send puts l's body back on the class queue without the diagnosis the worker added (the

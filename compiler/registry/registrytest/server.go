@@ -144,17 +144,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 ") {
 		s.t.Errorf("%s %s: request is not SigV4-signed", r.Method, r.URL.Path)
 	}
-	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
-	unesc := func(i int) string { v, _ := url.PathUnescape(segs[i]); return v }
-	var op, registry, name string
-	switch {
-	case len(segs) == 4 && segs[0] == "v1" && segs[1] == "registries" && segs[2] == "name":
-		registry = unesc(3)
-		op = map[string]string{"GET": "DescribeRegistry", "POST": "CreateRegistry"}[r.Method]
-	case len(segs) == 7 && segs[0] == "v1" && segs[1] == "registries" && segs[2] == "name" && segs[4] == "schemas" && segs[5] == "name":
-		registry, name = unesc(3), unesc(6)
-		op = map[string]string{"GET": "DescribeSchema", "POST": "CreateSchema", "PUT": "UpdateSchema"}[r.Method]
-	}
+	op, registry, name := route(r)
 	if op == "" {
 		s.t.Errorf("unexpected request %s %s", r.Method, r.URL)
 		s.fail(w, http.StatusNotFound, "NotFoundException", "no route %s %s", r.Method, r.URL.Path)
@@ -172,28 +162,67 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusBadRequest, "BadRequestException", "injected failure")
 		return
 	}
-	reg, regOK := s.Registries[registry]
+	var ok bool
+	if strings.HasSuffix(op, "Registry") {
+		ok = s.registryOp(w, r, op, registry)
+	} else {
+		ok = s.schemaOp(w, r, op, registry, name)
+	}
+	if ok {
+		s.succeeded[op]++
+	}
+}
+
+// route names the operation of a request by its method and path, as the Schemas API
+// reference routes them, with the registry and schema names it addresses; op is "" for a
+// request fleetc should not send.
+func route(r *http.Request) (op, registry, name string) {
+	segs := strings.Split(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	unesc := func(i int) string { v, _ := url.PathUnescape(segs[i]); return v }
+	switch {
+	case len(segs) == 4 && segs[0] == "v1" && segs[1] == "registries" && segs[2] == "name":
+		registry = unesc(3)
+		op = map[string]string{"GET": "DescribeRegistry", "POST": "CreateRegistry"}[r.Method]
+	case len(segs) == 7 && segs[0] == "v1" && segs[1] == "registries" && segs[2] == "name" && segs[4] == "schemas" && segs[5] == "name":
+		registry, name = unesc(3), unesc(6)
+		op = map[string]string{"GET": "DescribeSchema", "POST": "CreateSchema", "PUT": "UpdateSchema"}[r.Method]
+	}
+	return op, registry, name
+}
+
+// registryOp answers DescribeRegistry and CreateRegistry; false when it answered an error.
+func (s *Server) registryOp(w http.ResponseWriter, r *http.Request, op, registry string) bool {
+	_, regOK := s.Registries[registry]
 	switch op {
 	case "DescribeRegistry":
 		if !regOK {
 			s.fail(w, http.StatusNotFound, "NotFoundException", "Registry %s does not exist.", registry)
-			return
+			return false
 		}
 		reply(w, 200, map[string]any{"RegistryName": registry, "RegistryArn": arn + "registry/" + registry, "tags": s.RegTags[registry]})
 	case "CreateRegistry":
 		b := s.body(r, op, "Description", "tags")
 		if regOK {
 			s.fail(w, http.StatusConflict, "ConflictException", "Registry with name %s already exists.", registry)
-			return
+			return false
 		}
 		s.Registries[registry] = map[string]*Schema{}
 		s.RegTags[registry] = tags(b)
 		reply(w, 201, map[string]any{"RegistryName": registry, "RegistryArn": arn + "registry/" + registry, "Description": str(b, "Description"), "tags": tags(b)})
+	}
+	return true
+}
+
+// schemaOp answers DescribeSchema, CreateSchema and UpdateSchema; false when it answered an
+// error.
+func (s *Server) schemaOp(w http.ResponseWriter, r *http.Request, op, registry, name string) bool {
+	reg, regOK := s.Registries[registry]
+	switch op {
 	case "DescribeSchema":
 		sc := reg[name]
 		if !regOK || sc == nil {
 			s.fail(w, http.StatusNotFound, "NotFoundException", "Schema %s does not exist.", name)
-			return
+			return false
 		}
 		i := len(sc.Versions)
 		if v := r.URL.Query().Get("schemaVersion"); v != "" {
@@ -201,21 +230,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		if i < 1 || i > len(sc.Versions) {
 			s.fail(w, http.StatusNotFound, "NotFoundException", "Schema version does not exist.")
-			return
+			return false
 		}
 		s.schemaReply(w, 200, registry, name, sc, i, true)
 	case "CreateSchema":
 		b := s.body(r, op, "Content", "Description", "Type", "tags")
 		if !regOK {
 			s.fail(w, http.StatusNotFound, "NotFoundException", "Registry %s does not exist.", registry)
-			return
+			return false
 		}
 		if reg[name] != nil {
 			s.fail(w, http.StatusConflict, "ConflictException", "Schema with name %s already exists.", name)
-			return
+			return false
 		}
 		if !s.validSchema(w, op, b) {
-			return
+			return false
 		}
 		reg[name] = &Schema{Versions: []Version{{str(b, "Content"), str(b, "Description"), str(b, "Type")}}, Tags: tags(b)}
 		s.schemaReply(w, 201, registry, name, reg[name], 1, false)
@@ -227,15 +256,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		sc := reg[name]
 		if !regOK || sc == nil {
 			s.fail(w, http.StatusNotFound, "NotFoundException", "Schema %s does not exist.", name)
-			return
+			return false
 		}
 		if !s.validSchema(w, op, b) {
-			return
+			return false
 		}
 		sc.Versions = append(sc.Versions, Version{str(b, "Content"), str(b, "Description"), str(b, "Type")})
 		s.schemaReply(w, 200, registry, name, sc, len(sc.Versions), false)
 	}
-	s.succeeded[op]++
+	return true
 }
 
 // validSchema applies the API's input constraints to a schema write.

@@ -163,6 +163,8 @@ func toDocument(raw json.RawMessage, what string) (document.Interface, error) {
 	return document.NewLazyDocument(v), nil
 }
 
+// converseInput is req as a Converse request. A field Converse has no counterpart for is
+// refused, not dropped: the caller asked for it.
 func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseInput, error) {
 	if len(req.Extra) > 0 {
 		names := make([]string, 0, len(req.Extra))
@@ -172,23 +174,51 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 		slices.Sort(names)
 		return nil, fmt.Errorf("field(s) %s have no Bedrock Converse counterpart", strings.Join(names, ", "))
 	}
-	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model)}
+	in := &bedrockruntime.ConverseInput{ModelId: aws.String(model), InferenceConfig: inferenceConfig(req)}
 	if req.System != "" {
 		in.System = []types.SystemContentBlock{&types.SystemContentBlockMemberText{Value: req.System}}
 	}
-	if req.MaxTokens > 0 || req.Temperature != nil || req.TopP != nil || len(req.Stop) > 0 {
-		ic := &types.InferenceConfiguration{StopSequences: req.Stop}
-		if req.MaxTokens > 0 {
-			ic.MaxTokens = aws.Int32(int32(req.MaxTokens))
-		}
-		if req.Temperature != nil {
-			ic.Temperature = aws.Float32(float32(*req.Temperature))
-		}
-		if req.TopP != nil {
-			ic.TopP = aws.Float32(float32(*req.TopP))
-		}
-		in.InferenceConfig = ic
+	var err error
+	if in.ToolConfig, err = toolConfig(req); err != nil {
+		return nil, err
 	}
+	for _, m := range req.Messages {
+		msg := types.Message{Role: types.ConversationRole(m.Role)}
+		for _, b := range m.Content {
+			block, err := contentBlock(b)
+			if err != nil {
+				return nil, err
+			}
+			msg.Content = append(msg.Content, block)
+		}
+		in.Messages = append(in.Messages, msg)
+	}
+	return in, nil
+}
+
+// inferenceConfig is the sampling part of req, or nil when it sets none (the model's
+// defaults apply).
+func inferenceConfig(req *router.Request) *types.InferenceConfiguration {
+	if req.MaxTokens <= 0 && req.Temperature == nil && req.TopP == nil && len(req.Stop) == 0 {
+		return nil
+	}
+	ic := &types.InferenceConfiguration{StopSequences: req.Stop}
+	if req.MaxTokens > 0 {
+		ic.MaxTokens = aws.Int32(int32(req.MaxTokens))
+	}
+	if req.Temperature != nil {
+		ic.Temperature = aws.Float32(float32(*req.Temperature))
+	}
+	if req.TopP != nil {
+		ic.TopP = aws.Float32(float32(*req.TopP))
+	}
+	return ic
+}
+
+// toolConfig is req's tools and tool choice, or nil without tools. Converse has no
+// response_format: a JSON answer is asked for as a call of one forced tool whose input
+// schema is the format's.
+func toolConfig(req *router.Request) (*types.ToolConfiguration, error) {
 	tools := req.Tools
 	choice := req.ToolChoice
 	if rf := req.ResponseFormat; rf != nil {
@@ -202,6 +232,7 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 		tools = append(slices.Clip(tools), router.Tool{Name: jsonTool, Description: "Answer with a JSON value matching this schema.", Schema: schema})
 		choice = router.ToolChoice{Type: router.ToolChoiceSpecific, Name: jsonTool}
 	}
+	var tc *types.ToolConfiguration
 	for _, t := range tools {
 		schema, err := toDocument(t.Schema, "tool "+t.Name+": input schema")
 		if err != nil {
@@ -214,67 +245,66 @@ func converseInput(model string, req *router.Request) (*bedrockruntime.ConverseI
 		if t.Description != "" {
 			spec.Description = aws.String(t.Description)
 		}
-		if in.ToolConfig == nil {
-			in.ToolConfig = &types.ToolConfiguration{}
+		if tc == nil {
+			tc = &types.ToolConfiguration{}
 		}
-		in.ToolConfig.Tools = append(in.ToolConfig.Tools, &types.ToolMemberToolSpec{Value: spec})
+		tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
 	}
 	switch choice.Type {
 	case "":
 	case router.ToolChoiceNone:
 		return nil, fmt.Errorf("tool_choice none has no Bedrock Converse counterpart (send no tools instead)")
 	default:
-		if in.ToolConfig == nil {
+		if tc == nil {
 			return nil, fmt.Errorf("tool_choice without tools")
 		}
 		switch choice.Type {
 		case router.ToolChoiceAuto:
-			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAuto{}
+			tc.ToolChoice = &types.ToolChoiceMemberAuto{}
 		case router.ToolChoiceAny:
-			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberAny{}
+			tc.ToolChoice = &types.ToolChoiceMemberAny{}
 		case router.ToolChoiceSpecific:
-			in.ToolConfig.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
+			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
 		}
 	}
-	for _, m := range req.Messages {
-		msg := types.Message{Role: types.ConversationRole(m.Role)}
-		for _, b := range m.Content {
-			switch {
-			case b.ToolUse != nil:
-				input, err := toDocument(b.ToolUse.Input, "tool use "+b.ToolUse.ID+": input")
-				if err != nil {
-					return nil, err
-				}
-				msg.Content = append(msg.Content, &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
-					ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: input}})
-			case b.ToolResult != nil:
-				r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID)}
-				if len(b.ToolResult.JSON) > 0 {
-					doc, err := toDocument(b.ToolResult.JSON, "tool result "+b.ToolResult.ID)
-					if err != nil {
-						return nil, err
-					}
-					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: doc}}
-				} else {
-					r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}
-				}
-				if b.ToolResult.IsError {
-					r.Status = types.ToolResultStatusError
-				}
-				msg.Content = append(msg.Content, &types.ContentBlockMemberToolResult{Value: r})
-			case b.Image != nil:
-				if len(b.Image.Data) == 0 {
-					return nil, fmt.Errorf("image_url %q: a Bedrock target takes image bytes (a data: URL), not a URL", b.Image.URL)
-				}
-				msg.Content = append(msg.Content, &types.ContentBlockMemberImage{Value: types.ImageBlock{
-					Format: types.ImageFormat(b.Image.Format), Source: &types.ImageSourceMemberBytes{Value: b.Image.Data}}})
-			default:
-				msg.Content = append(msg.Content, &types.ContentBlockMemberText{Value: b.Text})
+	return tc, nil
+}
+
+// contentBlock is one block of a message: a tool call, a tool's result (JSON or text), an
+// image (bytes only: Converse fetches no URL) or text.
+func contentBlock(b router.Block) (types.ContentBlock, error) {
+	switch {
+	case b.ToolUse != nil:
+		input, err := toDocument(b.ToolUse.Input, "tool use "+b.ToolUse.ID+": input")
+		if err != nil {
+			return nil, err
+		}
+		return &types.ContentBlockMemberToolUse{Value: types.ToolUseBlock{
+			ToolUseId: aws.String(b.ToolUse.ID), Name: aws.String(b.ToolUse.Name), Input: input}}, nil
+	case b.ToolResult != nil:
+		r := types.ToolResultBlock{ToolUseId: aws.String(b.ToolResult.ID)}
+		if len(b.ToolResult.JSON) > 0 {
+			doc, err := toDocument(b.ToolResult.JSON, "tool result "+b.ToolResult.ID)
+			if err != nil {
+				return nil, err
 			}
+			r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberJson{Value: doc}}
+		} else {
+			r.Content = []types.ToolResultContentBlock{&types.ToolResultContentBlockMemberText{Value: b.ToolResult.Content}}
 		}
-		in.Messages = append(in.Messages, msg)
+		if b.ToolResult.IsError {
+			r.Status = types.ToolResultStatusError
+		}
+		return &types.ContentBlockMemberToolResult{Value: r}, nil
+	case b.Image != nil:
+		if len(b.Image.Data) == 0 {
+			return nil, fmt.Errorf("image_url %q: a Bedrock target takes image bytes (a data: URL), not a URL", b.Image.URL)
+		}
+		return &types.ContentBlockMemberImage{Value: types.ImageBlock{
+			Format: types.ImageFormat(b.Image.Format), Source: &types.ImageSourceMemberBytes{Value: b.Image.Data}}}, nil
+	default:
+		return &types.ContentBlockMemberText{Value: b.Text}, nil
 	}
-	return in, nil
 }
 
 func fromOutput(model string, out *bedrockruntime.ConverseOutput) (*router.Response, error) {

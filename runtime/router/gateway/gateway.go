@@ -96,11 +96,6 @@ func StartWith(r *router.Router, policy, addr string, timeout time.Duration, o O
 	return g, nil
 }
 
-// New returns the gateway's handler without a listener (tests, benchmarks), with a fresh token.
-func New(r *router.Router, policy string, timeout time.Duration) *Gateway {
-	return NewWith(r, policy, timeout, Options{})
-}
-
 // NewWith is New with options.
 func NewWith(r *router.Router, policy string, timeout time.Duration, o Options) *Gateway {
 	if timeout <= 0 {

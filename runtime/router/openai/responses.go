@@ -294,20 +294,26 @@ func inputItem(raw json.RawMessage) (string, []router.Block, error) {
 	default:
 		return "", nil, fmt.Errorf("item type %q is not supported (message, function_call, function_call_output)", it.Type)
 	}
-	role := it.Role
+	return messageItem(it.Role, it.Content)
+}
+
+// messageItem is a message item's role ("system" for system and developer messages) and
+// content: a string, or parts of the kinds the role may send.
+func messageItem(asked string, content json.RawMessage) (string, []router.Block, error) {
+	role := asked
 	switch role {
 	case "system", "developer":
 		role = "system"
 	case router.RoleUser, router.RoleAssistant:
 	default:
-		return "", nil, fmt.Errorf("role %q is not supported", it.Role)
+		return "", nil, fmt.Errorf("role %q is not supported", asked)
 	}
 	var s string
-	if json.Unmarshal(it.Content, &s) == nil {
+	if json.Unmarshal(content, &s) == nil {
 		return role, []router.Block{{Text: s}}, nil
 	}
 	var parts []inputPart
-	if err := json.Unmarshal(it.Content, &parts); err != nil {
+	if err := json.Unmarshal(content, &parts); err != nil {
 		return "", nil, fmt.Errorf("content: want a string or an array of parts")
 	}
 	var blocks []router.Block
@@ -325,7 +331,7 @@ func inputItem(raw json.RawMessage) (string, []router.Block, error) {
 			img.Detail = p.Detail
 			blocks = append(blocks, router.Block{Image: img})
 		default:
-			return "", nil, fmt.Errorf("content[%d]: part type %q is not supported in a %s message (input_text, input_image by URL; output_text from the assistant)", j, p.Type, it.Role)
+			return "", nil, fmt.Errorf("content[%d]: part type %q is not supported in a %s message (input_text, input_image by URL; output_text from the assistant)", j, p.Type, asked)
 		}
 	}
 	if role == "system" {

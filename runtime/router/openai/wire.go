@@ -439,63 +439,19 @@ func (cr *ChatRequest) ToRouter() (*router.Request, error) {
 		}
 		r.Tools = append(r.Tools, router.Tool{Name: t.Function.Name, Description: t.Function.Description, Schema: t.Function.Parameters})
 	}
+	var err error
 	if len(cr.ToolChoice) > 0 {
-		var s string
-		var obj struct {
-			Type     string `json:"type"`
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		}
-		switch {
-		case json.Unmarshal(cr.ToolChoice, &s) == nil && (s == "auto" || s == "none"):
-			r.ToolChoice.Type = s
-		case s == "required":
-			r.ToolChoice.Type = router.ToolChoiceAny
-		case json.Unmarshal(cr.ToolChoice, &obj) == nil && obj.Type == "function" && obj.Function.Name != "":
-			r.ToolChoice = router.ToolChoice{Type: router.ToolChoiceSpecific, Name: obj.Function.Name}
-		default:
-			return nil, fmt.Errorf("field \"tool_choice\": %s is not auto, none, required or a function", cr.ToolChoice)
+		if r.ToolChoice, err = toolChoice(cr.ToolChoice); err != nil {
+			return nil, err
 		}
 	}
-	if rf := cr.ResponseFormat; rf != nil {
-		switch rf.Type {
-		case "text":
-		case "json_object":
-			r.ResponseFormat = &router.ResponseFormat{}
-		case "json_schema":
-			if rf.JSONSchema == nil {
-				return nil, fmt.Errorf("field \"response_format\": json_schema without its schema")
-			}
-			r.ResponseFormat = &router.ResponseFormat{Name: rf.JSONSchema.Name, Schema: rf.JSONSchema.Schema}
-			if rf.JSONSchema.Strict != nil {
-				r.ResponseFormat.Strict = *rf.JSONSchema.Strict
-			}
-		default:
-			return nil, fmt.Errorf("field \"response_format\": type %q is not supported", rf.Type)
-		}
+	if r.ResponseFormat, err = cr.ResponseFormat.toRouter(); err != nil {
+		return nil, err
 	}
 	for i, m := range cr.Messages {
-		var blocks []router.Block
-		if m.Content != nil {
-			for j, p := range m.Content.Parts {
-				switch p.Type {
-				case "text":
-					blocks = append(blocks, router.Block{Text: p.Text})
-				case "image_url":
-					if p.ImageURL == nil || m.Role != router.RoleUser {
-						return nil, fmt.Errorf("messages[%d].content[%d]: image_url only in user messages", i, j)
-					}
-					img, err := imageFrom(p.ImageURL.URL)
-					if err != nil {
-						return nil, fmt.Errorf("messages[%d].content[%d].image_url: %w", i, j, err)
-					}
-					img.Detail = p.ImageURL.Detail
-					blocks = append(blocks, router.Block{Image: img})
-				default:
-					return nil, fmt.Errorf("messages[%d].content[%d]: part type %q is not supported (text, image_url)", i, j, p.Type)
-				}
-			}
+		blocks, err := m.parts(i)
+		if err != nil {
+			return nil, err
 		}
 		switch m.Role {
 		case "system", "developer":
@@ -529,6 +485,79 @@ func (cr *ChatRequest) ToRouter() (*router.Request, error) {
 		r.Messages = append(r.Messages, router.Message{Role: role, Content: blocks})
 	}
 	return r, nil
+}
+
+// toolChoice reads tool_choice: "auto", "none", "required" or {"type": "function",
+// "function": {"name": …}}.
+func toolChoice(raw json.RawMessage) (router.ToolChoice, error) {
+	var s string
+	var obj struct {
+		Type     string `json:"type"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	switch {
+	case json.Unmarshal(raw, &s) == nil && (s == "auto" || s == "none"):
+		return router.ToolChoice{Type: s}, nil
+	case s == "required":
+		return router.ToolChoice{Type: router.ToolChoiceAny}, nil
+	case json.Unmarshal(raw, &obj) == nil && obj.Type == "function" && obj.Function.Name != "":
+		return router.ToolChoice{Type: router.ToolChoiceSpecific, Name: obj.Function.Name}, nil
+	default:
+		return router.ToolChoice{}, fmt.Errorf("field \"tool_choice\": %s is not auto, none, required or a function", raw)
+	}
+}
+
+// toRouter is response_format as the router's, nil for none or plain text.
+func (rf *ResponseFormat) toRouter() (*router.ResponseFormat, error) {
+	if rf == nil {
+		return nil, nil
+	}
+	switch rf.Type {
+	case "text":
+		return nil, nil
+	case "json_object":
+		return &router.ResponseFormat{}, nil
+	case "json_schema":
+		if rf.JSONSchema == nil {
+			return nil, fmt.Errorf("field \"response_format\": json_schema without its schema")
+		}
+		out := &router.ResponseFormat{Name: rf.JSONSchema.Name, Schema: rf.JSONSchema.Schema}
+		if rf.JSONSchema.Strict != nil {
+			out.Strict = *rf.JSONSchema.Strict
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("field \"response_format\": type %q is not supported", rf.Type)
+	}
+}
+
+// parts is the content parts of messages[i] as blocks: text, and images in user messages.
+func (m ChatMessage) parts(i int) ([]router.Block, error) {
+	if m.Content == nil {
+		return nil, nil
+	}
+	var blocks []router.Block
+	for j, p := range m.Content.Parts {
+		switch p.Type {
+		case "text":
+			blocks = append(blocks, router.Block{Text: p.Text})
+		case "image_url":
+			if p.ImageURL == nil || m.Role != router.RoleUser {
+				return nil, fmt.Errorf("messages[%d].content[%d]: image_url only in user messages", i, j)
+			}
+			img, err := imageFrom(p.ImageURL.URL)
+			if err != nil {
+				return nil, fmt.Errorf("messages[%d].content[%d].image_url: %w", i, j, err)
+			}
+			img.Detail = p.ImageURL.Detail
+			blocks = append(blocks, router.Block{Image: img})
+		default:
+			return nil, fmt.Errorf("messages[%d].content[%d]: part type %q is not supported (text, image_url)", i, j, p.Type)
+		}
+	}
+	return blocks, nil
 }
 
 // imageFrom reads a data: URL's bytes and format; an http(s) URL is kept as a URL.
