@@ -24,7 +24,6 @@ var longFuncs = []string{
 	"cmd/fleetc/cli/plan.go runChange",
 	"cmd/fleetc/dev/dev.go Run",
 	"cmd/fleetc/dev/dev.go session",
-	"cmd/fleetc/dev/handler.go RunHandler",
 	"cmd/fleetc/dev/server.go Fleet.Snapshot",
 	"compiler/deploy/deploy.go Prepare",
 	"compiler/review/render.go Report.markdown",

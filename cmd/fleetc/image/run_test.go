@@ -60,11 +60,14 @@ func TestImageRunsItsHandler(t *testing.T) {
 	img := layoutImage(t, out[1])
 	root := unpack(t, img)
 
-	set, ds := compiler.Build(spec)
-	if ds.HasErrors() {
-		t.Fatal(ds)
+	built, err := compiler.Compile(compiler.Input{Path: spec})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range set.Files() {
+	if built.Diagnostics.HasErrors() {
+		t.Fatal(built.Diagnostics)
+	}
+	for _, f := range built.Files.Files() {
 		if f.Path == "runtime/greeter.json" {
 			os.WriteFile(filepath.Join(root, "config.json"), f.Bytes, 0o644)
 		}
