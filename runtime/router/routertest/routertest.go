@@ -78,6 +78,7 @@ type Server struct {
 	Kind     string // "bedrock" | "openai"
 	mu       sync.Mutex
 	calls    int
+	at       []time.Time // when each request arrived
 	models   []string
 	requests []*router.Request
 	remotes  map[string]bool // client addresses seen: one per TCP connection
@@ -90,6 +91,14 @@ type Server struct {
 
 // Calls is the number of requests received.
 func (s *Server) Calls() int { s.mu.Lock(); defer s.mu.Unlock(); return s.calls }
+
+// Arrivals are when the requests arrived, in order: the gaps between them are what a
+// client waited, without its own start-up time.
+func (s *Server) Arrivals() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.at...)
+}
 
 // MaxInFlight is the most requests the server held at once.
 func (s *Server) MaxInFlight() int { return int(s.maxSeen.Load()) }
@@ -126,6 +135,7 @@ func (s *Server) begin(r *http.Request, model string, req *router.Request, body 
 	}
 	s.remotes[r.RemoteAddr] = true
 	s.calls++
+	s.at = append(s.at, time.Now())
 	n := s.calls
 	s.models = append(s.models, model)
 	s.requests = append(s.requests, req)
