@@ -60,6 +60,9 @@ type Options struct {
 	// Compiled is Spec already compiled by the caller (fleetc dev reads the same Result);
 	// nil: Prepare compiles Spec in Env.
 	Compiled *compiler.Result
+	// CLIConfigFile, when set, is the Terraform CLI config (TF_CLI_CONFIG_FILE) the terraform
+	// it runs reads, whatever the environment says: fleetc dev's, for a provider mirror.
+	CLIConfigFile string
 }
 
 // Workspace is a built fleet with Terraform initialised in its terraform directory.
@@ -156,7 +159,11 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := w.tf.SetWaitDelay(w.grace()); err != nil {
 		return nil, ds, err
 	}
-	if err := w.tf.SetEnv(terraformEnv(os.Environ(), opts.Endpoint)); err != nil {
+	env := terraformEnv(os.Environ(), opts.Endpoint)
+	if opts.CLIConfigFile != "" {
+		env["TF_CLI_CONFIG_FILE"] = opts.CLIConfigFile
+	}
+	if err := w.tf.SetEnv(env); err != nil {
 		return nil, ds, err
 	}
 	var initOpts []tfexec.InitOption

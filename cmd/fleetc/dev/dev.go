@@ -47,6 +47,8 @@ type Options struct {
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
 	Stdout, Stderr io.Writer
+
+	tfConfig string // set by Run: the CLI config dev wrote for terraform ("" = the user's)
 }
 
 // Fleet is a running dev fleet: its spec, clients and workers.
@@ -98,6 +100,14 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := os.MkdirAll(devDir, 0o755); err != nil {
 		return err
 	}
+	tfConfig, note, err := terraformConfig(devDir)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(out, note)
+	}
+	o.tfConfig = tfConfig
 	emu, err := ensureEmulator(ctx, o.Endpoint, devDir)
 	if err != nil {
 		return err
@@ -240,7 +250,7 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 	}
 	stamp, f := c.stamp, c.res.Fleet
 	cs := ContractsFrom(f, c.res.Files)
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Compiled: c.res})
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Compiled: c.res, CLIConfigFile: o.tfConfig})
 	if err != nil {
 		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
 			return false, &deploy.BuildError{Diagnostics: pds}
