@@ -49,6 +49,9 @@ type Options struct {
 	Dir          string // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
 	TerraformBin string // terraform binary; "" = search PATH
 	Endpoint     string // local AWS emulator base URL; "" = AWS
+	// Emulator is the emulator at Endpoint, whose gap profile the override applies; ""
+	// detects it (DetectEmulator).
+	Emulator Emulator
 	// ForceEndpoint accepts an Endpoint that is not on loopback (an emulator on another host).
 	ForceEndpoint bool
 	VarFiles      []string // -var-file, passed through
@@ -70,6 +73,7 @@ type Workspace struct {
 	Dir, TFDir string
 	Set        *artifact.Set
 	Override   *Override // nil without an endpoint
+	Emulator   Emulator  // the emulator at the endpoint ("" without one)
 	groups     map[string]string
 	tf         *tfexec.Terraform
 	opts       Options
@@ -127,7 +131,12 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	}
 	override := filepath.Join(w.TFDir, OverrideFile)
 	if opts.Endpoint != "" {
-		if w.Override, err = EmulatorOverride(set, opts.Endpoint, KumoGaps); err != nil {
+		if w.Emulator = opts.Emulator; w.Emulator == "" {
+			if w.Emulator, err = DetectEmulator(ctx, opts.Endpoint); err != nil {
+				return nil, ds, err
+			}
+		}
+		if w.Override, err = EmulatorOverride(set, opts.Endpoint, w.Emulator.Gaps()); err != nil {
 			return nil, ds, err
 		}
 		if err := artifact.WriteFileIn(dir, "terraform/"+OverrideFile, w.Override.Bytes); err != nil {
@@ -320,7 +329,7 @@ func (w *Workspace) Show(ctx context.Context, planFile string) (*Summary, error)
 	}
 	s := Summarize(p, w.groups)
 	if w.Override != nil {
-		s.Endpoint = w.opts.Endpoint
+		s.Endpoint, s.Emulator = w.opts.Endpoint, w.Emulator
 		s.EmulatorOmissions = w.Override.Omissions
 	}
 	return s, nil

@@ -272,6 +272,7 @@ var Services = map[string][]string{
 	"aws_s3_object":                                      {"s3"},
 	"aws_schemas_registry":                               {"schemas"},
 	"aws_schemas_schema":                                 {"schemas"},
+	"aws_scheduler_schedule":                             {"scheduler"},
 	"aws_sfn_state_machine":                              {"sfn"},
 	"aws_sns_topic":                                      {"sns"},
 	"aws_sns_topic_policy":                               {"sns"},

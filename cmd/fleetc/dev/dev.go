@@ -33,9 +33,10 @@ import (
 // Options say what `fleetc dev` runs and where.
 type Options struct {
 	Spec, Dir    string
-	Env          string // the spec's environment ("" for a spec without environments)
-	Endpoint     string // "" = kumo on KumoAddr, started when installed
-	Port         int    // live page port (0: any free port)
+	Env          string          // the spec's environment ("" for a spec without environments)
+	Endpoint     string          // "" = kumo on KumoAddr, started when installed
+	Emulator     deploy.Emulator // the emulator at Endpoint ("" = detected)
+	Port         int             // live page port (0: any free port)
 	NoUI         bool
 	TerraformBin string
 	WorkerBin    string // fleet-worker; "" = next to fleetc, then PATH, then bin/ of the checkout
@@ -108,7 +109,7 @@ func Run(ctx context.Context, o Options) (err error) {
 		fmt.Fprintln(out, note)
 	}
 	o.tfConfig = tfConfig
-	emu, err := ensureEmulator(ctx, o.Endpoint, devDir)
+	emu, err := ensureEmulator(ctx, o.Endpoint, o.Emulator, devDir)
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			fmt.Fprintln(out, "fleetc dev: kumo stopped")
 		}()
 	} else {
-		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (left running)\n", emu.endpoint)
+		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (%s; left running)\n", emu.endpoint, emu.kind)
 	}
 
 	model, err := startModelStandIn()
@@ -250,7 +251,7 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 	}
 	stamp, f := c.stamp, c.res.Fleet
 	cs := ContractsFrom(f, c.res.Files)
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Compiled: c.res, CLIConfigFile: o.tfConfig})
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Emulator: emu.kind, Compiled: c.res, CLIConfigFile: o.tfConfig})
 	if err != nil {
 		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
 			return false, &deploy.BuildError{Diagnostics: pds}

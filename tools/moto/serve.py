@@ -1,0 +1,50 @@
+"""Runs moto's server (moto_server's arguments) with the one Step Functions operation it lacks
+that `terraform apply` of a fleet needs: ValidateStateMachineDefinition, which hashicorp/aws
+(5.x) calls before it creates or changes an aws_sfn_state_machine. Without it moto answers 500
+and the apply stops at the state machine (compiler/deploy.MotoGaps, gap sfn-validate).
+
+The answer has the shape the Step Functions API reference gives (result OK | FAIL,
+diagnostics[{severity, code, message, location}], truncated). It checks the definition's
+outline only (a JSON object whose StartAt names one of its States), not the whole Amazon
+States Language; fleetc's tests check that with asl-validator.
+
+    python3 tools/moto/serve.py -H 127.0.0.1 -p 5000
+"""
+
+import json
+import sys
+
+from moto.server import main
+from moto.stepfunctions.responses import StepFunctionResponse
+
+
+def _diagnostic(code, message, location="/"):
+    return {"severity": "ERROR", "code": code, "message": message, "location": location}
+
+
+def outline_diagnostics(definition):
+    """The definition's outline errors, as ValidateStateMachineDefinition's diagnostics."""
+    try:
+        doc = json.loads(definition or "")
+    except ValueError as e:
+        return [_diagnostic("INVALID_JSON_DESCRIPTION", "the definition is not JSON: %s" % e)]
+    if not isinstance(doc, dict):
+        return [_diagnostic("SCHEMA_VALIDATION_FAILED", "the definition is not a JSON object")]
+    states = doc.get("States")
+    if not isinstance(states, dict) or not states:
+        return [_diagnostic("SCHEMA_VALIDATION_FAILED", "States must be a non-empty object", "/States")]
+    start = doc.get("StartAt")
+    if start not in states:
+        return [_diagnostic("MISSING_TRANSITION_TARGET", "StartAt names no state: %r" % (start,), "/StartAt")]
+    return []
+
+
+def validate_state_machine_definition(self):
+    diags = outline_diagnostics(self._get_param("definition"))
+    return json.dumps({"result": "FAIL" if diags else "OK", "diagnostics": diags, "truncated": False})
+
+
+StepFunctionResponse.validate_state_machine_definition = validate_state_machine_definition
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
