@@ -40,7 +40,9 @@ func TestExamplesApplyOnKumo(t *testing.T) {
 		t.Fatalf("examples: %v, %v", specs, err)
 	}
 	start := time.Now()
-	t.Cleanup(func() { t.Logf("%d examples applied and destroyed in %s", len(specs), time.Since(start).Round(time.Second)) })
+	t.Cleanup(func() {
+		t.Logf("%d examples applied and destroyed in %s", len(specs), time.Since(start).Round(time.Second))
+	})
 	for _, spec := range specs {
 		t.Run(filepath.Base(filepath.Dir(spec)), func(t *testing.T) {
 			t.Parallel()
