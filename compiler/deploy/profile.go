@@ -108,16 +108,28 @@ func probe(ctx context.Context, url string) (int, []byte) {
 }
 
 // MotoGaps are the differences between moto 5.2 (moto_server) and AWS that stop `terraform
-// apply` of a generated fleet, as KumoGaps are kumo's.
+// apply` of a generated fleet, as KumoGaps are kumo's; where moto lacks what kumo lacks, the
+// workaround is kumo's (asKumo). moto also lacks two Step Functions calls the provider makes
+// (ValidateStateMachineDefinition, ListStateMachineVersions), which no override can avoid:
+// tools/moto/serve.py runs moto with them.
 var MotoGaps = []Gap{
-	{
-		ID: "moto-account", Resource: "aws_iam_role", Match: preconditionAccountIsNot(MotoAccount),
-		Emulator: "one account, " + MotoAccount + ": a role whose precondition names the role ARN in another account " +
-			"(the KEDA scaler role, in worker.eks.keda_operator_role's account) fails the plan, and Terraform cannot override a precondition",
-		Workaround: "left out: no KEDA operator runs on the emulator to assume it",
-		Drop:       true,
-	},
+	asKumo("sqs-redrive-allow-policy", "GetQueueAttributes never returns RedriveAllowPolicy, so the provider waits until its timeout"),
+	asKumo("schema-registry", "no EventBridge Schemas service (CreateRegistry answers 500)"),
+	asKumo("eks-pod-identity", "no Pod Identity association API (CreatePodIdentityAssociation answers 404)"),
+	oneAccount("moto-account", MotoAccount),
 }
 
 // MotoAccount is the account moto serves by default (MOTO_ACCOUNT_ID unset).
 const MotoAccount = "123456789012"
+
+// asKumo is kumo's gap id, for an emulator that lacks the same thing (it does emulator
+// instead): one workaround, written once.
+func asKumo(id, emulator string) Gap {
+	for _, g := range KumoGaps {
+		if g.ID == id {
+			g.Emulator = emulator
+			return g
+		}
+	}
+	panic("deploy: no kumo gap " + id)
+}

@@ -1,12 +1,15 @@
-"""Runs moto's server (moto_server's arguments) with the one Step Functions operation it lacks
-that `terraform apply` of a fleet needs: ValidateStateMachineDefinition, which hashicorp/aws
-(5.x) calls before it creates or changes an aws_sfn_state_machine. Without it moto answers 500
-and the apply stops at the state machine (compiler/deploy.MotoGaps, gap sfn-validate).
+"""Runs moto's server (moto_server's arguments) with the two Step Functions operations it lacks
+that `terraform apply` of a fleet needs; without them moto answers 500 and the apply stops at
+the state machine (docs/deploy.md, "moto"). hashicorp/aws (5.x) calls:
 
-The answer has the shape the Step Functions API reference gives (result OK | FAIL,
-diagnostics[{severity, code, message, location}], truncated). It checks the definition's
-outline only (a JSON object whose StartAt names one of its States), not the whole Amazon
-States Language; fleetc's tests check that with asl-validator.
+- ValidateStateMachineDefinition before it creates or changes an aws_sfn_state_machine. The
+  answer has the shape the Step Functions API reference gives (result OK | FAIL,
+  diagnostics[{severity, code, message, location}], truncated). It checks the definition's
+  outline only (a JSON object whose StartAt names one of its States), not the whole Amazon
+  States Language; fleetc's tests check that with asl-validator.
+- ListStateMachineVersions when it reads one back: the versions moto keeps for the machine
+  (published ones; a fleet publishes none), newest first, as {stateMachineVersions:
+  [{stateMachineVersionArn, creationDate}]}.
 
     python3 tools/moto/serve.py -H 127.0.0.1 -p 5000
 """
@@ -14,6 +17,7 @@ States Language; fleetc's tests check that with asl-validator.
 import json
 import sys
 
+from moto.core.responses import ActionResult
 from moto.server import main
 from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -44,7 +48,17 @@ def validate_state_machine_definition(self):
     return json.dumps({"result": "FAIL" if diags else "OK", "diagnostics": diags, "truncated": False})
 
 
+def list_state_machine_versions(self):
+    sm = self.stepfunction_backend.describe_state_machine(self._get_param("stateMachineArn"))
+    versions = [
+        {"stateMachineVersionArn": v.arn, "creationDate": v.creation_date}
+        for _, v in sorted(sm.versions.items(), reverse=True)
+    ]
+    return ActionResult({"stateMachineVersions": versions})
+
+
 StepFunctionResponse.validate_state_machine_definition = validate_state_machine_definition
+StepFunctionResponse.list_state_machine_versions = list_state_machine_versions
 
 if __name__ == "__main__":
     main(sys.argv[1:])
