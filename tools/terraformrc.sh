@@ -5,7 +5,7 @@
 #   2. /opt/tf-plugins             (holds registry.terraform.io/hashicorp/aws/5.100.0/linux_amd64)
 #   3. the first directory found by: find / -path '*registry.terraform.io/hashicorp/aws*'
 # Usage: bash tools/terraformrc.sh > bin/terraformrc && export TF_CLI_CONFIG_FILE=$PWD/bin/terraformrc
-# Keep in step with compiler/verify.ProviderMirror / CLIConfig.
+# Keep in step with internal/tfmirror (Find, CLIConfig) and internal/verifytest.ProviderMirror.
 set -euo pipefail
 
 # mirror_root PATH: the directory that contains registry.terraform.io (accepts a path inside it).

@@ -50,6 +50,9 @@ type Options struct {
 	Dir          string // output root, as `fleetc build -o` (Terraform runs in Dir/terraform)
 	TerraformBin string // terraform binary; "" = search PATH
 	Endpoint     string // local AWS emulator base URL; "" = AWS
+	// Emulator is the emulator at Endpoint, whose gap profile the override applies; ""
+	// detects it (DetectEmulator).
+	Emulator Emulator
 	// ForceEndpoint accepts an Endpoint that is not on loopback (an emulator on another host).
 	ForceEndpoint bool
 	VarFiles      []string // -var-file, passed through
@@ -61,6 +64,9 @@ type Options struct {
 	// Compiled is Spec already compiled by the caller (fleetc dev reads the same Result);
 	// nil: Prepare compiles Spec in Env.
 	Compiled *compiler.Result
+	// CLIConfigFile, when set, is the Terraform CLI config (TF_CLI_CONFIG_FILE) the terraform
+	// it runs reads, whatever the environment says: fleetc dev's, for a provider mirror.
+	CLIConfigFile string
 }
 
 // Workspace is a built fleet with Terraform initialised in its terraform directory.
@@ -69,6 +75,7 @@ type Workspace struct {
 	Set        *artifact.Set
 	Fleet      *ir.Fleet // the compiled fleet
 	Override   *Override // nil without an endpoint
+	Emulator   Emulator  // the emulator at the endpoint ("" without one)
 	groups     map[string]string
 	tf         *tfexec.Terraform
 	opts       Options
@@ -126,7 +133,12 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	}
 	override := filepath.Join(w.TFDir, OverrideFile)
 	if opts.Endpoint != "" {
-		if w.Override, err = EmulatorOverride(set, opts.Endpoint, KumoGaps); err != nil {
+		if w.Emulator = opts.Emulator; w.Emulator == "" {
+			if w.Emulator, err = DetectEmulator(ctx, opts.Endpoint); err != nil {
+				return nil, ds, err
+			}
+		}
+		if w.Override, err = EmulatorOverride(set, opts.Endpoint, w.Emulator.Gaps()); err != nil {
 			return nil, ds, err
 		}
 		if err := artifact.WriteFileIn(dir, "terraform/"+OverrideFile, w.Override.Bytes); err != nil {
@@ -158,7 +170,11 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := w.tf.SetWaitDelay(w.grace()); err != nil {
 		return nil, ds, err
 	}
-	if err := w.tf.SetEnv(terraformEnv(os.Environ(), opts.Endpoint)); err != nil {
+	env := terraformEnv(os.Environ(), opts.Endpoint)
+	if opts.CLIConfigFile != "" {
+		env["TF_CLI_CONFIG_FILE"] = opts.CLIConfigFile
+	}
+	if err := w.tf.SetEnv(env); err != nil {
 		return nil, ds, err
 	}
 	var initOpts []tfexec.InitOption
@@ -315,7 +331,7 @@ func (w *Workspace) Show(ctx context.Context, planFile string) (*Summary, error)
 	}
 	s := Summarize(p, w.groups)
 	if w.Override != nil {
-		s.Endpoint = w.opts.Endpoint
+		s.Endpoint, s.Emulator = w.opts.Endpoint, w.Emulator
 		s.EmulatorOmissions = w.Override.Omissions
 	}
 	return s, nil

@@ -158,13 +158,7 @@ var KumoGaps = []Gap{
 		Workaround:    "changes to function_response_types, scaling_config and tags ignored (fleetc dev runs its own mapping into the function under the Lambda Runtime Interface Emulator)",
 		IgnoreChanges: []string{"function_response_types", "scaling_config", "tags", "tags_all"},
 	},
-	{
-		ID: "kumo-account", Resource: "aws_iam_role", Match: preconditionAccountIsNot(KumoAccount),
-		Emulator: "one account, " + KumoAccount + ": a role whose precondition names the role ARN in another account " +
-			"(the KEDA scaler role, in worker.eks.keda_operator_role's account) fails the plan, and Terraform cannot override a precondition",
-		Workaround: "left out: no KEDA operator runs on the emulator to assume it",
-		Drop:       true,
-	},
+	oneAccount("kumo-account", KumoAccount),
 	{
 		ID: "codedeploy", Resource: "aws_codedeploy_app",
 		Emulator:   "no CodeDeploy service (UnknownService)",
@@ -211,6 +205,17 @@ var KumoGaps = []Gap{
 
 // KumoAccount is the one account kumo serves; it is in every ARN kumo makes.
 const KumoAccount = "000000000000"
+
+// oneAccount is the gap of an emulator that serves one account only.
+func oneAccount(id, account string) Gap {
+	return Gap{
+		ID: id, Resource: "aws_iam_role", Match: preconditionAccountIsNot(account),
+		Emulator: "one account, " + account + ": a role whose precondition names the role ARN in another account " +
+			"(the KEDA scaler role, in worker.eks.keda_operator_role's account) fails the plan, and Terraform cannot override a precondition",
+		Workaround: "left out: no KEDA operator runs on the emulator to assume it",
+		Drop:       true,
+	}
+}
 
 // preconditionAccountIsNot matches a resource with a lifecycle precondition comparing the
 // caller's role ARN with a literal "arn:…:iam::ACCOUNT:…" of an account other than account.
@@ -326,6 +331,7 @@ var Services = map[string][]string{
 	"aws_s3_object":                                      {"s3"},
 	"aws_schemas_registry":                               {"schemas"},
 	"aws_schemas_schema":                                 {"schemas"},
+	"aws_scheduler_schedule":                             {"scheduler"},
 	"aws_sfn_alias":                                      {"sfn"},
 	"aws_sfn_state_machine":                              {"sfn"},
 	"aws_sns_topic":                                      {"sns"},

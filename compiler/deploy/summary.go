@@ -30,6 +30,7 @@ type Summary struct {
 	Change            int          `json:"change"`
 	Destroy           int          `json:"destroy"`
 	Endpoint          string       `json:"endpoint,omitempty"`
+	Emulator          Emulator     `json:"emulator,omitempty"` // whose gap profile the override applied
 	EmulatorOmissions []Omission   `json:"emulator_omissions,omitempty"`
 	// region is the aws provider's region in the plan's configuration, for EmptyBuckets.
 	region string
@@ -311,11 +312,19 @@ func counts(g GroupCount) string {
 	return lifecycle.Tally(map[lifecycle.Action]int{lifecycle.Create: g.Create, lifecycle.Update: g.Update, lifecycle.Replace: g.Replace, lifecycle.Delete: g.Delete})
 }
 
+// emulatorName is the emulator as the summary names it: "kumo at http://127.0.0.1:4566".
+func (s *Summary) emulatorName() string {
+	if s.Emulator == "" {
+		return s.Endpoint
+	}
+	return fmt.Sprintf("%s at %s", s.Emulator, s.Endpoint)
+}
+
 func (s *Summary) writeOmissions(w io.Writer) {
 	if s.Endpoint == "" {
 		return
 	}
-	fmt.Fprintf(w, "\nEmulator %s: %s (never applied to AWS) leaves out or changes:\n", s.Endpoint, OverrideFile)
+	fmt.Fprintf(w, "\nEmulator %s: %s (never applied to AWS) leaves out or changes:\n", s.emulatorName(), OverrideFile)
 	type key struct{ gap, what string }
 	var order []key
 	addrs := map[key][]string{}
@@ -390,7 +399,7 @@ func (s *Summary) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n</details>\n\n")
 	}
 	if s.Endpoint != "" && len(s.EmulatorOmissions) > 0 {
-		fmt.Fprintf(&b, "<details><summary>Emulator %s leaves out or changes (%d)</summary>\n\n", s.Endpoint, len(s.EmulatorOmissions))
+		fmt.Fprintf(&b, "<details><summary>Emulator %s leaves out or changes (%d)</summary>\n\n", s.emulatorName(), len(s.EmulatorOmissions))
 		for _, o := range s.EmulatorOmissions {
 			fmt.Fprintf(&b, "- [%s] `%s`: %s\n", o.Gap, o.Address, mdCell(o.What))
 		}

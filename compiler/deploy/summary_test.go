@@ -238,13 +238,13 @@ func TestMarkdownEmulatorOmissions(t *testing.T) {
 		omissions []Omission
 		want      string
 	}{
-		{"http://127.0.0.1:4566", om, "<details><summary>Emulator http://127.0.0.1:4566 leaves out or changes (1)</summary>\n\n" +
+		{"http://127.0.0.1:4566", om, "<details><summary>Emulator kumo at http://127.0.0.1:4566 leaves out or changes (1)</summary>\n\n" +
 			"- [cloudwatch-alarms] `aws_cloudwatch_metric_alarm.x`: left out: no alarms on the emulator\n"},
 		{"http://127.0.0.1:4566", nil, ""},
 		{"", om, ""},
 	} {
 		s := Summarize(planFixture(), fixtureGroups)
-		s.Endpoint, s.EmulatorOmissions = tc.endpoint, tc.omissions
+		s.Endpoint, s.Emulator, s.EmulatorOmissions = tc.endpoint, Kumo, tc.omissions
 		var b bytes.Buffer
 		if err := s.WriteMarkdown(&b); err != nil {
 			t.Fatal(err)

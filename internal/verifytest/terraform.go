@@ -18,6 +18,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/hashicorp/terraform-exec/tfexec"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/fleetc/fleetc/internal/tfmirror"
 )
 
 // TerraformFmt runs `terraform fmt -check -recursive -diff` on dir and returns the diff of
@@ -40,32 +42,21 @@ func TerraformFmt(dir string) error {
 }
 
 // ProviderMirror finds a Terraform provider filesystem mirror (a directory holding
-// registry.terraform.io/...): $FLEETC_TF_PROVIDER_MIRROR (an operator-supplied newer build),
-// else /opt/tf-plugins, else the first match of
+// registry.terraform.io/...): where fleetc dev looks (tfmirror.Find: $FLEETC_TF_PROVIDER_MIRROR,
+// else /opt/tf-plugins), else the first match of
 // `find / -path '*registry.terraform.io/hashicorp/aws'`. Keep in step with tools/terraformrc.sh.
 func ProviderMirror() (string, error) {
-	if m := os.Getenv("FLEETC_TF_PROVIDER_MIRROR"); m != "" {
-		root := mirrorRoot(m)
-		if !isDir(filepath.Join(root, "registry.terraform.io")) {
-			return "", fmt.Errorf("%w: FLEETC_TF_PROVIDER_MIRROR=%s has no registry.terraform.io/ inside", ErrToolMissing, m)
-		}
-		return root, nil
+	m, err := tfmirror.Find()
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrToolMissing, err)
 	}
-	if isDir("/opt/tf-plugins/registry.terraform.io") {
-		return "/opt/tf-plugins", nil
+	if m != "" {
+		return m, nil
 	}
 	if found := findAWSMirror("/"); found != "" {
 		return found, nil
 	}
-	return "", fmt.Errorf("%w: no Terraform provider mirror with registry.terraform.io/hashicorp/aws (set FLEETC_TF_PROVIDER_MIRROR)", ErrToolMissing)
-}
-
-// mirrorRoot accepts a path inside a mirror and returns the directory containing registry.terraform.io.
-func mirrorRoot(p string) string {
-	if i := strings.Index(p, "/registry.terraform.io"); i >= 0 {
-		return p[:i]
-	}
-	return p
+	return "", fmt.Errorf("%w: no Terraform provider mirror with registry.terraform.io/hashicorp/aws (set %s)", ErrToolMissing, tfmirror.EnvMirror)
 }
 
 func isDir(p string) bool {
@@ -92,7 +83,7 @@ func findAWSMirror(start string) string {
 			return filepath.SkipDir
 		}
 		if strings.HasSuffix(p, "/registry.terraform.io/hashicorp/aws") {
-			found = append(found, mirrorRoot(p))
+			found = append(found, tfmirror.Root(p))
 			return filepath.SkipDir
 		}
 		return nil
@@ -105,10 +96,8 @@ func findAWSMirror(start string) string {
 }
 
 // CLIConfig returns a Terraform CLI config that installs providers only from mirror, so
-// `terraform init` never reaches the network.
-func CLIConfig(mirror string) string {
-	return fmt.Sprintf("provider_installation {\n  filesystem_mirror {\n    path = %q\n  }\n}\n", mirror)
-}
+// `terraform init` never reaches the network (tfmirror.CLIConfig, the one fleetc dev writes).
+func CLIConfig(mirror string) string { return tfmirror.CLIConfig(mirror) }
 
 // MirrorCLIConfig writes dir/terraformrc: providers from the mirror (ProviderMirror), with a
 // plugin cache every test shares (an init unpacks the provider once), and returns its path,

@@ -17,6 +17,7 @@ import (
 // devOptions are dev's flags.
 type devOptions struct {
 	out, endpoint, tfBin, workerBin, rieBin string
+	emulator                                string
 	port                                    int
 	noUI, verbose                           bool
 	paths                                   []string
@@ -49,6 +50,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	}
 	c.Flags().StringVarP(&o.out, "output", "o", "out", "output directory: fleetc builds into it, runs Terraform in its terraform/ and keeps dev's files in its dev/")
 	c.Flags().StringVar(&o.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "a running AWS emulator (also "+deploy.EnvEndpoint+"); default: kumo on "+dev.KumoAddr+", started when installed")
+	c.Flags().StringVar(&o.emulator, "emulator", "", emulatorFlagHelp)
 	c.Flags().IntVar(&o.port, "port", devPagePort, "live page port on 127.0.0.1 (0: any free port)")
 	c.Flags().BoolVar(&o.noUI, "no-ui", false, "no live page")
 	c.Flags().BoolVar(&o.verbose, "verbose", false, "also log each event's detail, each step's input and its result (bounded, secrets redacted)")
@@ -70,9 +72,14 @@ func runDev(pos []string, env string, o devOptions, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "fleetc dev: %v\n", err)
 		return exitUsage
 	}
+	emu, err := deploy.ParseEmulator(o.emulator)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc dev: %v\n", err)
+		return exitUsage
+	}
 	ctx, stop := interruptible()
 	defer stop()
-	err = dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Port: o.port, NoUI: o.noUI, Verbose: o.verbose,
+	err = dev.Run(ctx, dev.Options{Spec: pos[0], Env: env, Dir: compiler.OutDir(o.out, env), Endpoint: o.endpoint, Emulator: emu, Port: o.port, NoUI: o.noUI, Verbose: o.verbose,
 		TerraformBin: o.tfBin, WorkerBin: o.workerBin, RIEBin: o.rieBin, Paths: paths, Stdout: stdout, Stderr: stderr})
 	var be *deploy.BuildError
 	switch {

@@ -28,6 +28,7 @@ const exitChanges = 2
 // deployFlags are the flags plan, apply and destroy share.
 type deployFlags struct {
 	out, endpoint, terraformBin string
+	emulator                    string // --emulator: "" detects it
 	varFiles, backendConfig     []string
 	force                       bool
 	env                         string // --env, the root's flag
@@ -37,6 +38,7 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 	fs.StringVarP(&d.out, "output", "o", defaultOut, "output directory: fleetc builds into it and runs Terraform in its terraform/")
 	fs.StringVar(&d.endpoint, "endpoint", os.Getenv(deploy.EnvEndpoint), "local AWS emulator URL (also "+deploy.EnvEndpoint+"): writes the emulator override file")
 	fs.BoolVar(&d.force, "force", false, "with --endpoint: accept an endpoint that is not on loopback")
+	fs.StringVar(&d.emulator, "emulator", "", emulatorFlagHelp)
 	fs.StringVar(&d.terraformBin, "terraform-bin", "", "terraform binary (default: terraform on PATH)")
 	fs.StringArrayVar(&d.varFiles, "var-file", nil, "Terraform variables file (repeatable)")
 	fs.StringArrayVar(&d.backendConfig, "backend-config", nil, "terraform init -backend-config K=V or file (repeatable)")
@@ -47,8 +49,13 @@ func (d *deployFlags) register(fs *pflag.FlagSet) {
 // prints the reason (and, for json, a document of the diagnostics alone) and returns the
 // exit code.
 func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, format view.Format, stdout, stderr io.Writer) (*deploy.Workspace, diag.Diagnostics, int) {
+	emu, err := deploy.ParseEmulator(d.emulator)
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc %s: %v\n", cmd, err)
+		return nil, nil, exitUsage
+	}
 	w, ds, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Env: d.env, Dir: compiler.OutDir(d.out, d.env), TerraformBin: d.terraformBin,
-		Endpoint: d.endpoint, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
+		Endpoint: d.endpoint, Emulator: emu, ForceEndpoint: d.force, VarFiles: d.varFiles, BackendConfig: d.backendConfig})
 	if format != view.JSON {
 		view.Aside(stderr, ds)
 	} else if err != nil {
@@ -65,6 +72,10 @@ func (d *deployFlags) prepare(ctx context.Context, cmd, spec string, format view
 	}
 	return w, ds, exitOK
 }
+
+// emulatorFlagHelp is --emulator's help, for plan, apply, destroy and dev.
+var emulatorFlagHelp = "with --endpoint: the emulator there, whose gaps the override works around (" + deploy.EmulatorNames() +
+	"); default: detected (" + deploy.DetectHow + ")"
 
 // interruptible returns a context that ends on Ctrl-C or SIGTERM; Terraform then gets
 // SIGINT and its grace period to stop cleanly.

@@ -34,9 +34,10 @@ import (
 // Options say what `fleetc dev` runs and where.
 type Options struct {
 	Spec, Dir    string
-	Env          string // the spec's environment ("" for a spec without environments)
-	Endpoint     string // "" = kumo on KumoAddr, started when installed
-	Port         int    // live page port (0: any free port)
+	Env          string          // the spec's environment ("" for a spec without environments)
+	Endpoint     string          // "" = kumo on KumoAddr, started when installed
+	Emulator     deploy.Emulator // the emulator at Endpoint ("" = detected)
+	Port         int             // live page port (0: any free port)
 	NoUI         bool
 	TerraformBin string
 	WorkerBin    string // fleet-worker; "" = next to fleetc, then PATH, then bin/ of the checkout
@@ -50,6 +51,8 @@ type Options struct {
 	// Ready, when set, is called once the fleet is up, with the live page's URL ("" with NoUI).
 	Ready          func(url string)
 	Stdout, Stderr io.Writer
+
+	tfConfig string // set by Run: the CLI config dev wrote for terraform ("" = the user's)
 }
 
 // Fleet is a running dev fleet: its spec, clients and workers.
@@ -105,7 +108,15 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := os.MkdirAll(devDir, 0o755); err != nil {
 		return err
 	}
-	emu, err := ensureEmulator(ctx, o.Endpoint, devDir)
+	tfConfig, note, err := terraformConfig(devDir)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(out, note)
+	}
+	o.tfConfig = tfConfig
+	emu, err := ensureEmulator(ctx, o.Endpoint, o.Emulator, devDir)
 	if err != nil {
 		return err
 	}
@@ -116,7 +127,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			fmt.Fprintln(out, "fleetc dev: kumo stopped")
 		}()
 	} else {
-		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (left running)\n", emu.endpoint)
+		fmt.Fprintf(out, "fleetc dev: using the emulator at %s (%s; left running)\n", emu.endpoint, emu.kind)
 	}
 
 	model, err := startModelStandIn()
@@ -247,7 +258,7 @@ func session(ctx context.Context, o Options, c *compiled, emu *emulator, bins bi
 	}
 	stamp, f := c.stamp, c.res.Fleet
 	cs := ContractsFrom(f, c.res.Files)
-	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Compiled: c.res})
+	w, pds, err := deploy.Prepare(ctx, deploy.Options{Spec: o.Spec, Env: o.Env, Dir: o.Dir, TerraformBin: o.TerraformBin, Endpoint: emu.endpoint, Emulator: emu.kind, Compiled: c.res, CLIConfigFile: o.tfConfig})
 	if err != nil {
 		if len(pds) > 0 && errors.As(err, new(*deploy.BuildError)) {
 			return false, &deploy.BuildError{Diagnostics: pds}

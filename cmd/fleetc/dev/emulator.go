@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/fleetc/fleetc/compiler/deploy"
 )
 
 // Kumo is where `fleetc dev` runs kumo when it starts it: its Step Functions and
@@ -72,20 +74,28 @@ func isExec(p string) bool {
 // emulator is the emulator dev uses; stop is nil unless dev started it.
 type emulator struct {
 	endpoint string
+	kind     deploy.Emulator // whose gap profile the override applies
 	stop     func()
 }
 
-// ensureEmulator uses endpoint if given (it must answer), else kumo on KumoAddr if it
-// answers, else starts kumo when installed.
-func ensureEmulator(ctx context.Context, endpoint, logDir string) (*emulator, error) {
+// ensureEmulator uses endpoint if given (kind, or the emulator detected there), else kumo on
+// KumoAddr if it answers, else starts kumo when installed.
+func ensureEmulator(ctx context.Context, endpoint string, kind deploy.Emulator, logDir string) (*emulator, error) {
 	if endpoint != "" {
-		if !healthy(ctx, endpoint) {
-			return nil, fmt.Errorf("the emulator at %s does not answer GET /health", endpoint)
+		detected, err := deploy.DetectEmulator(ctx, endpoint)
+		if kind == "" {
+			if err != nil {
+				return nil, err
+			}
+			kind = detected
 		}
-		return &emulator{endpoint: endpoint}, nil
+		return &emulator{endpoint: endpoint, kind: kind}, nil
+	}
+	if kind != "" && kind != deploy.Kumo {
+		return nil, fmt.Errorf("--emulator %s needs --endpoint: dev starts only kumo itself", kind)
 	}
 	if healthy(ctx, KumoEndpoint) {
-		return &emulator{endpoint: KumoEndpoint}, nil
+		return &emulator{endpoint: KumoEndpoint, kind: deploy.Kumo}, nil
 	}
 	bin := findKumo()
 	if bin == "" {
@@ -118,7 +128,7 @@ func ensureEmulator(ctx context.Context, endpoint, logDir string) (*emulator, er
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if healthy(ctx, KumoEndpoint) {
-			return &emulator{endpoint: KumoEndpoint, stop: stop}, nil
+			return &emulator{endpoint: KumoEndpoint, kind: deploy.Kumo, stop: stop}, nil
 		}
 		select {
 		case <-exited:
