@@ -228,6 +228,11 @@ data "aws_iam_policy_document" "reviewer_worker" {
     effect    = "Allow"
     actions   = ["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
     resources = [aws_dynamodb_table.idempotency.arn]
+    condition {
+      test     = "ForAllValues:StringNotLike"
+      variable = "dynamodb:LeadingKeys"
+      values   = ["approval#*"]
+    }
   }
   # tfsec:ignore:aws-iam-no-policy-wildcards Payloads are objects named per message under the prefixes this class may read (inputs/ of the event it consumes and of its workflows, its producers' outputs/, its workflows' fanout/); fleet-worker refuses any other key (claim_check.read_prefixes).
   statement {

@@ -73,6 +73,13 @@ output "state_machine_arns" {
   }
 }
 
+output "state_machine_alias_arns" {
+  description = "Alias live per workflow with a rollout: start executions here."
+  value = {
+    delivery = aws_sfn_alias.delivery.arn
+  }
+}
+
 output "keda_scaler_role_arn" {
   description = "Role the KEDA operator assumes to read the eks queues' depth (every TriggerAuthentication names it)."
   value       = aws_iam_role.keda_scaler.arn

@@ -3,6 +3,13 @@ resource "aws_schemas_registry" "fleet" {
   description = "Event contracts of fleet sink."
 }
 
+resource "aws_schemas_schema" "approval_requested" {
+  name          = "sink.approvals@approval.requested"
+  registry_name = aws_schemas_registry.fleet.name
+  type          = "JSONSchemaDraft4"
+  content       = file("${path.module}/../schemas/approval.requested.json")
+}
+
 resource "aws_schemas_schema" "chat_turn" {
   name          = "sink.chat@chat.turn"
   registry_name = aws_schemas_registry.fleet.name
