@@ -238,6 +238,7 @@ func TestDiffEnvironments(t *testing.T) {
 // provider against kumo: prod's overrides and names are in what Terraform plans. Without
 // --env the same spec is refused before Terraform runs (P013).
 func TestPlanEnvironmentOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform plan against kumo")
 	}
