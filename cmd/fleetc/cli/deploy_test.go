@@ -37,8 +37,8 @@ import (
 // e2eSpec is the deploy tests' fleet: one eks class on a standard queue and a Standard workflow.
 const e2eSpec = "../../../compiler/deploy/testdata/e2e.yaml"
 
-// terraformEnv points Terraform at the provider mirror (hashicorp/aws 5.100.0, offline) with
-// a plugin cache, so init links the provider instead of copying ~700 MB. It skips the test
+// terraformEnv points Terraform at the provider mirror (hashicorp/aws 5.100.0, offline), so
+// init links the provider instead of copying ~700 MB. It skips the test
 // (fails under FLEETC_REQUIRE_TOOLS=1) when terraform or the mirror is missing.
 func terraformEnv(t *testing.T) {
 	t.Helper()

@@ -108,7 +108,7 @@ var (
 )
 
 // TerraformEnv skips the test without terraform or the provider mirror, and points
-// terraform at the mirror and a shared plugin cache. TF_CLI_CONFIG_FILE is set for the whole
+// terraform at the mirror (verifytest.MirrorCLIConfig). TF_CLI_CONFIG_FILE is set for the whole
 // test process, to one file written once: the emulator tests run in parallel, and t.Setenv
 // refuses a parallel test (a test that sets it to something else with t.Setenv runs alone,
 // and puts this value back after).
