@@ -164,8 +164,9 @@ func jsonata(t *testing.T, expr string, states map[string]any) map[string]any {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
 		t.Fatal(err)
 	}
-	body, ok := strings.CutPrefix(expr, "{%")
-	if body, ok = strings.CutSuffix(body, "%}"); !ok {
+	body, opened := strings.CutPrefix(expr, "{%")
+	body, closed := strings.CutSuffix(body, "%}")
+	if !opened || !closed {
 		t.Fatalf("%q is not a JSONata expression", expr)
 	}
 	in, _ := json.Marshal(map[string]any{"expr": body, "states": states})
