@@ -42,7 +42,7 @@ func (f *File) Select(env string) (*File, diag.Diagnostics) {
 		d := ds.Errorf("P013", "/"+environmentsKey, "unknown environment %q", env)
 		if len(names) == 0 {
 			d.Summary += ": this spec declares no environments"
-			d.Detail = "Declare it under environments: (see docs/environments.md), or leave out --env."
+			d.Detail = "Declare it under environments: (see docs/environments.md), or name no environment."
 		} else {
 			d.Summary += "; the spec declares " + strings.Join(names, ", ")
 			if s := suggest(env, names); s != "" {

@@ -1,12 +1,20 @@
 package asl
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/spec"
 	"github.com/fleetc/fleetc/spec/diag"
 )
@@ -136,6 +144,83 @@ func TestApprovalOnTimeout(t *testing.T) {
 		}
 		if last := catch[len(catch)-1].(map[string]any); last["Next"] != "ApproveFailed" {
 			t.Errorf("%s: States.ALL goes to %v", c.on, last["Next"])
+		}
+	}
+}
+
+// jsonata evaluates a Step Functions JSONata expression ({% … %}) with the reference JSONata
+// engine (the jsonata package tools/install.sh installs beside asl-validator), $states bound
+// to states, and returns its JSON result.
+func jsonata(t *testing.T, expr string, states map[string]any) map[string]any {
+	t.Helper()
+	node, err := verifytest.Tool("node")
+	verifytest.SkipIfMissing(t, err)
+	root, err := verifytest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(root, "tools", "node", "node_modules", "jsonata")
+	if _, err := os.Stat(lib); err != nil {
+		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
+		t.Fatal(err)
+	}
+	body, opened := strings.CutPrefix(expr, "{%")
+	body, closed := strings.CutSuffix(body, "%}")
+	if !opened || !closed {
+		t.Fatalf("%q is not a JSONata expression", expr)
+	}
+	in, _ := json.Marshal(map[string]any{"expr": body, "states": states})
+	cmd := exec.Command(node, "-e", `const jsonata = require(process.argv[1]);
+const {expr, states} = JSON.parse(require("fs").readFileSync(0, "utf8"));
+jsonata(expr).evaluate({}, {states}).then(r => process.stdout.write(JSON.stringify(r)), e => { console.error(e.message); process.exit(1); });`, lib)
+	cmd.Stdin = bytes.NewReader(in)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("jsonata %s: %v\n%s", body, err, out)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("jsonata result %s: %v", out, err)
+	}
+	return res
+}
+
+// TestApprovalRecordExpires: the recorder stores each approval with the idempotency table's
+// TTL attribute, set to when it started + the approval's timeout + ir.ApprovalRecordGrace,
+// so an approval nobody answers does not stay in the table forever. The Expiry state's
+// JSONata runs on the reference engine, as Step Functions would run it.
+func TestApprovalRecordExpires(t *testing.T) {
+	f := lower(t, "../../examples/approvals/fleet.yaml")
+	files, ds := Generate(f)
+	if ds.HasErrors() {
+		t.Fatal(ds)
+	}
+	def := decode(t, files[len(files)-1].Bytes)
+	sts := def["States"].(map[string]any)
+	expiry, _ := sts[def["StartAt"].(string)].(map[string]any)
+	if expiry["Type"] != "Pass" || expiry["QueryLanguage"] != "JSONata" || expiry["Next"] != "Record" {
+		t.Fatalf("the recorder does not start by computing the expiry: StartAt %v = %v", def["StartAt"], expiry)
+	}
+	item := sts["Record"].(map[string]any)["Parameters"].(map[string]any)["Item"].(map[string]any)
+	want := map[string]any{"N.$": "$." + ir.IdempotencyExpiresAttr}
+	if !reflect.DeepEqual(item[ir.IdempotencyExpiresAttr], want) {
+		t.Errorf("Record's item %v: %s is %v, want %v", item, ir.IdempotencyExpiresAttr, item[ir.IdempotencyExpiresAttr], want)
+	}
+
+	entered := time.Date(2026, 3, 1, 10, 0, 0, 250e6, time.UTC)
+	const timeout = 3 * 24 * 3600
+	input := map[string]any{"token": "tok", "execution_id": "arn:x", "state": "Approve", "trace_id": "t", "timeout_seconds": timeout}
+	got := jsonata(t, expiry["Output"].(string), map[string]any{
+		"input":   input,
+		"context": map[string]any{"State": map[string]any{"EnteredTime": entered.Format(time.RFC3339Nano), "Name": "Expiry"}},
+	})
+	wantAt := strconv.FormatInt(entered.Unix()+timeout+ir.Seconds(ir.ApprovalRecordGrace), 10)
+	if got[ir.IdempotencyExpiresAttr] != wantAt {
+		t.Errorf("%s = %v, want %s (entered %s + %ds + %v)", ir.IdempotencyExpiresAttr, got[ir.IdempotencyExpiresAttr], wantAt, entered, timeout, ir.ApprovalRecordGrace)
+	}
+	for k, v := range input {
+		if got[k] != v && !(k == "timeout_seconds" && got[k] == float64(timeout)) {
+			t.Errorf("Expiry dropped or changed input %s: %v, want %v", k, got[k], v)
 		}
 	}
 }

@@ -161,6 +161,7 @@ type processorConfig struct {
 // state is every field fleetc emits for Task, Map and Fail states, in review order.
 type state struct {
 	Type                       string            `json:"Type"`
+	QueryLanguage              string            `json:"QueryLanguage,omitempty"` // a JSONata state in a JSONPath machine
 	Comment                    string            `json:"Comment,omitempty"`
 	Resource                   string            `json:"Resource,omitempty"`
 	Parameters                 any               `json:"Parameters,omitempty"` // *sendParams | *invokeParams
@@ -182,6 +183,7 @@ type state struct {
 	ErrorPath                  string            `json:"ErrorPath,omitempty"`
 	Cause                      string            `json:"Cause,omitempty"`
 	CausePath                  string            `json:"CausePath,omitempty"`
+	Output                     string            `json:"Output,omitempty"` // JSONata states only
 	Next                       string            `json:"Next,omitempty"`
 	End                        bool              `json:"End,omitempty"`
 }

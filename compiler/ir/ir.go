@@ -544,6 +544,15 @@ const ApprovalKeyPrefix = "approval#"
 // ApprovalPartitionKey is the partition key of the approval records of execution execARN.
 func ApprovalPartitionKey(execARN string) string { return ApprovalKeyPrefix + execARN }
 
+// IdempotencyExpiresAttr is the idempotency table's TTL attribute (N, epoch seconds): work-key
+// claims and approval records both carry it, so DynamoDB deletes what nobody will read again.
+const IdempotencyExpiresAttr = "expires_at"
+
+// ApprovalRecordGrace is how long an approval record outlives its approval's timeout: a
+// late `fleetc approve` still finds the token and hears from Step Functions that the step
+// timed out, rather than that nothing ever waited.
+const ApprovalRecordGrace = 24 * time.Hour
+
 // FanOut is a Distributed Map over Items.
 type FanOut struct {
 	Items                   string

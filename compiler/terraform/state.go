@@ -130,7 +130,7 @@ const TfsecCustomerKey = "aws-s3-encryption-customer-key"
 func (g *gen) tableHardening(t block, ttl bool) {
 	if ttl {
 		tt := t.nested("ttl")
-		tt.set("attribute_name", str("expires_at"))
+		tt.set("attribute_name", str(ir.IdempotencyExpiresAttr))
 		tt.set("enabled", boolean(true))
 	}
 	t.nested("point_in_time_recovery").set("enabled", boolean(true))

@@ -99,20 +99,28 @@ func findAWSMirror(start string) string {
 // `terraform init` never reaches the network (tfmirror.CLIConfig, the one fleetc dev writes).
 func CLIConfig(mirror string) string { return tfmirror.CLIConfig(mirror) }
 
-// MirrorCLIConfig writes dir/terraformrc: providers from the mirror (ProviderMirror), with a
-// plugin cache every test shares (an init unpacks the provider once), and returns its path,
-// for TF_CLI_CONFIG_FILE. A missing mirror is ErrToolMissing.
+// MirrorCLIConfig writes dir/terraformrc: providers from the mirror (ProviderMirror), and
+// returns its path, for TF_CLI_CONFIG_FILE. A missing mirror is ErrToolMissing. From an
+// unpacked mirror (/opt/tf-plugins, bin/tf-schema-mirror) init links the provider directory
+// into .terraform, so no cache is needed; a packed one (.zip) gets a plugin cache every test
+// shares, so the ~700 MB provider is unpacked once. The cache is not safe for concurrent
+// inits (Terraform relinks its entry on each: "mkdir …/linux_amd64: file exists" when
+// parallel tests init at once), which is why an unpacked mirror goes without it.
 func MirrorCLIConfig(dir string) (string, error) {
 	mirror, err := ProviderMirror()
 	if err != nil {
 		return "", err
 	}
-	cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
-	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return "", err
+	cfg := CLIConfig(mirror)
+	if zips, _ := filepath.Glob(filepath.Join(mirror, "registry.terraform.io", "*", "*", "*.zip")); len(zips) > 0 {
+		cache := filepath.Join(os.TempDir(), "fleetc-tf-plugin-cache")
+		if err := os.MkdirAll(cache, 0o755); err != nil {
+			return "", err
+		}
+		cfg += fmt.Sprintf("plugin_cache_dir = %q\n", cache)
 	}
 	rc := filepath.Join(dir, "terraformrc")
-	return rc, os.WriteFile(rc, []byte(CLIConfig(mirror)+fmt.Sprintf("plugin_cache_dir = %q\n", cache)), 0o644)
+	return rc, os.WriteFile(rc, []byte(cfg), 0o644)
 }
 
 // TerraformValidate copies dir to a temporary directory, runs `terraform init -backend=false`

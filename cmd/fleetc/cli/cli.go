@@ -35,6 +35,9 @@ type streams struct {
 	// and writes output under compiler.OutDir(dir, env); one that reads no spec says so with
 	// noSpec, and --env is refused there.
 	env string
+	// envFromVar: env is EnvEnvironment's value, --env was not given. A failing command then
+	// says where its environment came from (the spec's P013 can only speak of --env).
+	envFromVar bool
 }
 
 // EnvEnvironment is --env's default, as TF_WORKSPACE is Terraform's: a CI job that deploys one
@@ -101,6 +104,7 @@ Exit codes: 0 success, 1 invalid spec (or stale output with --check), 2 usage or
 		if c.Annotations["fleetc/spec"] == "none" && c.Flags().Changed("env") {
 			return fmt.Errorf("--env does not apply: %s reads no spec", c.CommandPath())
 		}
+		s.envFromVar = s.env != "" && !c.Flags().Changed("env") && c.Annotations["fleetc/spec"] != "none"
 		return nil
 	}
 	root.SetVersionTemplate("fleetc {{.Version}}\n")
@@ -136,7 +140,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = exitUsage
 		}
 	}()
-	root := newRoot(&streams{stdin: stdin, stdout: stdout, stderr: stderr})
+	s := &streams{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(s)
 	root.SetArgs(args)
 	c, err := root.ExecuteC()
 	var ec exitCode
@@ -144,6 +149,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ec):
+		if s.envFromVar {
+			fmt.Fprintf(stderr, "fleetc: the environment %q came from %s (no --env given)\n", s.env, EnvEnvironment)
+		}
 		return int(ec)
 	}
 	// cobra's own errors: an unknown command or flag, a flag value refused.

@@ -37,8 +37,8 @@ import (
 // e2eSpec is the deploy tests' fleet: one eks class on a standard queue and a Standard workflow.
 const e2eSpec = "../../../compiler/deploy/testdata/e2e.yaml"
 
-// terraformEnv points Terraform at the provider mirror (hashicorp/aws 5.100.0, offline) with
-// a plugin cache, so init links the provider instead of copying ~700 MB. It skips the test
+// terraformEnv points Terraform at the provider mirror (hashicorp/aws 5.100.0, offline), so
+// init links the provider instead of copying ~700 MB. It skips the test
 // (fails under FLEETC_REQUIRE_TOOLS=1) when terraform or the mirror is missing.
 func terraformEnv(t *testing.T) {
 	t.Helper()
@@ -162,6 +162,7 @@ func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") 
 // spec so the class queue becomes FIFO (a replacement the guard refuses until named), and
 // destroy.
 func TestFullLoopOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
@@ -423,10 +424,7 @@ func runFleet(t *testing.T, endpoint, fleet, out string) {
 	}
 
 	// fleet-worker, one per class, each with its generated runtime config.
-	bin := filepath.Join(t.TempDir(), "fleet-worker")
-	if b, err := exec.Command("go", "build", "-o", bin, "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
-		t.Fatalf("go build fleet-worker: %v\n%s", err, b)
-	}
+	_, bin := devtest.Binaries(t)
 	configs, _ := filepath.Glob(filepath.Join(out, "runtime", "*.json"))
 	if len(configs) != 1 {
 		t.Fatalf("runtime configs: %v", configs)
@@ -573,6 +571,7 @@ func execute(ctx context.Context, t *testing.T, sf *sfn.Client, arn, trace strin
 // a model-policy timeout (the runtime config) and a workflow step timeout (the state machine definition). The base fleet is
 // applied once; each head is planned against it, never applied.
 func TestPredictionsOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	// The emulator override ignores only the Lambda's image_uri and image_config (gap
 	// lambda-image): a runtime-config change is an environment change Terraform plans on kumo
 	// as on AWS, and comparePrediction holds it (emulatorHides skips only what the override

@@ -19,6 +19,7 @@ import (
 // and the objects stay; with it the bucket is emptied and destroyed, where terraform alone
 // stopped at BucketNotEmpty.
 func TestDestroyEmptiesBucketsOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform apply against kumo takes minutes")
 	}

@@ -43,6 +43,7 @@ var (
 // worker log, checks a second plan is empty, kills a worker and sees the ledger balance,
 // and tears down on Ctrl-C.
 func TestDevResearchFleet(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	endpoint := devEnv(t)
 	dir := t.TempDir()
 	spec, fleet := uniqueExample(t, dir, "research-fleet", "fleet: research", "fleet: FLEET", "name: research-fleet", "name: FLEET")
@@ -237,6 +238,7 @@ func TestDevResearchFleet(t *testing.T) {
 // the queue and completes on its retry, with nothing dead-lettered; plan after apply is
 // empty.
 func TestDevMinimal(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	endpoint := devEnv(t)
 	rie, err := verifytest.Tool("aws-lambda-rie")
 	verifytest.SkipIfMissing(t, err)

@@ -110,6 +110,15 @@ func TestEnvFromEnvironment(t *testing.T) {
 	if code, out, errs := run(t, "capacity", "--env", "dev", envExample); code != exitOK || !strings.Contains(out, "Capacity of fleet support-dev") {
 		t.Errorf("capacity --env dev with %s=prod: exit %d\n%s%s", EnvEnvironment, code, out, errs)
 	}
+	// A spec without that environment: the refusal says the environment came from the
+	// variable, since no --env was given; with --env it does not.
+	fromVar := `fleetc: the environment "prod" came from ` + EnvEnvironment + " (no --env given)"
+	if code, _, errs := run(t, "capacity", "../../../examples/minimal/fleet.yaml"); code != exitInvalid || !strings.Contains(errs, "P013") || !strings.Contains(errs, fromVar) {
+		t.Errorf("capacity with %s=prod of a spec without environments: exit %d\n%s", EnvEnvironment, code, errs)
+	}
+	if code, _, errs := run(t, "capacity", "--env", "prod", "../../../examples/minimal/fleet.yaml"); code != exitInvalid || !strings.Contains(errs, "P013") || strings.Contains(errs, EnvEnvironment) {
+		t.Errorf("capacity --env prod of a spec without environments: exit %d\n%s", code, errs)
+	}
 }
 
 // An override of a field that must be the same everywhere is a positioned P012.
@@ -238,6 +247,7 @@ func TestDiffEnvironments(t *testing.T) {
 // provider against kumo: prod's overrides and names are in what Terraform plans. Without
 // --env the same spec is refused before Terraform runs (P013).
 func TestPlanEnvironmentOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform plan against kumo")
 	}

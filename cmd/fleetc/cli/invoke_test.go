@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,11 +14,27 @@ import (
 	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 )
 
+// emulatorParallel is how many tests of this package run at once unless -test.parallel is
+// given. The parallel tests are the emulator loops (terraform plan/apply/destroy and fleetc
+// dev sessions against kumo, each fleet under a name of its own): they spend most of their
+// time waiting on kumo and on the AWS provider's polling, not on the CPU, so they overlap well
+// beyond GOMAXPROCS, the default, which on a 2-core machine ran them two at a time.
+const emulatorParallel = 6
+
 // TestMain lets this test binary stand in for fleetc where a command runs fleetc itself as
-// a process: invoke --stand-in runs `fleetc dev-handler` (os.Executable), as dev does.
+// a process: invoke --stand-in runs `fleetc dev-handler` (os.Executable), as dev does. As a
+// test binary it runs the emulator loops emulatorParallel at a time.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == dev.HandlerCommand {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(emulatorParallel)); err != nil {
+			panic(err)
+		}
 	}
 	os.Exit(m.Run())
 }

@@ -33,6 +33,7 @@ const chaosFault = 15 * time.Second
 // Every step completes exactly once (one handler success and one completion event per
 // trace: no duplicated side effect) and only the poison is dead-lettered.
 func TestDevChaos(t *testing.T) {
+	t.Parallel() // a dev session on the shared kumo under a fleet name of its own: it overlaps the other
 	endpoint := devtest.Env(t)
 	rie, err := verifytest.Tool("aws-lambda-rie")
 	verifytest.SkipIfMissing(t, err)

@@ -20,6 +20,7 @@ import (
 // handler/handler.py (python3 /app/handler.py in the spec, run from the project's handler/):
 // no stand-in, no edit.
 func TestDevStarterProject(t *testing.T) {
+	t.Parallel() // a dev session on the shared kumo under a fleet name of its own: it overlaps the other
 	endpoint := devtest.Env(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		verifytest.SkipIfMissing(t, err)

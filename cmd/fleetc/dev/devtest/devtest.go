@@ -102,18 +102,34 @@ func UniqueExample(t *testing.T, dir, example string, renames ...string) (spec, 
 	return UniqueSpec(t, dir, filepath.Join("examples", example, "fleet.yaml"), renames...)
 }
 
+var (
+	rcOnce sync.Once
+	rcPath string
+	rcErr  error
+)
+
 // TerraformEnv skips the test without terraform or the provider mirror, and points
-// terraform at the mirror and a shared plugin cache.
+// terraform at the mirror (verifytest.MirrorCLIConfig). TF_CLI_CONFIG_FILE is set for the whole
+// test process, to one file written once: the emulator tests run in parallel, and t.Setenv
+// refuses a parallel test (a test that sets it to something else with t.Setenv runs alone,
+// and puts this value back after).
 func TerraformEnv(t *testing.T) {
 	t.Helper()
 	_, err := verifytest.Tool("terraform")
 	verifytest.SkipIfMissing(t, err)
-	rc, err := verifytest.MirrorCLIConfig(t.TempDir())
-	verifytest.SkipIfMissing(t, err)
-	if err != nil {
+	rcOnce.Do(func() {
+		var dir string
+		if dir, rcErr = os.MkdirTemp("", "fleetc-terraformrc-"); rcErr == nil {
+			rcPath, rcErr = verifytest.MirrorCLIConfig(dir)
+		}
+	})
+	verifytest.SkipIfMissing(t, rcErr)
+	if rcErr != nil {
+		t.Fatal(rcErr)
+	}
+	if err := os.Setenv("TF_CLI_CONFIG_FILE", rcPath); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
 }
 
 // Env is what a dev session needs: not -short, terraform, and kumo (FLEETC_DEV_TEST_ENDPOINT
