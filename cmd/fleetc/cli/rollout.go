@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/codedeploy"
 
 	"github.com/fleetc/fleetc/compiler/deploy"
+	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
@@ -28,7 +29,7 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 		fmt.Fprintln(stdout, "\nRollout: the emulator has no CodeDeploy and no aliases; the functions run $LATEST (docs/rollout.md).")
 		return exitOK
 	}
-	if err := keepConfigs(ctx, w, s, stdout); err != nil {
+	if err := keepConfigs(ctx, w.Fleet, s, endpoint, stdout); err != nil {
 		fmt.Fprintf(stderr, "fleetc apply: %v; until its shift ends, the previous version's cold starts cannot read their config\n", err)
 		// The shift still starts: the sooner the new version takes the traffic, the better.
 		defer func() { code = exitInvalid }()
@@ -66,13 +67,14 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 
 // keepConfigs puts back the config objects the apply deleted under a version a canary or
 // linear shift still routes to (deploy.ConfigsToKeep); the bucket's lifecycle expires them
-// after terraform.RetainedConfigDays.
-func keepConfigs(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, stdout io.Writer) error {
-	kept := deploy.ConfigsToKeep(w.Fleet, s)
+// after terraform.RetainedConfigDays. endpoint is "" for AWS (an emulator runs no shift; tests
+// name kumo).
+func keepConfigs(ctx context.Context, f *ir.Fleet, s *deploy.Summary, endpoint string, stdout io.Writer) error {
+	kept := deploy.ConfigsToKeep(f, s)
 	if len(kept) == 0 {
 		return nil
 	}
-	c, err := awsconfig.BucketEmptier(ctx, w.Fleet.Region, "")
+	c, err := awsconfig.BucketEmptier(ctx, f.Region, endpoint)
 	if err != nil {
 		return err
 	}
