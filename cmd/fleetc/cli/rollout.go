@@ -19,8 +19,9 @@ const codeDeployAttempts = 3
 
 // startRollouts starts, after an apply, the CodeDeploy deployment of every lambda class with
 // a rollout whose function the plan changed (docs/rollout.md): Terraform published the
-// version, the deployment shifts alias live to it. On an emulator (no CodeDeploy) it says so
-// and starts nothing.
+// version, the deployment shifts alias live to it. First it puts back the config objects the
+// apply deleted under versions the shifts still route to (keepConfigs). On an emulator (no
+// CodeDeploy) it says so and starts nothing.
 func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, endpoint string, stdout, stderr io.Writer) (code int) {
 	if w.Fleet == nil || len(w.Fleet.RolloutLambdas()) == 0 {
 		return exitOK
