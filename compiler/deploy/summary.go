@@ -58,6 +58,8 @@ type Change struct {
 	Destroys string `json:"destroys,omitempty"`
 	// bucket and region name a deleted bucket (from the state), for EmptyBuckets.
 	bucket, region string
+	// object is a replaced object's prior state, for ConfigsToKeep.
+	object *ConfigObject
 }
 
 // HasChanges reports whether applying the plan would change anything.
@@ -124,6 +126,9 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 		}
 		if c.Action == lifecycle.Delete && rc.Type == bucketType {
 			c.bucket, c.region = stateString(rc.Change.Before, "bucket"), stateString(rc.Change.Before, "region")
+		}
+		if c.Action == lifecycle.Replace && rc.Type == objectType {
+			c.object = configObjectOf(rc.Change.Before)
 		}
 		for _, rp := range rc.Change.ReplacePaths {
 			c.ReplacePaths = append(c.ReplacePaths, pathString(rp))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fleetc/fleetc/compiler/compat"
 	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -34,9 +35,8 @@ func rolloutChanges(head *Side, resources, manifests []ResourceChange) []Change 
 		switch {
 		case a.Lambda != nil && changed["aws_lambda_function."+n] != "":
 			summary, detail = lambdaRollout(a)
-			if a.Rollout != nil && changed["aws_s3_object."+n+"_config"] == Replace {
-				sev = Warning
-				detail += " The runtime config changes too: this apply deletes the config object the running version reads, so its cold starts fail until the shift ends; roll the config change out on its own, at a quiet time."
+			if a.Rollout != nil && changed[terraform.ConfigObjectAddress(a)] == Replace {
+				sev, detail = configChange(a, detail)
 			}
 		case a.K8s != nil && rolls["Deployment/"+a.K8s.Namespace+"/"+a.K8s.Deployment]:
 			summary = "new pods roll out " + eksRollout(a.Rollout)
@@ -92,4 +92,16 @@ func rolloutPath(r *ir.Rollout, path string) string {
 		return r.Path
 	}
 	return path
+}
+
+// configChange adds to a rolled-out lambda class's detail what becomes of the config object
+// its running version reads when the change replaces it. Over a canary or linear shift,
+// fleetc apply puts it back for the shift; an all-at-once deployment starts only after the
+// apply, so a cold start of the running version in between finds nothing.
+func configChange(a *ir.Agent, detail string) (Severity, string) {
+	if terraform.KeepsOldConfig(a) {
+		return Info, detail + fmt.Sprintf(" The runtime config changes too: Terraform deletes the object the running version reads, and fleetc apply puts it back (tagged %s=%s; the bucket expires it after %d days), so that version's cold starts read it for the whole shift.",
+			terraform.RetainedConfigTag, terraform.RetainedConfigTagValue, terraform.RetainedConfigDays())
+	}
+	return Warning, detail + " The runtime config changes too: this apply deletes the config object the running version reads, and alias live leaves that version only once fleetc apply has started the deployment; a cold start of it in between fails. Apply at a quiet time."
 }

@@ -52,14 +52,19 @@ func TestRolloutPerClass(t *testing.T) {
 	}
 }
 
-// TestRolloutConfigChangeWarns: a rolled-out class whose runtime config changes loses the
-// running version's config object at apply: a warning, not an info.
-func TestRolloutConfigChangeWarns(t *testing.T) {
+// TestRolloutConfigChange: a canary class whose runtime config changes keeps the running
+// version's config object through apply (an info saying so); an all-at-once class loses it
+// before its deployment starts: a warning.
+func TestRolloutConfigChange(t *testing.T) {
 	base := readSpec(t, "../terraform/testdata/rollout/fleet.yaml")
 	head := edit(t, base, `handler: { exec: ["/app/classify"] }`, `handler: { exec: ["/app/classify", "--v2"] }`)
-	c, ok := rollouts(review(t, base, head))["class classify"]
-	if !ok || c.Severity != Warning || !strings.Contains(c.Detail, "deletes the config object the running version reads") {
+	head = edit(t, head, `handler: { exec: ["/app/tag"] }`, `handler: { exec: ["/app/tag", "--v2"] }`)
+	got := rollouts(review(t, base, head))
+	if c, ok := got["class classify"]; !ok || c.Severity != Info || !strings.Contains(c.Detail, "fleetc apply puts it back") {
 		t.Errorf("classify: %+v", c)
+	}
+	if c, ok := got["class tag"]; !ok || c.Severity != Warning || !strings.Contains(c.Detail, "deletes the config object the running version reads") {
+		t.Errorf("tag: %+v", c)
 	}
 }
 

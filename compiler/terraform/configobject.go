@@ -4,7 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
 
+	"github.com/fleetc/fleetc/compiler/ir"
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/schemas/contract"
 )
 
@@ -79,3 +82,50 @@ func (g *gen) configRef(configPath string, cfg []byte) string {
 // sizingAccount stands in for the account id (always 12 digits) where fleetc sizes values
 // Terraform renders with the real one.
 const sizingAccount = "123456789012"
+
+// RetainedConfigTag and RetainedConfigTagValue tag a config object `fleetc apply` put back
+// after Terraform deleted it, for the function version a traffic shift still routes to
+// (KeepsOldConfig): the bucket's lifecycle expires exactly the objects so tagged.
+const (
+	RetainedConfigTag      = "fleetc-retained"
+	RetainedConfigTagValue = "true"
+)
+
+// retainedConfigRule is the id of the lifecycle rule expiring the retained config objects.
+const retainedConfigRule = "expire-retained-configs"
+
+// RetainedConfigDays is how long a retained config object lives: past CodeDeploy's longest
+// shift, plus a day, since S3 counts from the object's creation (just before the shift
+// starts) and rounds to a midnight UTC.
+func RetainedConfigDays() int64 {
+	day := 24 * time.Hour
+	return int64((awslimits.CodeDeployLambdaMaxShift+day-1)/day) + 1
+}
+
+// KeepsOldConfig reports whether a's previous function version keeps taking traffic after an
+// apply, for a canary or linear shift, so its config object must outlive Terraform's delete.
+func KeepsOldConfig(a *ir.Agent) bool {
+	return a.Lambda != nil && a.Rollout != nil && a.Rollout.Shifts() > 0
+}
+
+// ConfigObjectAddress is the address of the object carrying lambda class a's runtime config.
+func ConfigObjectAddress(a *ir.Agent) string { return "aws_s3_object." + local(a.Name) + "_config" }
+
+// retainedConfigs adds to the claim-check lifecycle lc the rule expiring the config objects
+// `fleetc apply` retained, when some class's shift needs them; other fleets keep no object.
+func (g *gen) retainedConfigs(lc block) {
+	keeps := false
+	for _, a := range g.f.Agents {
+		keeps = keeps || KeepsOldConfig(a)
+	}
+	if !keeps {
+		return
+	}
+	rule := lc.nested("rule")
+	rule.set("id", str(retainedConfigRule))
+	rule.set("status", str("Enabled"))
+	and := rule.nested("filter").nested("and")
+	and.set("prefix", str(configPrefix))
+	and.set("tags", object(kv{RetainedConfigTag, str(RetainedConfigTagValue)}))
+	rule.nested("expiration").set("days", num(RetainedConfigDays()))
+}

@@ -102,6 +102,7 @@ func (g *gen) state() {
 		rule.nested("filter").set("prefix", str(root))
 		rule.nested("expiration").set("days", num(days))
 	}
+	g.retainedConfigs(lc)
 }
 
 // tlsOnly denies every request to the claim-check bucket that does not arrive over TLS
