@@ -266,11 +266,12 @@ func sortEntries(es []trace.Entry) {
 }
 
 // verboseLines are a record's lines for --verbose: the step's input and result, each on one
-// line.
+// line (the trace id came with the message: one line too).
 func verboseLines(r *StepRecord) []string {
+	traceID := view.OneLine(r.TraceID)
 	return []string{
-		fmt.Sprintf("step input (trace %s, attempt %d): %s", r.TraceID, r.Attempt, payloadLine(r.Input)),
-		fmt.Sprintf("step result (trace %s, exit %d, %d ms): %s", r.TraceID, r.Exit, r.DurationMS, payloadLine(r.Result)),
+		fmt.Sprintf("step input (trace %s, attempt %d): %s", traceID, r.Attempt, payloadLine(r.Input)),
+		fmt.Sprintf("step result (trace %s, exit %d, %d ms): %s", traceID, r.Exit, r.DurationMS, payloadLine(r.Result)),
 	}
 }
 
