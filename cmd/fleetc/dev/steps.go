@@ -229,7 +229,7 @@ func (j *journal) add(e trace.Entry) {
 	defer j.mu.Unlock()
 	j.entries = append(j.entries, e)
 	if over := len(j.entries) - journalMax; over > 0 {
-		j.entries = append([]trace.Entry(nil), j.entries[over:]...)
+		j.entries = j.entries[over:] // append copies only the kept entries when it next grows
 	}
 }
 
