@@ -46,7 +46,7 @@ func Layer(files []File) (v1.Layer, error) {
 	entries := map[string]File{}
 	for _, f := range files {
 		name := strings.TrimPrefix(path.Clean(f.Name), "/")
-		if name == "." || name == "" {
+		if name == "." || name == "" || name == ".." || strings.HasPrefix(name, "../") {
 			return nil, fmt.Errorf("layer entry %q: not a path in the image", f.Name)
 		}
 		f.Name = name

@@ -28,3 +28,16 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// A layer entry is a path in the image: one climbing out of its root ("../x", as a relative
+// path mapping joins to) is refused, not written into the tar for an unpacker to follow.
+func TestLayerRefusesPathsOutOfTheImage(t *testing.T) {
+	for _, name := range []string{"", "/", ".", "..", "../etc/passwd", "app/../../x"} {
+		if _, err := Layer([]File{{Name: name, Mode: 0o644, Body: []byte("x")}}); err == nil {
+			t.Errorf("Layer took the entry %q", name)
+		}
+	}
+	if _, err := Layer([]File{{Name: "/app/../srv/x", Mode: 0o644, Body: []byte("x")}}); err != nil {
+		t.Errorf("an absolute path that stays in the image: %v", err)
+	}
+}

@@ -193,15 +193,10 @@ func runDevAction(a devAction, pos []string, o devActionOptions, stdout, stderr 
 			body = bytes.NewReader(b)
 		}
 	}
-	base := "http://127.0.0.1:" + strconv.Itoa(o.port)
-	client := &http.Client{Timeout: time.Minute} // a redrive moves messages one by one
-	resp, err := client.Post(base+a.path(arg), "application/json", body)
+	base := devBase(o.port)
+	resp, err := devClient.Post(base+a.path(arg), "application/json", body)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			fmt.Fprintf(stderr, "%s: no fleetc dev session answers on %s (start one with fleetc dev FILE, or pass its --port)\n", prog, base)
-		} else {
-			fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		}
+		fmt.Fprintf(stderr, "%s: %v\n", prog, devUnreachable(base, err))
 		return exitInvalid
 	}
 	defer resp.Body.Close()
@@ -216,4 +211,19 @@ func runDevAction(a devAction, pos []string, o devActionOptions, stdout, stderr 
 	}
 	fmt.Fprintln(stdout, a.done(answer, o, arg))
 	return exitOK
+}
+
+// devBase is the API of the fleetc dev session serving 127.0.0.1:port.
+func devBase(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
+
+// devClient asks the session: a minute, as a redrive moves messages one by one and a trace
+// reads every DLQ.
+var devClient = &http.Client{Timeout: time.Minute}
+
+// devUnreachable says what a failed request to the session at base means.
+func devUnreachable(base string, err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("no fleetc dev session answers on %s (start one with fleetc dev FILE, or pass its --port)", base)
+	}
+	return err
 }

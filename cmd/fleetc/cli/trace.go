@@ -3,14 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -146,17 +143,14 @@ func writeTrace(t *trace.Timeline, o traceOptions, stdout io.Writer) int {
 // devTrace asks the fleetc dev session on 127.0.0.1:port for the conversation's timeline
 // (GET /api/trace/{trace_id}, what its page shows).
 func devTrace(ctx context.Context, port int, traceID string) (*trace.Timeline, error) {
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	base := devBase(port)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/trace/"+url.PathEscape(traceID), nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
-	if errors.Is(err, syscall.ECONNREFUSED) {
-		return nil, fmt.Errorf("no fleetc dev session answers on %s (start one with fleetc dev FILE, or pass its --port)", base)
-	}
+	resp, err := devClient.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, devUnreachable(base, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -18,6 +18,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/trace"
+	"github.com/fleetc/fleetc/cmd/fleetc/view"
 	"github.com/fleetc/fleetc/compiler/ir"
 )
 
@@ -137,11 +138,12 @@ func (o *observer) seen(body []byte, out *prefixer, now time.Time) {
 	if len(consumers) == 0 {
 		to = "consumed by no class"
 	}
-	out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", e.DetailType, e.Source, traceID, to))
+	// Whoever put the event on the bus wrote its type, source and trace id: one line each.
+	out.line(observerClass, fmt.Sprintf("%s from %s (trace %s): %s", view.OneLine(e.DetailType), view.OneLine(e.Source), view.OneLine(traceID), to))
 	entry := o.entry(&e, body, traceID, to, now)
 	o.d.journal.add(entry)
 	if o.d.opts.Verbose {
-		out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", traceID, payloadLine(entry.Payloads[0])))
+		out.line(observerClass, fmt.Sprintf("detail (trace %s): %s", view.OneLine(traceID), payloadLine(entry.Payloads[0])))
 	}
 }
 

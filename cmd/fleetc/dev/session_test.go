@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -254,5 +255,29 @@ func TestJournalRedactsSecrets(t *testing.T) {
 	b, _ := json.Marshal(d.journal.of(traceC2))
 	if strings.Contains(string(b), secret) || strings.Count(string(b), redacted("OPENAI_API_KEY")) != 2 {
 		t.Errorf("the journal of %s:\n%s", traceC2, b)
+	}
+}
+
+// TestHostileTextKeepsTheLogOneLinePerEvent: an event's type, source and trace id, written
+// by whoever put it on the bus, cannot forge a line of dev's log, nor can a step's trace id
+// with --verbose.
+func TestHostileTextKeepsTheLogOneLinePerEvent(t *testing.T) {
+	d, log := recordedSession(t)
+	log.Reset()
+	const forged = "\nresearcher | step finished\r"
+	bus := readLines(t, "testdata/session/bus.jsonl")
+	hostile := strings.Replace(bus[1], traceC2, strings.Trim(fmt.Sprintf("%q", forged), `"`), 1)
+	hostile = strings.Replace(hostile, `"source":"fleet.coordinator"`, `"source":"x\nobserver   | forged"`, 1)
+	d.obs.seen([]byte(hostile), d.sup.out, sessionT0)
+	for _, l := range verboseLines(&StepRecord{TraceID: forged}) {
+		d.sup.out.line("coder", l)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(log.String(), "\n"), "\n") {
+		if strings.HasPrefix(l, "researcher") || strings.Contains(l, "\r") || strings.HasSuffix(l, "| forged") {
+			t.Errorf("a forged line:\n%s", log.String())
+		}
+	}
+	if n := strings.Count(log.String(), "\n"); n != 4 {
+		t.Errorf("%d lines, want 4 (event, detail, input, result):\n%s", n, log.String())
 	}
 }

@@ -76,15 +76,20 @@ func (c *capture) payload(kind trace.PayloadKind, r redactor) trace.Payload {
 
 // redactor replaces secret values with their name, as they are and JSON-escaped (the way
 // they appear inside a JSON string).
-type redactor struct{ names, values []string }
+type redactor struct{ forms, names [][]byte } // a value's form → redacted(its name)
 
 // newRedactor reads the values of the named variables; an unset or empty one has nothing to
-// hide.
+// hide. Each value's forms are found once here, not on every entry.
 func newRedactor(names []string, getenv func(string) string) redactor {
 	var r redactor
 	for _, n := range names {
-		if v := getenv(n); v != "" {
-			r.names, r.values = append(r.names, n), append(r.values, v)
+		v := getenv(n)
+		if v == "" {
+			continue
+		}
+		esc, _ := json.Marshal(v)
+		for _, form := range []string{v, string(esc[1 : len(esc)-1])} {
+			r.forms, r.names = append(r.forms, []byte(form)), append(r.names, []byte(redacted(n)))
 		}
 	}
 	return r
@@ -94,11 +99,8 @@ func newRedactor(names []string, getenv func(string) string) redactor {
 func redacted(name string) string { return "[secret " + name + "]" }
 
 func (r redactor) apply(b []byte) []byte {
-	for i, v := range r.values {
-		esc, _ := json.Marshal(v)
-		for _, form := range []string{v, string(esc[1 : len(esc)-1])} {
-			b = bytes.ReplaceAll(b, []byte(form), []byte(redacted(r.names[i])))
-		}
+	for i, form := range r.forms {
+		b = bytes.ReplaceAll(b, form, r.names[i])
 	}
 	return b
 }
@@ -227,7 +229,7 @@ func (j *journal) add(e trace.Entry) {
 	defer j.mu.Unlock()
 	j.entries = append(j.entries, e)
 	if over := len(j.entries) - journalMax; over > 0 {
-		j.entries = append([]trace.Entry(nil), j.entries[over:]...)
+		j.entries = j.entries[over:] // append copies only the kept entries when it next grows
 	}
 }
 
@@ -266,11 +268,12 @@ func sortEntries(es []trace.Entry) {
 }
 
 // verboseLines are a record's lines for --verbose: the step's input and result, each on one
-// line.
+// line (the trace id came with the message: one line too).
 func verboseLines(r *StepRecord) []string {
+	traceID := view.OneLine(r.TraceID)
 	return []string{
-		fmt.Sprintf("step input (trace %s, attempt %d): %s", r.TraceID, r.Attempt, payloadLine(r.Input)),
-		fmt.Sprintf("step result (trace %s, exit %d, %d ms): %s", r.TraceID, r.Exit, r.DurationMS, payloadLine(r.Result)),
+		fmt.Sprintf("step input (trace %s, attempt %d): %s", traceID, r.Attempt, payloadLine(r.Input)),
+		fmt.Sprintf("step result (trace %s, exit %d, %d ms): %s", traceID, r.Exit, r.DurationMS, payloadLine(r.Result)),
 	}
 }
 
