@@ -56,8 +56,8 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 	started, err := deploy.StartShifts(ctx, codedeploy.NewFromConfig(cfg), shifts)
 	fmt.Fprintln(stdout, "\nRollout:")
 	for _, sh := range started {
-		fmt.Fprintf(stdout, "  class %s: CodeDeploy deployment %s moves alias live %s → %s (%s); follow it: aws deploy get-deployment --deployment-id %s\n",
-			sh.Class, sh.DeploymentID, sh.From, sh.To, sh.Rollout.Describe(), sh.DeploymentID)
+		fmt.Fprintf(stdout, "  class %s: CodeDeploy deployment %s moves alias %s %s → %s (%s); follow it: aws deploy get-deployment --deployment-id %s\n",
+			sh.Class, sh.DeploymentID, ir.LiveAlias, sh.From, sh.To, sh.Rollout.Describe(), sh.DeploymentID)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc apply: %v; start the rest as docs/rollout.md shows\n", err)
