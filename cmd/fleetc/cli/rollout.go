@@ -41,11 +41,11 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 		return exitInvalid
 	}
 	shifts, err := deploy.PendingShifts(w.Fleet, s, outs)
-	if err != nil || len(shifts) == 0 {
-		if err != nil {
-			fmt.Fprintf(stderr, "fleetc apply: rollout: %v\n", err)
-			return exitInvalid
-		}
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc apply: rollout: %v\n", err)
+		return exitInvalid
+	}
+	if len(shifts) == 0 {
 		return exitOK
 	}
 	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: w.Fleet.Region, MaxAttempts: codeDeployAttempts})
