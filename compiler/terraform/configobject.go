@@ -113,8 +113,11 @@ func KeepsOldConfig(a *ir.Agent) bool {
 
 // ConfigObjectAddress is the address of the object carrying lambda class a's runtime config.
 func ConfigObjectAddress(a *ir.Agent) string {
-	return ConfigObjectType + "." + local(a.Name) + "_config"
+	return ConfigObjectType + "." + configObjectName(local(a.Name))
 }
+
+// configObjectName is the Terraform name of the config object of the function named n.
+func configObjectName(n string) string { return n + "_config" }
 
 // retainedConfigs adds to the claim-check lifecycle lc the rule expiring the config objects
 // `fleetc apply` retained, when some class's shift needs them; other fleets keep no object.
