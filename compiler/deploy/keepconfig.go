@@ -13,9 +13,6 @@ import (
 	"github.com/fleetc/fleetc/compiler/terraform"
 )
 
-// objectType is the resource carrying a generated config (terraform's configObject).
-const objectType = "aws_s3_object"
-
 // ConfigObject is a config object as the state before a plan holds it: enough to write it
 // again, byte for byte. Its encryption is the bucket's default (the one configObject sets),
 // so a put without encryption headers encrypts it as before.

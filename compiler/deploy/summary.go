@@ -16,6 +16,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/artifact"
 	"github.com/fleetc/fleetc/compiler/jsonreport"
 	"github.com/fleetc/fleetc/compiler/lifecycle"
+	"github.com/fleetc/fleetc/compiler/terraform"
 	"github.com/fleetc/fleetc/internal/genjson"
 )
 
@@ -127,7 +128,7 @@ func Summarize(p *tfjson.Plan, groups map[string]string) *Summary {
 		if c.Action == lifecycle.Delete && rc.Type == bucketType {
 			c.bucket, c.region = stateString(rc.Change.Before, "bucket"), stateString(rc.Change.Before, "region")
 		}
-		if c.Action == lifecycle.Replace && rc.Type == objectType {
+		if c.Action == lifecycle.Replace && rc.Type == terraform.ConfigObjectType {
 			c.object = configObjectOf(rc.Change.Before)
 		}
 		for _, rp := range rc.Change.ReplacePaths {

@@ -495,7 +495,7 @@ func workerEnv(n string, cfgRef tokens, extra ...kv) tokens {
 
 // workerConfig emits a non-EKS class's config object and returns the variable's value.
 func (g *gen) workerConfig(fl *file, a *ir.Agent, n, path string) tokens {
-	return g.configObject(fl, n+"_config", path, a.ConfigPath)
+	return g.configObject(fl, configObjectName(n), path, a.ConfigPath)
 }
 
 func (g *gen) lambda(fl *file, a *ir.Agent, n string) {

@@ -22,6 +22,9 @@ func configDir(configPath string) string {
 	return configPrefix + strings.TrimSuffix(configPath, ".json") + "/"
 }
 
+// ConfigObjectType is the resource type carrying a generated config (configObject).
+const ConfigObjectType = "aws_s3_object"
+
 // configObject emits the S3 object carrying the generated config at configPath (relative to
 // the output root) and returns the value of the one variable a function keeps for it:
 // contract.ObjectRef, with the SHA-256 of exactly the content uploaded. Lambda caps all
@@ -29,8 +32,8 @@ func configDir(configPath string) string {
 // changes the variable, so it deploys a new function version, and the worker refuses an
 // object whose hash differs from its version's.
 func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
-	g.claim("aws_s3_object", n, path)
-	o := fl.resource("aws_s3_object", n,
+	g.claim(ConfigObjectType, n, path)
+	o := fl.resource(ConfigObjectType, n,
 		"The generated "+configPath+", read by the worker at start (FLEET_*_S3 names it and its SHA-256).")
 	o.set("bucket", ref("aws_s3_bucket", "claimcheck", "id"))
 	// Content-addressed: a changed config is a new object beside the old one, never an
@@ -53,10 +56,10 @@ func (g *gen) configObject(fl *file, n, path, configPath string) tokens {
 		o.set("server_side_encryption", str("AES256"))
 	}
 	o.nested("lifecycle").set("create_before_destroy", boolean(true))
-	obj := func(attr string) tpart { return interp(ref("aws_s3_object", n, attr)) }
+	obj := func(attr string) tpart { return interp(ref(ConfigObjectType, n, attr)) }
 	return tmpl(lit("s3://"), obj("bucket"), lit("/"), obj("key"),
 		lit("?"+contract.ObjectOwnerParam+"="), interp(accountID()),
-		lit("&"+contract.ObjectSHA256Param+"="), interp(call("sha256", ref("aws_s3_object", n, "content"))))
+		lit("&"+contract.ObjectSHA256Param+"="), interp(call("sha256", ref(ConfigObjectType, n, "content"))))
 }
 
 // configObjectARN is the ARN pattern of the objects configObject writes for configPath (one
@@ -109,7 +112,12 @@ func KeepsOldConfig(a *ir.Agent) bool {
 }
 
 // ConfigObjectAddress is the address of the object carrying lambda class a's runtime config.
-func ConfigObjectAddress(a *ir.Agent) string { return "aws_s3_object." + local(a.Name) + "_config" }
+func ConfigObjectAddress(a *ir.Agent) string {
+	return ConfigObjectType + "." + configObjectName(local(a.Name))
+}
+
+// configObjectName is the Terraform name of the config object of the function named n.
+func configObjectName(n string) string { return n + "_config" }
 
 // retainedConfigs adds to the claim-check lifecycle lc the rule expiring the config objects
 // `fleetc apply` retained, when some class's shift needs them; other fleets keep no object.

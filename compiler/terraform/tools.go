@@ -100,7 +100,7 @@ func (g *gen) tools() {
 	fn.set("timeout", num(toolsTimeout))
 	fn.set("memory_size", num(toolsMemory))
 	fn.nested("image_config").set("command", strs("--mode", "tools"))
-	fn.nested("environment").set("variables", object(kv{contract.EnvToolsS3, g.configObject(fl, n+"_config", t.Path, t.ConfigPath)}))
+	fn.nested("environment").set("variables", object(kv{contract.EnvToolsS3, g.configObject(fl, configObjectName(n), t.Path, t.ConfigPath)}))
 	fn.set("depends_on", list(ref("aws_cloudwatch_log_group", n), ref("aws_iam_role_policy", n)))
 
 	g.claim("aws_lambda_function_url", n, t.Path)

@@ -41,11 +41,11 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 		return exitInvalid
 	}
 	shifts, err := deploy.PendingShifts(w.Fleet, s, outs)
-	if err != nil || len(shifts) == 0 {
-		if err != nil {
-			fmt.Fprintf(stderr, "fleetc apply: rollout: %v\n", err)
-			return exitInvalid
-		}
+	if err != nil {
+		fmt.Fprintf(stderr, "fleetc apply: rollout: %v\n", err)
+		return exitInvalid
+	}
+	if len(shifts) == 0 {
 		return exitOK
 	}
 	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: w.Fleet.Region, MaxAttempts: codeDeployAttempts})
@@ -56,8 +56,8 @@ func startRollouts(ctx context.Context, w *deploy.Workspace, s *deploy.Summary, 
 	started, err := deploy.StartShifts(ctx, codedeploy.NewFromConfig(cfg), shifts)
 	fmt.Fprintln(stdout, "\nRollout:")
 	for _, sh := range started {
-		fmt.Fprintf(stdout, "  class %s: CodeDeploy deployment %s moves alias live %s → %s (%s); follow it: aws deploy get-deployment --deployment-id %s\n",
-			sh.Class, sh.DeploymentID, sh.From, sh.To, sh.Rollout.Describe(), sh.DeploymentID)
+		fmt.Fprintf(stdout, "  class %s: CodeDeploy deployment %s moves alias %s %s → %s (%s); follow it: aws deploy get-deployment --deployment-id %s\n",
+			sh.Class, sh.DeploymentID, ir.LiveAlias, sh.From, sh.To, sh.Rollout.Describe(), sh.DeploymentID)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "fleetc apply: %v; start the rest as docs/rollout.md shows\n", err)
