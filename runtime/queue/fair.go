@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"maps"
+	"math"
 	"strconv"
 	"time"
 
@@ -164,8 +165,11 @@ func (m *Message) carryCounts() {
 		}
 		return n
 	}
-	m.ReceiveCount += int(attr(AttrPriorReceives))
-	m.deferrals = int(attr(AttrDeferrals))
+	// A sender can set these attributes: a forged huge count must not wrap the sum negative
+	// (a negative attempt never reaches the retry limit); capped, it only shortens its own
+	// message's budget.
+	m.ReceiveCount += int(min(attr(AttrPriorReceives), math.MaxInt32))
+	m.deferrals = int(min(attr(AttrDeferrals), math.MaxInt32))
 	if first := attr(AttrFirstSent); first > 0 {
 		m.Attributes = maps.Clone(m.Attributes)
 		if m.Attributes == nil {
