@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"maps"
+	"math"
 	"strconv"
 	"time"
 
@@ -164,8 +165,11 @@ func (m *Message) carryCounts() {
 		}
 		return n
 	}
-	m.ReceiveCount += int(attr(AttrPriorReceives))
-	m.deferrals = int(attr(AttrDeferrals))
+	// A sender can set these attributes: a forged huge count must not wrap the sum negative
+	// (a negative attempt never reaches the retry limit); capped, it only shortens its own
+	// message's budget.
+	m.ReceiveCount += int(min(attr(AttrPriorReceives), math.MaxInt32))
+	m.deferrals = int(min(attr(AttrDeferrals), math.MaxInt32))
 	if first := attr(AttrFirstSent); first > 0 {
 		m.Attributes = maps.Clone(m.Attributes)
 		if m.Attributes == nil {
@@ -175,11 +179,8 @@ func (m *Message) carryCounts() {
 	}
 }
 
-// deferDelay is when key's next deferred copy should come back: one step (DeferDelay) per
-// slot of the key's cap after the copy before it, so a backlog returns at about the rate the
-// cap can serve it instead of every copy at once, at most SQS's 15-minute message timer, in
-// whole seconds (at least 1). The schedule is per consumer: with R workers each defers
-// about 1/R of the backlog and serves the key at the same rate.
+// deferDelay is when key's next deferred copy should come back (DeferSchedule), per consumer:
+// with R workers each defers about 1/R of the backlog and serves the key at the same rate.
 func (c *Consumer) deferDelay(key string, now time.Time) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -190,17 +191,19 @@ func (c *Consumer) deferDelay(key string, now time.Time) time.Duration {
 			}
 		}
 	}
-	next := c.nextDefer[key]
-	if next.Before(now) {
-		next = now
-	}
-	next = next.Add(c.o.DeferDelay / time.Duration(c.o.MaxPerKey))
-	if horizon := now.Add(awslimits.SQSMaxDelay); next.After(horizon) {
-		next = horizon
-	}
-	c.nextDefer[key] = next
-	d := next.Sub(now)
-	return max((d+time.Second-1)/time.Second*time.Second, time.Second)
+	next, delay := DeferSchedule(c.nextDefer[key].Sub(now), c.o.DeferDelay, c.o.MaxPerKey)
+	c.nextDefer[key] = now.Add(next)
+	return delay
+}
+
+// DeferSchedule is a key's deferral schedule, shared with fleetc simulate: given how long from
+// now the key's previous copy comes back (prev, ≤ 0 when past), the next copy comes back next
+// from now, one step per slot of the cap after the previous one, so a backlog returns at about
+// the rate the cap can serve it instead of every copy at once, at most SQS's 15-minute message
+// timer; it is sent with delay, next in whole seconds (at least 1).
+func DeferSchedule(prev, step time.Duration, maxPerKey int) (next, delay time.Duration) {
+	next = min(max(prev, 0)+step/time.Duration(maxPerKey), awslimits.SQSMaxDelay)
+	return next, max((next+time.Second-1)/time.Second*time.Second, time.Second)
 }
 
 // maxDeferSchedule is how many keys' schedules a consumer keeps before it forgets the ones

@@ -123,6 +123,20 @@ func TestFairCopyCarriesCounts(t *testing.T) {
 	}
 }
 
+// A sender can forge the carried counts: the largest one must not wrap the receive count
+// negative, which would never reach the retry limit.
+func TestFairForgedCountDoesNotWrap(t *testing.T) {
+	sm := sqsMsg(1, "", 0)
+	sm.Attributes["ApproximateReceiveCount"] = "2"
+	for _, k := range []string{AttrPriorReceives, AttrDeferrals} {
+		sm.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String("9223372036854775807")}
+	}
+	m := FromSQS(sm, time.Now())
+	if m.ReceiveCount < 2 || m.deferrals < 0 || m.deferrals+1 < 0 {
+		t.Errorf("receive count %d, deferrals %d: a forged count wrapped", m.ReceiveCount, m.deferrals)
+	}
+}
+
 func TestValidGroupID(t *testing.T) {
 	for key, want := range map[string]bool{"tenant-1": true, "a": true, "": false, "has space": false, "é": false, strings.Repeat("x", 128): true, strings.Repeat("x", 129): false} {
 		if got := validGroupID(key); got != want {

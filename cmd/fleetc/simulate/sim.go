@@ -16,8 +16,8 @@ import (
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/compiler/keda"
 	rcfg "github.com/fleetc/fleetc/compiler/runtimeconfig"
+	"github.com/fleetc/fleetc/runtime/queue"
 	"github.com/fleetc/fleetc/runtime/retry"
-	"github.com/fleetc/fleetc/schemas/awslimits"
 )
 
 // Scaling delays the simulation assumes; the spec states none of them.
@@ -662,15 +662,14 @@ func (s *sim) overCap(c *class, m *msg) bool {
 }
 
 // deferMsg is the worker's deferral: the message goes back to the queue as a copy delayed by
-// the key's schedule (step.p95 / cap after the key's previous copy, whole seconds, at least
-// 1, at most SQS's 900), and spends no receive.
+// the key's schedule (queue.DeferSchedule with one step of step.p95), and spends no receive.
 func (s *sim) deferMsg(c *class, m *msg) {
-	next := math.Max(s.now, c.nextDefer[m.key]) + c.a.StepP95.Seconds()/float64(c.fair.MaxInFlight)
-	next = math.Min(next, s.now+awslimits.SQSMaxDelay.Seconds())
-	c.nextDefer[m.key] = next
+	prev := time.Duration((c.nextDefer[m.key] - s.now) * float64(time.Second))
+	next, delay := queue.DeferSchedule(prev, c.a.StepP95, c.fair.MaxInFlight)
+	c.nextDefer[m.key] = s.now + next.Seconds()
 	m.deferrals++
 	c.delayed++
-	s.push(event{t: s.now + math.Max(1, math.Ceil(next-s.now)), kind: evVisible, m: m})
+	s.push(event{t: s.now + delay.Seconds(), kind: evVisible, m: m})
 }
 
 // unkey ends a held message's step for its key's cap (called where a receive ends).
