@@ -33,10 +33,10 @@ const (
 	AttrFirstSent     = "fleet-first-sent"
 )
 
-// deferralAttribute reports the attributes a dead letter leaves behind: a message moved back
+// DeferralAttribute reports the attributes a dead letter leaves behind: a message moved back
 // from the DLQ starts a fresh count (its attempts are in RETRY_ATTEMPTS), so no earlier
 // deferral may shorten its receive budget.
-func deferralAttribute(name string) bool {
+func DeferralAttribute(name string) bool {
 	return name == AttrPriorReceives || name == AttrDeferrals || name == AttrFirstSent
 }
 

@@ -682,7 +682,7 @@ func SendToDLQ(ctx context.Context, api API, dlqURL string, fifo bool, m *Messag
 	}
 	names := make([]string, 0, len(m.MessageAttributes))
 	for k := range m.MessageAttributes {
-		if _, clash := attrs[k]; !clash && !deferralAttribute(k) {
+		if _, clash := attrs[k]; !clash && !DeferralAttribute(k) {
 			names = append(names, k)
 		}
 	}

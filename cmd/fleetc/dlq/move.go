@@ -212,8 +212,8 @@ func send(ctx context.Context, api API, t *Target, l Letter, stamp types.Message
 		case queue.AttrErrorCode, queue.AttrErrorMessage, queue.AttrRetryAttempts, AttrRedrive:
 			continue
 		}
-		if slices.Contains(eventBridgeAttrs, k) {
-			continue
+		if slices.Contains(eventBridgeAttrs, k) || queue.DeferralAttribute(k) {
+			continue // a fairness deferral's carried counts: the redriven message starts over
 		}
 		attrs[k] = v
 	}
