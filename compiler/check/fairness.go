@@ -62,19 +62,9 @@ func checkFairnessKey(f *ir.Fleet, r *Reporter) {
 			continue // dispatched by workflows only: the state input carries the key
 		}
 		ev := a.Consumes.Event
-		kpath := fa.Path + "/key"
-		props, _ := ev.Detail["properties"].(map[string]any)
-		prop, ok := props[fa.Key].(map[string]any)
-		if !ok {
-			r.Add(kpath,
-				fmt.Sprintf("fairness key %q is not a property of event %s's detail", fa.Key, ev.DetailType),
-				fmt.Sprintf("Declare %s under events.%s.detail.properties ({type: string, maxLength: 128}) and list it in required.", fa.Key, ev.DetailType))
+		prop := requiredDetailKey(r, ev, fa.Path+"/key", "fairness key", fa.Key, "a message without it is never capped")
+		if prop == nil {
 			continue
-		}
-		if !listed(ev.Detail["required"], fa.Key) {
-			r.Add(kpath,
-				fmt.Sprintf("fairness key %q is not required in event %s; a message without it is never capped", fa.Key, ev.DetailType),
-				fmt.Sprintf("Add %s to events.%s.detail.required.", fa.Key, ev.DetailType))
 		}
 		if typ := prop["type"]; typ != "string" && typ != "integer" {
 			r.Add(spec.Pointer("events", ev.DetailType, "detail", "properties", fa.Key),

@@ -279,18 +279,9 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 		}
 		ev := a.Consumes.Event
 		gpath := a.Path + "/ordering/group_by"
-		props, _ := ev.Detail["properties"].(map[string]any)
-		prop, ok := props[a.GroupBy].(map[string]any)
-		if !ok {
-			r.Add(gpath,
-				fmt.Sprintf("FIFO group key %q is not a property of event %s's detail", a.GroupBy, ev.DetailType),
-				fmt.Sprintf("Declare %s under events.%s.detail.properties ({type: string, maxLength: 128}) and list it in required.", a.GroupBy, ev.DetailType))
+		prop := requiredDetailKey(r, ev, gpath, "FIFO group key", a.GroupBy, "a message without it is refused")
+		if prop == nil {
 			continue
-		}
-		if !listed(ev.Detail["required"], a.GroupBy) {
-			r.Add(gpath,
-				fmt.Sprintf("FIFO group key %q is not required in event %s; a message without it is refused", a.GroupBy, ev.DetailType),
-				fmt.Sprintf("Add %s to events.%s.detail.required.", a.GroupBy, ev.DetailType))
 		}
 		ppath := spec.Pointer("events", ev.DetailType, "detail", "properties", a.GroupBy)
 		switch typ := prop["type"]; typ {
@@ -312,6 +303,26 @@ func checkFIFOGroup(f *ir.Fleet, r *Reporter) {
 				"Declare the property as {type: string, maxLength: 128}.")
 		}
 	}
+}
+
+// requiredDetailKey reports key, a class's detail field named at path (label: what the class
+// uses it for), when it is not a property of ev's detail or not required there (missing: what
+// then befalls a message without it), and returns its declared schema: nil when undeclared.
+func requiredDetailKey(r *Reporter, ev *ir.Event, path, label, key, missing string) map[string]any {
+	props, _ := ev.Detail["properties"].(map[string]any)
+	prop, ok := props[key].(map[string]any)
+	if !ok {
+		r.Add(path,
+			fmt.Sprintf("%s %q is not a property of event %s's detail", label, key, ev.DetailType),
+			fmt.Sprintf("Declare %s under events.%s.detail.properties ({type: string, maxLength: 128}) and list it in required.", key, ev.DetailType))
+		return nil
+	}
+	if !listed(ev.Detail["required"], key) {
+		r.Add(path,
+			fmt.Sprintf("%s %q is not required in event %s; %s", label, key, ev.DetailType, missing),
+			fmt.Sprintf("Add %s to events.%s.detail.required.", key, ev.DetailType))
+	}
+	return prop
 }
 
 // fanOutGroupKey is the longest group key a fan-out item group "<key>#<index>" leaves room

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 	rc "github.com/fleetc/fleetc/schemas/runtimeconfig"
 	"github.com/fleetc/fleetc/spec"
 )
@@ -546,7 +547,7 @@ func ApprovalPartitionKey(execARN string) string { return ApprovalKeyPrefix + ex
 
 // IdempotencyExpiresAttr is the idempotency table's TTL attribute (N, epoch seconds): work-key
 // claims and approval records both carry it, so DynamoDB deletes what nobody will read again.
-const IdempotencyExpiresAttr = "expires_at"
+const IdempotencyExpiresAttr = contract.IdempotencyExpiresAttr
 
 // ApprovalRecordGrace is how long an approval record outlives its approval's timeout: a
 // late `fleetc approve` still finds the token and hears from Step Functions that the step

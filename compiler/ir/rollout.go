@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetc/fleetc/schemas/awslimits"
 	"github.com/fleetc/fleetc/spec"
 )
 
@@ -36,6 +37,10 @@ func (r *Rollout) Shifts() int {
 	return 0
 }
 
+// IntervalUnits is Interval in CodeDeploy's interval unit (whole minutes; check W020 refuses
+// the rest).
+func (r *Rollout) IntervalUnits() int64 { return int64(r.Interval / awslimits.CodeDeployIntervalUnit) }
+
 // Describe is the rollout in one phrase: "canary 10% for 5m, then the rest".
 func (r *Rollout) Describe() string {
 	switch r.Strategy {
@@ -63,7 +68,7 @@ func deploymentConfigName(fleet string, r *Rollout) string {
 	if r.Strategy == spec.StrategyAllAtOnce {
 		return AllAtOnceConfig
 	}
-	return fmt.Sprintf("%s-%s-%dpct-%dm", fleet, r.Strategy, r.Percent, int(r.Interval/time.Minute))
+	return fmt.Sprintf("%s-%s-%dpct-%dm", fleet, r.Strategy, r.Percent, r.IntervalUnits())
 }
 
 // lowerRollout resolves a class's or workflow's rollout; nil when the spec has none.

@@ -3,7 +3,6 @@ package terraform
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/spec"
@@ -209,14 +208,14 @@ func (g *gen) deploymentConfig(fl *file, r *ir.Rollout) {
 	trc := dc.nested("traffic_routing_config")
 	trc.set("type", str(tr.typ))
 	b := trc.nested(tr.block)
-	b.set("interval", num(int64(r.Interval/time.Minute)))
+	b.set("interval", num(r.IntervalUnits()))
 	b.set("percentage", num(int64(r.Percent)))
 	dc.nested("lifecycle").set("create_before_destroy", boolean(true))
 }
 
 // configLocal is the Terraform name of a rollout's deployment configuration: canary_10pct_5m.
 func configLocal(r *ir.Rollout) string {
-	return fmt.Sprintf("%s_%dpct_%dm", r.Strategy, r.Percent, int(r.Interval/time.Minute))
+	return fmt.Sprintf("%s_%dpct_%dm", r.Strategy, r.Percent, r.IntervalUnits())
 }
 
 // rolloutWorkflows are the workflows published behind an alias, in the fleet's order.

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/fleetc/fleetc/schemas/awslimits"
+	"github.com/fleetc/fleetc/schemas/contract"
 )
 
 // Attribute names of the idempotency table (pk S = key, sk S = class).
@@ -23,12 +24,12 @@ const (
 	attrSK         = "sk"
 	attrStatus     = "status"
 	attrOwner      = "owner"
-	attrLeaseUntil = "lease_until" // N, unix seconds
-	attrExpiresAt  = "expires_at"  // N, unix seconds; the table's TTL attribute
-	attrResult     = "result"      // S, JSON
-	attrPublished  = "published"   // BOOL
-	attrUpdatedAt  = "updated_at"  // N, unix seconds
-	attrTraceID    = "trace_id"    // S: the conversation's trace id, when the claimant knew it (WithTraceID)
+	attrLeaseUntil = "lease_until"                   // N, unix seconds
+	attrExpiresAt  = contract.IdempotencyExpiresAttr // N, unix seconds; the table's TTL attribute
+	attrResult     = "result"                        // S, JSON
+	attrPublished  = "published"                     // BOOL
+	attrUpdatedAt  = "updated_at"                    // N, unix seconds
+	attrTraceID    = "trace_id"                      // S: the conversation's trace id, when the claimant knew it (WithTraceID)
 
 	statusRunning = "running"
 	statusDone    = "done"

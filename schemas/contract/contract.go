@@ -82,3 +82,8 @@ const (
 	// EnvToolsS3 names the async tools config's object, when --tools-config is absent.
 	EnvToolsS3 = "FLEET_TOOLS_S3"
 )
+
+// IdempotencyExpiresAttr is the idempotency table's TTL attribute (N, epoch seconds): the
+// worker's work-key claims (runtime/idem) and the generated approval recorder's records both
+// carry it, and the generated table names it as its TTL.
+const IdempotencyExpiresAttr = "expires_at"
