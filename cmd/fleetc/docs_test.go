@@ -23,7 +23,9 @@ func TestMain(m *testing.M) {
 }
 
 // docsWithCommands are the documents whose ```console blocks are run: every "$ command"
-// line, with the lines after it its expected output (stdout and stderr together).
+// line, with the lines after it its expected output (stdout and stderr together). In the
+// expected output "…" stands for text that differs between runs (a digest, a duration): on
+// a line it matches any text, and a line that is only "…" matches any number of lines.
 var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md", "docs/approvals.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
@@ -50,7 +52,7 @@ func TestDocs(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "fleet-worker"), "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
 		t.Fatalf("build fleet-worker: %v\n%s", err, out)
 	}
-	testscript.Run(t, testscript.Params{Dir: dir, Setup: func(e *testscript.Env) error {
+	testscript.Run(t, testscript.Params{Dir: dir, Cmds: map[string]func(*testscript.TestScript, bool, []string){"cmpdoc": cmpDoc}, Setup: func(e *testscript.Env) error {
 		e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
 		// Commands in the docs name the repository's examples (and docs/simulate's fleet and
 		// scenarios), as from a clone's root.
@@ -74,7 +76,7 @@ func consoleScript(md string) (string, int) {
 			return
 		}
 		name := fmt.Sprintf("want/%d", n)
-		fmt.Fprintf(&script, "cmp stdout $WORK/%s\n", name)
+		fmt.Fprintf(&script, "cmpdoc stdout $WORK/%s\n", name)
 		fmt.Fprintf(&files, "-- %s --\n%s", name, want.String())
 		want = nil
 	}
@@ -103,6 +105,51 @@ func consoleScript(md string) (string, int) {
 		}
 	}
 	return script.String() + files.String(), n
+}
+
+// cmpDoc is testscript's cmp for a document's expected output: `cmpdoc stdout FILE` fails
+// unless the last command's stdout matches FILE, where "…" is a wildcard (docMatch).
+func cmpDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 || args[0] != "stdout" {
+		ts.Fatalf("usage: cmpdoc stdout FILE")
+	}
+	got, want := ts.ReadFile("stdout"), ts.ReadFile(args[1])
+	if !docMatch(want, got) {
+		ts.Fatalf("output differs from the document:\n--- document\n%s--- got\n%s", want, got)
+	}
+}
+
+// docMatch reports whether got matches the expected output want line by line: "…" inside
+// a line matches any text on that line, and a line that is only "…" any number of lines
+// (none included). Without "…" it is plain equality.
+func docMatch(want, got string) bool {
+	if !strings.Contains(want, "…") {
+		return want == got
+	}
+	var re strings.Builder
+	re.WriteString(`\A`)
+	for _, line := range strings.SplitAfter(want, "\n") {
+		if line == "" {
+			continue
+		}
+		body, nl := strings.CutSuffix(line, "\n")
+		if body == "…" {
+			re.WriteString(`(?:[^\n]*\n)*?`)
+			continue
+		}
+		parts := strings.Split(body, "…")
+		for i, p := range parts {
+			if i > 0 {
+				re.WriteString(`[^\n]*`)
+			}
+			re.WriteString(regexp.QuoteMeta(p))
+		}
+		if nl {
+			re.WriteString(`\n`)
+		}
+	}
+	re.WriteString(`\z`)
+	return regexp.MustCompile(re.String()).MatchString(got)
 }
 
 // The user docs name only files that exist: an examples/... path written in README.md or
@@ -265,5 +312,27 @@ func TestHeadingAnchors(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("anchors = %v, want %v", got, want)
+	}
+}
+
+func TestDocMatch(t *testing.T) {
+	for _, c := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{"a\nb\n", "a\nb\n", true},
+		{"a\nb\n", "a\nc\n", false},
+		{"a.b\n", "axb\n", false}, // no regexp leaks through
+		{"digest sha256:…, 4 layers\n", "digest sha256:abc, 4 layers\n", true},
+		{"digest sha256:…, 4 layers\n", "digest sha256:abc, 5 layers\n", false},
+		{"… in 9.4s\n", "pushed\nx in 9.4s\n", false}, // … inside a line never spans lines
+		{"first\n…\nlast\n", "first\nlast\n", true},
+		{"first\n…\nlast\n", "first\none\ntwo\nlast\n", true},
+		{"first\n…\nlast\n", "first\none\n", false},
+		{"a …\n", "a b\nextra\n", false},
+	} {
+		if got := docMatch(c.want, c.got); got != c.ok {
+			t.Errorf("docMatch(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
+		}
 	}
 }
