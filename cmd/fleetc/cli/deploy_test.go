@@ -252,41 +252,39 @@ func TestFullLoopOnKumo(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(fifo(string(src))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec}, common...)...)
+	// One terraform plan, read three ways: the text on stdout, the JSON summary --out-json
+	// writes, and the markdown a pull-request comment gets, rendered from that JSON by the
+	// same writer `--format markdown` uses (one plan instead of three: this test is the
+	// suite's critical path, docs/development.md "Test time").
+	jsonOut := filepath.Join(dir, "plan.json")
+	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--out-json", jsonOut}, common...)...)
 	if code != exitOK || !strings.Contains(stdout, "replace aws_sqs_queue.solver (class solver): name, fifo_queue forces replacement") ||
 		!strings.Contains(stdout, "destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver") {
 		t.Fatalf("replacement plan: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil || !strings.Contains(string(b), `"address": "aws_sqs_queue.solver"`) {
+		t.Fatalf("--out-json: %v\n%s", err, b)
+	}
+	var replan deploy.Summary
+	if err := json.Unmarshal(b, &replan); err != nil {
+		t.Fatal(err)
+	}
 	// fleetc diff predicted this plan without Terraform: its create/update/replace/delete per
 	// address must be exactly what `terraform show -json` says, for every resource the
 	// emulator override kept.
-	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--format", "json"}, common...)...)
-	if code != exitOK {
-		t.Fatalf("replacement plan json: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	var replan deploy.Summary
-	if err := json.Unmarshal([]byte(stdout), &replan); err != nil {
-		t.Fatal(err)
-	}
 	comparePrediction(t, src, []byte(fifo(string(src))), &replan)
-	// The same plan as a pull-request comment, with its JSON beside it.
-	jsonOut := filepath.Join(dir, "plan.json")
-	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--format", "markdown", "--out-json", jsonOut}, common...)...)
-	if code != exitOK {
-		t.Fatalf("plan --format markdown: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	var md strings.Builder
+	writeSummary(&md, "markdown", &replan)
 	for _, want := range []string{
 		"### 🛑 fleetc plan: apply refuses 2 stateful replacement(s) or deletion(s) until named with --allow-replace",
 		"| class solver |",
 		"| 🛑 | `aws_sqs_queue.solver` | class solver | replace: ",
 		"a queue and every message in it; apply needs `--allow-replace aws_sqs_queue.solver`",
 	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("plan --format markdown lacks %q:\n%s", want, stdout)
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the plan as markdown lacks %q:\n%s", want, md.String())
 		}
-	}
-	if b, err := os.ReadFile(jsonOut); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"address": "aws_sqs_queue.solver"`) {
-		t.Errorf("--out-json: %v\n%s", err, b)
 	}
 
 	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve", "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
