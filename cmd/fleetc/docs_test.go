@@ -62,6 +62,7 @@ func TestDocs(t *testing.T) {
 		if err := os.CopyFS(filepath.Join(e.WorkDir, "docs", "simulate"), os.DirFS("../../docs/simulate")); err != nil {
 			return err
 		}
+		// The quickstart's image commands reach a registry (docsimage_test.go).
 		if strings.HasSuffix(e.T().(testing.TB).Name(), "/"+scriptName(quickstartDoc)) {
 			if err := images.setup(e); err != nil {
 				return err
@@ -128,7 +129,9 @@ func consoleScript(md string) (string, int) {
 }
 
 // cmpDoc is testscript's cmp for a document's expected output: `cmpdoc stdout FILE` fails
-// unless the last command's stdout matches FILE, where "…" is a wildcard (docMatch).
+// unless the last command's stdout matches FILE, where "…" is a wildcard (docMatch). A
+// script that checks more after its commands (the quickstart's pushed image) gets their
+// outputs.
 func cmpDoc(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 || args[0] != "stdout" {
 		ts.Fatalf("usage: cmpdoc stdout FILE")
@@ -357,5 +360,21 @@ func TestDocMatch(t *testing.T) {
 		if got := docMatch(c.want, c.got); got != c.ok {
 			t.Errorf("docMatch(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
 		}
+	}
+}
+
+// A command continued with a trailing backslash is one command, joined as the shell joins it,
+// and its output follows its last line.
+func TestConsoleScriptContinuation(t *testing.T) {
+	md := "```console\n$ fleetc image build f.yaml c --base b \\\n  --push\nout\n$ (cd x && ls)\n```\n"
+	script, n := consoleScript(md)
+	want := "# fleetc image build f.yaml c --base b   --push\n" +
+		"exec sh -c '( fleetc image build f.yaml c --base b   --push ) 2>&1 || true'\n" +
+		"cmpdoc stdout $WORK/want/1\n" +
+		"# (cd x && ls)\nexec sh -c '( (cd x && ls) ) 2>&1 || true'\n" +
+		"cmpdoc stdout $WORK/want/2\n" +
+		"-- want/1 --\nout\n-- want/2 --\n"
+	if n != 2 || script != want {
+		t.Errorf("consoleScript = %d commands:\n%s\nwant 2:\n%s", n, script, want)
 	}
 }

@@ -74,16 +74,16 @@ var (
 
 // imageRegistry is the registry and proxy the quickstart's image commands reach.
 type imageRegistry struct {
-	workerOut          string // go run ./tools/image's -o
-	class, base        string // fleetc image build's class and --base
-	tag                string // the starter spec's worker.image: where --push sends the image
-	platform           v1.Platform
-	hosts              []string // Docker Hub as go-containerregistry names it, and the tag's ECR
-	proxy              *url.URL
-	caFile             string
-	transport          *http.Transport // the test's own: through the proxy, trusting the CA
-	baseImage          v1.Image        // the stand-in base's image for platform
-	goEnv              []string        // the go command's caches and settings for `go run`
+	workerOut   string // go run ./tools/image's -o
+	class, base string // fleetc image build's class and --base
+	tag         string // the starter spec's worker.image: where --push sends the image
+	platform    v1.Platform
+	hosts       []string // Docker Hub as go-containerregistry names it, and the tag's ECR
+	proxy       *url.URL
+	caFile      string
+	transport   *http.Transport // the test's own: through the proxy, trusting the CA
+	baseImage   v1.Image        // the stand-in base's image for platform
+	goEnv       []string        // the go command's caches and settings for `go run`
 
 	mu      sync.Mutex
 	tunnels map[string]int // CONNECT requests by host
