@@ -53,8 +53,8 @@ import (
 // proxy on loopback that tunnels each connection to those two hosts (and no other) to one
 // OCI registry in the test process (go-containerregistry's pkg/registry, a distribution-API
 // server), served over TLS with a certificate for both hosts from a test CA the commands
-// trust through SSL_CERT_FILE. The commands go the way a user's go: go-containerregistry's
-// transport takes the proxy from the environment, and Go's TLS the roots. The base there is
+// trust through SSL_CERT_FILE. Nothing in fleetc is told about the test: go-containerregistry's
+// transport takes the proxy from the environment, and Go's TLS its roots. The base there is
 // a stand-in (standInBase), and after the script the test reads the pushed image back.
 const (
 	quickstartDoc = "docs/quickstart.md"
@@ -124,12 +124,14 @@ func startImageRegistry(t *testing.T, doc string) *imageRegistry {
 	r.transport.Proxy = http.ProxyURL(r.proxy)
 	r.transport.TLSClientConfig = &tls.Config{RootCAs: pool}
 	r.pushBase(t, baseRef)
-	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOTOOLCHAIN").Output()
+	// testscript's HOME is /no-home: go run gets this process's caches and settings.
+	goVars := []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOTOOLCHAIN"}
+	out, err := exec.Command("go", append([]string{"env"}, goVars...)...).Output()
 	if err != nil {
 		t.Fatalf("go env: %v", err)
 	}
 	for i, v := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
-		r.goEnv = append(r.goEnv, []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOTOOLCHAIN"}[i]+"="+v)
+		r.goEnv = append(r.goEnv, goVars[i]+"="+v)
 	}
 	return r
 }
