@@ -32,6 +32,7 @@ var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environ
 // directory, with fleetc on PATH: the docs show what the commands print today.
 func TestDocs(t *testing.T) {
 	dir := t.TempDir()
+	var images *imageRegistry
 	for _, doc := range docsWithCommands {
 		b, err := os.ReadFile(filepath.Join("../..", doc))
 		if err != nil {
@@ -41,9 +42,11 @@ func TestDocs(t *testing.T) {
 		if n < 2 {
 			t.Fatalf("%s: only %d commands found", doc, n)
 		}
-		name := strings.ReplaceAll(doc, "/", "_") + ".txtar"
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, scriptName(doc)+".txtar"), []byte(script), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if doc == quickstartDoc {
+			images = startImageRegistry(t, string(b))
 		}
 	}
 	// fleetc invoke runs fleet-worker (its dry-run) as a process: one built from this
@@ -59,8 +62,19 @@ func TestDocs(t *testing.T) {
 		if err := os.CopyFS(filepath.Join(e.WorkDir, "docs", "simulate"), os.DirFS("../../docs/simulate")); err != nil {
 			return err
 		}
+		// The quickstart's image commands reach a registry (docsimage_test.go).
+		if strings.HasSuffix(e.T().(testing.TB).Name(), "/"+scriptName(quickstartDoc)) {
+			if err := images.setup(e); err != nil {
+				return err
+			}
+		}
 		return os.CopyFS(filepath.Join(e.WorkDir, "examples"), os.DirFS("../../examples"))
 	}})
+}
+
+// scriptName is the name of doc's testscript, and of its subtest.
+func scriptName(doc string) string {
+	return strings.ReplaceAll(doc, "/", "_")
 }
 
 // consoleScript is a testscript for the console blocks of a markdown document: `cd` is
@@ -80,7 +94,9 @@ func consoleScript(md string) (string, int) {
 		fmt.Fprintf(&files, "-- %s --\n%s", name, want.String())
 		want = nil
 	}
-	for _, line := range strings.Split(md, "\n") {
+	lines := strings.Split(md, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
 		switch {
 		case line == "```console":
 			in = true
@@ -90,6 +106,11 @@ func consoleScript(md string) (string, int) {
 		case in && strings.HasPrefix(line, "$ "):
 			flush()
 			cmd := strings.TrimPrefix(line, "$ ")
+			// A line that ends in a backslash goes on on the next one, as the shell reads it.
+			for strings.HasSuffix(cmd, "\\") && i+1 < len(lines) {
+				i++
+				cmd = strings.TrimSuffix(cmd, "\\") + lines[i]
+			}
 			n++
 			if dir, ok := strings.CutPrefix(cmd, "cd "); ok {
 				fmt.Fprintf(&script, "cd %s\n", dir)
@@ -97,7 +118,7 @@ func consoleScript(md string) (string, int) {
 			}
 			// The document shows output, not exit codes: `|| true` keeps a failing command
 			// (a diagnostic) running; its output is still compared.
-			fmt.Fprintf(&script, "# %s\nexec sh -c '(%s) 2>&1 || true'\n", cmd, strings.ReplaceAll(cmd, "'", "''")) // testscript quotes ' as ''
+			fmt.Fprintf(&script, "# %s\nexec sh -c '( %s ) 2>&1 || true'\n", cmd, strings.ReplaceAll(cmd, "'", "''")) // testscript quotes ' as ''
 
 			want = &strings.Builder{}
 		case in && want != nil:
@@ -108,12 +129,17 @@ func consoleScript(md string) (string, int) {
 }
 
 // cmpDoc is testscript's cmp for a document's expected output: `cmpdoc stdout FILE` fails
-// unless the last command's stdout matches FILE, where "…" is a wildcard (docMatch).
+// unless the last command's stdout matches FILE, where "…" is a wildcard (docMatch). A
+// script that checks more after its commands (the quickstart's pushed image) gets their
+// outputs.
 func cmpDoc(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 || args[0] != "stdout" {
 		ts.Fatalf("usage: cmpdoc stdout FILE")
 	}
 	got, want := ts.ReadFile("stdout"), ts.ReadFile(args[1])
+	if outputs, ok := ts.Value(docOutputsKey{}).(*[]string); ok {
+		*outputs = append(*outputs, got)
+	}
 	if !docMatch(want, got) {
 		ts.Fatalf("output differs from the document:\n--- document\n%s--- got\n%s", want, got)
 	}
@@ -334,5 +360,21 @@ func TestDocMatch(t *testing.T) {
 		if got := docMatch(c.want, c.got); got != c.ok {
 			t.Errorf("docMatch(%q, %q) = %v, want %v", c.want, c.got, got, c.ok)
 		}
+	}
+}
+
+// A command continued with a trailing backslash is one command, joined as the shell joins it,
+// and its output follows its last line.
+func TestConsoleScriptContinuation(t *testing.T) {
+	md := "```console\n$ fleetc image build f.yaml c --base b \\\n  --push\nout\n$ (cd x && ls)\n```\n"
+	script, n := consoleScript(md)
+	want := "# fleetc image build f.yaml c --base b   --push\n" +
+		"exec sh -c '( fleetc image build f.yaml c --base b   --push ) 2>&1 || true'\n" +
+		"cmpdoc stdout $WORK/want/1\n" +
+		"# (cd x && ls)\nexec sh -c '( (cd x && ls) ) 2>&1 || true'\n" +
+		"cmpdoc stdout $WORK/want/2\n" +
+		"-- want/1 --\nout\n-- want/2 --\n"
+	if n != 2 || script != want {
+		t.Errorf("consoleScript = %d commands:\n%s\nwant 2:\n%s", n, script, want)
 	}
 }
