@@ -27,6 +27,7 @@ func TestMain(m *testing.M) {
 // line, with the lines after it its expected output (stdout and stderr together). In the
 // expected output "…" stands for text that differs between runs (a digest, a duration): on
 // a line it matches any text, and a line that is only "…" matches any number of lines.
+// docs/dev.md's run a fleetc dev session on kumo: TestDevDoc.
 var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md", "docs/approvals.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
