@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 // line, with the lines after it its expected output (stdout and stderr together). In the
 // expected output "…" stands for text that differs between runs (a digest, a duration): on
 // a line it matches any text, and a line that is only "…" matches any number of lines.
+// docs/dev.md's run a fleetc dev session on kumo: TestDevDoc.
 var docsWithCommands = []string{"README.md", "docs/quickstart.md", "docs/environments.md", "docs/simulate.md", "docs/approvals.md"}
 
 // TestDocs turns each document's console blocks into a testscript and runs it in a fresh
@@ -38,7 +40,10 @@ func TestDocs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		script, n := consoleScript(string(b))
+		script, n, err := consoleScript(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v", doc, err)
+		}
 		if n < 2 {
 			t.Fatalf("%s: only %d commands found", doc, n)
 		}
@@ -51,10 +56,7 @@ func TestDocs(t *testing.T) {
 	}
 	// fleetc invoke runs fleet-worker (its dry-run) as a process: one built from this
 	// checkout is on the scripts' PATH, as beside an installed fleetc.
-	bin := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "fleet-worker"), "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
-		t.Fatalf("build fleet-worker: %v\n%s", err, out)
-	}
+	bin := workerDir(t)
 	testscript.Run(t, testscript.Params{Dir: dir, Cmds: map[string]func(*testscript.TestScript, bool, []string){"cmpdoc": cmpDoc}, Setup: func(e *testscript.Env) error {
 		e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
 		// Commands in the docs name the repository's examples (and docs/simulate's fleet and
@@ -77,20 +79,48 @@ func scriptName(doc string) string {
 	return strings.ReplaceAll(doc, "/", "_")
 }
 
+var (
+	workerOnce sync.Once
+	workerBin  string
+	workerErr  error
+)
+
+// workerDir is a directory holding fleet-worker built from this checkout, once per test
+// process (TestDocs and TestDevDoc run in parallel).
+func workerDir(t *testing.T) string {
+	t.Helper()
+	workerOnce.Do(func() {
+		if workerBin, workerErr = os.MkdirTemp("", "fleetc-docs-worker-"); workerErr != nil {
+			return
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(workerBin, "fleet-worker"), "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
+			workerErr = fmt.Errorf("build fleet-worker: %v\n%s", err, out)
+		}
+	})
+	if workerErr != nil {
+		t.Fatal(workerErr)
+	}
+	return workerBin
+}
+
 // consoleScript is a testscript for the console blocks of a markdown document: `cd` is
 // testscript's own, every other command runs under sh with stderr merged into stdout, and
 // its output is compared with the lines the document shows after it.
-func consoleScript(md string) (string, int) {
-	var script, files strings.Builder
-	n := 0
-	in := false
+//
+// A session as a shell user runs it: `$ CMD &` starts CMD in the background (job %1, %2, …),
+// `$ kill -INT %N` is Ctrl-C to job N, and `$ wait` waits for the jobs, fails unless each
+// exited 0, and compares what they printed with the lines after it. A job is CMD itself
+// (sh execs it, merging its stderr), so the signal reaches it as Ctrl-C would.
+func consoleScript(md string) (script string, n int, err error) {
+	var b, files strings.Builder
+	in, jobs, quiet := false, 0, ""
 	var want *strings.Builder
 	flush := func() {
 		if want == nil {
 			return
 		}
 		name := fmt.Sprintf("want/%d", n)
-		fmt.Fprintf(&script, "cmpdoc stdout $WORK/%s\n", name)
+		fmt.Fprintf(&b, "cmpdoc stdout $WORK/%s\n", name)
 		fmt.Fprintf(&files, "-- %s --\n%s", name, want.String())
 		want = nil
 	}
@@ -102,7 +132,7 @@ func consoleScript(md string) (string, int) {
 			in = true
 		case in && line == "```":
 			flush()
-			in = false
+			in, quiet = false, ""
 		case in && strings.HasPrefix(line, "$ "):
 			flush()
 			cmd := strings.TrimPrefix(line, "$ ")
@@ -112,20 +142,39 @@ func consoleScript(md string) (string, int) {
 				cmd = strings.TrimSuffix(cmd, "\\") + lines[i]
 			}
 			n++
+			quiet = ""
+			fmt.Fprintf(&b, "# %s\n", cmd)
 			if dir, ok := strings.CutPrefix(cmd, "cd "); ok {
-				fmt.Fprintf(&script, "cd %s\n", dir)
+				fmt.Fprintf(&b, "cd %s\n", dir)
+				continue
+			}
+			if bg, ok := strings.CutSuffix(cmd, " &"); ok {
+				jobs++
+				fmt.Fprintf(&b, "exec sh -c 'exec %s 2>&1' &job%d&\n", strings.ReplaceAll(bg, "'", "''"), jobs)
+				quiet = "a background command's output goes after `$ wait`"
+				continue
+			}
+			if job, ok := strings.CutPrefix(cmd, "kill -INT %"); ok {
+				fmt.Fprintf(&b, "kill -INT job%s\n", job)
+				quiet = "kill prints nothing"
+				continue
+			}
+			if cmd == "wait" {
+				b.WriteString("wait\n")
+				want = &strings.Builder{}
 				continue
 			}
 			// The document shows output, not exit codes: `|| true` keeps a failing command
 			// (a diagnostic) running; its output is still compared.
-			fmt.Fprintf(&script, "# %s\nexec sh -c '( %s ) 2>&1 || true'\n", cmd, strings.ReplaceAll(cmd, "'", "''")) // testscript quotes ' as ''
-
+			fmt.Fprintf(&b, "exec sh -c '( %s ) 2>&1 || true'\n", strings.ReplaceAll(cmd, "'", "''")) // testscript quotes ' as ''
 			want = &strings.Builder{}
+		case in && quiet != "":
+			return "", n, fmt.Errorf("line %d: %s", i+1, quiet)
 		case in && want != nil:
 			want.WriteString(line + "\n")
 		}
 	}
-	return script.String() + files.String(), n
+	return b.String() + files.String(), n, nil
 }
 
 // cmpDoc is testscript's cmp for a document's expected output: `cmpdoc stdout FILE` fails
@@ -367,14 +416,40 @@ func TestDocMatch(t *testing.T) {
 // and its output follows its last line.
 func TestConsoleScriptContinuation(t *testing.T) {
 	md := "```console\n$ fleetc image build f.yaml c --base b \\\n  --push\nout\n$ (cd x && ls)\n```\n"
-	script, n := consoleScript(md)
+	script, n, err := consoleScript(md)
 	want := "# fleetc image build f.yaml c --base b   --push\n" +
 		"exec sh -c '( fleetc image build f.yaml c --base b   --push ) 2>&1 || true'\n" +
 		"cmpdoc stdout $WORK/want/1\n" +
 		"# (cd x && ls)\nexec sh -c '( (cd x && ls) ) 2>&1 || true'\n" +
 		"cmpdoc stdout $WORK/want/2\n" +
 		"-- want/1 --\nout\n-- want/2 --\n"
-	if n != 2 || script != want {
+	if err != nil || n != 2 || script != want {
 		t.Errorf("consoleScript = %d commands:\n%s\nwant 2:\n%s", n, script, want)
+	}
+}
+
+// A console session with a background job: `&`, `kill -INT %N` and `wait` become testscript's
+// background exec (sh execs the command itself, so the signal reaches it), kill and wait,
+// and what the job printed is compared after `$ wait`. Output written under a background
+// command or a kill is refused: the document would show it where the test cannot check it.
+func TestConsoleScriptJobs(t *testing.T) {
+	md := "```console\n$ fleetc dev it's/fleet.yaml &\n$ fleetc dev status --wait 1m\nup\n$ kill -INT %1\n$ wait\nbye\n```\n"
+	script, n, err := consoleScript(md)
+	if err != nil || n != 4 {
+		t.Fatalf("consoleScript: %d commands, %v", n, err)
+	}
+	for _, want := range []string{
+		"exec sh -c 'exec fleetc dev it''s/fleet.yaml 2>&1' &job1&\n# fleetc dev status --wait 1m\nexec sh -c '( fleetc dev status --wait 1m ) 2>&1 || true'\ncmpdoc stdout $WORK/want/2\n",
+		"kill -INT job1\n# wait\nwait\ncmpdoc stdout $WORK/want/4\n",
+		"-- want/2 --\nup\n-- want/4 --\nbye\n",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+	for _, md := range []string{"```console\n$ fleetc dev f.yaml &\nstarting\n```\n", "```console\n$ kill -INT %1\n^C\n```\n"} {
+		if _, _, err := consoleScript(md); err == nil {
+			t.Errorf("consoleScript(%q) took output under a background command or kill", md)
+		}
 	}
 }

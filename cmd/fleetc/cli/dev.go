@@ -58,6 +58,7 @@ Exit 0 after a clean teardown, 1 on failure, 2 usage error.`,
 	c.Flags().StringVar(&o.workerBin, "worker-bin", "", "fleet-worker binary (default: next to fleetc, then PATH, then ./bin)")
 	c.Flags().StringArrayVar(&o.paths, "path", nil, pathFlagHelp)
 	c.AddCommand(newDevActionCmds(s)...)
+	c.AddCommand(newDevStatusCmd(s))
 	c.Flags().StringVar(&o.rieBin, "rie-bin", "", "aws-lambda-rie, the Lambda Runtime Interface Emulator lambda classes run under (default: next to fleetc, then PATH, then ./bin; none: poll mode)")
 	return c
 }

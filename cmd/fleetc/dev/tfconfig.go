@@ -32,7 +32,10 @@ func terraformConfig(dir string) (path, note string, err error) {
 	if err != nil || mirror == "" {
 		return "", "", err
 	}
-	path = filepath.Join(dir, "terraformrc")
+	// Absolute: terraform runs in the workspace's directory, not here (-o out is relative).
+	if path, err = filepath.Abs(filepath.Join(dir, "terraformrc")); err != nil {
+		return "", "", err
+	}
 	if err := os.WriteFile(path, []byte(tfmirror.CLIConfig(mirror)), 0o644); err != nil {
 		return "", "", err
 	}

@@ -16,7 +16,9 @@ import (
 // exist, as on this project's machines, and no ~/.terraformrc), dev writes one for the
 // provider mirror and the terraform it runs installs the provider offline: every request off
 // the machine goes to a dead proxy, so `terraform init` without dev's config fails reaching
-// registry.terraform.io. A config of the user's is left alone.
+// registry.terraform.io, also when dev's directory is relative (`-o out`, the default; dev once
+// gave terraform out/dev/terraformrc, which terraform, in out/terraform, did not find). A
+// config of the user's is left alone.
 func TestTerraformConfigForMirror(t *testing.T) {
 	mirror, err := tfmirror.Find()
 	if err != nil || mirror == "" {
@@ -33,8 +35,17 @@ func TestTerraformConfigForMirror(t *testing.T) {
 	} {
 		t.Setenv(k, v)
 	}
-	dir := t.TempDir()
-	path, note, err := terraformConfig(dir)
+	spec, err := filepath.Abs("../../../examples/minimal/fleet.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	dir := filepath.Join(cwd, "out", "dev")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path, note, err := terraformConfig(filepath.Join("out", "dev"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +54,7 @@ func TestTerraformConfigForMirror(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out := filepath.Join(t.TempDir(), "out")
-	if _, _, err := deploy.Prepare(ctx, deploy.Options{Spec: "../../../examples/minimal/fleet.yaml", Dir: out, TerraformBin: bin, CLIConfigFile: path}); err != nil {
+	if _, _, err := deploy.Prepare(ctx, deploy.Options{Spec: spec, Dir: "out", TerraformBin: bin, CLIConfigFile: path}); err != nil {
 		t.Fatalf("terraform init with dev's config: %v", err)
 	}
 
