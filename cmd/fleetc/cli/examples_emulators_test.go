@@ -35,6 +35,7 @@ const exampleEnv = "dev"
 // would. Each runs as a parallel subtest under a fleet name of its own, so they share kumo
 // without colliding with each other or with other tests.
 func TestExamplesApplyOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform apply of every example against kumo takes minutes")
 	}
@@ -62,6 +63,7 @@ func TestExamplesApplyOnKumo(t *testing.T) {
 // the two Step Functions calls moto lacks and the provider makes (without them the apply
 // stops at the state machine: ValidateStateMachineDefinition answers 500).
 func TestResearchAppliesOnMoto(t *testing.T) {
+	t.Parallel() // an emulator loop (on a moto of its own): see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform apply against moto takes minutes")
 	}

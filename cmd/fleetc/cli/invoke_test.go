@@ -18,8 +18,10 @@ import (
 // given. The parallel tests are the emulator loops (terraform plan/apply/destroy and fleetc
 // dev sessions against kumo, each fleet under a name of its own): they spend most of their
 // time waiting on kumo and on the AWS provider's polling, not on the CPU, so they overlap well
-// beyond GOMAXPROCS, the default, which on a 2-core machine ran them two at a time.
-const emulatorParallel = 6
+// beyond GOMAXPROCS, the default, which on a 2-core machine ran them two at a time. 16 lets
+// all of them run at once (six loops, the seven examples, moto's): each one waiting for a
+// slot would add its whole duration to the package's.
+const emulatorParallel = 16
 
 // TestMain lets this test binary stand in for fleetc where a command runs fleetc itself as
 // a process: invoke --stand-in runs `fleetc dev-handler` (os.Executable), as dev does. As a
