@@ -156,34 +156,44 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 // squashSpace collapses whitespace runs (Terraform wraps long error messages).
 func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// e2eLoop is one test's fleet on kumo: the e2e spec under a name of its own, its out
+// directory, the flags every command of the loop takes, and a cleanup that destroys what is
+// left unless the test destroyed it itself (set destroyed).
+type e2eLoop struct {
+	dir, spec, name, out, endpoint string
+	common                         []string
+	destroyed                      bool
+}
+
+func newE2ELoop(t *testing.T) *e2eLoop {
+	t.Helper()
+	terraformEnv(t)
+	endpoint, err := verifytest.Kumo(context.Background())
+	verifytest.SkipIfMissing(t, err)
+	l := &e2eLoop{dir: t.TempDir(), endpoint: endpoint}
+	l.spec, l.name = uniqueSpec(t, l.dir, nil)
+	l.out = filepath.Join(l.dir, "out")
+	l.common = []string{"-o", l.out, "--endpoint", endpoint}
+	t.Cleanup(func() {
+		if !l.destroyed {
+			runCLI(t, "", append([]string{"destroy", l.spec, "--auto-approve", "--allow-data-loss"}, l.common...)...)
+		}
+	})
+	return l
+}
+
 // TestFullLoopOnKumo runs what a user would, against the real terraform CLI, the official
 // hashicorp/aws provider and kumo: plan a new fleet, apply it, run fleet-worker with its
-// generated runtime config and drive an event and the workflow through it, then change the
-// spec so the class queue becomes FIFO (a replacement the guard refuses until named), and
-// destroy.
+// generated runtime config and drive an event and the workflow through it, and destroy.
+// (TestReplacementOnKumo changes an applied fleet's queue to FIFO: a loop of its own beside
+// this one, as the two ran in a row as the suite's longest test.)
 func TestFullLoopOnKumo(t *testing.T) {
 	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
-	terraformEnv(t)
-	endpoint, err := verifytest.Kumo(context.Background())
-	verifytest.SkipIfMissing(t, err)
-	dir := t.TempDir()
-	spec, name := uniqueSpec(t, dir, nil)
-	out := filepath.Join(dir, "out")
-	common := []string{"-o", out, "--endpoint", endpoint}
-	var allowAll []string
-	for _, a := range []string{"aws_sqs_queue.solver", "aws_sqs_queue.solver_dlq", "aws_sqs_queue.solver_ingress",
-		"aws_sqs_queue.delivery_dlq", "aws_dynamodb_table.idempotency", "aws_s3_bucket.claimcheck"} {
-		allowAll = append(allowAll, "--allow-replace", a)
-	}
-	destroyed := false
-	t.Cleanup(func() {
-		if !destroyed {
-			runCLI(t, "", append(append([]string{"destroy", spec, "--auto-approve"}, allowAll...), common...)...)
-		}
-	})
+	l := newE2ELoop(t)
+	spec, name, out, common := l.spec, l.name, l.out, l.common
 
 	// 1. Plan a new fleet: --format json, --detailed-exitcode 2.
 	code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json", "--detailed-exitcode"}, common...)...)
@@ -241,10 +251,38 @@ func TestFullLoopOnKumo(t *testing.T) {
 	}
 
 	t.Run("event and workflow through fleet-worker", func(t *testing.T) {
-		runFleet(t, endpoint, name, out)
+		runFleet(t, l.endpoint, name, out)
 	})
 
-	// 3. The class becomes FIFO: its queue and DLQ must be replaced, and the guard refuses.
+	// 3. Destroy: a guard, then everything goes.
+	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve"}, common...)...)
+	if code != exitInvalid || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") {
+		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// One flag accepts every loss the plan lists.
+	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
+	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") {
+		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	l.destroyed = true
+}
+
+// TestReplacementOnKumo applies the e2e fleet, then makes its class queue FIFO: the queue and
+// its DLQ must be replaced, which the plan says (as text, JSON and markdown) and fleetc diff
+// predicted, and which apply refuses until both are named with --allow-replace.
+func TestReplacementOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see emulatorParallel
+	if testing.Short() {
+		t.Skip("terraform apply against kumo takes minutes")
+	}
+	l := newE2ELoop(t)
+	spec, dir, common := l.spec, l.dir, l.common
+	code, stdout, stderr := runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...)
+	if code != exitOK {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// The class becomes FIFO: its queue and DLQ must be replaced, and the guard refuses.
 	fifo := func(s string) string {
 		return strings.Replace(s, "    step: { p95: 2s, max: 30s }\n", "    step: { p95: 2s, max: 30s }\n    ordering: { fifo: true, group_by: task_id }\n", 1)
 	}
@@ -298,17 +336,11 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Fatalf("apply with --allow-replace: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	// 4. Destroy: same guard, then everything goes.
-	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve"}, common...)...)
-	if code != exitInvalid || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") {
-		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	// One flag accepts every loss the plan lists.
 	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
-	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") {
+	if code != exitOK {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	destroyed = true
+	l.destroyed = true
 }
 
 // comparePrediction holds fleetc diff's predicted resource actions to Terraform's plan.
