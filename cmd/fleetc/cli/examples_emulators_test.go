@@ -110,12 +110,17 @@ func applyAndDestroy(t *testing.T, spec, endpoint string, emu deploy.Emulator) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suffix := make([]byte, 2)
-	_, _ = rand.Read(suffix)
-	renamed := fleetKey.ReplaceAllString(string(src), "fleet: ${1}"+hex.EncodeToString(suffix))
-	if renamed == string(src) {
+	m := fleetKey.FindStringSubmatch(string(src))
+	if m == nil {
 		t.Fatalf("%s has no top-level fleet: name to make unique", spec)
 	}
+	suffix := make([]byte, 2)
+	_, _ = rand.Read(suffix)
+	fleet := m[1] + hex.EncodeToString(suffix)
+	// The fleet's name, and any resource name that repeats it (examples/minimal names its bus
+	// hello, as `fleetc init`'s starter does: TestDevDoc deploys that one beside this test).
+	renamed := fleetKey.ReplaceAllString(string(src), "fleet: "+fleet)
+	renamed = regexp.MustCompile(`(?m)^(\s+name: )`+regexp.QuoteMeta(m[1])+`$`).ReplaceAllString(renamed, "${1}"+fleet)
 	copyPrompts(t, spec, dir)
 	local := filepath.Join(dir, "fleet.yaml")
 	if err := os.WriteFile(local, []byte(renamed), 0o644); err != nil {
