@@ -44,6 +44,7 @@ func (r *recorder) seen() []string {
 // goes anywhere but loopback, the profile never used. The control run, the same
 // configuration without the override and the SDK fallback, shows the proxy sees what leaks.
 func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
+	t.Parallel() // an emulator loop: see environWith
 	bin, err := FindTerraform("")
 	if err != nil {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
@@ -67,14 +68,13 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	if err := os.WriteFile(awsConfig, []byte(fmt.Sprintf("[profile prod-admin]\ncredential_process = sh -c 'touch %s; exit 1'\nregion = us-east-1\n", used)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]string{
+	// The operator's shell: terraform starts from it, as from os.Environ() in fleetc plan.
+	environ := environWith(map[string]string{
 		"TF_CLI_CONFIG_FILE": rc, EnvEndpoint: "",
 		"HTTPS_PROXY": proxy.URL, "https_proxy": proxy.URL, "HTTP_PROXY": proxy.URL, "http_proxy": proxy.URL,
 		"NO_PROXY": "", "no_proxy": "",
 		"AWS_PROFILE": "prod-admin", "AWS_CONFIG_FILE": awsConfig, "AWS_SESSION_TOKEN": "real-session",
-	} {
-		t.Setenv(k, v)
-	}
+	})
 
 	src, err := os.ReadFile("testdata/e2e.yaml")
 	if err != nil {
@@ -87,7 +87,7 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	w, _, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint})
+	w, _, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint, Environ: environ})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	if err := os.Remove(filepath.Join(w.TFDir, OverrideFile)); err != nil {
 		t.Fatal(err)
 	}
-	env := terraformEnv(os.Environ(), endpoint)
+	env := terraformEnv(environ, endpoint)
 	delete(env, "AWS_ENDPOINT_URL")
 	env["AWS_MAX_ATTEMPTS"] = "1"
 	tf, err := tfexec.NewTerraform(w.TFDir, bin)
