@@ -20,6 +20,7 @@ import (
 // a delete marker) and one not, and checks EmptyBucket leaves each one DeleteBucket accepts:
 // without it DeleteBucket answers BucketNotEmpty, which is what stopped dev's teardown.
 func TestEmptyBucketOnKumo(t *testing.T) {
+	t.Parallel() // an emulator test: see environWith
 	ctx := context.Background()
 	endpoint, err := verifytest.Kumo(ctx)
 	verifytest.SkipIfMissing(t, err)

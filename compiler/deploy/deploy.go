@@ -67,6 +67,10 @@ type Options struct {
 	// CLIConfigFile, when set, is the Terraform CLI config (TF_CLI_CONFIG_FILE) the terraform
 	// it runs reads, whatever the environment says: fleetc dev's, for a provider mirror.
 	CLIConfigFile string
+	// Environ is the environment terraform starts from (KEY=value, before the emulator's
+	// clearing and dummy keys); nil: this process's. A caller that runs several workspaces at
+	// once gives each its own (the emulator tests run in parallel in one process).
+	Environ []string
 }
 
 // Workspace is a built fleet with Terraform initialised in its terraform directory.
@@ -170,7 +174,11 @@ func Prepare(ctx context.Context, opts Options) (*Workspace, diag.Diagnostics, e
 	if err := w.tf.SetWaitDelay(w.grace()); err != nil {
 		return nil, ds, err
 	}
-	env := terraformEnv(os.Environ(), opts.Endpoint)
+	environ := opts.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	env := terraformEnv(environ, opts.Endpoint)
 	if opts.CLIConfigFile != "" {
 		env["TF_CLI_CONFIG_FILE"] = opts.CLIConfigFile
 	}

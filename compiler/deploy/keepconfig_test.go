@@ -62,6 +62,7 @@ func TestConfigsToKeep(t *testing.T) {
 // same key, same bytes, tagged for the lifecycle rule; then EmptyBucket (destroy
 // --allow-data-loss) still removes it.
 func TestKeepConfigsOnKumo(t *testing.T) {
+	t.Parallel() // an emulator test: see environWith
 	ctx := context.Background()
 	endpoint, err := verifytest.Kumo(ctx)
 	verifytest.SkipIfMissing(t, err)

@@ -90,6 +90,7 @@ func TestRolloutOverride(t *testing.T) {
 // do, reads the outputs (the alias output names the state machines), finds no drift on a
 // second plan, and destroys it.
 func TestRolloutAppliesOnKumo(t *testing.T) {
+	t.Parallel() // an emulator loop: see environWith
 	if testing.Short() {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
@@ -107,7 +108,6 @@ func TestRolloutAppliesOnKumo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
 	src, err := os.ReadFile(rolloutSpec)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestRolloutAppliesOnKumo(t *testing.T) {
 	if err := os.WriteFile(specPath, []byte(strings.ReplaceAll(string(src), "triage", name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, _, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint})
+	w, _, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint, CLIConfigFile: rc})
 	if err != nil {
 		t.Fatal(err)
 	}

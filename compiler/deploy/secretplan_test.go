@@ -51,6 +51,7 @@ agents:
 // and `terraform show -json` hold the secrets' references and never a value: fleetc writes
 // references only, and no generated data source reads a secret.
 func TestSecretValuesNeverInPlan(t *testing.T) {
+	t.Parallel() // an emulator loop: see environWith
 	bin, err := FindTerraform("")
 	if err != nil {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
@@ -66,12 +67,9 @@ func TestSecretValuesNeverInPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("TF_CLI_CONFIG_FILE", rc)
-	t.Setenv(EnvEndpoint, "")
-
 	name := fmt.Sprintf("sp%d", time.Now().UnixNano()%1_000_000_000)
 	modelKey, vendorToken := "sk-plan-model-"+name+"-x9", "vt-plan-vendor-"+name+"-y8"
-	t.Setenv("PLAN_TEST_OPENAI_KEY", modelKey)
+	environ := environWith(map[string]string{"TF_CLI_CONFIG_FILE": rc, EnvEndpoint: "", "PLAN_TEST_OPENAI_KEY": modelKey})
 	cfg, err := awsconfig.Load(ctx, awsconfig.Options{Region: "us-east-1", Endpoint: endpoint,
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")})
 	if err != nil {
@@ -92,7 +90,7 @@ func TestSecretValuesNeverInPlan(t *testing.T) {
 	if err := os.WriteFile(specPath, []byte(keyedSpec(string(src), name)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, ds, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint})
+	w, ds, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint, Environ: environ})
 	if err != nil {
 		t.Fatalf("%v\n%v", err, ds)
 	}
@@ -109,7 +107,7 @@ func TestSecretValuesNeverInPlan(t *testing.T) {
 	}
 	show := exec.CommandContext(ctx, bin, "show", "-json", planFile)
 	show.Dir = w.TFDir
-	for k, v := range terraformEnv(os.Environ(), endpoint) {
+	for k, v := range terraformEnv(environ, endpoint) {
 		show.Env = append(show.Env, k+"="+v)
 	}
 	showJSON, err := show.Output()

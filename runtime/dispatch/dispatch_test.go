@@ -172,6 +172,9 @@ type harness struct {
 	effects map[string]int
 }
 
+// newHarness makes the test's own queues and idempotency table on kumo (kumotest names) and
+// its own fake AgentCore server: nothing is shared, so the tests that wait on kumo for seconds
+// run in parallel (t.Parallel); the ones that t.Setenv stay sequential.
 func newHarness(t *testing.T, syncLimit time.Duration) *harness {
 	awsCfg := kumotest.Require(t)
 	table := kumotest.Table(t, awsCfg, "dispidem")
@@ -317,6 +320,7 @@ func TestNormalStep(t *testing.T) {
 // Throttling: ThrottlingException (429) is retried by the queue, with the server's
 // Retry-After; the step then runs once.
 func TestThrottling(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 0)
 	h.fake.queue(awsError(429, "ThrottlingException", "Rate exceeded", "1"))
 	h.send(event("t-throttle", "conv-1"))
@@ -332,6 +336,7 @@ func TestThrottling(t *testing.T) {
 // A runtime that is down: AgentCore answers RuntimeClientError (424) while the container
 // fails, then 500; both are released, and the step runs once the runtime is back.
 func TestRuntimeDown(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 0)
 	h.fake.queue(
 		awsError(424, "RuntimeClientError", "Received error (502) from runtime. Please check your runtime logs.", ""),
@@ -347,6 +352,7 @@ func TestRuntimeDown(t *testing.T) {
 // A runtime that stays down exhausts the retries: the message is dead-lettered with the
 // AgentCore error as its reason.
 func TestRuntimeDownExhaustsRetries(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 0)
 	for range 5 {
 		h.fake.queue(awsError(424, "RuntimeClientError", "Received error (502) from runtime", ""))
@@ -369,6 +375,7 @@ func TestRuntimeDownExhaustsRetries(t *testing.T) {
 // (the step outlives the 2 s visibility timeout) and asks again until it is done. No receive
 // is spent on the busy answers and the step runs once.
 func TestPastSyncLimit(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 700*time.Millisecond)
 	h.send(event("slow-1", "conv-4"))
 	c := h.run(deleted(1))
@@ -396,6 +403,7 @@ func TestPastSyncLimit(t *testing.T) {
 // A duplicate: a second message for the same work is answered from the idempotency record
 // (duplicate: true) without running the step again.
 func TestDuplicateFromIdempotencyRecord(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 0)
 	h.send(event("t-dup", "conv-5"))
 	h.run(deleted(1))
@@ -498,6 +506,7 @@ func TestUnreachableIsRetried(t *testing.T) {
 // so the runtime's own policy dead-letters it at the last attempt (as on every other runtime,
 // failing a task token too), with the step's error in the reason.
 func TestRetriesExhaustedInsideRuntime(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 0)
 	h.cfg.Step.MaxSeconds = 1 // each receive holds the failing step through a 1 s window
 	h.send(event("flaky-1", "conv-10"))
@@ -555,6 +564,7 @@ func TestDispatcherDeadLetterFailsTask(t *testing.T) {
 // In a Lambda the hold ends with the invocation: a step still running then is released for
 // the advised delay (the runtime keeps it), and the next delivery collects its result.
 func TestLambdaInvocationEndReleasesBusyStep(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 300*time.Millisecond)
 	m := &queue.Message{ID: "m-slow", Body: event("slow-lambda", "conv-12"), ReceiveCount: 1}
 	start := time.Now()
@@ -576,6 +586,7 @@ func TestLambdaInvocationEndReleasesBusyStep(t *testing.T) {
 // would spend that receive on a step that is still running) until the runtime answers; on an
 // earlier receive it is released for the advised delay.
 func TestBusyHeldOnLastReceive(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newHarness
 	h := newHarness(t, 300*time.Millisecond)
 	h.disp.Hold = 500 * time.Millisecond
 	m := &queue.Message{ID: "m-slow", Body: event("slow-last", "conv-13"), ReceiveCount: 1}

@@ -59,6 +59,8 @@ type faultSpec struct {
 	SleepMS int    `json:"sleep_ms"`
 }
 
+// newChaosRig makes the test's own queues and idempotency table on kumo (kumotest names):
+// nothing is shared, so the tests that wait on kumo for seconds run in parallel (t.Parallel).
 func newChaosRig(t *testing.T, maxAttempts int) *chaosRig {
 	awsCfg := kumotest.Require(t)
 	dlqName, dlqURL := kumotest.Queue(t, awsCfg, "cdlq", false, nil)
@@ -250,6 +252,7 @@ func (r *chaosRig) handler(w *worker.Worker) *Handler {
 // (Each fault has its own test: an invocation lasts as long as its slowest record, so a
 // batch mixing faults would hide a release behind the other fault's hold.)
 func TestChaosLambdaThrottleWave(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newChaosRig
 	r := newChaosRig(t, 2)
 	done := sendFaulty(r, "throttle", 6000)
 	r.send(stepBody(faultSpec{TraceID: "spend-1", Fault: "spend"}))
@@ -269,6 +272,7 @@ func TestChaosLambdaThrottleWave(t *testing.T) {
 // A 4 s retryable outage (503) with max_attempts 2: backed off with full jitter inside the
 // invocation until it clears; completed once, nothing dead-lettered.
 func TestChaosLambdaRetryableOutage(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newChaosRig
 	r := newChaosRig(t, 2)
 	start := time.Now()
 	r.run(sendFaulty(r, "outage", 4000), nil, 2, 40*time.Second)
@@ -291,6 +295,7 @@ func sendFaulty(r *chaosRig, fault string, ms int) []string {
 // the dead lease (Busy), holds the message until it lapses and takes the step over inside
 // that invocation. One side effect, nothing dead-lettered.
 func TestChaosLambdaKilledInvocationTakenOver(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newChaosRig
 	r := newChaosRig(t, 2)
 	const k = "killed-1"
 	r.send(stepBody(faultSpec{TraceID: k, SleepMS: 1500}))

@@ -86,6 +86,7 @@ func (f *fakeRuntimeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestLambdaPartialBatchAgainstKumo(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newChaosRig
 	awsCfg := kumotest.Require(t)
 	dlqName, dlqURL := kumotest.Queue(t, awsCfg, "ldlq", false, nil)
 	qName, qURL := kumotest.Queue(t, awsCfg, "lsrc", false, map[string]string{"VisibilityTimeout": "30"})

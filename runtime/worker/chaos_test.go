@@ -37,6 +37,7 @@ import (
 // receive through ~6 throttles, none counted, and completes once. The throttle's named delay
 // is honoured (not a shorter backoff).
 func TestChaosPollThrottleWave(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 3})
 	ks := keys("throttle", 4)
 	for _, k := range ks {
@@ -59,6 +60,7 @@ func TestChaosPollThrottleWave(t *testing.T) {
 // A retryable failure (503, no retry-after) lasting 4 s: full-jitter backoff inside the
 // receive (capped at 1 s) until it clears; completed once, nothing dead-lettered.
 func TestChaosPollRetryableOutage(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 3})
 	ks := keys("outage", 4)
 	for _, k := range ks {
@@ -112,6 +114,7 @@ func crashMidStep(t *testing.T, w *worker.Worker, store *crashStore, d worker.De
 // same receive. Under the old model it released (spending the last receive) and the step was
 // dead-lettered (ReceiveLimitExceeded or the redrive policy).
 func TestChaosPollWorkerKilledTakenOver(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 2})
 	const k = "killed-1"
 	e.send(envelope("evt-"+k, stepSpec{TraceID: k, SleepMS: 3000}), "")

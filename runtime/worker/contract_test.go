@@ -36,6 +36,7 @@ const closedContract = `{
 // standard queue's request, no traceparent in the detail); an output that breaks the schema
 // is dead-lettered once with EventContractViolation and the schema error, never published.
 func TestCompletionEventContract(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	kumotest.Require(t)
 	bus := kumotest.Name(t, "bus")
 	var schema map[string]any

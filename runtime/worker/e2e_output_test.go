@@ -89,6 +89,7 @@ func invoiceClass(t *testing.T, awsCfg aws.Config, class, bus, handlerURL string
 // dead-lettered Expired without running the handler; a model_policy extract does not allow is
 // refused (ModelPolicyNotAllowed).
 func TestInvoicesEndToEnd(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	awsCfg := kumotest.Require(t)
 	ctx := context.Background()
 	bus := kumotest.Name(t, "bus")

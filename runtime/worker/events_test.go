@@ -88,6 +88,7 @@ func drainSinkBodies(t *testing.T, e *env, url string) []string {
 // (claim check in S3) and a payload_ref input is resolved before the
 // handler sees it.
 func TestCompletionEventsAndClaimCheck(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	awsCfg := kumotest.Require(t)
 	bus := kumotest.Name(t, "bus")
 	bucket := kumotest.Bucket(t, awsCfg, "cc")

@@ -26,6 +26,7 @@ import (
 // nothing is dead-lettered, though A's messages are deferred under max_receives 1: one more
 // receive of any message would dead-letter it.
 func TestFairnessNoisyTenant(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	const (
 		stepMS   = 1000 // the harness's step.p95
 		perB     = 1

@@ -32,6 +32,7 @@ func TestFaultBaseline(t *testing.T) {
 // batched visibility heartbeat keeps every message with its first worker,
 // so each step runs exactly once (no second delivery at all).
 func TestFaultSlowStepHeartbeat(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{visibility: 2, heartbeat: 1})
 	ks := keys("slow", 6)
 	for _, k := range ks {
@@ -53,6 +54,7 @@ func TestFaultSlowStepHeartbeat(t *testing.T) {
 // The same unit of work (same EventBridge event id) arrives as four SQS
 // messages, concurrently and after completion: one side effect.
 func TestFaultDuplicateDelivery(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{visibility: 3, heartbeat: 1})
 	ks := keys("dup", 5)
 	for _, k := range ks {
@@ -102,6 +104,7 @@ func TestFaultPoisonMessages(t *testing.T) {
 // each receive's 2 s step window, released, and dead-lettered by the worker at max_attempts
 // with RetriesExhausted naming the last cause, not silently redriven.
 func TestFaultFailThenSucceed(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 3, maxReceives: 4, stepMax: 2})
 	e.send(envelope("evt-flaky", stepSpec{TraceID: "flaky", Behavior: "flaky", FailTimes: 2}), "")
 	e.send(envelope("evt-down", stepSpec{TraceID: "down", Behavior: "always503"}), "")
@@ -197,6 +200,7 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 // reclaimed, and a second worker completes every step exactly once (the
 // killed attempts never committed).
 func TestFaultWorkerKilledMidStep(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{visibility: 3, heartbeat: 1})
 	ks := keys("kill", 4)
 	for _, k := range ks {
@@ -224,6 +228,7 @@ func TestFaultWorkerKilledMidStep(t *testing.T) {
 // completes the rest well before the visibility timeout would have let them
 // reappear, in group order, each once.
 func TestFaultSIGTERMDuringBusyBatch(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{fifo: true, visibility: 20, heartbeat: 5})
 	var ks []string
 	for g, conv := range []string{"conv-a", "conv-b"} {

@@ -124,6 +124,8 @@ type chatRequest struct {
 //     dead-lettered (fleet.dead_letter with the same wire code and reason the DLQ message
 //     carries).
 func TestAgentSpansAndAsyncToolsOnKumo(t *testing.T) {
+	// Not parallel: it sets OTEL_EXPORTER_OTLP_ENDPOINT for the process, which otlptracehttp
+	// reads itself (telemetry.OTLPExporter's getenv only decides whether to export).
 	e := newEnv(t, envOpts{heartbeat: 1, maxAttempts: 2, maxReceives: 4, stepMax: 2})
 	awsCfg := kumotest.Require(t)
 	ctx := context.Background()

@@ -69,6 +69,7 @@ func startObservedWorker(t *testing.T, e *env) (logs *bytes.Buffer, spans *trace
 // the worker's environment (fleetc dev: the developer's shell) wins without a read. No value
 // reaches the worker's logs, its spans or its runtime config.
 func TestExecHandlerSecretsFromSecretsManagerAndSSM(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{maxAttempts: 1, maxReceives: 1})
 	awsCfg := kumotest.Require(t)
 	sm, params := secretsmanager.NewFromConfig(awsCfg), ssm.NewFromConfig(awsCfg)

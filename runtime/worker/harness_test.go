@@ -182,6 +182,12 @@ func (o envOpts) emitDetail() map[string]any {
 	return map[string]any{"carry": []string{}, "worker_fields": []string{"agent_class", "result", "trace_id"}, "schema": map[string]any{"type": "object"}}
 }
 
+// newEnv makes the test's own queue, dead-letter queue and idempotency table on kumo
+// (kumotest names, unique per test). Every resource of a kumo test is its own, and a worker
+// gets its variables through env.getenv or a binary's Env, not the process environment: so
+// the tests that wait on kumo for seconds run in parallel (t.Parallel), and the package
+// takes about its longest test, not their sum. A test that sets a process variable
+// (t.Setenv refuses a parallel test) stays sequential.
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	awsCfg := kumotest.Require(t)

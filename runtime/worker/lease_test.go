@@ -55,6 +55,7 @@ func (b *beatSignal) Extend(ctx context.Context, key, owner string, lease time.D
 // reclaims the expired lease and runs the side effect again); claim's Busy wait ignoring
 // claim.LeaseUntil (a 1 s + jitter release, under the 2–3 s left).
 func TestLeaseOutlivesStepWithDuplicates(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	awsCfg := kumotest.Require(t)
 	table := kumotest.Table(t, awsCfg, "lease")
 	api := kumotest.DynamoDB(awsCfg)

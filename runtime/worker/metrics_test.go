@@ -13,6 +13,7 @@ import (
 // class, and AWS requests by service and operation (receive, delete and
 // visibility calls apart, exactly as the request counter saw them).
 func TestMetricsCountVerdicts(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{heartbeat: 1})
 	tel, err := telemetry.New(telemetry.Options{ServiceName: "test-researcher", Class: e.cfg.Class, LogWriter: io.Discard})
 	if err != nil {

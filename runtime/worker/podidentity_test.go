@@ -282,6 +282,7 @@ func podIdentityWorker(t *testing.T, e *env, agentURL, tokenFile, endpoint strin
 // fails: the message stays on the queue until credentials come back, then
 // completes exactly once.
 func TestPodIdentityCredentials(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	if testing.Short() {
 		t.Skip("builds fleet-worker and runs it against kumo")
 	}

@@ -83,6 +83,7 @@ func waitExec(t *testing.T, c *sfn.Client, arn string, timeout time.Duration) *s
 // detected by the heartbeat (stale token), its step cancelled, the message
 // deleted and never retried, and nothing dead-lettered.
 func TestFaultSFNCallbackAndStaleToken(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{visibility: 3, heartbeat: 1})
 	c, okSM := taskStateMachine(t, e, 0, 30)
 	_, slowSM := taskStateMachine(t, e, 3, 2)

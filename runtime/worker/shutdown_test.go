@@ -21,6 +21,7 @@ import (
 // once), and the process exits within the budget plus the flush, not 20 s later. Every log
 // line it wrote is JSON without a duplicate key.
 func TestSIGTERMDrainCountsFromTheSignal(t *testing.T) {
+	t.Parallel() // waits on kumo for seconds: see newEnv
 	e := newEnv(t, envOpts{visibility: 40, heartbeat: 5})
 	raw, err := os.ReadFile(e.cfgPath)
 	if err != nil {
