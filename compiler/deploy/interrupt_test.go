@@ -21,7 +21,7 @@ init) exit 0 ;;
 apply)
 	trap 'echo SIGINT > "$FAKE_TF_MARK"; echo "{\"type\":\"diagnostic\",\"diagnostic\":{\"severity\":\"error\",\"summary\":\"operation canceled\"}}"; exit 1' INT
 	echo '{"@message":"aws_sqs_queue.solver: Creating...","type":"apply_start","hook":{"resource":{"addr":"aws_sqs_queue.solver"}}}'
-	sleep 30 &
+	sleep 30 >/dev/null 2>&1 & # not holding stdout: Go waits for the pipe to close
 	wait
 	echo NOT-INTERRUPTED > "$FAKE_TF_MARK" ;;
 *) exit 3 ;;
