@@ -4,17 +4,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/cli"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 func TestMain(m *testing.M) {
@@ -79,28 +78,11 @@ func scriptName(doc string) string {
 	return strings.ReplaceAll(doc, "/", "_")
 }
 
-var (
-	workerOnce sync.Once
-	workerBin  string
-	workerErr  error
-)
-
-// workerDir is a directory holding fleet-worker built from this checkout, once per test
-// process (TestDocs and TestDevDoc run in parallel).
+// workerDir is a directory holding only fleet-worker built from this checkout (TestDocs and
+// TestDevDoc run in parallel; one build serves both).
 func workerDir(t *testing.T) string {
 	t.Helper()
-	workerOnce.Do(func() {
-		if workerBin, workerErr = os.MkdirTemp("", "fleetc-docs-worker-"); workerErr != nil {
-			return
-		}
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(workerBin, "fleet-worker"), "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput(); err != nil {
-			workerErr = fmt.Errorf("build fleet-worker: %v\n%s", err, out)
-		}
-	})
-	if workerErr != nil {
-		t.Fatal(workerErr)
-	}
-	return workerBin
+	return filepath.Dir(verifytest.GoBinary(t, verifytest.WorkerPkg))
 }
 
 // consoleScript is a testscript for the console blocks of a markdown document: `cd` is

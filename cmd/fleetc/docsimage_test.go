@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -45,6 +44,7 @@ import (
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/examples"
 	"github.com/fleetc/fleetc/internal/ociimage"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // The quickstart's image commands (docs/quickstart.md, "5. The image") pull their base from
@@ -425,53 +425,25 @@ func (r *imageRegistry) verifyLayers(t testing.TB, img v1.Image) {
 // verifyFiles: fleet-worker is the one tools/image wrote (its -trimpath build records no
 // -ldflags, so the version is not checked here), and /app/handler.py is fleetc init's.
 func (r *imageRegistry) verifyFiles(t testing.TB, img v1.Image, checkout string) {
-	files, err := imageFiles(img)
-	if err != nil {
-		t.Fatal(err)
-	}
 	worker, err := ociimage.Source{Kind: ociimage.FromLayout, Ref: filepath.Join(checkout, r.workerOut)}.Image(context.Background(), r.platform)
 	if err != nil {
 		t.Fatalf("the fleet-worker image go run ./tools/image wrote: %v", err)
 	}
-	workerFiles, err := imageFiles(worker)
+	want, err := ociimage.ReadFile(worker, ociimage.Entrypoint)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exe, want := files[ociimage.Entrypoint], workerFiles[ociimage.Entrypoint]
+	exe, _ := ociimage.ReadFile(img, ociimage.Entrypoint)
 	if len(exe) == 0 || !bytes.Equal(exe, want) {
 		t.Errorf("pushed image's %s (%d bytes) is not the fleet-worker of %s (%d bytes)", ociimage.Entrypoint, len(exe), r.workerOut, len(want))
-	} else if bi, err := buildinfo.Read(bytes.NewReader(exe)); err != nil || bi.Path != "github.com/fleetc/fleetc/cmd/fleet-worker" {
+	} else if bi, err := buildinfo.Read(bytes.NewReader(exe)); err != nil || bi.Path != verifytest.WorkerPkg {
 		t.Errorf("pushed image's %s is not fleet-worker: %v %v", ociimage.Entrypoint, bi, err)
 	}
 	handler, err := examples.PythonImage.ReadFile("images/python/handler.py")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := files[path.Join(dev.ImageHandlerDir, "handler.py")]; !bytes.Equal(got, handler) {
+	if got, _ := ociimage.ReadFile(img, path.Join(dev.ImageHandlerDir, "handler.py")); !bytes.Equal(got, handler) {
 		t.Errorf("pushed image's %s/handler.py is %q, want fleetc init's handler", dev.ImageHandlerDir, got)
-	}
-}
-
-// imageFiles are the regular files of img's filesystem by absolute path.
-func imageFiles(img v1.Image) (map[string][]byte, error) {
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag == tar.TypeReg {
-			b, err := io.ReadAll(tr)
-			if err != nil {
-				return nil, err
-			}
-			files["/"+strings.TrimPrefix(path.Clean(h.Name), "/")] = b
-		}
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // A plain batch: every step completes once, nothing dead-lettered.
@@ -117,32 +116,10 @@ func TestFaultFailThenSucceed(t *testing.T) {
 	}
 }
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
 // workerBinary builds cmd/fleet-worker once per test process.
 func workerBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fleet-worker-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "fleet-worker")
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/fleetc/fleetc/cmd/fleet-worker").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build fleet-worker: %v", buildErr)
-	}
-	return binPath
+	return verifytest.GoBinary(t, verifytest.WorkerPkg)
 }
 
 type proc struct {

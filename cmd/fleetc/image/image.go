@@ -7,7 +7,6 @@
 package image
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"debug/elf"
@@ -333,22 +332,11 @@ func entrypointOf(src ociimage.Source, plat v1.Platform) ([]byte, error) {
 	if len(cf.Config.Entrypoint) == 0 {
 		return nil, fmt.Errorf("%s has no entrypoint: not a fleet-worker image", src)
 	}
-	ep := strings.TrimPrefix(path.Clean(cf.Config.Entrypoint[0]), "/")
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil, fmt.Errorf("%s: no file at its entrypoint /%s", src, ep)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if strings.TrimPrefix(path.Clean(h.Name), "/") == ep && h.Typeflag == tar.TypeReg {
-			return io.ReadAll(tr)
-		}
+	exe, err := ociimage.ReadFile(img, cf.Config.Entrypoint[0])
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no file at its entrypoint /%s", src, strings.TrimPrefix(path.Clean(cf.Config.Entrypoint[0]), "/"))
 	}
+	return exe, err
 }
 
 // elfMachines are the architectures fleet-worker images are built for (tools/image's).

@@ -34,6 +34,7 @@ import (
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/compiler/ir"
 	"github.com/fleetc/fleetc/internal/ociimage"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 var (
@@ -61,7 +62,7 @@ func staticWorker(t *testing.T) string {
 		}
 		workerPath = filepath.Join(workerDir, "fleet-worker")
 		// tools/image's flags: its compiled packages are reused from the build cache.
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", workerPath, "github.com/fleetc/fleetc/cmd/fleet-worker")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", workerPath, verifytest.WorkerPkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			workerErr = err

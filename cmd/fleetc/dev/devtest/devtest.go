@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -28,32 +27,10 @@ import (
 	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
-var (
-	binsOnce sync.Once
-	binsDir  string
-	binsErr  error
-)
-
-// Binaries builds fleetc and fleet-worker once per test process.
+// Binaries builds fleetc and fleet-worker once per test process (verifytest.GoBinary).
 func Binaries(t *testing.T) (fleetc, worker string) {
 	t.Helper()
-	binsOnce.Do(func() {
-		binsDir, binsErr = os.MkdirTemp("", "fleetc-dev-bins-")
-		if binsErr != nil {
-			return
-		}
-		for _, b := range []struct{ out, pkg string }{{"fleetc", "github.com/fleetc/fleetc/cmd/fleetc"}, {"fleet-worker", "github.com/fleetc/fleetc/cmd/fleet-worker"}} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binsDir, b.out), b.pkg)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binsErr = fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
-				return
-			}
-		}
-	})
-	if binsErr != nil {
-		t.Fatal(binsErr)
-	}
-	return filepath.Join(binsDir, "fleetc"), filepath.Join(binsDir, "fleet-worker")
+	return verifytest.GoBinary(t, verifytest.FleetcPkg), verifytest.GoBinary(t, verifytest.WorkerPkg)
 }
 
 // Root is the module's root: the first directory up from the test's that holds go.mod.

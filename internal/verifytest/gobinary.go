@@ -1,0 +1,70 @@
+package verifytest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sync"
+)
+
+// Import paths of the binaries tests run as processes.
+const (
+	FleetcPkg = "github.com/fleetc/fleetc/cmd/fleetc"
+	WorkerPkg = "github.com/fleetc/fleetc/cmd/fleet-worker"
+)
+
+var (
+	builds   sync.Mutex
+	builtDir string
+	built    = map[string]*goBuild{}
+)
+
+type goBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// GoBinary builds the main package pkg (an import path of this module) once per test process
+// and returns the binary's path, alone in its directory so that the directory can go on PATH
+// without bringing another binary along. Tests that run fleetc or fleet-worker as a process
+// share the build.
+func GoBinary(tb TB, pkg string) string {
+	tb.Helper()
+	builds.Lock()
+	b := built[pkg]
+	if b == nil {
+		b = &goBuild{}
+		built[pkg] = b
+	}
+	builds.Unlock()
+	b.once.Do(func() { b.path, b.err = goBuildOnce(pkg) })
+	if b.err != nil {
+		tb.Fatalf("%v", b.err)
+	}
+	return b.path
+}
+
+func goBuildOnce(pkg string) (string, error) {
+	builds.Lock()
+	if builtDir == "" {
+		dir, err := os.MkdirTemp("", "fleetc-test-bins-")
+		if err != nil {
+			builds.Unlock()
+			return "", err
+		}
+		builtDir = dir
+	}
+	dir := filepath.Join(builtDir, path.Base(pkg))
+	builds.Unlock()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, path.Base(pkg))
+	if b, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out, nil
+}
