@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -219,6 +221,30 @@ func devBase(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) 
 // devClient asks the session: a minute, as a redrive moves messages one by one and a trace
 // reads every DLQ.
 var devClient = &http.Client{Timeout: time.Minute}
+
+// devGet asks the session at base for path and returns the body of its 200 answer; any other
+// answer is a *devAnswerError with the start of its body.
+func devGet(ctx context.Context, base, path string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := devClient.Do(req)
+	if err != nil {
+		return nil, devUnreachable(base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		return nil, &devAnswerError{base: base, status: resp.Status, body: strings.TrimSpace(string(b))}
+	}
+	return resp.Body, nil
+}
+
+// devAnswerError is a session's answer other than 200 OK.
+type devAnswerError struct{ base, status, body string }
+
+func (e *devAnswerError) Error() string { return e.base + " answered " + e.status + ": " + e.body }
 
 // devUnreachable says what a failed request to the session at base means.
 func devUnreachable(base string, err error) error {

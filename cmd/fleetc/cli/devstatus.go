@@ -1,12 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,18 +89,15 @@ func devDone(s *dev.Snapshot, done int) bool {
 
 // devSnapshot is the session's GET /api/fleet; dev answers 503 while it (re)applies.
 func devSnapshot(base string) (*dev.Snapshot, error) {
-	resp, err := devClient.Get(base + "/api/fleet")
-	if err != nil {
-		return nil, devUnreachable(base, err)
+	body, err := devGet(context.Background(), base, "/api/fleet")
+	if ae := (*devAnswerError)(nil); errors.As(err, &ae) {
+		return nil, fmt.Errorf("the session on %s is not up: %s: %s", base, ae.status, ae.body)
+	} else if err != nil {
+		return nil, err
 	}
-	defer resp.Body.Close()
-	body := io.LimitReader(resp.Body, 8<<20)
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(body, 1<<10))
-		return nil, fmt.Errorf("the session on %s is not up: %s: %s", base, resp.Status, strings.TrimSpace(string(b)))
-	}
+	defer body.Close()
 	var s dev.Snapshot
-	if err := json.NewDecoder(body).Decode(&s); err != nil {
+	if err := json.NewDecoder(io.LimitReader(body, 8<<20)).Decode(&s); err != nil {
 		return nil, errors.New(base + " answered with no fleet: " + err.Error())
 	}
 	return &s, nil

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,21 +142,13 @@ func writeTrace(t *trace.Timeline, o traceOptions, stdout io.Writer) int {
 // (GET /api/trace/{trace_id}, what its page shows).
 func devTrace(ctx context.Context, port int, traceID string) (*trace.Timeline, error) {
 	base := devBase(port)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/trace/"+url.PathEscape(traceID), nil)
+	body, err := devGet(ctx, base, "/api/trace/"+url.PathEscape(traceID))
 	if err != nil {
 		return nil, err
 	}
-	resp, err := devClient.Do(req)
-	if err != nil {
-		return nil, devUnreachable(base, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		return nil, fmt.Errorf("%s answered %s: %s", base, resp.Status, strings.TrimSpace(string(b)))
-	}
+	defer body.Close()
 	var t trace.Timeline
-	if err := json.NewDecoder(resp.Body).Decode(&t); err != nil {
+	if err := json.NewDecoder(body).Decode(&t); err != nil {
 		return nil, fmt.Errorf("%s: the timeline: %w", base, err)
 	}
 	return &t, nil
