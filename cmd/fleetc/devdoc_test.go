@@ -41,23 +41,10 @@ func TestDevDoc(t *testing.T) {
 	if err != nil {
 		t.Skip("the starter's handler needs python3")
 	}
-	b, err := os.ReadFile("../../docs/dev.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, n, err := consoleScript(string(b))
-	if err != nil {
-		t.Fatalf("docs/dev.md: %v", err)
-	}
-	if n < 6 {
-		t.Fatalf("docs/dev.md: only %d commands found", n)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "docs_dev.md.txtar"), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeDocScript(t, dir, "docs/dev.md", 6)
 	bin := workerDir(t)
-	testscript.Run(t, testscript.Params{Dir: dir, Cmds: map[string]func(*testscript.TestScript, bool, []string){"cmpdoc": cmpDoc}, Setup: func(e *testscript.Env) error {
+	testscript.Run(t, testscript.Params{Dir: dir, Cmds: docCmds, Setup: func(e *testscript.Env) error {
 		// fleet-worker, RIE and python3 on PATH, as on the reader's machine.
 		path := []string{bin, filepath.Dir(rie), filepath.Dir(python), e.Getenv("PATH")}
 		e.Setenv("PATH", strings.Join(path, string(os.PathListSeparator)))

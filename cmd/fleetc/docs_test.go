@@ -35,28 +35,15 @@ func TestDocs(t *testing.T) {
 	dir := t.TempDir()
 	var images *imageRegistry
 	for _, doc := range docsWithCommands {
-		b, err := os.ReadFile(filepath.Join("../..", doc))
-		if err != nil {
-			t.Fatal(err)
-		}
-		script, n, err := consoleScript(string(b))
-		if err != nil {
-			t.Fatalf("%s: %v", doc, err)
-		}
-		if n < 2 {
-			t.Fatalf("%s: only %d commands found", doc, n)
-		}
-		if err := os.WriteFile(filepath.Join(dir, scriptName(doc)+".txtar"), []byte(script), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		md := writeDocScript(t, dir, doc, 2)
 		if doc == quickstartDoc {
-			images = startImageRegistry(t, string(b))
+			images = startImageRegistry(t, md)
 		}
 	}
 	// fleetc invoke runs fleet-worker (its dry-run) as a process: one built from this
 	// checkout is on the scripts' PATH, as beside an installed fleetc.
 	bin := workerDir(t)
-	testscript.Run(t, testscript.Params{Dir: dir, Cmds: map[string]func(*testscript.TestScript, bool, []string){"cmpdoc": cmpDoc}, Setup: func(e *testscript.Env) error {
+	testscript.Run(t, testscript.Params{Dir: dir, Cmds: docCmds, Setup: func(e *testscript.Env) error {
 		e.Setenv("PATH", bin+string(os.PathListSeparator)+e.Getenv("PATH"))
 		// Commands in the docs name the repository's examples (and docs/simulate's fleet and
 		// scenarios), as from a clone's root.
@@ -72,6 +59,30 @@ func TestDocs(t *testing.T) {
 		return os.CopyFS(filepath.Join(e.WorkDir, "examples"), os.DirFS("../../examples"))
 	}})
 }
+
+// writeDocScript writes doc's testscript (consoleScript) into dir, fails the test unless it
+// has at least min commands, and returns the document's text.
+func writeDocScript(t *testing.T, dir, doc string, min int) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("../..", doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, n, err := consoleScript(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", doc, err)
+	}
+	if n < min {
+		t.Fatalf("%s: only %d commands found", doc, n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, scriptName(doc)+".txtar"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// docCmds are the commands the documents' scripts use beside testscript's own.
+var docCmds = map[string]func(*testscript.TestScript, bool, []string){"cmpdoc": cmpDoc}
 
 // scriptName is the name of doc's testscript, and of its subtest.
 func scriptName(doc string) string {

@@ -1,8 +1,9 @@
 package deploy
 
 import (
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -21,12 +22,7 @@ func environWith(set map[string]string) []string {
 			env = append(env, kv)
 		}
 	}
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		env = append(env, k+"="+set[k])
 	}
 	return env

@@ -22,22 +22,21 @@ import (
 // host that is not loopback through HTTPS_PROXY / HTTP_PROXY, and loopback never: so what it
 // records is exactly what left the machine's loopback.
 type recorder struct {
-	mu     sync.Mutex
-	hosts  []string
-	sawAWS bool
-	aws    chan struct{} // closed at the first request for an AWS host
+	mu      sync.Mutex
+	hosts   []string
+	sawAWS  sync.Once
+	awsSeen chan struct{} // closed at the first request for an AWS host
 }
 
-func newRecorder() *recorder { return &recorder{aws: make(chan struct{})} }
+func newRecorder() *recorder { return &recorder{awsSeen: make(chan struct{})} }
 
 func (r *recorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.hosts = append(r.hosts, req.Method+" "+req.Host)
-	if isAWSHost(req.Host) && !r.sawAWS {
-		r.sawAWS = true
-		close(r.aws)
-	}
 	r.mu.Unlock()
+	if isAWSHost(req.Host) {
+		r.sawAWS.Do(func() { close(r.awsSeen) })
+	}
 	http.Error(w, "fleetc test: no request may leave loopback", http.StatusForbidden)
 }
 
@@ -132,7 +131,7 @@ func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	// first call through the proxy is what the control shows, so the plan stops there.
 	go func() {
 		select {
-		case <-rec.aws:
+		case <-rec.awsSeen:
 			ccancel()
 		case <-cctx.Done():
 		}
