@@ -40,17 +40,25 @@ func DeferralAttribute(name string) bool {
 	return name == AttrPriorReceives || name == AttrDeferrals || name == AttrFirstSent
 }
 
-// runFair runs m under its key's cap, or defers it.
-func (c *Consumer) runFair(ctx context.Context, m *Message) {
-	key := ""
-	if c.o.MaxPerKey > 0 && c.o.KeyOf != nil {
-		key = c.o.KeyOf(m)
+// admit names m's fairness key and takes one of its slots if the key is under its cap;
+// key "" is never capped.
+func (c *Consumer) admit(m *Message) (key string, admitted bool) {
+	if c.o.MaxPerKey <= 0 || c.o.KeyOf == nil {
+		return "", true
 	}
+	if key = c.o.KeyOf(m); key == "" {
+		return "", true
+	}
+	return key, c.takeKey(key, false)
+}
+
+// runFair runs m, admitted under its key's cap (admit), or defers it.
+func (c *Consumer) runFair(ctx context.Context, m *Message, key string, admitted bool) {
 	if key == "" {
 		c.runGroup(ctx, []*Message{m})
 		return
 	}
-	if !c.takeKey(key, false) {
+	if !admitted {
 		if c.stopping.Load() || m.Lost() {
 			c.runGroup(ctx, []*Message{m}) // releases it unstarted, or leaves it
 			return

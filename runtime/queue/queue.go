@@ -466,9 +466,12 @@ func (c *Consumer) dispatch(ctx context.Context, msgs []*Message) {
 	}
 	c.mu.Unlock()
 	if !c.o.FIFO {
+		// Key slots are taken here, in receive order, so the first of a key's messages in a
+		// batch is the one that runs and the rest are the ones deferred.
 		for _, m := range msgs {
+			key, admitted := c.admit(m)
 			c.wg.Add(1)
-			go func() { defer c.wg.Done(); c.runFair(ctx, m) }()
+			go func() { defer c.wg.Done(); c.runFair(ctx, m, key, admitted) }()
 		}
 		return
 	}
