@@ -53,6 +53,7 @@ func arnOf(t *testing.T, f *dlqtest.Fleet, url string) string {
 // is; a redrive for solver moves exactly solver's, without EventBridge's diagnosis, and the
 // real worker completes them; chat's and the tool's stay where they were.
 func TestDeliveryDLQByTargetAndRedrive(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	ctx := context.Background()
 	solver, chat := f.Targets["solver"], f.Targets["chat"]

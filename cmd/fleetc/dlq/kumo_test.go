@@ -28,6 +28,7 @@ func poison(t *testing.T, f *dlqtest.Fleet) {
 }
 
 func TestInspectGroupsByErrorCode(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f)
 	ctx := context.Background()

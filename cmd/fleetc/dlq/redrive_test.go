@@ -25,6 +25,7 @@ func records(f *dlqtest.Fleet, tg *dlq.Target) *idem.Dynamo {
 // A canary before the fix dies again and says so; after the fix a canary of 2 completes,
 // then the rest of the code moves, and the other code stays.
 func TestCanaryRedriveAfterFix(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f)
 	tg := f.Targets["solver"]
@@ -81,6 +82,7 @@ func TestCanaryRedriveAfterFix(t *testing.T) {
 // completes the copy, the DLQ copy comes back, a second redrive sends it again and the
 // worker's idempotency record answers that duplicate: every job ran once, none was lost.
 func TestInterruptedRedriveLosesNothing(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f)
 	tg := f.Targets["solver"]
@@ -134,6 +136,7 @@ func TestInterruptedRedriveLosesNothing(t *testing.T) {
 // A FIFO DLQ's letters go back to their groups in order, and the worker runs each group in
 // that order.
 func TestFIFORedriveKeepsGroupOrder(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	tg := f.Targets["chat"]
 	ctx := context.Background()
@@ -178,6 +181,7 @@ func TestFIFORedriveKeepsGroupOrder(t *testing.T) {
 // with the same deduplication id: SQS drops the second copy, so the class queue holds it
 // once. The copy carries the producer's traceparent, not the worker's diagnosis.
 func TestFIFOResendIsDeduplicated(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	tg := f.Targets["chat"]
 	ctx := context.Background()
@@ -213,6 +217,7 @@ func TestFIFOResendIsDeduplicated(t *testing.T) {
 // A class queue that refuses the copy (here: it no longer exists) stops the move with the
 // letter still in the DLQ, and every letter visible again there.
 func TestRefusedSendKeepsTheLetter(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f)
 	tg := f.Targets["solver"]

@@ -47,6 +47,7 @@ func redriveAll(t *testing.T, f *dlqtest.Fleet, class string) ([]dlq.Moved, *dlq
 // under a new message id while the redrive still runs: one invocation moves it once, reports
 // it as failed again, and ends.
 func TestRedrivePoisonMovesOnce(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	f.StartWorker(t, "solver")
 	f.DeadLetter(t, "solver", dlqtest.Event("ev-bad-p", map[string]any{"trace_id": "t-p", "job": "bad-p", "conversation_id": "c1"}), "")
@@ -65,6 +66,7 @@ func TestRedrivePoisonMovesOnce(t *testing.T) {
 // invocation moves each once; the good ones complete once each, the poison fails again and
 // stays.
 func TestRedriveMixOfGoodAndPoison(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f) // 3 BadOutput, 2 MalformedMessage
 	f.Handler.Fix()
@@ -89,6 +91,7 @@ func TestRedriveMixOfGoodAndPoison(t *testing.T) {
 // A letter moved by an earlier invocation and back in the DLQ is an ordinary letter to the
 // next one: the stamp names its invocation, not the letter alone.
 func TestNextRedriveMovesWhatCameBack(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	f.StartWorker(t, "solver")
 	f.DeadLetter(t, "solver", dlqtest.Event("ev-bad-n", map[string]any{"trace_id": "t-n", "job": "bad-n", "conversation_id": "c1"}), "")
@@ -107,6 +110,7 @@ func TestNextRedriveMovesWhatCameBack(t *testing.T) {
 // A canary that no worker picks up (none runs) has no outcome at the timeout: pending, and
 // not a pass.
 func TestPendingCanaryIsNotAPass(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	poison(t, f)
 	tg := f.Targets["solver"]
@@ -129,6 +133,7 @@ func TestPendingCanaryIsNotAPass(t *testing.T) {
 // the session moved still keeps the redrive from moving the letter twice. Unstamped, it
 // counts as left, not as failed again.
 func TestRedriveWithoutRoomForTheStamp(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
 	tg := f.Targets["solver"]
 	f.StartWorker(t, "solver")
