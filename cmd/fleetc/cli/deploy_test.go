@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/sfn"
 	sfntypes "github.com/aws/aws-sdk-go-v2/service/sfn/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -184,7 +185,8 @@ func newE2ELoop(t *testing.T) *e2eLoop {
 
 // TestFullLoopOnKumo runs what a user would, against the real terraform CLI, the official
 // hashicorp/aws provider and kumo: plan a new fleet, apply it, run fleet-worker with its
-// generated runtime config and drive an event and the workflow through it, and destroy.
+// generated runtime config and drive an event and the workflow through it, and destroy, with
+// objects left in the claim-check bucket.
 // (TestReplacementOnKumo changes an applied fleet's queue to FIFO: a loop of its own beside
 // this one, as the two ran in a row as the suite's longest test.)
 func TestFullLoopOnKumo(t *testing.T) {
@@ -254,17 +256,27 @@ func TestFullLoopOnKumo(t *testing.T) {
 		runFleet(t, l.endpoint, name, out)
 	})
 
-	// 3. Destroy: a guard, then everything goes.
+	// 3. Destroy: a guard, then everything goes, the claim-check bucket emptied first of what
+	// a workflow's Map result writer leaves there (terraform alone stops at BucketNotEmpty).
+	s3c, bucket, objects := leaveMapResults(t, l.endpoint, name)
 	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve"}, common...)...)
-	if code != exitInvalid || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") {
+	if code != exitInvalid || !strings.Contains(stderr, "refusing") || !strings.Contains(stderr, "--allow-replace aws_dynamodb_table.idempotency") ||
+		!strings.Contains(stderr, "--allow-replace aws_s3_bucket.claimcheck") {
 		t.Fatalf("destroy guard: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if n := objectVersions(t, s3c, bucket); n != objects {
+		t.Fatalf("a refused destroy touched the bucket: %d object versions and delete markers, had %d", n, objects)
 	}
 	// One flag accepts every loss the plan lists.
 	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
-	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") {
+	if code != exitOK || !strings.Contains(stdout, " destroyed.") || !strings.Contains(stdout, "--allow-data-loss: accepting the loss of") ||
+		!strings.Contains(stdout, fmt.Sprintf("aws_s3_bucket.claimcheck: emptied bucket %s (%d object versions and delete markers)", bucket, objects)) {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	l.destroyed = true
+	if _, err := s3c.HeadBucket(context.Background(), &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err == nil {
+		t.Errorf("bucket %s still exists after destroy", bucket)
+	}
 }
 
 // TestReplacementOnKumo applies the e2e fleet, then makes its class queue FIFO: the queue and
