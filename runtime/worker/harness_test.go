@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -280,8 +281,13 @@ func (e *env) getenv(k string) string {
 	}[k]
 }
 
+// environ is the worker binary's environment: the test's, less the Go runtime's GC settings
+// (the deployed worker runs with the defaults, and TestBinaryPeakRSS measures its memory
+// budget under them; .ci/run sets GOGC=200 for terraform), plus the harness's AWS and queues.
 func (e *env) environ() []string {
-	out := os.Environ()
+	out := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	})
 	for _, k := range []string{worker.EnvDisableDynamoCRC32, awsconfig.EnvEndpoint, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", config.EnvQueueURL, config.EnvDLQURL} {
 		out = append(out, k+"="+e.getenv(k))
 	}
