@@ -117,10 +117,12 @@ func applyAndDestroy(t *testing.T, spec, endpoint string, emu deploy.Emulator) {
 	suffix := make([]byte, 2)
 	_, _ = rand.Read(suffix)
 	fleet := m[1] + hex.EncodeToString(suffix)
-	// The fleet's name, and any resource name that repeats it (examples/minimal names its bus
-	// hello, as `fleetc init`'s starter does: TestDevDoc deploys that one beside this test).
+	// The fleet's name, and any resource name that starts with it (examples/minimal names its
+	// bus hello, as `fleetc init`'s starter does: TestDevDoc deploys that one beside this test;
+	// research-fleet names its bus research-fleet, which a fleet left on the emulator by an
+	// earlier run still held).
 	renamed := fleetKey.ReplaceAllString(string(src), "fleet: "+fleet)
-	renamed = regexp.MustCompile(`(?m)^(\s+name: )`+regexp.QuoteMeta(m[1])+`$`).ReplaceAllString(renamed, "${1}"+fleet)
+	renamed = regexp.MustCompile(`(?m)^(\s+name: )`+regexp.QuoteMeta(m[1])+`(-[a-z0-9-]+)?$`).ReplaceAllString(renamed, "${1}"+fleet+"${2}")
 	copyPrompts(t, spec, dir)
 	local := filepath.Join(dir, "fleet.yaml")
 	if err := os.WriteFile(local, []byte(renamed), 0o644); err != nil {
