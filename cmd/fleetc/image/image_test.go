@@ -141,21 +141,15 @@ func build(t *testing.T, edit func(*image.Options)) (*image.Result, string, erro
 // files flattens img: every path (absolute) to its header and content.
 func files(t *testing.T, img v1.Image) map[string]fileEntry {
 	t.Helper()
-	rc := mutate.Extract(img)
-	defer rc.Close()
 	out := map[string]fileEntry{}
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
+	if err := ociimage.Walk(img, func(h *tar.Header, content io.Reader) error {
+		b, err := io.ReadAll(content)
 		out["/"+strings.TrimSuffix(h.Name, "/")] = fileEntry{h, b}
+		return err
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
 type fileEntry struct {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/fleetc/fleetc/cmd/fleetc/image"
 	"github.com/fleetc/fleetc/compiler"
@@ -137,31 +136,24 @@ func pythonBase(t *testing.T, python string) string {
 func unpack(t *testing.T, img v1.Image) string {
 	t.Helper()
 	root := t.TempDir()
-	rc := mutate.Extract(img)
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return root
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	if err := ociimage.Walk(img, func(h *tar.Header, content io.Reader) error {
 		p := filepath.Join(root, strings.TrimPrefix(h.Name, "/"))
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		switch h.Typeflag {
 		case tar.TypeDir:
 			os.MkdirAll(p, os.FileMode(h.Mode)|0o700)
 		case tar.TypeSymlink:
-			if err := os.Symlink(h.Linkname, p); err != nil {
-				t.Fatal(err)
-			}
+			return os.Symlink(h.Linkname, p)
 		case tar.TypeReg:
-			b, _ := io.ReadAll(tr)
-			if err := os.WriteFile(p, b, os.FileMode(h.Mode)); err != nil {
-				t.Fatal(err)
+			b, err := io.ReadAll(content)
+			if err != nil {
+				return err
 			}
+			return os.WriteFile(p, b, os.FileMode(h.Mode))
 		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return root
 }
