@@ -197,8 +197,9 @@ func TestFullLoopOnKumo(t *testing.T) {
 	l := newE2ELoop(t)
 	spec, name, out, common := l.spec, l.name, l.out, l.common
 
-	// 1. Plan a new fleet: --format json, --detailed-exitcode 2.
-	code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json", "--detailed-exitcode"}, common...)...)
+	// 1. Plan a new fleet: --format json, --detailed-exitcode 2, the plan saved for apply.
+	saved := filepath.Join(l.dir, "new.tfplan")
+	code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json", "--detailed-exitcode", "--out", saved}, common...)...)
 	if code != exitChanges {
 		t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -224,8 +225,9 @@ func TestFullLoopOnKumo(t *testing.T) {
 		t.Errorf("plan does not report the Pod Identity association left out on the emulator: %+v", s.EmulatorOmissions)
 	}
 
-	// 2. Apply: progress per resource tagged with its class or plane, then the outputs.
-	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...)
+	// 2. Apply the saved plan, exactly (no second plan): progress per resource tagged with
+	// its class or plane, then the outputs.
+	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, saved}, common...)...)
 	if code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -304,10 +306,11 @@ func TestReplacementOnKumo(t *testing.T) {
 	}
 	// One terraform plan, read three ways: the text on stdout, the JSON summary --out-json
 	// writes, and the markdown a pull-request comment gets, rendered from that JSON by the
-	// same writer `--format markdown` uses (one plan instead of three: this test is the
-	// suite's critical path, docs/development.md "Test time").
-	jsonOut := filepath.Join(dir, "plan.json")
-	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--out-json", jsonOut}, common...)...)
+	// same writer `--format markdown` uses; and saved, so the two applies below apply it
+	// without planning again (one plan instead of five: this test is the suite's critical
+	// path, docs/development.md "Test time").
+	jsonOut, saved := filepath.Join(dir, "plan.json"), filepath.Join(dir, "fifo.tfplan")
+	code, stdout, stderr = runCLI(t, "", append([]string{"plan", spec, "--out-json", jsonOut, "--out", saved}, common...)...)
 	if code != exitOK || !strings.Contains(stdout, "replace aws_sqs_queue.solver (class solver): name, fifo_queue forces replacement") ||
 		!strings.Contains(stdout, "destroys a queue and every message in it; apply needs --allow-replace aws_sqs_queue.solver") {
 		t.Fatalf("replacement plan: exit %d\n%s\n%s", code, stdout, stderr)
@@ -337,12 +340,13 @@ func TestReplacementOnKumo(t *testing.T) {
 		}
 	}
 
-	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve", "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
+	// A saved plan is guarded as a fresh one: refused until both replacements are named.
+	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, saved, "--allow-replace", "aws_sqs_queue.solver"}, common...)...)
 	if code != exitInvalid || !strings.Contains(stderr, "refusing") || !strings.Contains(stderr, "--allow-replace aws_sqs_queue.solver_dlq") ||
 		strings.Contains(stdout, "Apply complete") {
 		t.Fatalf("guard: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, "--auto-approve",
+	code, stdout, stderr = runCLI(t, "", append([]string{"apply", spec, saved,
 		"--allow-replace", "aws_sqs_queue.solver", "--allow-replace", "aws_sqs_queue.solver_dlq"}, common...)...)
 	if code != exitOK || !strings.Contains(stdout, "aws_sqs_queue.solver: Destruction complete") {
 		t.Fatalf("apply with --allow-replace: exit %d\n%s\n%s", code, stdout, stderr)
@@ -610,8 +614,9 @@ func execute(ctx context.Context, t *testing.T, sf *sfn.Client, arn, trace strin
 // TestPredictionsOnKumo holds fleetc diff's predictions for changes that reach only the
 // generated files Terraform reads (file(), templatefile()) to a real plan on kumo: a carried
 // field (the Lambda's config object, whose hash its FLEET_CONFIG_S3 carries, and the schema),
-// a model-policy timeout (the runtime config) and a workflow step timeout (the state machine definition). The base fleet is
-// applied once; each head is planned against it, never applied.
+// a model-policy timeout (the runtime config) and a workflow step timeout (the state machine
+// definition). The base fleet is applied once; a head with all three is planned against it,
+// never applied.
 func TestPredictionsOnKumo(t *testing.T) {
 	t.Parallel() // an emulator loop: see emulatorParallel
 	// The emulator override ignores only the Lambda's image_uri and image_config (gap
@@ -642,68 +647,62 @@ func TestPredictionsOnKumo(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, tc := range []struct {
-		name, old, new string
-		want           map[string]string // address → a line the prediction's input diff must hold
-		ignoredBy      string            // a KumoGaps entry that hides the change from the emulator's plan
+	// The three changes reach different generated files and are planned together, in one
+	// head: one plan instead of three (~13 s of CPU each, docs/development.md "Test time").
+	changes := []struct {
+		old, new, addr, line string // the edit; the address it changes and a line its prediction's input diff must hold
+		ignoredBy            string // a KumoGaps entry that hides the change from the emulator's plan
 	}{
-		{"carried field", "      required: [trace_id]\n", "      required: [trace_id, task_id]\n",
-			map[string]string{"aws_s3_object.solver_config": `/events/emits/0/detail/schema/required: ["trace_id"] → ["trace_id","task_id"]`}, ""},
-		{"model policy", "    timeout: 60s\n", "    timeout: 90s\n",
-			map[string]string{"aws_s3_object.solver_config": "/models/policies/fast/timeout_seconds: 60 → 90"}, ""},
-		{"workflow step timeout", "        timeout: 5m\n", "        timeout: 7m\n",
-			// kumo has no UpdateStateMachine, so the override ignores definition changes and the
-			// emulator's plan cannot confirm this one; the omission must say so.
-			map[string]string{"aws_sfn_state_machine.flow": "/States/Solve/TimeoutSeconds: 300 → 420"}, "sfn-update"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if !bytes.Contains(base, []byte(tc.old)) {
-				t.Fatalf("testdata/predict.yaml has no %q", tc.old)
-			}
-			head := bytes.Replace(base, []byte(tc.old), []byte(tc.new), 1)
-			if err := os.WriteFile(spec, head, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json"}, common...)...)
-			if code != exitOK {
-				t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
-			}
-			var plan deploy.Summary
-			if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
-				t.Fatal(err)
-			}
-			var rep *review.Report
-			if tc.ignoredBy == "" {
-				rep = comparePrediction(t, base, head, &plan)
-			} else {
-				for addr := range tc.want {
-					if !slices.ContainsFunc(plan.EmulatorOmissions, func(o deploy.Omission) bool { return o.Address == addr && o.Gap == tc.ignoredBy }) {
-						t.Errorf("%s: the plan lists no %s omission: %+v", addr, tc.ignoredBy, plan.EmulatorOmissions)
-					}
-				}
-				if rep, err = review.Compare(review.Load("base.yaml", base), review.Load("head.yaml", head)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			for addr, line := range tc.want {
-				// A config object is named by its content's hash: a changed config is a new
-				// object (created before the old one is destroyed), the rest an update.
-				want := review.Update
-				if strings.HasPrefix(addr, "aws_s3_object.") {
-					want = review.Replace
-				}
-				i := slices.IndexFunc(rep.Resources, func(rc review.ResourceChange) bool { return rc.Address == addr })
-				if i < 0 || rep.Resources[i].Action != want {
-					t.Fatalf("%s: not predicted as %s: %+v", addr, want, rep.Resources)
-				}
-				var lines []string
-				for _, in := range rep.Resources[i].Inputs {
-					lines = append(lines, in.Changes...)
-				}
-				if !slices.Contains(lines, line) {
-					t.Errorf("%s: the prediction's input diff lacks %q: %q", addr, line, lines)
-				}
-			}
-		})
+		// A carried field and a model-policy timeout: both in the runtime config, whose
+		// S3 object is named by its content's hash, so the object is replaced.
+		{"      required: [trace_id]\n", "      required: [trace_id, task_id]\n",
+			"aws_s3_object.solver_config", `/events/emits/0/detail/schema/required: ["trace_id"] → ["trace_id","task_id"]`, ""},
+		{"    timeout: 60s\n", "    timeout: 90s\n", "aws_s3_object.solver_config", "/models/policies/fast/timeout_seconds: 60 → 90", ""},
+		// A workflow step timeout: kumo has no UpdateStateMachine, so the override ignores
+		// definition changes and the emulator's plan cannot confirm this one; the omission
+		// must say so.
+		{"        timeout: 5m\n", "        timeout: 7m\n", "aws_sfn_state_machine.flow", "/States/Solve/TimeoutSeconds: 300 → 420", "sfn-update"},
+	}
+	head := base
+	for _, c := range changes {
+		if !bytes.Contains(head, []byte(c.old)) {
+			t.Fatalf("testdata/predict.yaml has no %q", c.old)
+		}
+		head = bytes.Replace(head, []byte(c.old), []byte(c.new), 1)
+	}
+	if err := os.WriteFile(spec, head, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "", append([]string{"plan", spec, "--format", "json"}, common...)...)
+	if code != exitOK {
+		t.Fatalf("plan: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var plan deploy.Summary
+	if err := json.Unmarshal([]byte(stdout), &plan); err != nil {
+		t.Fatal(err)
+	}
+	// Every change the emulator's plan shows is the one fleetc diff predicted.
+	rep := comparePrediction(t, base, head, &plan)
+	for _, c := range changes {
+		if c.ignoredBy != "" && !slices.ContainsFunc(plan.EmulatorOmissions, func(o deploy.Omission) bool { return o.Address == c.addr && o.Gap == c.ignoredBy }) {
+			t.Errorf("%s: the plan lists no %s omission: %+v", c.addr, c.ignoredBy, plan.EmulatorOmissions)
+		}
+		// A config object is named by its content's hash: a changed config is a new object
+		// (created before the old one is destroyed), the rest an update.
+		want := review.Update
+		if strings.HasPrefix(c.addr, "aws_s3_object.") {
+			want = review.Replace
+		}
+		i := slices.IndexFunc(rep.Resources, func(rc review.ResourceChange) bool { return rc.Address == c.addr })
+		if i < 0 || rep.Resources[i].Action != want {
+			t.Fatalf("%s: not predicted as %s: %+v", c.addr, want, rep.Resources)
+		}
+		var lines []string
+		for _, in := range rep.Resources[i].Inputs {
+			lines = append(lines, in.Changes...)
+		}
+		if !slices.Contains(lines, c.line) {
+			t.Errorf("%s: the prediction's input diff lacks %q: %q", c.addr, c.line, lines)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,11 +30,21 @@ var fleetKey = regexp.MustCompile(`(?m)^fleet: *([a-z0-9-]+)`)
 // with some declares dev, the spec as written).
 const exampleEnv = "dev"
 
+// deployedByDev: the examples a dev test brings up on kumo and tears down. `fleetc dev` applies
+// through the same deploy.Prepare with the same emulator override as `fleetc apply
+// --endpoint`, so TestExamplesApplyOnKumo leaves them to it rather than apply and destroy the
+// same configuration twice (~40 s of CPU each, docs/development.md "Test time").
+var deployedByDev = map[string]func(*testing.T){
+	"minimal":        TestDevMinimal,
+	"research-fleet": TestDevResearchFleet,
+}
+
 // TestExamplesApplyOnKumo: every example in examples/ applies on kumo with `fleetc apply
 // --endpoint` (the emulator detected, its gap profile applied) and destroys clean
 // (`destroy --allow-data-loss` exit 0, no resource left in the state), as a user trying them
-// would. Each runs as a parallel subtest under a fleet name of its own, so they share kumo
-// without colliding with each other or with other tests.
+// would; those in deployedByDev under `fleetc dev`. Each runs as a parallel subtest under a
+// fleet name of its own, so they share kumo without colliding with each other or with other
+// tests.
 func TestExamplesApplyOnKumo(t *testing.T) {
 	t.Parallel() // an emulator loop: see emulatorParallel
 	if testing.Short() {
@@ -48,10 +59,19 @@ func TestExamplesApplyOnKumo(t *testing.T) {
 	}
 	start := time.Now()
 	t.Cleanup(func() {
-		t.Logf("%d examples applied and destroyed in %s", len(specs), time.Since(start).Round(time.Second))
+		t.Logf("%d examples applied and destroyed in %s (%d under fleetc dev)", len(specs)-len(deployedByDev), time.Since(start).Round(time.Second), len(deployedByDev))
 	})
+	for name := range deployedByDev {
+		if !slices.Contains(specs, "../../../examples/"+name+"/fleet.yaml") {
+			t.Errorf("deployedByDev names %s, which is not an example", name)
+		}
+	}
 	for _, spec := range specs {
-		t.Run(filepath.Base(filepath.Dir(spec)), func(t *testing.T) {
+		name := filepath.Base(filepath.Dir(spec))
+		if deployedByDev[name] != nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			applyAndDestroy(t, spec, endpoint, deploy.Kumo)
 		})
