@@ -50,7 +50,7 @@ func GoBinary(tb TB, pkg string) string {
 func goBuildOnce(pkg string) (string, error) {
 	builds.Lock()
 	if builtDir == "" {
-		dir, err := os.MkdirTemp("", "fleetc-test-bins-")
+		dir, err := ProcessTempDir("fleetc-test-bins")
 		if err != nil {
 			builds.Unlock()
 			return "", err

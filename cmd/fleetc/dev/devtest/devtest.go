@@ -96,7 +96,7 @@ func TerraformEnv(t *testing.T) {
 	verifytest.SkipIfMissing(t, err)
 	rcOnce.Do(func() {
 		var dir string
-		if dir, rcErr = os.MkdirTemp("", "fleetc-terraformrc-"); rcErr == nil {
+		if dir, rcErr = verifytest.ProcessTempDir("fleetc-terraformrc"); rcErr == nil {
 			rcPath, rcErr = verifytest.MirrorCLIConfig(dir)
 		}
 	})
