@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +15,8 @@ import (
 // Without --auto-approve, redrive asks before moving and again after a passing canary (one
 // stdin, read without buffering ahead, answers both).
 func TestRedriveAsksTwice(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
-	t.Chdir(filepath.Dir(f.Spec))
 	stop := f.StartWorker(t, "solver")
 	for i := 1; i <= 3; i++ {
 		f.DeadLetter(t, "solver", dlqtest.Event(fmt.Sprintf("ev-bad-%d", i), map[string]any{"trace_id": fmt.Sprintf("t-%d", i), "job": fmt.Sprintf("bad-%d", i), "conversation_id": "c1"}), "")
@@ -26,7 +25,7 @@ func TestRedriveAsksTwice(t *testing.T) {
 	f.Handler.Fix()
 	f.StartWorker(t, "solver")
 	var out bytes.Buffer
-	code := Main([]string{"dlq", "redrive", "fleet.yaml", "solver", "--canary", "1", "--endpoint", f.Endpoint}, strings.NewReader("yes\nyes\n"), &out, &out)
+	code := Main([]string{"dlq", "redrive", f.Spec, "solver", "--canary", "1", "--endpoint", f.Endpoint}, strings.NewReader("yes\nyes\n"), &out, &out)
 	got := out.String()
 	for _, want := range []string{
 		"Redrive every dead letter to " + f.Targets["solver"].Queue + ", one at a time at 10/s, 1 canary first.",
@@ -49,7 +48,7 @@ func TestRedriveAsksTwice(t *testing.T) {
 // the test (instead of hanging) when it does not end within bound.
 func redriveJSON(t *testing.T, f *dlqtest.Fleet, bound time.Duration, args ...string) (int, dlq.RedriveReport, string, time.Duration) {
 	t.Helper()
-	args = append([]string{"dlq", "redrive", "fleet.yaml", "solver", "--auto-approve", "--format", "json", "--endpoint", f.Endpoint}, args...)
+	args = append([]string{"dlq", "redrive", f.Spec, "solver", "--auto-approve", "--format", "json", "--endpoint", f.Endpoint}, args...)
 	var stdout, stderr bytes.Buffer
 	done := make(chan int, 1)
 	start := time.Now()
@@ -71,8 +70,8 @@ func redriveJSON(t *testing.T, f *dlqtest.Fleet, bound time.Duration, args ...st
 // `fleetc dlq redrive` without a filter, on a letter that fails fast on every trip (the
 // handler's bug, not fixed): it moves it once, reports it as failed again, and exits 1.
 func TestRedrivePoisonEnds(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
-	t.Chdir(filepath.Dir(f.Spec))
 	f.StartWorker(t, "solver")
 	f.DeadLetter(t, "solver", dlqtest.Event("ev-bad-p", map[string]any{"trace_id": "t-p", "job": "bad-p", "conversation_id": "c1"}), "")
 	code, r, stderr, took := redriveJSON(t, f, 30*time.Second)
@@ -90,8 +89,8 @@ func TestRedrivePoisonEnds(t *testing.T) {
 // A canary that no worker picks up is still pending at --canary-timeout: that is not a pass,
 // so even with --auto-approve the rest stays in the DLQ, and the exit is 1.
 func TestRedrivePendingCanaryStops(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
-	t.Chdir(filepath.Dir(f.Spec))
 	stop := f.StartWorker(t, "solver")
 	for i := 1; i <= 3; i++ {
 		f.DeadLetter(t, "solver", dlqtest.Event(fmt.Sprintf("ev-bad-%d", i), map[string]any{"trace_id": fmt.Sprintf("t-%d", i), "job": fmt.Sprintf("bad-%d", i), "conversation_id": "c1"}), "")

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,8 @@ import (
 // another (the handler's bug); fleetc trace conv-1 shows both paths, oldest first, and
 // nothing of another conversation.
 func TestTraceShowsCompletedAndDeadLettered(t *testing.T) {
+	t.Parallel() // a kumo loop under a fleet name of its own (dlqtest.New)
 	f := dlqtest.New(t, "")
-	t.Chdir(filepath.Dir(f.Spec))
 	stop := f.StartWorker(t, "solver")
 	f.Send(t, "solver", dlqtest.Event("ev-good", map[string]any{"trace_id": "conv-1", "job": "good", "conversation_id": "c1"}), "")
 	f.WaitDepth(t, "solver", false, 0, 30*time.Second)
@@ -32,7 +31,7 @@ func TestTraceShowsCompletedAndDeadLettered(t *testing.T) {
 	stop()
 
 	var out, errb bytes.Buffer
-	if code := Main([]string{"trace", "conv-1", "fleet.yaml", "--endpoint", f.Endpoint, "--format", "json"}, nil, &out, &errb); code != exitOK {
+	if code := Main([]string{"trace", "conv-1", f.Spec, "--endpoint", f.Endpoint, "--format", "json"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var tl trace.Timeline
@@ -52,8 +51,8 @@ func TestTraceShowsCompletedAndDeadLettered(t *testing.T) {
 	// The same reads print the same text.
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	var a, b bytes.Buffer
-	Main([]string{"trace", "conv-1", "fleet.yaml", "--endpoint", f.Endpoint, "--since", since}, nil, &a, &errb)
-	Main([]string{"trace", "conv-1", "fleet.yaml", "--endpoint", f.Endpoint, "--since", since}, nil, &b, &errb)
+	Main([]string{"trace", "conv-1", f.Spec, "--endpoint", f.Endpoint, "--since", since}, nil, &a, &errb)
+	Main([]string{"trace", "conv-1", f.Spec, "--endpoint", f.Endpoint, "--since", since}, nil, &b, &errb)
 	if a.String() != b.String() || !strings.Contains(a.String(), "trace conv-1 since ") || !strings.Contains(a.String(), "BadOutput") || strings.Contains(a.String(), "ev-other") {
 		t.Errorf("text:\n%s\nthen:\n%s", a.String(), b.String())
 	}
