@@ -33,18 +33,32 @@ type goBuild struct {
 // share the build.
 func GoBinary(tb TB, pkg string) string {
 	tb.Helper()
-	builds.Lock()
-	b := built[pkg]
-	if b == nil {
-		b = &goBuild{}
-		built[pkg] = b
-	}
-	builds.Unlock()
+	b := buildOf(pkg)
 	b.once.Do(func() { b.path, b.err = goBuildOnce(pkg) })
 	if b.err != nil {
 		tb.Fatalf("%v", b.err)
 	}
 	return b.path
+}
+
+// Prebuild starts GoBinary's builds of pkgs in the background, from a TestMain whose tests
+// would otherwise wait for them one after another; GoBinary then waits for what is left.
+func Prebuild(pkgs ...string) {
+	for _, pkg := range pkgs {
+		b := buildOf(pkg)
+		go b.once.Do(func() { b.path, b.err = goBuildOnce(pkg) })
+	}
+}
+
+func buildOf(pkg string) *goBuild {
+	builds.Lock()
+	defer builds.Unlock()
+	b := built[pkg]
+	if b == nil {
+		b = &goBuild{}
+		built[pkg] = b
+	}
+	return b
 }
 
 func goBuildOnce(pkg string) (string, error) {

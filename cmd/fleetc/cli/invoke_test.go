@@ -12,16 +12,17 @@ import (
 
 	"github.com/fleetc/fleetc/cmd/fleetc/dev"
 	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
+	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // emulatorParallel is how many tests of this package run at once unless -test.parallel is
 // given. The parallel tests are the emulator loops (terraform plan/apply/destroy and fleetc
 // dev sessions against kumo, each fleet under a name of its own): they spend most of their
 // time waiting on kumo and on the AWS provider's polling, not on the CPU, so they overlap well
-// beyond GOMAXPROCS, the default, which on a 2-core machine ran them two at a time. 16 lets
-// all of them run at once (six loops, the seven examples, moto's): each one waiting for a
-// slot would add its whole duration to the package's.
-const emulatorParallel = 16
+// beyond GOMAXPROCS, the default, which on a 2-core machine ran them two at a time. 24 lets
+// all of them run at once (six loops, five examples, moto's, the dlq and trace tests): each
+// one waiting for a slot would add its whole duration to the package's.
+const emulatorParallel = 24
 
 // TestMain lets this test binary stand in for fleetc where a command runs fleetc itself as
 // a process: invoke --stand-in runs `fleetc dev-handler` (os.Executable), as dev does. As a
@@ -37,6 +38,11 @@ func TestMain(m *testing.M) {
 		if err := flag.Set("test.parallel", strconv.Itoa(emulatorParallel)); err != nil {
 			panic(err)
 		}
+	}
+	// A whole run builds fleetc and fleet-worker for its process tests: start both now, so
+	// the sequential tests that need them do not hold the emulator loops back by a build.
+	if flag.Lookup("test.run").Value.String() == "" {
+		verifytest.Prebuild(verifytest.FleetcPkg, verifytest.WorkerPkg)
 	}
 	os.Exit(m.Run())
 }
