@@ -122,9 +122,6 @@ func TestPlanFailingInit(t *testing.T) {
 	}
 }
 
-// squashSpace collapses whitespace runs (Terraform wraps long error messages).
-func squashSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 // e2eLoop is one test's fleet on kumo: the e2e spec under a name of its own, its out
 // directory, the flags every command of the loop takes, and a cleanup that destroys what is
 // left unless the test destroyed it itself (set destroyed).
@@ -615,8 +612,9 @@ func TestPredictionsOnKumo(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	// The three changes reach different generated files and are planned together, in one
-	// head: one plan instead of three (~13 s of CPU each, docs/development.md "Test time").
+	// The three changes are planned together, in one head: one plan instead of three (~13 s
+	// of CPU each, docs/development.md "Test time"). Each is held to its own line of the
+	// prediction, and comparePrediction holds every planned action.
 	changes := []struct {
 		old, new, addr, line string // the edit; the address it changes and a line its prediction's input diff must hold
 		ignoredBy            string // a KumoGaps entry that hides the change from the emulator's plan
