@@ -1,40 +1,58 @@
 package verifytest
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 )
+
+// processLockName is the file each ProcessTempDir holds an exclusive flock on for as long as
+// its process runs.
+const processLockName = ".owner.lock"
+
+// held keeps the lock files open (an *os.File closes its descriptor, and so drops its lock,
+// when it is collected).
+var held []*os.File
 
 // ProcessTempDir makes a temporary directory that lives as long as the test process, named
 // prefix-PID-*, for what a process shares across its tests (built binaries, a Terraform CLI
 // config). t.TempDir cannot hold those, and a test binary has no hook that runs after its
-// last test in every package, so it first removes the prefix-PID-* directories of processes
-// that have exited: each run of the suite left ~100 MB of binaries in the temp directory.
+// last test in every package, so it first removes the prefix-* directories no process holds:
+// each run of the suite left ~100 MB of binaries in the temp directory. A directory is held
+// by a flock on its lock file, which the kernel drops when the process ends, however it
+// ends; unlike a PID, the lock means the same across PID namespaces that share /tmp.
 func ProcessTempDir(prefix string) (string, error) {
 	reapProcessDirs(os.TempDir(), prefix)
 	dir, err := os.MkdirTemp("", fmt.Sprintf("%s-%d-", prefix, os.Getpid()))
 	if err != nil {
 		return "", fmt.Errorf("verify: %w", err)
 	}
+	lock, err := os.OpenFile(filepath.Join(dir, processLockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err == nil {
+		if err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			lock.Close()
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("verify: locking %s: %w", dir, err)
+	}
+	held = append(held, lock)
 	return dir, nil
 }
 
-// reapProcessDirs removes root's prefix-PID-* directories whose process no longer runs.
+// reapProcessDirs removes root's prefix-* directories whose lock file no process holds. A
+// directory without one (not made by ProcessTempDir, or still being made) is left alone.
 func reapProcessDirs(root, prefix string) {
-	dirs, _ := filepath.Glob(filepath.Join(root, prefix+"-*-*"))
+	dirs, _ := filepath.Glob(filepath.Join(root, prefix+"-*"))
 	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(filepath.Base(d), prefix+"-"), "-", 2)[0])
-		if err != nil || pid <= 0 || pid == os.Getpid() {
+		lock, err := os.OpenFile(filepath.Join(d, processLockName), os.O_RDWR, 0)
+		if err != nil {
 			continue
 		}
-		// Signal 0 checks that the process exists. EPERM means it does, under another user.
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			_ = os.RemoveAll(d)
 		}
+		lock.Close()
 	}
 }
