@@ -24,6 +24,9 @@ import (
 // Sequential, since this package's emulator loops read KumoGaps, in parallel, after it (it
 // was cmd/fleetc/cli's, whose emulator loops waited for it).
 func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("terraform plan against kumo")
+	}
 	bin, err := FindTerraform("")
 	if err != nil {
 		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
