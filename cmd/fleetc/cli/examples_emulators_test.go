@@ -32,8 +32,10 @@ const exampleEnv = "dev"
 
 // deployedByDev: the examples a dev test brings up on kumo and tears down. `fleetc dev` applies
 // through the same deploy.Prepare with the same emulator override as `fleetc apply
-// --endpoint`, so TestExamplesApplyOnKumo leaves them to it rather than apply and destroy the
-// same configuration twice (~40 s of CPU each, docs/development.md "Test time").
+// --endpoint`, and devtest.Session.Stop holds its teardown to what applyAndDestroy holds a
+// destroy to (exit 0, nothing left in the state), so TestExamplesApplyOnKumo leaves them to
+// it rather than apply and destroy the same configuration twice (~40 s of CPU each,
+// docs/development.md "Test time").
 var deployedByDev = map[string]func(*testing.T){
 	"minimal":        TestDevMinimal,
 	"research-fleet": TestDevResearchFleet,
@@ -59,7 +61,7 @@ func TestExamplesApplyOnKumo(t *testing.T) {
 	}
 	start := time.Now()
 	t.Cleanup(func() {
-		t.Logf("%d examples applied and destroyed in %s (%d under fleetc dev)", len(specs)-len(deployedByDev), time.Since(start).Round(time.Second), len(deployedByDev))
+		t.Logf("%d examples applied and destroyed in %s (and %d left to the dev tests)", len(specs)-len(deployedByDev), time.Since(start).Round(time.Second), len(deployedByDev))
 	})
 	for name := range deployedByDev {
 		if !slices.Contains(specs, "../../../examples/"+name+"/fleet.yaml") {

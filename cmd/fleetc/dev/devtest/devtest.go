@@ -142,6 +142,7 @@ type Session struct {
 	Page     string // the live page's URL
 	Fleetc   string
 	Spec     string
+	Out      string // the -o directory
 	Endpoint string
 	mu       sync.Mutex
 	out      bytes.Buffer
@@ -163,7 +164,7 @@ var pageLine = regexp.MustCompile(`live page (http://127\.0\.0\.1:\d+)`)
 func Start(t *testing.T, spec, out, endpoint string, extra ...string) *Session {
 	t.Helper()
 	fleetc, worker := Binaries(t)
-	s := &Session{up: make(chan struct{}), exited: make(chan struct{}), Fleetc: fleetc, Spec: spec, Endpoint: endpoint}
+	s := &Session{up: make(chan struct{}), exited: make(chan struct{}), Fleetc: fleetc, Spec: spec, Out: out, Endpoint: endpoint}
 	s.Cmd = exec.Command(fleetc, append([]string{"dev", spec, "-o", out, "--endpoint", endpoint, "--port", "0", "--worker-bin", worker}, extra...)...)
 	s.Cmd.Env = append(os.Environ(), "FLEETC_AWS_ENDPOINT=")
 	pr, pw := io.Pipe()
@@ -206,14 +207,35 @@ func Start(t *testing.T, spec, out, endpoint string, extra ...string) *Session {
 	return s
 }
 
-// Stop sends Ctrl-C and waits for the teardown.
+// Stop sends Ctrl-C and waits for the teardown, which must end clean: exit 0 and nothing
+// left in the Terraform state (dev's destroy is the one these fleets get).
 func (s *Session) Stop(t *testing.T) {
+	t.Helper()
 	_ = s.Cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-s.exited:
 	case <-time.After(12 * time.Minute): // the destroy alone took over 6 min at load 30
 		_ = s.Cmd.Process.Kill()
 		t.Errorf("fleetc dev did not finish its teardown within 12 min:\n%s", s.Log())
+		return
+	}
+	if !s.Cmd.ProcessState.Success() {
+		t.Errorf("fleetc dev's teardown: %v\n%s", s.Cmd.ProcessState, s.Log())
+	}
+	states, _ := filepath.Glob(filepath.Join(s.Out, "terraform", "terraform.tfstate"))
+	envStates, _ := filepath.Glob(filepath.Join(s.Out, "*", "terraform", "terraform.tfstate"))
+	if states = append(states, envStates...); len(states) == 0 {
+		t.Errorf("no Terraform state under %s after dev's teardown", s.Out)
+	}
+	for _, f := range states {
+		b, err := os.ReadFile(f)
+		var state struct{ Resources []struct{ Type, Name string } }
+		if err == nil {
+			err = json.Unmarshal(b, &state)
+		}
+		if err != nil || len(state.Resources) > 0 {
+			t.Errorf("%s after dev's teardown: %v, left %v", f, err, state.Resources)
+		}
 	}
 }
 
