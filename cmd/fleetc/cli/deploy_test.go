@@ -612,9 +612,11 @@ func TestPredictionsOnKumo(t *testing.T) {
 	if code, stdout, stderr := runCLI(t, "", append([]string{"apply", spec, "--auto-approve"}, common...)...); code != exitOK {
 		t.Fatalf("apply: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	// The three changes are planned together, in one head: one plan instead of three (~13 s
-	// of CPU each, docs/development.md "Test time"). Each is held to its own line of the
-	// prediction, and comparePrediction holds every planned action.
+	// The three changes are planned together, in one head: one `fleetc plan` instead of three
+	// (init, plan and show -json: ~13 s of CPU each, docs/development.md "Test time"). Each
+	// is held to its own line of the prediction, and comparePrediction holds every planned
+	// action to the prediction for the three together. Less precise than three heads: a
+	// resource one change is wrongly predicted to touch passes if another change touches it.
 	changes := []struct {
 		old, new, addr, line string // the edit; the address it changes and a line its prediction's input diff must hold
 		ignoredBy            string // a KumoGaps entry that hides the change from the emulator's plan
