@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // TestPlanRefusesScalerRoleInAnotherAccount: the TriggerAuthentications name the KEDA scaler
@@ -27,20 +25,9 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 	if testing.Short() {
 		t.Skip("terraform plan against kumo")
 	}
-	bin, err := FindTerraform("")
-	if err != nil {
-		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	endpoint, err := verifytest.Kumo(ctx)
-	verifytest.SkipIfMissing(t, err)
-	tmp := t.TempDir()
-	rc, err := verifytest.MirrorCLIConfig(tmp)
-	verifytest.SkipIfMissing(t, err)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newKumoRig(ctx, t)
 	gaps := KumoGaps
 	t.Cleanup(func() { KumoGaps = gaps })
 	KumoGaps = slices.DeleteFunc(slices.Clone(gaps), func(g Gap) bool { return g.ID == "kumo-account" })
@@ -55,15 +42,15 @@ func TestPlanRefusesScalerRoleInAnotherAccount(t *testing.T) {
 	name := fmt.Sprintf("acct%d", time.Now().UnixNano()%1_000_000_000)
 	spec := strings.Replace(strings.ReplaceAll(string(src), "FLEET", name),
 		"arn:aws:iam::000000000000:role/keda-operator", "arn:aws:iam::111122223333:role/keda-operator", 1)
-	specPath := filepath.Join(tmp, "fleet.yaml")
+	specPath := filepath.Join(k.dir, "fleet.yaml")
 	if err := os.WriteFile(specPath, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	w, ds, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(tmp, "out"), TerraformBin: bin, Endpoint: endpoint, Emulator: Kumo, CLIConfigFile: rc})
+	w, ds, err := Prepare(ctx, Options{Spec: specPath, Dir: filepath.Join(k.dir, "out"), TerraformBin: k.bin, Endpoint: k.endpoint, Emulator: Kumo, CLIConfigFile: k.cliConfig})
 	if err != nil {
 		t.Fatalf("%v\n%v", err, ds)
 	}
-	_, err = w.Plan(ctx, filepath.Join(tmp, "plan.tfplan"), false)
+	_, err = w.Plan(ctx, filepath.Join(k.dir, "plan.tfplan"), false)
 	want := "The TriggerAuthentications name arn:aws:iam::111122223333:role/" + name + "-keda-scaler"
 	if err == nil || !strings.Contains(strings.Join(strings.Fields(err.Error()), " "), want) {
 		t.Fatalf("plan in the wrong account: %v, want an error with %q", err, want)

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-exec/tfexec"
-
-	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // recorder is an HTTP(S) proxy that refuses everything and remembers where each request
@@ -54,23 +52,13 @@ func (r *recorder) seen() []string {
 // configuration without the override and the SDK fallback, shows the proxy sees what leaks.
 func TestEmulatorPlanSendsNothingOffLoopback(t *testing.T) {
 	t.Parallel() // an emulator loop: see environWith
-	bin, err := FindTerraform("")
-	if err != nil {
-		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
-	}
 	ctx := context.Background()
-	endpoint, err := verifytest.Kumo(ctx)
-	verifytest.SkipIfMissing(t, err)
+	k := newKumoRig(ctx, t)
+	bin, endpoint, tmp, rc := k.bin, k.endpoint, k.dir, k.cliConfig
 
 	rec := newRecorder()
 	proxy := httptest.NewServer(rec)
 	defer proxy.Close()
-	tmp := t.TempDir()
-	rc, err := verifytest.MirrorCLIConfig(tmp)
-	verifytest.SkipIfMissing(t, err)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// A profile whose use leaves a mark: its credential_process creates used.
 	used := filepath.Join(tmp, "used")
 	awsConfig := filepath.Join(tmp, "aws-config")

@@ -14,8 +14,6 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-
-	"github.com/fleetc/fleetc/internal/verifytest"
 )
 
 // rolloutSpec has every rollout: lambda classes behind alias live with CodeDeploy groups, an
@@ -94,20 +92,10 @@ func TestRolloutAppliesOnKumo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("terraform apply against kumo takes minutes")
 	}
-	bin, err := FindTerraform("")
-	if err != nil {
-		t.Skipf("SKIPPED, CHECKER NOT AVAILABLE: %v", err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	endpoint, err := verifytest.Kumo(ctx)
-	verifytest.SkipIfMissing(t, err)
-	tmp := t.TempDir()
-	rc, err := verifytest.MirrorCLIConfig(tmp)
-	verifytest.SkipIfMissing(t, err)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newKumoRig(ctx, t)
+	bin, endpoint, tmp, rc := k.bin, k.endpoint, k.dir, k.cliConfig
 	src, err := os.ReadFile(rolloutSpec)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/fleetc/fleetc/internal/verifytest"
 	"github.com/fleetc/fleetc/runtime/awsconfig"
 )
 
@@ -52,21 +51,10 @@ agents:
 // references only, and no generated data source reads a secret.
 func TestSecretValuesNeverInPlan(t *testing.T) {
 	t.Parallel() // an emulator loop: see environWith
-	bin, err := FindTerraform("")
-	if err != nil {
-		verifytest.SkipIfMissing(t, fmt.Errorf("%w: %v", verifytest.ErrToolMissing, err))
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	endpoint, err := verifytest.Kumo(ctx)
-	verifytest.SkipIfMissing(t, err)
-
-	tmp := t.TempDir()
-	rc, err := verifytest.MirrorCLIConfig(tmp)
-	verifytest.SkipIfMissing(t, err)
-	if err != nil {
-		t.Fatal(err)
-	}
+	k := newKumoRig(ctx, t)
+	bin, endpoint, tmp, rc := k.bin, k.endpoint, k.dir, k.cliConfig
 	name := fmt.Sprintf("sp%d", time.Now().UnixNano()%1_000_000_000)
 	modelKey, vendorToken := "sk-plan-model-"+name+"-x9", "vt-plan-vendor-"+name+"-y8"
 	environ := environWith(map[string]string{"TF_CLI_CONFIG_FILE": rc, EnvEndpoint: "", "PLAN_TEST_OPENAI_KEY": modelKey})
