@@ -49,27 +49,28 @@ var deployedByDev = map[string]func(*testing.T){
 // tests.
 func TestExamplesApplyOnKumo(t *testing.T) {
 	t.Parallel() // an emulator loop: see emulatorParallel
+	specs, err := filepath.Glob("../../../examples/*/fleet.yaml")
+	if err != nil || len(specs) < 7 {
+		t.Fatalf("examples: %v, %v", specs, err)
+	}
+	example := func(spec string) string { return filepath.Base(filepath.Dir(spec)) }
+	for name := range deployedByDev {
+		if !slices.ContainsFunc(specs, func(spec string) bool { return example(spec) == name }) {
+			t.Errorf("deployedByDev names %s, which is not an example", name)
+		}
+	}
 	if testing.Short() {
 		t.Skip("terraform apply of every example against kumo takes minutes")
 	}
 	terraformEnv(t)
 	endpoint, err := verifytest.Kumo(context.Background())
 	verifytest.SkipIfMissing(t, err)
-	specs, err := filepath.Glob("../../../examples/*/fleet.yaml")
-	if err != nil || len(specs) < 7 {
-		t.Fatalf("examples: %v, %v", specs, err)
-	}
 	start := time.Now()
 	t.Cleanup(func() {
 		t.Logf("%d examples applied and destroyed in %s (and %d left to the dev tests)", len(specs)-len(deployedByDev), time.Since(start).Round(time.Second), len(deployedByDev))
 	})
-	for name := range deployedByDev {
-		if !slices.Contains(specs, "../../../examples/"+name+"/fleet.yaml") {
-			t.Errorf("deployedByDev names %s, which is not an example", name)
-		}
-	}
 	for _, spec := range specs {
-		name := filepath.Base(filepath.Dir(spec))
+		name := example(spec)
 		if deployedByDev[name] != nil {
 			continue
 		}
