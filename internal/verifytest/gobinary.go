@@ -22,6 +22,7 @@ var (
 )
 
 type goBuild struct {
+	pkg  string
 	once sync.Once
 	path string
 	err  error
@@ -34,7 +35,7 @@ type goBuild struct {
 func GoBinary(tb TB, pkg string) string {
 	tb.Helper()
 	b := buildOf(pkg)
-	b.once.Do(func() { b.path, b.err = goBuildOnce(pkg) })
+	b.build()
 	if b.err != nil {
 		tb.Fatalf("%v", b.err)
 	}
@@ -45,21 +46,24 @@ func GoBinary(tb TB, pkg string) string {
 // would otherwise wait for them one after another; GoBinary then waits for what is left.
 func Prebuild(pkgs ...string) {
 	for _, pkg := range pkgs {
-		b := buildOf(pkg)
-		go b.once.Do(func() { b.path, b.err = goBuildOnce(pkg) })
+		go buildOf(pkg).build()
 	}
 }
 
+// buildOf is pkg's one build in this process.
 func buildOf(pkg string) *goBuild {
 	builds.Lock()
 	defer builds.Unlock()
 	b := built[pkg]
 	if b == nil {
-		b = &goBuild{}
+		b = &goBuild{pkg: pkg}
 		built[pkg] = b
 	}
 	return b
 }
+
+// build runs the build once; later calls wait for it.
+func (b *goBuild) build() { b.once.Do(func() { b.path, b.err = goBuildOnce(b.pkg) }) }
 
 func goBuildOnce(pkg string) (string, error) {
 	builds.Lock()
