@@ -317,10 +317,11 @@ func TestReplacementOnKumo(t *testing.T) {
 		t.Fatalf("apply with --allow-replace: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
-	code, stdout, stderr = runCLI(t, "", append([]string{"destroy", spec, "--auto-approve", "--allow-data-loss"}, common...)...)
-	if code != exitOK {
-		t.Fatalf("destroy: exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	// No destroy: TestFullLoopOnKumo destroys the same fleet, with its guard and emptied
+	// buckets, and this test is the suite's longest chain (a destroy here is ~20 s of CPU and
+	// two queue deletions the provider waits ~24 s each for). The fleet stays on the
+	// emulator, under its own name, until the emulator stops; a failed test still destroys
+	// (newE2ELoop's cleanup).
 	l.destroyed = true
 }
 
