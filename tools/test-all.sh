@@ -13,7 +13,7 @@
 #   them; at their normal priority -p 8 drove the load to 32 and TestSimulationMatchesDev's
 #   live timings past their tolerance.
 # - TestBinaryPeakRSS is skipped here: it measures fleet-worker's memory budget, which only
-#   means something on an idle machine (under this load it read 46.6-51.3 MiB against 45
+#   means something on an idle machine (under this load it read 46.6-51.3 MiB against 46.4
 #   alone). .ci/run runs it as its own step after the suite.
 # - -timeout: well above the longest package, cmd/fleetc/cli.
 set -euo pipefail
