@@ -36,6 +36,27 @@ func TestGroupByCode(t *testing.T) {
 	}
 }
 
+// TestGroupSampleTieIsDeterministic: two letters sent in the same millisecond (SQS's
+// SentTimestamp resolution) give the same sample whichever order the peek received them in.
+func TestGroupSampleTieIsDeterministic(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 1, 36, 45, 536e6, time.UTC)
+	a := dlq.Letter{ID: "1f40", Code: wire.MalformedMessage, SentAt: t0, Body: "not json at all"}
+	b := dlq.Letter{ID: "0b96", Code: wire.MalformedMessage, SentAt: t0, Body: "{truncated"}
+	for _, order := range [][]dlq.Letter{{a, b}, {b, a}} {
+		gs := dlq.GroupByCode(order)
+		if len(gs) != 1 || gs[0].Count != 2 || gs[0].Sample.Body != "{truncated" || !gs[0].LastSeen.Equal(t0) {
+			t.Errorf("letters %s, %s: %+v", order[0].ID, order[1].ID, gs)
+		}
+	}
+	same := b
+	same.ID = "ffff" // identical bodies: the id decides
+	for _, order := range [][]dlq.Letter{{b, same}, {same, b}} {
+		if gs := dlq.GroupByCode(order); gs[0].Sample.MessageID != "ffff" {
+			t.Errorf("letters %s, %s: sample %s", order[0].ID, order[1].ID, gs[0].Sample.MessageID)
+		}
+	}
+}
+
 func TestAge(t *testing.T) {
 	for d, want := range map[time.Duration]string{42 * time.Second: "42s", 3 * time.Minute: "3m", 5 * time.Hour: "5h", 50 * time.Hour: "2d"} {
 		if got := dlq.Age(d); got != want {

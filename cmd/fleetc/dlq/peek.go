@@ -1,6 +1,7 @@
 package dlq
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -174,9 +175,13 @@ type Sample struct {
 // maxSampleBody bounds a sample's body in the report.
 const maxSampleBody = 512
 
-// GroupByCode groups letters by ERROR_CODE, the largest group first (then by code).
+// GroupByCode groups letters by ERROR_CODE, the largest group first (then by code). Each
+// group's sample is its most recent letter; between letters sent in the same millisecond
+// (SentTimestamp's resolution) the one whose body, then id, sorts last, so the report does
+// not follow the order SQS happened to return them in.
 func GroupByCode(letters []Letter) []Group {
 	by := map[wire.Code]*Group{}
+	sampled := map[wire.Code]Letter{}
 	for _, l := range letters {
 		g := by[l.Code]
 		if g == nil {
@@ -187,7 +192,9 @@ func GroupByCode(letters []Letter) []Group {
 		if l.SentAt.Before(g.FirstSeen) {
 			g.FirstSeen = l.SentAt
 		}
-		if !l.SentAt.Before(g.LastSeen) {
+		prev, ok := sampled[l.Code]
+		if !ok || l.SentAt.After(prev.SentAt) || l.SentAt.Equal(prev.SentAt) && cmp.Or(cmp.Compare(l.Body, prev.Body), cmp.Compare(l.ID, prev.ID)) > 0 {
+			sampled[l.Code] = l
 			g.LastSeen = l.SentAt
 			body := queue.SanitizeAttribute(l.Body, maxSampleBody) // cut on a rune boundary
 			cut := len(body) < len(l.Body)
