@@ -28,12 +28,7 @@ func ProcessTempDir(prefix string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("verify: %w", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, processLockName), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		if err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			lock.Close()
-		}
-	}
+	lock, err := tryLock(filepath.Join(dir, processLockName), os.O_CREATE)
 	if err != nil {
 		return "", fmt.Errorf("verify: locking %s: %w", dir, err)
 	}
@@ -46,13 +41,24 @@ func ProcessTempDir(prefix string) (string, error) {
 func reapProcessDirs(root, prefix string) {
 	dirs, _ := filepath.Glob(filepath.Join(root, prefix+"-*"))
 	for _, d := range dirs {
-		lock, err := os.OpenFile(filepath.Join(d, processLockName), os.O_RDWR, 0)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		if lock, err := tryLock(filepath.Join(d, processLockName), 0); err == nil {
 			_ = os.RemoveAll(d)
+			lock.Close()
 		}
-		lock.Close()
 	}
+}
+
+// tryLock opens path (flag adds to O_RDWR, e.g. O_CREATE) and takes an exclusive flock on it
+// without waiting; the lock is held until the file is closed. It fails when the file is
+// missing (without O_CREATE) or another process holds the lock.
+func tryLock(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
