@@ -33,18 +33,11 @@ func TestDocsOperating(t *testing.T) {
 	f := dlqtest.New(t, "opsdoc")
 	t.Chdir(filepath.Dir(f.Spec))
 	stop := f.StartWorker(t, "solver")
-	// Each letter is in the DLQ before the next is sent, counted from the empty DLQ rather
-	// than from a depth read before the send (DeadLetter's): a stale read let the two
-	// malformed bodies reach the worker together, die with one timestamp, and the report's
-	// sample ("the most recent") then followed kumo's receive order.
-	bodies := []string{}
 	for i := 1; i <= 3; i++ {
-		bodies = append(bodies, dlqtest.Event(fmt.Sprintf("ev-bad-%d", i), map[string]any{"trace_id": fmt.Sprintf("t-%d", i), "job": fmt.Sprintf("bad-%d", i), "conversation_id": "c1"}))
+		f.DeadLetter(t, "solver", dlqtest.Event(fmt.Sprintf("ev-bad-%d", i), map[string]any{"trace_id": fmt.Sprintf("t-%d", i), "job": fmt.Sprintf("bad-%d", i), "conversation_id": "c1"}), "")
 	}
-	for i, body := range append(bodies, "not json at all", "{truncated") {
-		f.Send(t, "solver", body, "")
-		f.WaitDepth(t, "solver", true, i+1, 30*time.Second)
-	}
+	f.DeadLetter(t, "solver", "not json at all", "")
+	f.DeadLetter(t, "solver", "{truncated", "")
 	stop()
 	f.StartWorker(t, "solver")
 
