@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetc/fleetc/cmd/fleetc/dev/devtest"
 	"github.com/fleetc/fleetc/compiler"
 	"github.com/fleetc/fleetc/compiler/deploy"
 	"github.com/fleetc/fleetc/internal/verifytest"
@@ -178,16 +178,12 @@ func applyAndDestroy(t *testing.T, spec, endpoint string, emu deploy.Emulator) {
 	if code, stdout, stderr := destroy(); code != exitOK {
 		t.Fatalf("destroy: exit %d\n%s\n%s", code, tail(stdout), tail(stderr))
 	}
-	b, err := os.ReadFile(filepath.Join(compiler.OutDir(out, env), "terraform", "terraform.tfstate"))
+	left, err := devtest.StateResources(filepath.Join(compiler.OutDir(out, env), "terraform", "terraform.tfstate"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var state struct{ Resources []struct{ Type, Name string } }
-	if err := json.Unmarshal(b, &state); err != nil {
-		t.Fatal(err)
-	}
-	if len(state.Resources) > 0 {
-		t.Errorf("left in the state after destroy: %v", state.Resources)
+	if len(left) > 0 {
+		t.Errorf("left in the state after destroy: %v", left)
 	}
 }
 

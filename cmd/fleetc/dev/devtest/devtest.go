@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -228,15 +229,27 @@ func (s *Session) Stop(t *testing.T) {
 		t.Errorf("no Terraform state under %s after dev's teardown", s.Out)
 	}
 	for _, f := range states {
-		b, err := os.ReadFile(f)
-		var state struct{ Resources []struct{ Type, Name string } }
-		if err == nil {
-			err = json.Unmarshal(b, &state)
-		}
-		if err != nil || len(state.Resources) > 0 {
-			t.Errorf("%s after dev's teardown: %v, left %v", f, err, state.Resources)
+		if left, err := StateResources(f); err != nil || len(left) > 0 {
+			t.Errorf("%s after dev's teardown: %v, left %v", f, err, left)
 		}
 	}
+}
+
+// Resource is a resource a Terraform state file holds.
+type Resource struct{ Type, Name string }
+
+// StateResources lists the resources a Terraform state file still holds: none after a clean
+// destroy.
+func StateResources(path string) ([]Resource, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var state struct{ Resources []Resource }
+	if err := json.Unmarshal(b, &state); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return state.Resources, nil
 }
 
 // FleetView is the part of GET /api/fleet the tests read.
