@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
 
@@ -13,7 +14,10 @@ const processLockName = ".owner.lock"
 
 // held keeps the lock files open (an *os.File closes its descriptor, and so drops its lock,
 // when it is collected).
-var held []*os.File
+var (
+	heldMu sync.Mutex
+	held   []*os.File
+)
 
 // ProcessTempDir makes a temporary directory that lives as long as the test process, named
 // prefix-PID-*, for what a process shares across its tests (built binaries, a Terraform CLI
@@ -32,7 +36,9 @@ func ProcessTempDir(prefix string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("verify: locking %s: %w", dir, err)
 	}
+	heldMu.Lock()
 	held = append(held, lock)
+	heldMu.Unlock()
 	return dir, nil
 }
 

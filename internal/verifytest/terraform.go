@@ -1,12 +1,15 @@
 package verifytest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,7 +19,7 @@ import (
 	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
-	"github.com/hashicorp/terraform-exec/tfexec"
+	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/fleetc/fleetc/internal/tfmirror"
@@ -82,7 +85,7 @@ func findAWSMirror(start string) string {
 		if d.Name() == ".terraform" {
 			return filepath.SkipDir
 		}
-		if strings.HasSuffix(p, "/registry.terraform.io/hashicorp/aws") {
+		if strings.HasSuffix(p, "/"+awsProviderSource) {
 			found = append(found, tfmirror.Root(p))
 			return filepath.SkipDir
 		}
@@ -138,7 +141,7 @@ func TerraformValidate(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return validateWithMirror(ctx, dir, "", mirror, "terraform validate")
+	return validateWithMirror(ctx, dir, "", mirror, "terraform validate", true)
 }
 
 // TerraformValidateOut is TerraformValidate for a configuration that reads sibling artifacts
@@ -150,7 +153,7 @@ func TerraformValidateOut(ctx context.Context, root, sub string) error {
 	if err != nil {
 		return err
 	}
-	return validateWithMirror(ctx, root, sub, mirror, "terraform validate")
+	return validateWithMirror(ctx, root, sub, mirror, "terraform validate", true)
 }
 
 // TerraformValidateSchemaOut is TerraformValidateSchema for a sub directory of an output root
@@ -160,7 +163,7 @@ func TerraformValidateSchemaOut(ctx context.Context, root, sub string) error {
 	if err != nil {
 		return err
 	}
-	return validateWithMirror(ctx, root, sub, mirror, "terraform validate (schema-only provider)")
+	return validateWithMirror(ctx, root, sub, mirror, "terraform validate (schema-only provider)", false)
 }
 
 // SchemaProviderMirror is the mirror tools/install.sh builds: a schema-only hashicorp/aws
@@ -172,7 +175,7 @@ func SchemaProviderMirror() (string, error) {
 		return "", err
 	}
 	m := filepath.Join(root, "bin", "tf-schema-mirror")
-	if len(mirrorVersions(m, "registry.terraform.io/hashicorp/aws")) == 0 {
+	if len(mirrorVersions(m, awsProviderSource)) == 0 {
 		return "", fmt.Errorf("%w: schema-only provider mirror %s not built; %s", ErrToolMissing, m, installHint)
 	}
 	return m, nil
@@ -189,17 +192,20 @@ func TerraformValidateSchema(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	return validateWithMirror(ctx, dir, "", mirror, "terraform validate (schema-only provider)")
+	return validateWithMirror(ctx, dir, "", mirror, "terraform validate (schema-only provider)", false)
 }
 
 // validateWithMirror copies root and validates the configuration in root/sub ("" = root itself).
-func validateWithMirror(ctx context.Context, root, sub, mirror, label string) error {
+// With shareAWS, terraform attaches to the process's one running hashicorp/aws (reattach.go)
+// instead of starting the provider itself; the schema-only provider has no debug mode to share.
+func validateWithMirror(ctx context.Context, root, sub, mirror, label string, shareAWS bool) error {
 	dir := filepath.Join(root, sub)
 	tfPath, err := Tool("terraform")
 	if err != nil {
 		return err
 	}
-	if err := checkMirrorMeetsConstraints(dir, mirror); err != nil {
+	selected, err := checkMirrorMeetsConstraints(dir, mirror)
+	if err != nil {
 		return err
 	}
 
@@ -218,30 +224,31 @@ func validateWithMirror(ctx context.Context, root, sub, mirror, label string) er
 		return fmt.Errorf("verify: %w", err)
 	}
 
-	tf, err := tfexec.NewTerraform(work, tfPath)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
-	env := map[string]string{}
-	for _, kv := range envWithout("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR") {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
-	env["TF_CLI_CONFIG_FILE"] = rc
-	env["CHECKPOINT_DISABLE"] = "1" // no version check call home
-	if err := tf.SetEnv(tfexec.CleanEnv(env)); err != nil {
-		return fmt.Errorf("verify: %w", err)
+	env := append(envWithout(terraformOwnEnv...), "TF_CLI_CONFIG_FILE="+rc,
+		"CHECKPOINT_DISABLE=1", // no version check call home
+		"TF_IN_AUTOMATION=1", "TF_INPUT=0")
+	if v := selected[awsProviderSource]; v != nil && shareAWS && canShareProvider {
+		if bin := providerBinary(mirror, awsProviderSource, v.Original()); bin != "" {
+			reattach, err := reattachProvider(ctx, bin)
+			if err != nil {
+				return err
+			}
+			env = append(env, reattachEnv+"="+reattach)
+		}
 	}
 
-	if err := tf.Init(ctx, tfexec.Backend(false)); err != nil {
-		msg := err.Error()
+	msg, code, err := run(ctx, env, work, tfPath, "init", "-backend=false", "-no-color")
+	if err != nil {
+		return fmt.Errorf("terraform init %s: %w", dir, err)
+	}
+	if code != 0 {
 		if strings.Contains(msg, "no available releases match the given constraints") ||
 			strings.Contains(msg, "Failed to query available provider packages") {
 			return fmt.Errorf("%w: terraform init %s: mirror %s cannot supply the required providers: %s", ErrProviderUnavailable, dir, mirror, msg)
 		}
-		return fmt.Errorf("terraform init %s: %w", dir, err)
+		return fmt.Errorf("terraform init %s: exit %d: %s", dir, code, msg)
 	}
-	out, err := tf.Validate(ctx)
+	out, err := terraformValidateJSON(ctx, env, work, tfPath)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", label, dir, err)
 	}
@@ -261,6 +268,31 @@ func validateWithMirror(ctx context.Context, root, sub, mirror, label string) er
 		return fmt.Errorf("%s %s: invalid, but no diagnostics", label, dir)
 	}
 	return nil
+}
+
+// terraformOwnEnv are the variables validateWithMirror sets itself, or that would change what
+// terraform does (logs on stderr, extra arguments, another data directory or workspace).
+var terraformOwnEnv = []string{"TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", reattachEnv,
+	"TF_LOG", "TF_LOG_PATH", "TF_LOG_CORE", "TF_LOG_PROVIDER", "TF_CLI_ARGS", "TF_CLI_ARGS_init",
+	"TF_CLI_ARGS_validate", "TF_WORKSPACE", "TF_IN_AUTOMATION", "TF_INPUT"}
+
+// terraformValidateJSON runs `terraform validate -json` in dir. Not tfexec's Validate: that
+// has no way to pass TF_REATTACH_PROVIDERS, which tfexec strips from the environment.
+// Terraform exits 1 on an invalid configuration and still prints its diagnostics.
+func terraformValidateJSON(ctx context.Context, env []string, dir, tfPath string) (*tfjson.ValidateOutput, error) {
+	cmd := exec.CommandContext(ctx, tfPath, "validate", "-json", "-no-color")
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, runErr := cmd.Output()
+	var out tfjson.ValidateOutput
+	if err := json.Unmarshal(stdout, &out); err != nil {
+		return nil, fmt.Errorf("no JSON result (%v): %s%s", runErr, stdout, stderr.Bytes())
+	}
+	if runErr != nil && out.Valid {
+		return nil, fmt.Errorf("%v: %s", runErr, stderr.Bytes())
+	}
+	return &out, nil
 }
 
 // copyTree copies regular files and directories from src to dst, skipping Terraform state.
@@ -300,16 +332,22 @@ type providerNeed struct {
 	where       []string // file:line of each constraint, for the message
 }
 
+// awsProviderSource is the provider every generated configuration needs, and the one
+// validateWithMirror shares across terraform runs (reattach.go).
+const awsProviderSource = "registry.terraform.io/hashicorp/aws"
+
 // checkMirrorMeetsConstraints reads every required_providers block (and providers implied by
 // resource type prefixes) under dir and checks the mirror has a version satisfying them all,
 // so an unmeetable constraint is reported as ErrToolMissing with a precise reason instead of
-// as terraform init's generic failure.
-func checkMirrorMeetsConstraints(dir, mirror string) error {
+// as terraform init's generic failure. It returns the version of each source that init will
+// select: the newest that meets them.
+func checkMirrorMeetsConstraints(dir, mirror string) (map[string]*version.Version, error) {
 	needs, err := requiredProviders(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sources := slices.Sorted(maps.Keys(needs))
+	selected := map[string]*version.Version{}
 	var reasons []string
 	for _, src := range sources {
 		need := needs[src]
@@ -322,18 +360,17 @@ func checkMirrorMeetsConstraints(dir, mirror string) error {
 		for i, raw := range need.constraints {
 			c, err := version.NewConstraint(raw)
 			if err != nil {
-				return &Problem{Tool: "terraform validate", File: need.where[i], Summary: "invalid provider version constraint", Detail: fmt.Sprintf("%q: %v", raw, err)}
+				return nil, &Problem{Tool: "terraform validate", File: need.where[i], Summary: "invalid provider version constraint", Detail: fmt.Sprintf("%q: %v", raw, err)}
 			}
 			cs = append(cs, c...)
 		}
-		ok := false
-		for _, v := range avail {
+		for _, v := range avail { // newest first
 			if cs.Check(v) {
-				ok = true
+				selected[src] = v
 				break
 			}
 		}
-		if !ok {
+		if selected[src] == nil {
 			names := make([]string, len(avail))
 			for i, v := range avail {
 				names[i] = v.String()
@@ -343,9 +380,9 @@ func checkMirrorMeetsConstraints(dir, mirror string) error {
 		}
 	}
 	if len(reasons) > 0 {
-		return fmt.Errorf("%w: terraform validate %s: %s", ErrProviderUnavailable, dir, strings.Join(reasons, "; "))
+		return nil, fmt.Errorf("%w: terraform validate %s: %s", ErrProviderUnavailable, dir, strings.Join(reasons, "; "))
 	}
-	return nil
+	return selected, nil
 }
 
 // requiredProviders maps a provider source address (registry.terraform.io/ns/name) to the

@@ -1,6 +1,7 @@
 package verifytest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,8 +9,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -405,4 +409,123 @@ func TestTerraformValidateOut(t *testing.T) {
 	}
 	err = TerraformValidateSchema(ctx, filepath.Join(root, "terraform"))
 	wantContains(t, err, filepath.Join(root, "terraform", "main.tf")+":13:", "dispatch.asl.json")
+}
+
+// TestTerraformValidateSharesOneProvider checks that the test process's validations attach to
+// one running hashicorp/aws (reattach.go) and that it does the work: a value only the
+// provider's own validator rejects is reported, and the provider's CPU time grows while it is
+// checked. Were each terraform run to start its own provider again, a starting provider could
+// miss go-plugin's one-minute handshake on a loaded machine, as it once did in CI.
+func TestTerraformValidateSharesOneProvider(t *testing.T) {
+	if !canShareProvider {
+		t.Skip("no parent-death signal on this platform: each terraform run starts its own provider")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	err := TerraformValidate(ctx, abs(t, "testdata/tf/valid"))
+	skipIfMissing(t, err)
+	if err != nil {
+		t.Fatalf("valid: %v", err)
+	}
+	p := onlySharedProvider(t)
+	before := cpuTicks(t, p.pid)
+
+	dir := abs(t, "testdata/tf/provider_value")
+	err = TerraformValidate(ctx, dir)
+	t.Logf("provider_value: %v", err)
+	wantContains(t, err, "main.tf:5", "visibility_timeout_seconds", "43200")
+	if after := cpuTicks(t, p.pid); after <= before {
+		t.Errorf("the shared provider (pid %d) used no CPU while validating (%d ticks before and after): terraform started its own", p.pid, before)
+	}
+	if got := onlySharedProvider(t); got != p {
+		t.Errorf("a second validation started a second provider")
+	}
+}
+
+// onlySharedProvider returns the one provider this process shares, which must be running.
+func onlySharedProvider(t *testing.T) *sharedProvider {
+	t.Helper()
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if len(sharedProviders) != 1 {
+		t.Fatalf("%d shared providers, want 1", len(sharedProviders))
+	}
+	for bin, p := range sharedProviders {
+		if p.ended() || p.pid == 0 || syscall.Kill(p.pid, 0) != nil {
+			t.Fatalf("shared provider %s (pid %d) is not running: %v", bin, p.pid, p.err)
+		}
+		return p
+	}
+	return nil
+}
+
+// cpuTicks is the user plus system CPU time of pid, in clock ticks (/proc/PID/stat).
+func cpuTicks(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	utime, _ := strconv.Atoi(f[14-3])
+	stime, _ := strconv.Atoi(f[15-3])
+	return utime + stime
+}
+
+// TestSharedProviderEndsWithTheProcess checks that the provider a test process shares does
+// not outlive it: a test binary run as a child starts one and exits without stopping it, and
+// the kernel must end the provider (killOnParentExit). Else every test process of the suite
+// would leave a 700 MB provider running.
+func TestSharedProviderEndsWithTheProcess(t *testing.T) {
+	if !canShareProvider {
+		t.Skip("no parent-death signal on this platform")
+	}
+	mirror, err := ProviderMirror()
+	skipIfMissing(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := mirrorVersions(mirror, awsProviderSource)
+	if len(versions) == 0 {
+		t.Skipf("mirror %s has no hashicorp/aws", mirror)
+	}
+	bin := providerBinary(mirror, awsProviderSource, versions[0].Original())
+	if bin == "" {
+		t.Skipf("mirror %s holds hashicorp/aws packed", mirror)
+	}
+	if os.Getenv("FLEETC_TEST_SHARED_PROVIDER_CHILD") != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := reattachProvider(ctx, bin); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Printf("provider pid %d\n", onlySharedProvider(t).pid)
+		os.Exit(0) // as a process ends however it ends: no cleanup of the provider
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSharedProviderEndsWithTheProcess$")
+	cmd.Env = append(os.Environ(), "FLEETC_TEST_SHARED_PROVIDER_CHILD=1")
+	out, err := cmd.Output()
+	var pid int
+	if _, scanErr := fmt.Sscanf(string(out), "provider pid %d", &pid); scanErr != nil || err != nil {
+		t.Fatalf("child: %v %v\n%s", err, scanErr, out)
+	}
+	for deadline := time.Now().Add(10 * time.Second); processRunning(pid); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the shared provider (pid %d) outlived the test process that started it", pid)
+		}
+	}
+}
+
+// processRunning says whether pid is alive and not a zombie waiting to be reaped.
+func processRunning(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	state := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))[0]
+	return state != "Z" && state != "X"
 }
