@@ -26,7 +26,7 @@ import (
 const reattachEnv = "TF_REATTACH_PROVIDERS"
 
 // reattachLine is how a provider started with -debug announces its address on stdout.
-var reattachLine = reattachEnv + "='"
+const reattachLine = reattachEnv + "='"
 
 // sharedProvider is one provider binary running for the rest of the test process.
 type sharedProvider struct {
