@@ -117,6 +117,17 @@ func RetryAfterHeaders(h http.Header, now time.Time) (time.Duration, bool) {
 	return ParseRetryAfter(h.Get("Retry-After"), now)
 }
 
+// SetRetryAfterHeaders names a wait of d in both headers RetryAfterHeaders reads: Retry-After
+// in whole seconds and retry-after-ms, each rounded up, so that no client comes back early.
+// (Truncated, 999.7 ms read as 999 brought a client back while the throttle still held.)
+func SetRetryAfterHeaders(h http.Header, d time.Duration) {
+	h.Set("Retry-After", strconv.FormatInt(ceilDiv(d, time.Second), 10))
+	h.Set("Retry-After-Ms", strconv.FormatInt(ceilDiv(d, time.Millisecond), 10))
+}
+
+// ceilDiv is d in units, rounded up.
+func ceilDiv(d, unit time.Duration) int64 { return int64((d + unit - 1) / unit) }
+
 // ParseRetryAfter reads delta-seconds or an HTTP date.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)

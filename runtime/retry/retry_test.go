@@ -199,3 +199,32 @@ func TestDelayZeroThrottleHasAFloor(t *testing.T) {
 		}
 	}
 }
+
+// A wait is named rounded up in both headers, and read back it is never shorter than the
+// wait: a truncated retry-after-ms (999.7 ms as "999") brought fleetc dev's model stand-in's
+// client back while its 429 wave still held.
+func TestSetRetryAfterHeadersNeverComesBackEarly(t *testing.T) {
+	for _, tc := range []struct {
+		d     time.Duration
+		s, ms string
+	}{
+		{999*time.Millisecond + 700*time.Microsecond, "1", "1000"},
+		{time.Millisecond + 1, "1", "2"},
+		{2 * time.Second, "2", "2000"},
+		{2*time.Second + 1, "3", "2001"},
+		{3 * time.Nanosecond, "1", "1"},
+	} {
+		h := http.Header{}
+		SetRetryAfterHeaders(h, tc.d)
+		if h.Get("Retry-After") != tc.s || h.Get("Retry-After-Ms") != tc.ms {
+			t.Errorf("%v: Retry-After %q, retry-after-ms %q; want %q, %q", tc.d, h.Get("Retry-After"), h.Get("Retry-After-Ms"), tc.s, tc.ms)
+		}
+		if got, ok := RetryAfterHeaders(h, time.Now()); !ok || got < tc.d {
+			t.Errorf("%v read back as %v (%v): earlier than named", tc.d, got, ok)
+		}
+		h.Del("Retry-After-Ms")
+		if got, ok := RetryAfterHeaders(h, time.Now()); !ok || got < tc.d {
+			t.Errorf("%v read back from Retry-After alone as %v (%v): earlier than named", tc.d, got, ok)
+		}
+	}
+}

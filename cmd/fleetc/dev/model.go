@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -98,13 +97,6 @@ func bedrockError(w http.ResponseWriter, status int, typ, msg string) {
 // retries reaches its cooldown and then the worker, as a real one does.
 const WaveRetryAfter = 3 * time.Second
 
-// setRetryAfter names d in both headers a client reads (runtime/retry.RetryAfterHeaders):
-// retry-after-ms exactly, Retry-After in whole seconds rounded up, so neither comes back early.
-func setRetryAfter(h http.Header, d time.Duration) {
-	h.Set("Retry-After-Ms", strconv.FormatInt(d.Milliseconds(), 10))
-	h.Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
-}
-
 func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/model/")
 	if r.Method != http.MethodPost || !ok {
@@ -124,7 +116,7 @@ func (m *modelStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	m.mu.Unlock()
 	if throttle {
-		setRetryAfter(w.Header(), min(left, WaveRetryAfter))
+		retry.SetRetryAfterHeaders(w.Header(), min(left, WaveRetryAfter))
 		bedrockError(w, http.StatusTooManyRequests, "ThrottlingException", "Too many requests, please wait before trying again. (fleetc dev: 429 wave)")
 		return
 	}

@@ -102,10 +102,8 @@ func (g *Gateway) routeError(w http.ResponseWriter, a api, err error) {
 func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra time.Duration) {
 	h := w.Header()
 	if ra > 0 {
-		// Retry-After in whole seconds, rounded up so no client comes back early; and
 		// retry-after-ms, which the openai SDKs read first, with the real wait.
-		h.Set("Retry-After", strconv.FormatInt(ceilDiv(ra, time.Second), 10))
-		h.Set("Retry-After-Ms", strconv.FormatInt(ceilDiv(ra, time.Millisecond), 10))
+		retry.SetRetryAfterHeaders(h, ra)
 	}
 	h.Set("X-Should-Retry", strconv.FormatBool(!f.final))
 	h.Set("Content-Type", "application/json")
@@ -128,6 +126,3 @@ func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra t
 	w.WriteHeader(st)
 	writeBody(w, eb)
 }
-
-// ceilDiv is d in units, rounded up.
-func ceilDiv(d, unit time.Duration) int64 { return int64((d + unit - 1) / unit) }
