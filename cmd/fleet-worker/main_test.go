@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -77,5 +78,20 @@ func TestVersionAndHelp(t *testing.T) {
 	errb.Reset()
 	if code := Main(context.Background(), []string{"--help"}, func(string) string { return "" }, &out, &errb); code != exitOK || !strings.Contains(errb.String(), "-config") {
 		t.Errorf("--help: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// fleet-worker collects at gcPercent unless GOGC says otherwise (TestBinaryPeakRSS holds the
+// budget it keeps; this holds the default itself, which that test only sees as noise).
+func TestGCDefault(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(prev)
+	setGCDefault(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Errorf("GOGC unset: GC percent %d, want %d", got, gcPercent)
+	}
+	setGCDefault(func(k string) string { return map[string]string{"GOGC": "200"}[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("GOGC=200 set: the worker changed the GC percent to %d; the runtime applies GOGC itself", got)
 	}
 }
