@@ -36,7 +36,7 @@ import (
 // per-service schemas), so collecting at half the default growth costs no measurable CPU
 // (300 steps took 0.2–0.3 s of CPU either way), and it keeps the process inside its 50 MiB
 // budget: peak RSS over those steps at concurrency 10 read 45.0–49.1 MiB at GOGC=100 and
-// 41.8–45.0 MiB at 50 (TestBinaryPeakRSS, 2026-12-05).
+// 41.8–46.3 MiB at 50 (TestBinaryPeakRSS, 2026-12-05).
 const gcPercent = 50
 
 // setGCDefault applies gcPercent unless GOGC is set. Called from main, not Main, so a
