@@ -102,7 +102,7 @@ func (g *Gateway) routeError(w http.ResponseWriter, a api, err error) {
 func (g *Gateway) fail(w http.ResponseWriter, a api, f failure, msg string, ra time.Duration) {
 	h := w.Header()
 	if ra > 0 {
-		// retry-after-ms, which the openai SDKs read first, with the real wait.
+		// Retry-After and retry-after-ms (which the openai SDKs read first), rounded up.
 		retry.SetRetryAfterHeaders(h, ra)
 	}
 	h.Set("X-Should-Retry", strconv.FormatBool(!f.final))
