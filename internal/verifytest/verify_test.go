@@ -118,7 +118,7 @@ func TestTerraformValidateProviderTooOld(t *testing.T) {
 		skipIfMissing(t, err)
 	}
 	has6 := false
-	for _, v := range mirrorVersions(mirror, "registry.terraform.io/hashicorp/aws") {
+	for _, v := range mirrorVersions(mirror, awsProviderSource) {
 		if v.Segments()[0] >= 6 {
 			has6 = true
 		}
@@ -177,7 +177,7 @@ func TestRequiredProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := needs["registry.terraform.io/hashicorp/aws"]
+	n := needs[awsProviderSource]
 	if len(needs) != 1 || n == nil || len(n.constraints) != 0 {
 		t.Errorf("implied provider: got %+v", needs)
 	}
@@ -185,7 +185,7 @@ func TestRequiredProviders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n = needs["registry.terraform.io/hashicorp/aws"]
+	n = needs[awsProviderSource]
 	if n == nil || fmt.Sprint(n.constraints) != "[>= 6.0]" {
 		t.Errorf("declared provider: got %+v", n)
 	}
@@ -460,18 +460,26 @@ func onlySharedProvider(t *testing.T) *sharedProvider {
 	return nil
 }
 
-// cpuTicks is the user plus system CPU time of pid, in clock ticks (/proc/PID/stat).
+// cpuTicks is the user plus system CPU time of pid, in clock ticks.
 func cpuTicks(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f, err := procStat(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
 	utime, _ := strconv.Atoi(f[14-3])
 	stime, _ := strconv.Atoi(f[15-3])
 	return utime + stime
+}
+
+// procStat is /proc/PID/stat from its third field on (the state), after the parenthesised
+// command name, which may hold spaces: field n of proc(5) is procStat(pid)[n-3].
+func procStat(pid int) ([]string, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:])), nil
 }
 
 // TestSharedProviderEndsWithTheProcess checks that the provider a test process shares does
@@ -522,10 +530,6 @@ func TestSharedProviderEndsWithTheProcess(t *testing.T) {
 
 // processRunning says whether pid is alive and not a zombie waiting to be reaped.
 func processRunning(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	state := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))[0]
-	return state != "Z" && state != "X"
+	f, err := procStat(pid)
+	return err == nil && f[0] != "Z" && f[0] != "X"
 }
