@@ -9,7 +9,7 @@
 #   core that nice-0 work wants, so nothing there may wait on a fixed clock: in CI a terraform
 #   validate missed go-plugin's one-minute wait for hashicorp/aws to start, which is why
 #   verifytest now starts that provider once per test binary (internal/verifytest/reattach.go).
-#   Nice 10 instead cost 117 s of wall time (598 s against 481 s, the same tree and day).
+#   Nice 10 instead cost two minutes (docs/development.md, "Test time").
 # With FLEETC_TESTTIME_LOG set it also records each package's times (tools/testtime.sh).
 # go test runs the binary in its package's directory, so $PWD names the package.
 set -euo pipefail

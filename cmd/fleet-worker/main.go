@@ -32,11 +32,9 @@ import (
 )
 
 // gcPercent is fleet-worker's GOGC unless the environment sets one. The worker waits on the
-// network with a small live heap (7 MB of it allocated in package init, mostly the AWS SDK's
-// per-service schemas), so collecting at half the default growth costs no measurable CPU
-// (300 steps took 0.2–0.3 s of CPU either way), and it keeps the process inside its 50 MiB
-// budget: peak RSS over those steps at concurrency 10 read 45.0–49.1 MiB at GOGC=100 and
-// 41.8–46.3 MiB at 50 (TestBinaryPeakRSS, 2026-12-05).
+// network with a small live heap, much of it the AWS SDK's per-service schemas built at init,
+// so collecting at half the default growth costs no measurable CPU and keeps its peak RSS
+// inside the budget TestBinaryPeakRSS holds (measured in docs/internals/testing.md).
 const gcPercent = 50
 
 // setGCDefault applies gcPercent unless GOGC is set. Called from main, not Main, so a
